@@ -1,0 +1,62 @@
+package batch
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestBuildParseStampValues(t *testing.T) {
+	b := Build(1000, []byte("a"), []byte("bb"), []byte("ccc"))
+	hs, err := Validate(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 1 || hs[0].Count() != 3 || hs[0].NumRecords != 3 || hs[0].Size() != len(b) {
+		t.Fatalf("header %+v, len %d", hs, len(b))
+	}
+	Stamp(b, 40, 7)
+	h, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.BaseOffset != 40 || h.LeaderEpoch != 7 || h.LastOffset() != 42 {
+		t.Fatalf("stamped header %+v", h)
+	}
+	if err := Verify(b, h); err != nil {
+		t.Fatalf("stamping broke the crc: %v", err)
+	}
+	offs, vals, err := Values(append(b, Build(1, []byte("d"))...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]byte{[]byte("a"), []byte("bb"), []byte("ccc"), []byte("d")}
+	if len(vals) != 4 || offs[0] != 40 || offs[2] != 42 || offs[3] != 0 {
+		t.Fatalf("offsets %v values %q", offs, vals)
+	}
+	for i := range want {
+		if !bytes.Equal(vals[i], want[i]) {
+			t.Fatalf("value %d = %q", i, vals[i])
+		}
+	}
+}
+
+func TestCorruptionAndTornTail(t *testing.T) {
+	b := Build(1, []byte("hello"))
+	bad := bytes.Clone(b)
+	bad[len(bad)-1] ^= 0xff
+	if _, err := Validate(bad); err == nil {
+		t.Fatal("a flipped byte passed the crc")
+	}
+	two := append(bytes.Clone(b), b[:len(b)-3]...)
+	n, err := Walk(two, func(Header, []byte) bool { return true })
+	if !errors.Is(err, ErrShort) || n != len(b) {
+		t.Fatalf("torn tail: n=%d err=%v", n, err)
+	}
+	if _, err := Validate(two); err == nil {
+		t.Fatal("torn payload validated")
+	}
+	if _, err := Validate(nil); err == nil {
+		t.Fatal("empty payload validated")
+	}
+}

@@ -1,0 +1,72 @@
+package batch
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Build encodes values as one uncompressed v2 batch with base offset 0, as a
+// non-idempotent producer would send it. Tests and tools use it; the broker
+// itself only stamps batches that clients built.
+func Build(timestamp int64, values ...[]byte) []byte {
+	var recs []byte
+	for i, v := range values {
+		r := kmsg.Record{OffsetDelta: int32(i), Value: v}
+		body := r.AppendTo(nil)
+		r.Length = int32(len(body) - 1) // placeholder length varint is one byte for 0
+		recs = r.AppendTo(recs)
+	}
+	rb := kmsg.RecordBatch{
+		Magic:           2,
+		LastOffsetDelta: int32(len(values) - 1),
+		FirstTimestamp:  timestamp,
+		MaxTimestamp:    timestamp,
+		ProducerID:      -1,
+		ProducerEpoch:   -1,
+		FirstSequence:   -1,
+		NumRecords:      int32(len(values)),
+		Records:         recs,
+	}
+	b := rb.AppendTo(nil)
+	binary.BigEndian.PutUint32(b[offLength:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return b
+}
+
+// Values decodes the record values of every uncompressed batch in b, paired
+// with their offsets. It is for tests and debugging tools, not the data path.
+func Values(b []byte) (offsets []int64, values [][]byte, err error) {
+	_, werr := Walk(b, func(h Header, raw []byte) bool {
+		if h.Attributes&0x7 != 0 {
+			err = fmt.Errorf("batch: compressed batches are not decoded here")
+			return false
+		}
+		var rb kmsg.RecordBatch
+		if err = rb.ReadFrom(raw); err != nil {
+			return false
+		}
+		recs := rb.Records
+		for i := int32(0); i < rb.NumRecords; i++ {
+			var r kmsg.Record
+			length, n := binary.Varint(recs)
+			if n <= 0 || int(length)+n > len(recs) {
+				err = fmt.Errorf("batch: bad record length")
+				return false
+			}
+			if err = r.ReadFrom(recs[:n+int(length)]); err != nil {
+				return false
+			}
+			offsets = append(offsets, h.BaseOffset+int64(r.OffsetDelta))
+			values = append(values, r.Value)
+			recs = recs[n+int(length):]
+		}
+		return true
+	})
+	if err == nil && werr != nil {
+		err = werr
+	}
+	return offsets, values, err
+}

@@ -1,0 +1,199 @@
+// Package control defines what brokers and the controller say to each other,
+// and the cluster metadata the controller owns.
+//
+// The controller is the single writer of leadership and ISR (as in KRaft).
+// Brokers register, heartbeat, ask it to create topics and to change a
+// partition's ISR (AlterPartition-style); it answers every heartbeat from a
+// broker whose metadata is stale with a full Snapshot, which is how leadership
+// reaches the replicas (a LeaderAndIsr-style push, carried on the heartbeat).
+// Messages are plain structs; the real driver encodes them as JSON frames, the
+// in-memory driver passes them as values.
+package control
+
+import "fmt"
+
+// Election policies (the seed's two): clean waits for an ISR member,
+// unclean takes the first live replica.
+const (
+	Clean   = "clean"
+	Unclean = "unclean"
+)
+
+// NoLeader marks a partition that is offline.
+const NoLeader int32 = -1
+
+// Broker is a registered broker as the controller sees it.
+type Broker struct {
+	ID     int32
+	Host   string
+	Port   int32
+	Epoch  int64 // assigned at registration; a restart gets a new one
+	Fenced bool  // session expired or just registered and not yet heartbeating
+}
+
+// Partition is one partition's replication state.
+type Partition struct {
+	Partition      int32
+	Leader         int32 // NoLeader when offline
+	LeaderEpoch    int32 // bumped on every leader change
+	PartitionEpoch int32 // bumped on every change (leader or ISR)
+	Replicas       []int32
+	ISR            []int32
+}
+
+// Topic is a topic and its settings.
+type Topic struct {
+	Name              string
+	ID                [16]byte
+	MinInsyncReplicas int32
+	Election          string
+	Partitions        []Partition
+}
+
+// Snapshot is the whole cluster metadata at one version.
+type Snapshot struct {
+	Version int64
+	Brokers []Broker
+	Topics  []Topic
+}
+
+// RegisterRequest is sent by a broker when it starts. Incarnation differs on
+// every process start, so the controller can tell a restart from a retry.
+type RegisterRequest struct {
+	BrokerID    int32
+	Incarnation string
+	Host        string
+	Port        int32
+}
+
+// RegisterResponse gives the broker its epoch for this incarnation.
+type RegisterResponse struct {
+	Error       string
+	BrokerEpoch int64
+}
+
+// HeartbeatRequest keeps a broker's session alive and asks for metadata newer
+// than MetadataVersion.
+type HeartbeatRequest struct {
+	BrokerID        int32
+	BrokerEpoch     int64
+	MetadataVersion int64
+}
+
+// HeartbeatResponse carries the metadata when the broker's is stale.
+// Error "unknown-broker" or "stale-epoch" tells the broker to register again.
+type HeartbeatResponse struct {
+	Error    string
+	Metadata *Snapshot
+}
+
+// AlterISRRequest is a leader asking to change a partition's ISR.
+type AlterISRRequest struct {
+	BrokerID       int32
+	BrokerEpoch    int64
+	Topic          string
+	Partition      int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	ISR            []int32
+}
+
+// AlterISRResponse returns the partition's state after the request, accepted
+// or not; Error says why not.
+type AlterISRResponse struct {
+	Error string
+	State *Partition
+}
+
+// TopicSpec asks for a topic. Zero or empty fields take the cluster default.
+type TopicSpec struct {
+	Name              string
+	Partitions        int32
+	ReplicationFactor int16
+	MinInsyncReplicas int32
+	Election          string
+}
+
+// CreateTopicsRequest creates topics; ValidateOnly checks without creating.
+type CreateTopicsRequest struct {
+	Topics       []TopicSpec
+	ValidateOnly bool
+}
+
+// TopicResult is the outcome for one topic: a Kafka error code and message.
+type TopicResult struct {
+	Name      string
+	ErrorCode int16
+	Message   string
+	Topic     *Topic
+}
+
+// CreateTopicsResponse answers CreateTopicsRequest, one result per topic.
+type CreateTopicsResponse struct {
+	Results []TopicResult
+}
+
+// Error strings shared by controller and brokers.
+const (
+	ErrUnknownBroker     = "unknown-broker"
+	ErrStaleBrokerEpoch  = "stale-broker-epoch"
+	ErrNotLeader         = "not-leader"
+	ErrStaleLeaderEpoch  = "stale-leader-epoch"
+	ErrStalePartition    = "stale-partition-epoch"
+	ErrUnknownPartition  = "unknown-partition"
+	ErrIneligibleReplica = "ineligible-replica"
+)
+
+// Lookup finds a topic and partition in the snapshot.
+func (s *Snapshot) Lookup(topic string, partition int32) (*Topic, *Partition) {
+	if s == nil {
+		return nil, nil
+	}
+	for i := range s.Topics {
+		t := &s.Topics[i]
+		if t.Name != topic {
+			continue
+		}
+		if partition < 0 || int(partition) >= len(t.Partitions) {
+			return t, nil
+		}
+		return t, &t.Partitions[partition]
+	}
+	return nil, nil
+}
+
+// BrokerByID finds a broker in the snapshot.
+func (s *Snapshot) BrokerByID(id int32) *Broker {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Brokers {
+		if s.Brokers[i].ID == id {
+			return &s.Brokers[i]
+		}
+	}
+	return nil
+}
+
+// Contains reports whether id is in ids.
+func Contains(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidTopicName applies Kafka's rule for topic names.
+func ValidTopicName(n string) error {
+	if n == "" || n == "." || n == ".." || len(n) > 249 {
+		return fmt.Errorf("topic name %q is empty, '.', '..' or longer than 249 characters", n)
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("topic name %q has %q; only ASCII letters, digits, '.', '_' and '-' are allowed", n, r)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,355 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/chaos-isr/chaos/broker/control"
+	"github.com/chaos-isr/chaos/broker/storage"
+)
+
+// ControllerID is the Send target meaning "the controller".
+const ControllerID int32 = -1000
+
+// Replica ids in Fetch and ListOffsets: an ordinary consumer, and a debug
+// consumer that may read any replica, leader or not, up to its log end.
+const (
+	ConsumerReplicaID int32 = -1
+	DebugReplicaID    int32 = -2
+)
+
+// Config holds one broker's settings.
+type Config struct {
+	BrokerID    int32
+	Host        string // advertised to clients and peers
+	Port        int32
+	Incarnation string // differs on every process start
+
+	ReplicaLagTimeMaxMs   int64 // a follower not caught up for this long leaves the ISR
+	ReplicaLagMaxMessages int64 // a follower this many offsets behind leaves the ISR; 0 disables
+	ReplicaFetchWaitMaxMs int32
+	ReplicaFetchMaxBytes  int32
+	RetryBackoffMs        int64 // after a failed peer or controller request
+	HeartbeatIntervalMs   int64
+	ControllerTimeoutMs   int64 // how long a controller request may take
+	CheckpointIntervalMs  int64 // how often HW and epoch checkpoints are written
+	AutoCreateTopics      bool
+}
+
+// DefaultConfig returns the documented defaults (Kafka's where Kafka has one).
+func DefaultConfig() Config {
+	return Config{
+		ReplicaLagTimeMaxMs:   10000,
+		ReplicaLagMaxMessages: 4000,
+		ReplicaFetchWaitMaxMs: 500,
+		ReplicaFetchMaxBytes:  1 << 20,
+		RetryBackoffMs:        100,
+		HeartbeatIntervalMs:   250,
+		ControllerTimeoutMs:   2000,
+		CheckpointIntervalMs:  1000,
+		AutoCreateTopics:      true,
+	}
+}
+
+// Validate refuses impossible settings with the reason.
+func (c Config) Validate() error {
+	switch {
+	case c.BrokerID < 0:
+		return fmt.Errorf("broker id must be >= 0, got %d", c.BrokerID)
+	case c.ReplicaLagTimeMaxMs <= 0:
+		return fmt.Errorf("replica.lag.time.max.ms must be positive, got %d", c.ReplicaLagTimeMaxMs)
+	case c.ReplicaLagMaxMessages < 0:
+		return fmt.Errorf("replica.lag.max.messages must be >= 0 (0 disables it), got %d", c.ReplicaLagMaxMessages)
+	case c.HeartbeatIntervalMs <= 0:
+		return fmt.Errorf("heartbeat interval must be positive, got %d", c.HeartbeatIntervalMs)
+	case int64(c.ReplicaFetchWaitMaxMs) >= c.ReplicaLagTimeMaxMs:
+		return fmt.Errorf("replica fetch wait %dms must be below replica.lag.time.max.ms %dms, or idle followers would drop out of the ISR",
+			c.ReplicaFetchWaitMaxMs, c.ReplicaLagTimeMaxMs)
+	}
+	return nil
+}
+
+// ConnID names a client connection; the driver assigns them.
+type ConnID uint64
+
+// Effect is something the driver must do: Reply, Send or Log.
+type Effect interface{ isEffect() }
+
+// Reply answers request Corr on connection Conn. Resp is nil when nothing is
+// to be written (acks=0 produce): the connection may read its next request.
+type Reply struct {
+	Conn ConnID
+	Corr int32
+	Resp kmsg.Response
+}
+
+// Send asks the driver to deliver Req to broker To (at Addr) or to the
+// controller (To == ControllerID), and to call Response with ID when the
+// answer, an error or the timeout comes. Lane separates independent streams
+// to the same peer, so a long-polling fetch does not hold up the others.
+type Send struct {
+	ID        uint64
+	To        int32
+	Addr      string
+	Lane      string
+	Req       any // kmsg.Request for brokers, a control request for the controller
+	TimeoutMs int64
+}
+
+// Log is a line worth keeping in the broker's log (and in traces).
+type Log struct{ Line string }
+
+func (Reply) isEffect() {}
+func (Send) isEffect()  {}
+func (Log) isEffect()   {}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+func (k tp) String() string { return fmt.Sprintf("%s-%d", k.topic, k.partition) }
+
+func less(a, b tp) bool {
+	if a.topic != b.topic {
+		return a.topic < b.topic
+	}
+	return a.partition < b.partition
+}
+
+// Broker is one broker's state machine. Not safe for concurrent use.
+type Broker struct {
+	cfg  Config
+	logs storage.Factory
+	now  int64
+
+	effects []Effect
+	nextID  uint64
+
+	// controller session
+	brokerEpoch    int64 // 0 until registered
+	registering    bool
+	hbInFlight     bool
+	nextHeartbeat  int64
+	nextRegister   int64
+	md             *control.Snapshot
+	creating       map[string]bool // auto-creations asked for, by topic
+	pendingCreates map[uint64]*pendingCreate
+	controllerReqs map[uint64]string // what an in-flight controller request was
+
+	replicas map[tp]*replica
+	order    []tp // sorted keys of replicas
+
+	// follower side: one fetch in flight per leader
+	fetching     map[int32]*fetchInFlight
+	fetchBackoff map[int32]int64
+	offsetReqs   map[uint64]tp
+
+	produces  []*pendingProduce
+	fetches   []*pendingFetch
+	nextCheck int64 // ISR shrink check
+	nextCkpt  int64
+}
+
+// New returns a broker that will register with the controller on its first
+// Tick.
+func New(cfg Config, logs storage.Factory) *Broker {
+	return &Broker{
+		cfg:            cfg,
+		logs:           logs,
+		creating:       map[string]bool{},
+		pendingCreates: map[uint64]*pendingCreate{},
+		controllerReqs: map[uint64]string{},
+		replicas:       map[tp]*replica{},
+		fetching:       map[int32]*fetchInFlight{},
+		fetchBackoff:   map[int32]int64{},
+		offsetReqs:     map[uint64]tp{},
+	}
+}
+
+// Effects returns and clears what the broker wants done, in order.
+func (b *Broker) Effects() []Effect {
+	e := b.effects
+	b.effects = nil
+	return e
+}
+
+func (b *Broker) emit(e Effect) { b.effects = append(b.effects, e) }
+
+func (b *Broker) logf(format string, args ...any) {
+	b.emit(Log{Line: fmt.Sprintf(format, args...)})
+}
+
+func (b *Broker) reply(conn ConnID, corr int32, resp kmsg.Response) {
+	b.emit(Reply{Conn: conn, Corr: corr, Resp: resp})
+}
+
+func (b *Broker) send(to int32, addr, lane string, req any, timeout int64) uint64 {
+	b.nextID++
+	b.emit(Send{ID: b.nextID, To: to, Addr: addr, Lane: lane, Req: req, TimeoutMs: timeout})
+	return b.nextID
+}
+
+func (b *Broker) sendController(what string, req any) uint64 {
+	id := b.send(ControllerID, "", "control", req, b.cfg.ControllerTimeoutMs)
+	b.controllerReqs[id] = what
+	return id
+}
+
+// Metadata is the broker's current view of the cluster (nil before the
+// first heartbeat answer). Callers must not modify it.
+func (b *Broker) Metadata() *control.Snapshot { return b.md }
+
+// Tick advances time: heartbeats, ISR checks, timeouts, follower fetches.
+func (b *Broker) Tick(now int64) {
+	b.now = now
+	b.controllerSession()
+	b.expireProduces()
+	b.expireFetches()
+	if now >= b.nextCheck {
+		b.nextCheck = now + max(b.cfg.ReplicaLagTimeMaxMs/2, 1)
+		b.maybeShrinkISRs()
+	}
+	if now >= b.nextCkpt {
+		b.nextCkpt = now + max(b.cfg.CheckpointIntervalMs, 1)
+		b.checkpoint()
+	}
+	b.startFetches()
+}
+
+// intervalSyncer is a log with an fsync interval policy to run.
+type intervalSyncer interface{ MaybeSync(nowMs int64) error }
+
+func (b *Broker) checkpoint() {
+	for _, k := range b.order {
+		l := b.replicas[k].log
+		if s, ok := l.(intervalSyncer); ok {
+			if err := s.MaybeSync(b.now); err != nil {
+				b.logf("%s: sync failed: %v", k, err)
+			}
+		}
+		if err := l.Checkpoint(); err != nil {
+			b.logf("%s: checkpoint failed: %v", k, err)
+		}
+	}
+}
+
+// Close checkpoints and closes every log. The broker is unusable after.
+func (b *Broker) Close() error {
+	var first error
+	for _, k := range b.order {
+		if err := b.replicas[k].log.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Request handles a client or peer request arriving on conn.
+func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
+	b.now = now
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		b.handleProduce(conn, corr, r)
+	case *kmsg.FetchRequest:
+		b.handleFetch(conn, corr, r)
+	case *kmsg.MetadataRequest:
+		b.reply(conn, corr, b.handleMetadata(r))
+	case *kmsg.ListOffsetsRequest:
+		b.reply(conn, corr, b.handleListOffsets(r))
+	case *kmsg.OffsetForLeaderEpochRequest:
+		b.reply(conn, corr, b.handleOffsetForLeaderEpoch(r))
+	case *kmsg.CreateTopicsRequest:
+		b.handleCreateTopics(conn, corr, r)
+	default:
+		// The wire layer refuses keys we do not advertise; reaching here is a
+		// driver bug, and answering nothing would hang the client.
+		b.logf("request key %d not handled by the core", req.Key())
+		resp := req.ResponseKind()
+		resp.SetVersion(req.GetVersion())
+		b.reply(conn, corr, resp)
+	}
+	b.startFetches()
+}
+
+// ConnClosed forgets requests parked for a closed connection.
+func (b *Broker) ConnClosed(conn ConnID) {
+	b.produces = deleteFunc(b.produces, func(p *pendingProduce) bool { return p.conn == conn })
+	b.fetches = deleteFunc(b.fetches, func(f *pendingFetch) bool { return f.conn == conn })
+	for id, c := range b.pendingCreates {
+		if c.conn == conn {
+			delete(b.pendingCreates, id)
+		}
+	}
+}
+
+// Response delivers the answer to an earlier Send (or err if it failed or
+// timed out).
+func (b *Broker) Response(now int64, id uint64, resp any, err error) {
+	b.now = now
+	if what, ok := b.controllerReqs[id]; ok {
+		delete(b.controllerReqs, id)
+		b.controllerResponse(id, what, resp, err)
+	} else if k, ok := b.offsetReqs[id]; ok {
+		delete(b.offsetReqs, id)
+		b.offsetForEpochResponse(k, resp, err)
+	} else {
+		for leader, f := range b.fetching {
+			if f.id == id {
+				delete(b.fetching, leader)
+				b.fetchResponse(leader, f, resp, err)
+				break
+			}
+		}
+	}
+	b.startFetches()
+}
+
+func deleteFunc[T any](s []T, del func(T) bool) []T {
+	out := s[:0]
+	for _, x := range s {
+		if !del(x) {
+			out = append(out, x)
+		}
+	}
+	for i := len(out); i < len(s); i++ {
+		var zero T
+		s[i] = zero
+	}
+	return out
+}
+
+func (b *Broker) replica(topic string, partition int32) *replica {
+	return b.replicas[tp{topic, partition}]
+}
+
+func (b *Broker) addReplica(k tp, r *replica) {
+	b.replicas[k] = r
+	i := sort.Search(len(b.order), func(i int) bool { return !less(b.order[i], k) })
+	b.order = append(b.order, tp{})
+	copy(b.order[i+1:], b.order[i:])
+	b.order[i] = k
+}
+
+// ReplicaInfo describes a local replica, for tests, tools and traces.
+type ReplicaInfo struct {
+	Role        string // leader, follower or none
+	Leader      int32
+	LeaderEpoch int32
+	ISR         []int32
+	LEO, HW     int64
+}
+
+// Replica returns the state of this broker's replica of a partition.
+func (b *Broker) Replica(topic string, partition int32) (ReplicaInfo, bool) {
+	r := b.replica(topic, partition)
+	if r == nil {
+		return ReplicaInfo{}, false
+	}
+	return ReplicaInfo{
+		Role: r.role.String(), Leader: r.leader, LeaderEpoch: r.leaderEpoch, ISR: r.isr,
+		LEO: r.log.LogEndOffset(), HW: r.log.HighWatermark(),
+	}, true
+}

@@ -1,0 +1,286 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/chaos-isr/chaos/broker/storage"
+)
+
+// pendingFetch is a long-polling fetch waiting for MinBytes or MaxWait.
+type pendingFetch struct {
+	conn     ConnID
+	corr     int32
+	req      *kmsg.FetchRequest
+	deadline int64
+}
+
+func (b *Broker) handleFetch(conn ConnID, corr int32, req *kmsg.FetchRequest) {
+	if req.ReplicaID >= 0 {
+		// A follower's fetch offset is its LEO: record it once, on arrival.
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				r := b.replica(t.Topic, p.Partition)
+				if r != nil && r.role == roleLeader && (p.CurrentLeaderEpoch < 0 || p.CurrentLeaderEpoch == r.leaderEpoch) {
+					b.followerFetched(r, req.ReplicaID, p.FetchOffset)
+				}
+			}
+		}
+	}
+	resp, n, failed := b.readFetch(req)
+	if failed || n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 {
+		b.reply(conn, corr, resp)
+		return
+	}
+	b.fetches = append(b.fetches, &pendingFetch{conn: conn, corr: corr, req: req, deadline: b.now + int64(req.MaxWaitMillis)})
+}
+
+// wakeFetches retries the parked fetches that read partition k.
+func (b *Broker) wakeFetches(k tp) {
+	if len(b.fetches) == 0 {
+		return
+	}
+	b.fetches = deleteFunc(b.fetches, func(pf *pendingFetch) bool {
+		if !fetchReads(pf.req, k) {
+			return false
+		}
+		resp, n, failed := b.readFetch(pf.req)
+		if failed || n >= int(pf.req.MinBytes) {
+			b.reply(pf.conn, pf.corr, resp)
+			return true
+		}
+		return false
+	})
+}
+
+func fetchReads(req *kmsg.FetchRequest, k tp) bool {
+	for _, t := range req.Topics {
+		if t.Topic != k.topic {
+			continue
+		}
+		for _, p := range t.Partitions {
+			if p.Partition == k.partition {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (b *Broker) expireFetches() {
+	b.fetches = deleteFunc(b.fetches, func(pf *pendingFetch) bool {
+		if b.now < pf.deadline {
+			return false
+		}
+		resp, _, _ := b.readFetch(pf.req)
+		b.reply(pf.conn, pf.corr, resp)
+		return true
+	})
+}
+
+// readFetch builds a fetch response from the logs as they are now. It
+// returns the number of record bytes and whether any partition failed (a
+// failed partition answers at once rather than waiting).
+func (b *Broker) readFetch(req *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.SetVersion(req.Version)
+	budget := int(req.MaxBytes)
+	if req.Version < 3 || budget <= 0 {
+		budget = 50 << 20
+	}
+	total, failed := 0, false
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+			rp.PreferredReadReplica = -1
+			// Empty, not null: librdkafka cannot parse a null record set.
+			rp.RecordBatches = []byte{}
+			b.readPartition(req, t.Topic, p, &rp, &budget)
+			total += len(rp.RecordBatches)
+			failed = failed || rp.ErrorCode != 0
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, total, failed
+}
+
+func (b *Broker) readPartition(req *kmsg.FetchRequest, topic string, p kmsg.FetchRequestTopicPartition, rp *kmsg.FetchResponseTopicPartition, budget *int) {
+	r := b.replica(topic, p.Partition)
+	if r == nil {
+		rp.ErrorCode = b.missingCode(topic, p.Partition)
+		return
+	}
+	if code := b.checkLeader(r, req.ReplicaID, p.CurrentLeaderEpoch); code != 0 {
+		rp.ErrorCode = code
+		return
+	}
+	hw, leo := r.log.HighWatermark(), r.log.LogEndOffset()
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, r.log.LogStartOffset()
+	upTo := hw // consumers read only what is committed
+	if req.ReplicaID >= 0 || req.ReplicaID == DebugReplicaID {
+		upTo = leo
+	}
+	if p.FetchOffset < r.log.LogStartOffset() || p.FetchOffset > leo {
+		rp.ErrorCode = kerr.OffsetOutOfRange.Code
+		return
+	}
+	if *budget <= 0 || p.FetchOffset >= upTo {
+		return
+	}
+	data, err := r.log.Read(p.FetchOffset, upTo, min(int(p.PartitionMaxBytes), *budget))
+	switch {
+	case errors.Is(err, storage.ErrOffsetOutOfRange):
+		rp.ErrorCode = kerr.OffsetOutOfRange.Code
+	case err != nil:
+		b.logf("%s: read at %d failed: %v", r.key, p.FetchOffset, err)
+		rp.ErrorCode = kerr.KafkaStorageError.Code
+	default:
+		// The driver writes the response after later events may have
+		// appended or truncated: hand it a copy.
+		rp.RecordBatches = bytes.Clone(data)
+		*budget -= len(data)
+	}
+}
+
+// checkLeader says whether replica r may serve a read by replicaID that
+// believes the leader epoch is epoch (-1: no opinion). Debug consumers may
+// read any replica.
+func (b *Broker) checkLeader(r *replica, replicaID, epoch int32) int16 {
+	if replicaID == DebugReplicaID {
+		return 0
+	}
+	if r.role != roleLeader {
+		return kerr.NotLeaderForPartition.Code
+	}
+	switch {
+	case epoch >= 0 && epoch < r.leaderEpoch:
+		return kerr.FencedLeaderEpoch.Code
+	case epoch > r.leaderEpoch:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+	if replicaID >= 0 && !containsID(r.replicas, replicaID) {
+		return kerr.NotLeaderForPartition.Code
+	}
+	return 0
+}
+
+func containsID(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// missingCode is the error for a partition this broker has no replica of.
+func (b *Broker) missingCode(topic string, partition int32) int16 {
+	if b.topicKnown(topic, partition) {
+		return kerr.NotLeaderForPartition.Code
+	}
+	return kerr.UnknownTopicOrPartition.Code
+}
+
+func (b *Broker) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	resp.SetVersion(req.Version)
+	for _, t := range req.Topics {
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
+			r := b.replica(t.Topic, p.Partition)
+			switch {
+			case r == nil:
+				rp.ErrorCode = b.missingCode(t.Topic, p.Partition)
+			default:
+				rp.ErrorCode = b.checkLeader(r, req.ReplicaID, p.CurrentLeaderEpoch)
+			}
+			if rp.ErrorCode == 0 {
+				b.listOffset(r, req.ReplicaID, p.Timestamp, &rp)
+			}
+			if req.Version == 0 && rp.Offset >= 0 {
+				rp.OldStyleOffsets = []int64{rp.Offset}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (b *Broker) listOffset(r *replica, replicaID int32, ts int64, rp *kmsg.ListOffsetsResponseTopicPartition) {
+	end := r.log.HighWatermark()
+	if replicaID == DebugReplicaID {
+		end = r.log.LogEndOffset()
+	}
+	switch ts {
+	case -1: // latest: the HW, since consumers cannot read past it
+		rp.Offset, rp.LeaderEpoch = end, r.leaderEpoch
+	case -2: // earliest
+		rp.Offset = r.log.LogStartOffset()
+		rp.LeaderEpoch = epochAt(r.log, rp.Offset)
+	default:
+		off, t, ok := r.log.OffsetForTimestamp(ts)
+		if ts < 0 || !ok || off >= end {
+			return
+		}
+		rp.Offset, rp.Timestamp, rp.LeaderEpoch = off, t, epochAt(r.log, off)
+	}
+}
+
+// epochAt is the leader epoch of the record at offset, from the epoch cache.
+func epochAt(l storage.Log, offset int64) int32 {
+	e := int32(-1)
+	for _, x := range l.Epochs() {
+		if x.StartOffset > offset {
+			break
+		}
+		e = x.Epoch
+	}
+	return e
+}
+
+func (b *Broker) handleOffsetForLeaderEpoch(req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	resp.SetVersion(req.Version)
+	replicaID := req.ReplicaID
+	if req.Version < 3 {
+		replicaID = ConsumerReplicaID
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			rp.Partition, rp.LeaderEpoch, rp.EndOffset = p.Partition, -1, -1
+			r := b.replica(t.Topic, p.Partition)
+			switch {
+			case r == nil:
+				rp.ErrorCode = b.missingCode(t.Topic, p.Partition)
+			default:
+				rp.ErrorCode = b.checkLeader(r, replicaID, p.CurrentLeaderEpoch)
+			}
+			if rp.ErrorCode == 0 {
+				if p.LeaderEpoch == r.leaderEpoch && r.role == roleLeader {
+					rp.LeaderEpoch, rp.EndOffset = r.leaderEpoch, r.log.LogEndOffset()
+				} else {
+					rp.LeaderEpoch, rp.EndOffset = r.log.EndOffsetForEpoch(p.LeaderEpoch)
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

@@ -1,0 +1,186 @@
+package core
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/chaos-isr/chaos/broker/batch"
+)
+
+var sprintf = fmt.Sprintf
+
+func joinHostPort(host string, port int32) string {
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
+}
+
+// produceWait is one partition of an acks=-1 produce waiting for the HW.
+type produceWait struct {
+	key         tp
+	part        *kmsg.ProduceResponseTopicPartition
+	required    int64 // the HW that covers the appended batches
+	leaderEpoch int32
+}
+
+type pendingProduce struct {
+	conn     ConnID
+	corr     int32
+	resp     *kmsg.ProduceResponse
+	deadline int64
+	waits    []produceWait
+}
+
+func (b *Broker) handleProduce(conn ConnID, corr int32, req *kmsg.ProduceRequest) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	resp.SetVersion(req.Version)
+	acks := req.Acks
+	pp := &pendingProduce{conn: conn, corr: corr, resp: resp, deadline: b.now + int64(req.TimeoutMillis)}
+	for _, t := range req.Topics {
+		rt := kmsg.NewProduceResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
+		resp.Topics = append(resp.Topics, rt)
+	}
+	for ti, t := range req.Topics {
+		for pi, p := range t.Partitions {
+			part := &resp.Topics[ti].Partitions[pi]
+			*part = kmsg.NewProduceResponseTopicPartition()
+			part.Partition = p.Partition
+			part.BaseOffset, part.LogAppendTime, part.LogStartOffset = -1, -1, -1
+			if acks != 0 && acks != 1 && acks != -1 {
+				part.ErrorCode = kerr.InvalidRequiredAcks.Code
+				continue
+			}
+			if w, ok := b.appendProduced(t.Topic, p, acks, part); ok {
+				pp.waits = append(pp.waits, w)
+			}
+		}
+	}
+	switch {
+	case acks == 0:
+		b.reply(conn, corr, nil)
+	case len(pp.waits) == 0:
+		b.reply(conn, corr, resp)
+	default:
+		b.produces = append(b.produces, pp)
+		for _, w := range pp.waits {
+			b.checkProduces(w.key)
+		}
+	}
+}
+
+// appendProduced appends one partition's batches as leader. For acks=-1 it
+// returns what to wait for.
+func (b *Broker) appendProduced(topic string, p kmsg.ProduceRequestTopicPartition, acks int16, part *kmsg.ProduceResponseTopicPartition) (produceWait, bool) {
+	r := b.replica(topic, p.Partition)
+	switch {
+	case r == nil && b.topicKnown(topic, p.Partition):
+		part.ErrorCode = kerr.NotLeaderForPartition.Code
+		return produceWait{}, false
+	case r == nil:
+		part.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return produceWait{}, false
+	case r.role != roleLeader:
+		part.ErrorCode = kerr.NotLeaderForPartition.Code
+		return produceWait{}, false
+	}
+	hs, err := batch.Validate(p.Records)
+	if err != nil {
+		part.ErrorCode = kerr.CorruptMessage.Code
+		msg := err.Error()
+		part.ErrorMessage = &msg
+		return produceWait{}, false
+	}
+	if acks == -1 && int32(len(r.isr)) < r.minISR {
+		// Refused before appending: definitely not written.
+		part.ErrorCode = kerr.NotEnoughReplicas.Code
+		msg := sprintf("isr %v is smaller than min.insync.replicas %d", r.isr, r.minISR)
+		part.ErrorMessage = &msg
+		return produceWait{}, false
+	}
+	leo := r.log.LogEndOffset()
+	base := leo
+	pos := 0
+	for _, h := range hs {
+		batch.Stamp(p.Records[pos:], leo, r.leaderEpoch)
+		leo += h.Count()
+		pos += h.Size()
+	}
+	if err := r.log.Append(p.Records); err != nil {
+		b.logf("%s: append failed: %v", r.key, err)
+		part.ErrorCode = kerr.KafkaStorageError.Code
+		return produceWait{}, false
+	}
+	part.BaseOffset, part.LogStartOffset = base, r.log.LogStartOffset()
+	b.wakeFetches(r.key)
+	w := produceWait{key: r.key, part: part, required: leo, leaderEpoch: r.leaderEpoch}
+	if acks != -1 {
+		b.advanceHW(r)
+		return w, false
+	}
+	// Registering the wait before advancing the HW lets a leader alone in
+	// the ISR answer at once, through checkProduces.
+	return w, true
+}
+
+func (b *Broker) topicKnown(topic string, partition int32) bool {
+	_, p := b.md.Lookup(topic, partition)
+	return p != nil
+}
+
+// checkProduces completes the acks=-1 waits on a partition whose HW,
+// leadership or ISR changed. A wait is done when the HW covers it (then
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+// min.insync.replicas meanwhile) or when this broker stopped leading that
+// epoch (NOT_LEADER_OR_FOLLOWER: the outcome is unknown to the client).
+func (b *Broker) checkProduces(k tp) {
+	r := b.replicas[k]
+	if r != nil {
+		b.raiseHW(r)
+	}
+	b.produces = deleteFunc(b.produces, func(pp *pendingProduce) bool {
+		waits := pp.waits[:0]
+		for _, w := range pp.waits {
+			if w.key != k {
+				waits = append(waits, w)
+				continue
+			}
+			switch {
+			case r == nil || r.role != roleLeader || r.leaderEpoch != w.leaderEpoch:
+				w.part.ErrorCode = kerr.NotLeaderForPartition.Code
+				w.part.BaseOffset = -1
+			case r.log.HighWatermark() >= w.required:
+				if int32(len(r.isr)) < r.minISR {
+					w.part.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+					w.part.BaseOffset = -1
+				}
+			default:
+				waits = append(waits, w)
+				continue
+			}
+		}
+		pp.waits = waits
+		if len(waits) == 0 {
+			b.reply(pp.conn, pp.corr, pp.resp)
+			return true
+		}
+		return false
+	})
+}
+
+func (b *Broker) expireProduces() {
+	b.produces = deleteFunc(b.produces, func(pp *pendingProduce) bool {
+		if b.now < pp.deadline {
+			return false
+		}
+		for _, w := range pp.waits {
+			w.part.ErrorCode = kerr.RequestTimedOut.Code
+			w.part.BaseOffset = -1
+		}
+		b.reply(pp.conn, pp.corr, pp.resp)
+		return true
+	})
+}

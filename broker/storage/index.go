@@ -1,0 +1,155 @@
+package storage
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/chaos-isr/chaos/broker/batch"
+)
+
+// entry locates one batch. Both implementations keep one per batch so that
+// every query is a binary search and only Read touches the bytes.
+type entry struct {
+	base, last int64
+	maxTs      int64 // the batch's MaxTimestamp
+	// runMaxTs is the largest maxTs of this and all earlier batches. It is
+	// monotonic although client timestamps are not, which makes
+	// OffsetForTimestamp a binary search with the same answer as a scan.
+	runMaxTs int64
+	pos      int64 // byte position in the segment file (Disk) or buffer (Memory)
+	size     int32
+	seg      int32 // index into Disk.segs; 0 for Memory
+	epoch    int32
+}
+
+// index is the state both implementations derive from their batches: the
+// batch entries and the leader-epoch cache. Keeping the derivation in one
+// place is what lets the shared test suite vouch for both.
+type index struct {
+	start   int64 // LogStartOffset
+	entries []entry
+	epochs  []EpochEntry
+}
+
+func (x *index) leo() int64 {
+	if n := len(x.entries); n > 0 {
+		return x.entries[n-1].last + 1
+	}
+	return x.start
+}
+
+// validate checks a whole Append payload before anything is written, so a
+// refused append leaves no trace.
+func (x *index) validate(b []byte) ([]batch.Header, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%w: empty append", ErrInvalidBatch)
+	}
+	next := x.leo()
+	var hs []batch.Header
+	var verr error
+	n, err := batch.Walk(b, func(h batch.Header, raw []byte) bool {
+		if h.BaseOffset != next {
+			verr = fmt.Errorf("%w: base offset %d, log end offset %d", ErrInvalidBatch, h.BaseOffset, next)
+			return false
+		}
+		if err := batch.Verify(raw, h); err != nil {
+			verr = fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+			return false
+		}
+		next = h.NextOffset()
+		hs = append(hs, h)
+		return true
+	})
+	switch {
+	case verr != nil:
+		return nil, verr
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	case n != len(b):
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrInvalidBatch, len(b)-n)
+	}
+	return hs, nil
+}
+
+// add records a batch that has been validated and stored at pos.
+func (x *index) add(h batch.Header, seg int32, pos int64) {
+	run := h.MaxTimestamp
+	if n := len(x.entries); n > 0 && x.entries[n-1].runMaxTs > run {
+		run = x.entries[n-1].runMaxTs
+	}
+	x.entries = append(x.entries, entry{
+		base: h.BaseOffset, last: h.LastOffset(), maxTs: h.MaxTimestamp, runMaxTs: run,
+		pos: pos, size: int32(h.Size()), seg: seg, epoch: h.LeaderEpoch,
+	})
+	// Kafka ignores unstamped batches (epoch -1) and epochs going backwards
+	// (a zombie leader's data that a follower copied); only a newer epoch
+	// starts an entry.
+	if h.LeaderEpoch >= 0 && (len(x.epochs) == 0 || h.LeaderEpoch > x.epochs[len(x.epochs)-1].Epoch) {
+		x.epochs = append(x.epochs, EpochEntry{Epoch: h.LeaderEpoch, StartOffset: h.BaseOffset})
+	}
+}
+
+// find returns the index of the batch containing offset, or len(entries).
+func (x *index) find(offset int64) int {
+	return sort.Search(len(x.entries), func(i int) bool { return x.entries[i].last >= offset })
+}
+
+// serve picks the batches Read returns: entries[k:k+n].
+func (x *index) serve(offset, upTo int64, maxBytes int) (k, n int, err error) {
+	leo := x.leo()
+	if offset < x.start || offset > leo {
+		return 0, 0, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, x.start, leo)
+	}
+	if offset == leo || offset >= upTo {
+		return 0, 0, nil
+	}
+	k = x.find(offset)
+	total := 0
+	for i := k; i < len(x.entries); i++ {
+		e := &x.entries[i]
+		if e.base >= upTo || (i > k && total+int(e.size) > maxBytes) {
+			break
+		}
+		total += int(e.size)
+		n++
+	}
+	return k, n, nil
+}
+
+// truncateAt drops entries[k:] and the epoch entries that no longer have a
+// batch.
+func (x *index) truncateAt(k int) {
+	x.entries = x.entries[:k]
+	end := x.leo()
+	i := sort.Search(len(x.epochs), func(i int) bool { return x.epochs[i].StartOffset >= end })
+	x.epochs = x.epochs[:i]
+}
+
+func (x *index) epochsCopy() []EpochEntry {
+	return append([]EpochEntry(nil), x.epochs...)
+}
+
+func (x *index) endOffsetForEpoch(epoch int32) (int32, int64) {
+	i := sort.Search(len(x.epochs), func(i int) bool { return x.epochs[i].Epoch > epoch }) - 1
+	switch {
+	case i < 0:
+		return -1, -1
+	case i == len(x.epochs)-1:
+		return x.epochs[i].Epoch, x.leo()
+	default:
+		return x.epochs[i].Epoch, x.epochs[i+1].StartOffset
+	}
+}
+
+func (x *index) offsetForTimestamp(ts int64) (int64, int64, bool) {
+	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].runMaxTs >= ts })
+	if i == len(x.entries) {
+		return 0, 0, false
+	}
+	return x.entries[i].base, x.entries[i].maxTs, true
+}
+
+// clampHW keeps a recovered or lowered HW inside the log.
+func (x *index) clampHW(hw int64) int64 {
+	return min(max(hw, x.start), x.leo())
+}

@@ -1,0 +1,252 @@
+package storage
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Memory is a Log held in memory, for the in-memory driver and tests. It is
+// deterministic: it reads no clock and keeps no maps.
+//
+// It models the durability of a Disk log so that the in-memory driver can
+// simulate crashes: Sync marks the current end as durable and LoseUnsynced
+// cuts back to it; the HW survives a restart only as far as Checkpoint
+// saved it (see MemoryFactory).
+//
+// Batches live back to back in one buffer, so Read returns a subslice
+// without copying. A returned slice is never overwritten, even by a later
+// Truncate and Append (stronger than the Log contract), which matters when
+// the driver queues fetch responses that outlive the leader's next write.
+type Memory struct {
+	idx        index
+	buf        []byte
+	hw         int64
+	ckHW       int64 // HW saved by the last Checkpoint: what a restart sees
+	syncedEnd  int64 // log end offset at the last Sync, lowered by Truncate
+	fsync      Fsync
+	intervalMs int64
+	lastSyncMs int64
+	closed     bool
+}
+
+// NewMemory returns an empty log with FsyncNever.
+func NewMemory() *Memory { return &Memory{} }
+
+// Append implements Log. With FsyncAlways the batches are durable at once.
+func (m *Memory) Append(b []byte) error {
+	if m.closed {
+		return ErrClosed
+	}
+	hs, err := m.idx.validate(b)
+	if err != nil {
+		return err
+	}
+	pos := int64(len(m.buf))
+	m.buf = append(m.buf, b...)
+	for _, h := range hs {
+		m.idx.add(h, 0, pos)
+		pos += int64(h.Size())
+	}
+	if m.fsync == FsyncAlways {
+		m.syncedEnd = m.idx.leo()
+	}
+	return nil
+}
+
+// Read implements Log.
+func (m *Memory) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
+	if m.closed {
+		return nil, ErrClosed
+	}
+	k, n, err := m.idx.serve(offset, upTo, maxBytes)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	last := &m.idx.entries[k+n-1]
+	end := last.pos + int64(last.size)
+	return m.buf[m.idx.entries[k].pos:end:end], nil
+}
+
+// Truncate implements Log.
+func (m *Memory) Truncate(offset int64) error {
+	if m.closed {
+		return ErrClosed
+	}
+	if offset < m.idx.start {
+		return fmt.Errorf("storage: truncate to %d below log start offset %d", offset, m.idx.start)
+	}
+	m.truncate(offset)
+	return nil
+}
+
+func (m *Memory) truncate(offset int64) {
+	if k := m.idx.find(offset); k < len(m.idx.entries) {
+		pos := m.idx.entries[k].pos
+		// Clipping the capacity makes the next Append copy into a new array,
+		// so slices already returned by Read keep their bytes.
+		m.buf = m.buf[:pos:pos]
+		m.idx.truncateAt(k)
+	}
+	leo := m.idx.leo()
+	m.hw = min(m.hw, leo)
+	m.syncedEnd = min(m.syncedEnd, leo)
+}
+
+// LoseUnsynced truncates the log back to the end of the last Sync, as a
+// machine crash with FsyncNever or FsyncInterval loses the page cache. The
+// driver calls it when it crashes the node; a closed log has nothing to
+// lose because Close syncs.
+func (m *Memory) LoseUnsynced() {
+	m.truncate(m.syncedEnd)
+}
+
+// LogStartOffset implements Log.
+func (m *Memory) LogStartOffset() int64 { return m.idx.start }
+
+// LogEndOffset implements Log.
+func (m *Memory) LogEndOffset() int64 { return m.idx.leo() }
+
+// Epochs implements Log.
+func (m *Memory) Epochs() []EpochEntry { return m.idx.epochsCopy() }
+
+// EndOffsetForEpoch implements Log.
+func (m *Memory) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	return m.idx.endOffsetForEpoch(epoch)
+}
+
+// OffsetForTimestamp implements Log.
+func (m *Memory) OffsetForTimestamp(ts int64) (int64, int64, bool) {
+	return m.idx.offsetForTimestamp(ts)
+}
+
+// HighWatermark implements Log.
+func (m *Memory) HighWatermark() int64 { return m.hw }
+
+// SetHighWatermark implements Log.
+func (m *Memory) SetHighWatermark(hw int64) { m.hw = hw }
+
+// Sync implements Log: everything appended so far survives LoseUnsynced.
+func (m *Memory) Sync() error {
+	if m.closed {
+		return ErrClosed
+	}
+	m.syncedEnd = m.idx.leo()
+	return nil
+}
+
+// MaybeSync syncs if the policy is FsyncInterval and the last MaybeSync that
+// synced was at least the interval before nowMs. The driver calls it from
+// its virtual clock; Memory never reads a clock itself.
+func (m *Memory) MaybeSync(nowMs int64) error {
+	if m.closed || m.fsync != FsyncInterval || nowMs-m.lastSyncMs < m.intervalMs {
+		return nil
+	}
+	m.lastSyncMs = nowMs
+	return m.Sync()
+}
+
+// Checkpoint implements Log. The epoch cache needs no saving: like Disk's
+// recovery, it is rebuilt from the batches, which Memory always has.
+func (m *Memory) Checkpoint() error {
+	if m.closed {
+		return ErrClosed
+	}
+	m.ckHW = m.hw
+	return nil
+}
+
+// Close implements Log: a clean shutdown, which syncs and checkpoints.
+func (m *Memory) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.syncedEnd = m.idx.leo()
+	m.ckHW = m.hw
+	m.closed = true
+	return nil
+}
+
+// reopen is a restart: whatever the previous incarnation did, the new one
+// sees the log as it stands and the last checkpointed HW.
+func (m *Memory) reopen() {
+	m.closed = false
+	m.hw = m.idx.clampHW(m.ckHW)
+}
+
+type memKey struct {
+	topic     string
+	partition int32
+}
+
+// MemoryFactory keeps one Memory per topic partition across restarts of the
+// broker that owns it: Open of a log opened before is a restart of that log,
+// whether or not it was closed (a crash does not close). Use one factory per
+// simulated node. The zero value is ready to use and has FsyncNever.
+type MemoryFactory struct {
+	// Fsync and FsyncIntervalMs are given to every log opened, so that the
+	// driver can model the Disk policies; with FsyncInterval it must call
+	// each log's MaybeSync from its clock.
+	Fsync           Fsync
+	FsyncIntervalMs int64
+
+	logs map[memKey]*Memory
+	keys []memKey // creation order, so that iteration is deterministic
+}
+
+// Open implements Factory.
+func (f *MemoryFactory) Open(topic string, partition int32) (Log, error) {
+	return f.OpenMemory(topic, partition)
+}
+
+// OpenMemory is Open returning the concrete type, for LoseUnsynced and
+// MaybeSync.
+func (f *MemoryFactory) OpenMemory(topic string, partition int32) (*Memory, error) {
+	if err := checkName(topic, partition); err != nil {
+		return nil, err
+	}
+	k := memKey{topic, partition}
+	if m, ok := f.logs[k]; ok {
+		m.reopen()
+		return m, nil
+	}
+	if f.logs == nil {
+		f.logs = make(map[memKey]*Memory)
+	}
+	m := &Memory{fsync: f.Fsync, intervalMs: f.FsyncIntervalMs}
+	if m.intervalMs <= 0 {
+		m.intervalMs = DefaultFsyncIntervalMs
+	}
+	f.logs[k] = m
+	f.keys = append(f.keys, k)
+	return m, nil
+}
+
+// LoseUnsynced calls LoseUnsynced on every log the factory has opened: the
+// node's machine crashed. Open the logs again to restart the node.
+func (f *MemoryFactory) LoseUnsynced() {
+	for _, k := range f.keys {
+		f.logs[k].LoseUnsynced()
+	}
+}
+
+// checkName refuses names that Kafka refuses, which also keeps a Disk
+// partition directory inside its parent.
+func checkName(topic string, partition int32) error {
+	if topic == "" || topic == "." || topic == ".." || len(topic) > 249 {
+		return fmt.Errorf("storage: invalid topic name %q", topic)
+	}
+	for _, c := range []byte(topic) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("storage: invalid topic name %q", topic)
+		}
+	}
+	if partition < 0 {
+		return fmt.Errorf("storage: invalid partition %d", partition)
+	}
+	return nil
+}
+
+// partitionDirName is Kafka's <topic>-<partition>.
+func partitionDirName(topic string, partition int32) string {
+	return topic + "-" + strconv.FormatInt(int64(partition), 10)
+}

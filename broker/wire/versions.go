@@ -1,0 +1,123 @@
+package wire
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// VersionRange is the range of versions the broker supports for one API key,
+// in the shape ApiVersions advertises it.
+type VersionRange struct {
+	Key int16
+	Min int16
+	Max int16
+}
+
+// supported is the broker's API surface. It is the single source for both
+// what ParseRequest decodes and what ApiVersions advertises: a client picks
+// the highest version both sides know, so advertising a version we cannot
+// decode (or decoding one we do not advertise) breaks real clients.
+//
+// The bounds, and why:
+//
+//   - Produce 3-12: 3 is the first version carrying v2 record batches, the only
+//     format package batch understands (Kafka 4.0 also dropped 0-2). 13 names
+//     topics by ID, which this broker does not assign.
+//   - Fetch 4-12: 4 is the first to return v2 batches (and Kafka 4.0's
+//     minimum). 12 is the last to name topics by name; it is flexible and
+//     carries LastFetchedEpoch/DivergingEpoch, which followers use to detect
+//     log divergence.
+//   - ListOffsets 1-8: 0 (multiple old-style offsets) was dropped by Kafka 4.0
+//     and no current client needs it. 7 adds MAX_TIMESTAMP (-3) and 8
+//     EARLIEST_LOCAL (-4, same as earliest without tiered storage); 9 adds a
+//     tiered-storage timestamp and 10 a timeout, neither of which means
+//     anything here.
+//   - Metadata 0-12: every version that names topics by name in requests;
+//     13 adds a top-level error for KIP-1102 rebootstrapping.
+//   - OffsetForLeaderEpoch 0-4: all versions kmsg knows; followers use it to
+//     truncate after a leader change.
+//   - ApiVersions 0-4: 5 (KIP-1242) asks the broker to check a cluster and node
+//     ID and answer REBOOTSTRAP_REQUIRED; advertising it would promise that
+//     check. A v5 request takes the KIP-511 path and the client retries at 4.
+//   - CreateTopics 0-7: all versions kmsg knows. They differ only in optional
+//     fields (validate-only, response configs, topic ID), and the tester and
+//     admin clients of every age create topics through it.
+//
+// Each maximum is at most what kmsg can encode and decode (checked by a test).
+// Sorted by key, as Kafka lists them.
+var supported = [...]VersionRange{
+	{Key: 0, Min: 3, Max: 12}, // Produce
+	{Key: 1, Min: 4, Max: 12}, // Fetch
+	{Key: 2, Min: 1, Max: 8},  // ListOffsets
+	{Key: 3, Min: 0, Max: 12}, // Metadata
+	{Key: 18, Min: 0, Max: 4}, // ApiVersions
+	{Key: 19, Min: 0, Max: 7}, // CreateTopics
+	{Key: 23, Min: 0, Max: 4}, // OffsetForLeaderEpoch
+}
+
+// apiVersionsKey is ApiVersions' key. It is special in three places: its
+// response header is always v0, an unsupported version of it is answered
+// rather than refused, and a v0 error reply must be decodable by any client.
+const apiVersionsKey = 18
+
+// errUnsupportedVersion is Kafka's UNSUPPORTED_VERSION error code.
+const errUnsupportedVersion = 35
+
+// SupportedAPIs returns a copy of the supported version table, sorted by key.
+// It is a copy so that no caller can widen what the broker decodes.
+func SupportedAPIs() []VersionRange {
+	out := make([]VersionRange, len(supported))
+	copy(out, supported[:])
+	return out
+}
+
+// Supported reports the inclusive version range the broker accepts for key;
+// ok is false for a key it does not serve at all.
+func Supported(key int16) (lo, hi int16, ok bool) {
+	for _, r := range supported {
+		if r.Key == key {
+			return r.Min, r.Max, true
+		}
+	}
+	return 0, 0, false
+}
+
+// isSupported reports whether key at version is inside the table.
+func isSupported(key, version int16) bool {
+	lo, hi, ok := Supported(key)
+	return ok && version >= lo && version <= hi
+}
+
+// ApiVersionsResponse is the answer to a supported ApiVersions request at
+// version: no error and the whole table. The caller may fill feature fields
+// before encoding; none are needed by the clients we target.
+func ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(version)
+	resp.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, 0, len(supported))
+	for _, r := range supported {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = r.Key, r.Min, r.Max
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	return resp
+}
+
+// UnsupportedResponse decides what to do with a request that ParseRequest
+// refused with ErrUnsupported. For ApiVersions it returns the KIP-511 reply:
+// version 0 (the one every client can decode), UNSUPPORTED_VERSION, and the
+// ApiVersions range alone, so the client retries at our maximum. That is
+// exactly what Kafka sends, and what franz-go, librdkafka and the Java client
+// look for. For any other key ok is false and the server should close the
+// connection: Kafka does, and a client that ignored ApiVersions has nothing
+// sensible to read in an error body of a version it chose blindly.
+func UnsupportedResponse(req Request) (resp kmsg.Response, ok bool) {
+	if req.Key != apiVersionsKey {
+		return nil, false
+	}
+	lo, hi, _ := Supported(apiVersionsKey)
+	r := kmsg.NewPtrApiVersionsResponse()
+	r.SetVersion(0)
+	r.ErrorCode = errUnsupportedVersion
+	k := kmsg.NewApiVersionsResponseApiKey()
+	k.ApiKey, k.MinVersion, k.MaxVersion = apiVersionsKey, lo, hi
+	r.ApiKeys = []kmsg.ApiVersionsResponseApiKey{k}
+	return r, true
+}

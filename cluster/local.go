@@ -1,0 +1,331 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ControllerNode is the node id of the controller; brokers are 1..n.
+const ControllerNode = 0
+
+// Spec describes a local cluster.
+type Spec struct {
+	Nodes          int
+	Host           string // default 127.0.0.1
+	BasePort       int    // broker i listens on BasePort+i-1
+	ControllerPort int    // default BasePort-1
+	DataDir        string // each node gets a subdirectory; logs go here too
+	Binary         string // the chaos binary; default: this executable
+	ControllerArgs []string
+	BrokerArgs     []string
+}
+
+// Node is one process of the cluster.
+type Node struct {
+	ID      int
+	Role    string // "controller" or "broker"
+	Addr    string
+	DataDir string
+	LogPath string
+
+	args   []string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	paused bool
+}
+
+// PID is the node's process id, or 0 if it is not running.
+func (n *Node) PID() int {
+	if n.cmd == nil || n.cmd.Process == nil || n.isExited() {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
+func (n *Node) isExited() bool {
+	select {
+	case <-n.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Local is a running local cluster.
+type Local struct {
+	spec  Spec
+	mu    sync.Mutex
+	nodes []*Node // index 0 is the controller
+}
+
+// Start launches the controller and the brokers and waits until each
+// accepts connections.
+func Start(ctx context.Context, spec Spec) (*Local, error) {
+	if spec.Nodes < 1 {
+		return nil, fmt.Errorf("a cluster needs at least one node, got %d", spec.Nodes)
+	}
+	if spec.Host == "" {
+		spec.Host = "127.0.0.1"
+	}
+	if spec.ControllerPort == 0 {
+		spec.ControllerPort = spec.BasePort - 1
+	}
+	if spec.BasePort < 1 || spec.BasePort+spec.Nodes-1 > 65535 || spec.ControllerPort < 1 || spec.ControllerPort > 65535 {
+		return nil, fmt.Errorf("ports out of range: brokers %d..%d, controller %d", spec.BasePort, spec.BasePort+spec.Nodes-1, spec.ControllerPort)
+	}
+	if spec.ControllerPort >= spec.BasePort && spec.ControllerPort < spec.BasePort+spec.Nodes {
+		return nil, fmt.Errorf("controller port %d collides with the broker ports %d..%d", spec.ControllerPort, spec.BasePort, spec.BasePort+spec.Nodes-1)
+	}
+	if spec.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		spec.Binary = exe
+	}
+	if spec.DataDir == "" {
+		return nil, errors.New("a data directory is required")
+	}
+	l := &Local{spec: spec}
+	ctrlAddr := net.JoinHostPort(spec.Host, strconv.Itoa(spec.ControllerPort))
+	ctrl := &Node{ID: ControllerNode, Role: "controller", Addr: ctrlAddr, DataDir: filepath.Join(spec.DataDir, "controller")}
+	ctrl.args = append([]string{"controller", "--listen", ctrlAddr, "--data", ctrl.DataDir}, spec.ControllerArgs...)
+	l.nodes = append(l.nodes, ctrl)
+	for i := 1; i <= spec.Nodes; i++ {
+		addr := net.JoinHostPort(spec.Host, strconv.Itoa(spec.BasePort+i-1))
+		n := &Node{ID: i, Role: "broker", Addr: addr, DataDir: filepath.Join(spec.DataDir, fmt.Sprintf("broker-%d", i))}
+		n.args = append([]string{"broker", "--id", strconv.Itoa(i), "--listen", addr, "--controller", ctrlAddr, "--data", n.DataDir}, spec.BrokerArgs...)
+		l.nodes = append(l.nodes, n)
+	}
+	for _, n := range l.nodes {
+		n.LogPath = filepath.Join(spec.DataDir, n.name()+".log")
+		if err := l.start(n); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	for _, n := range l.nodes {
+		if err := waitListening(ctx, n); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (n *Node) name() string {
+	if n.Role == "controller" {
+		return "controller"
+	}
+	return fmt.Sprintf("broker-%d", n.ID)
+}
+
+// Nodes returns the controller followed by the brokers.
+func (l *Local) Nodes() []*Node { return l.nodes }
+
+// Node returns the node with the id (ControllerNode for the controller).
+func (l *Local) Node(id int) (*Node, error) {
+	if id < 0 || id >= len(l.nodes) {
+		return nil, fmt.Errorf("no node %d (brokers are 1..%d, the controller is %d)", id, len(l.nodes)-1, ControllerNode)
+	}
+	return l.nodes[id], nil
+}
+
+// Bootstrap is the comma-separated list of broker addresses.
+func (l *Local) Bootstrap() string {
+	var addrs []string
+	for _, n := range l.nodes[1:] {
+		addrs = append(addrs, n.Addr)
+	}
+	return strings.Join(addrs, ",")
+}
+
+// ControllerAddr is the controller's address.
+func (l *Local) ControllerAddr() string { return l.nodes[0].Addr }
+
+func (l *Local) start(n *Node) error {
+	if err := os.MkdirAll(l.spec.DataDir, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(n.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(l.spec.Binary, n.args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Own process group: a Ctrl-C at the terminal reaches only the
+		// parent, which then stops the children in order.
+		Setpgid: true,
+		// If the parent dies, even by SIGKILL, the kernel kills the child.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := spawn(cmd); err != nil {
+		logf.Close()
+		return fmt.Errorf("start %s: %w", n.name(), err)
+	}
+	n.cmd, n.paused = cmd, false
+	n.exited = make(chan struct{})
+	go func(exited chan struct{}) {
+		_ = cmd.Wait()
+		logf.Close()
+		close(exited)
+	}(n.exited)
+	return nil
+}
+
+// spawner starts every child from one OS thread that never exits:
+// PR_SET_PDEATHSIG fires when the *thread* that forked the child dies, and
+// the Go runtime may retire other threads at any time.
+var spawner = struct {
+	once sync.Once
+	reqs chan spawnReq
+}{reqs: make(chan spawnReq)}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func spawn(cmd *exec.Cmd) error {
+	spawner.once.Do(func() {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			for r := range spawner.reqs {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error)
+	spawner.reqs <- spawnReq{cmd: cmd, done: done}
+	return <-done
+}
+
+func waitListening(ctx context.Context, n *Node) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", n.Addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if n.isExited() {
+			return fmt.Errorf("%s exited during start-up; see %s:\n%s", n.name(), n.LogPath, tail(n.LogPath, 10))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is not accepting connections on %s after 15s; see %s", n.name(), n.Addr, n.LogPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func tail(path string, lines int) string {
+	data, _ := os.ReadFile(path)
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// Kill sends SIGKILL to a node and waits for it to die.
+func (l *Local) Kill(id int) error { return l.signalAndWait(id, syscall.SIGKILL, 0) }
+
+// Stop asks a node to shut down (SIGTERM) and kills it after timeout.
+func (l *Local) Stop(id int, timeout time.Duration) error {
+	return l.signalAndWait(id, syscall.SIGTERM, timeout)
+}
+
+func (l *Local) signalAndWait(id int, sig syscall.Signal, timeout time.Duration) error {
+	n, err := l.Node(id)
+	if err != nil {
+		return err
+	}
+	if n.cmd == nil || n.isExited() {
+		return nil
+	}
+	if n.paused && sig == syscall.SIGTERM {
+		_ = n.cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot handle SIGTERM
+	}
+	_ = n.cmd.Process.Signal(sig)
+	if timeout > 0 {
+		select {
+		case <-n.exited:
+			return nil
+		case <-time.After(timeout):
+			_ = n.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	<-n.exited
+	n.paused = false
+	return nil
+}
+
+// Pause stops a node with SIGSTOP; Resume continues it.
+func (l *Local) Pause(id int) error { return l.signal(id, syscall.SIGSTOP, true) }
+
+// Resume continues a paused node with SIGCONT.
+func (l *Local) Resume(id int) error { return l.signal(id, syscall.SIGCONT, false) }
+
+func (l *Local) signal(id int, sig syscall.Signal, paused bool) error {
+	n, err := l.Node(id)
+	if err != nil {
+		return err
+	}
+	if n.PID() == 0 {
+		return fmt.Errorf("%s is not running", n.name())
+	}
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	n.paused = paused
+	return nil
+}
+
+// Restart starts a stopped or killed node again on its data directory and
+// waits until it accepts connections.
+func (l *Local) Restart(ctx context.Context, id int) error {
+	n, err := l.Node(id)
+	if err != nil {
+		return err
+	}
+	if n.PID() != 0 {
+		return fmt.Errorf("%s is still running (pid %d)", n.name(), n.PID())
+	}
+	if err := l.start(n); err != nil {
+		return err
+	}
+	return waitListening(ctx, n)
+}
+
+// Close stops every node: SIGTERM, then SIGKILL for any still alive after
+// two seconds. It is safe to call more than once.
+func (l *Local) Close() {
+	var wg sync.WaitGroup
+	for _, n := range l.nodes {
+		if n.cmd == nil || n.isExited() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = l.Stop(n.ID, 2*time.Second)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,63 @@
+// Command chaos is a Jepsen-style correctness tester for Kafka-style ISR
+// replication, and the broker and controller it tests.
+//
+// This file wires the CLI; the work is done by the library packages.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func fullVersion() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return v
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "chaos",
+		Short: "A Jepsen-style correctness tester for Kafka-style ISR replication",
+		Long: `chaos tests what acks=0/1/-1, min.insync.replicas and clean/unclean leader election
+really guarantee when things break. It ships its own minimal Kafka-protocol broker
+(the system under test), which real clients such as kcat, franz-go and sarama can use.`,
+		Version:       fullVersion(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newBrokerCmd(), newControllerCmd(), newClusterCmd())
+	return root
+}
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		os.Exit(3)
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chaos-isr/chaos/broker/control"
+	"github.com/chaos-isr/chaos/broker/controller"
+	"github.com/chaos-isr/chaos/broker/core"
+	"github.com/chaos-isr/chaos/broker/server"
+	"github.com/chaos-isr/chaos/broker/storage"
+)
+
+// signalContext ends on SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// replicationFlags are the broker settings shared by "broker" and "cluster up".
+type replicationFlags struct {
+	lagTimeMs    int64
+	lagMessages  int64
+	fetchWaitMs  int32
+	heartbeatMs  int64
+	fsync        string
+	loseUnsynced bool
+	noAutoCreate bool
+}
+
+func (f *replicationFlags) register(cmd *cobra.Command) {
+	d := core.DefaultConfig()
+	fl := cmd.Flags()
+	fl.Int64Var(&f.lagTimeMs, "replica-lag-time-max-ms", d.ReplicaLagTimeMaxMs, "a follower not caught up with the leader for this long leaves the ISR")
+	fl.Int64Var(&f.lagMessages, "replica-lag-max-messages", d.ReplicaLagMaxMessages, "a follower this many messages behind the leader leaves the ISR (0 disables the rule)")
+	fl.Int32Var(&f.fetchWaitMs, "replica-fetch-wait-max-ms", d.ReplicaFetchWaitMaxMs, "how long a follower's fetch waits at the leader for new data")
+	fl.Int64Var(&f.heartbeatMs, "heartbeat-interval-ms", d.HeartbeatIntervalMs, "how often a broker heartbeats to the controller")
+	fl.StringVar(&f.fsync, "fsync", "never", "fsync policy: never (rely on replication, Kafka's default), always, or interval:DURATION (e.g. interval:100ms)")
+	fl.BoolVar(&f.loseUnsynced, "lose-unsynced", false, "keep unsynced writes in process memory so that a kill -9 loses them (simulates power loss)")
+	fl.BoolVar(&f.noAutoCreate, "no-auto-create-topics", false, "do not create unknown topics named in Metadata requests")
+}
+
+func (f *replicationFlags) args() []string {
+	a := []string{
+		"--replica-lag-time-max-ms", fmt.Sprint(f.lagTimeMs),
+		"--replica-lag-max-messages", fmt.Sprint(f.lagMessages),
+		"--replica-fetch-wait-max-ms", fmt.Sprint(f.fetchWaitMs),
+		"--heartbeat-interval-ms", fmt.Sprint(f.heartbeatMs),
+		"--fsync", f.fsync,
+	}
+	if f.loseUnsynced {
+		a = append(a, "--lose-unsynced")
+	}
+	if f.noAutoCreate {
+		a = append(a, "--no-auto-create-topics")
+	}
+	return a
+}
+
+func (f *replicationFlags) apply(cfg *core.Config, st *storage.Options) error {
+	cfg.ReplicaLagTimeMaxMs, cfg.ReplicaLagMaxMessages = f.lagTimeMs, f.lagMessages
+	cfg.ReplicaFetchWaitMaxMs, cfg.HeartbeatIntervalMs = f.fetchWaitMs, f.heartbeatMs
+	cfg.AutoCreateTopics = !f.noAutoCreate
+	policy, interval, err := storage.ParseFsync(f.fsync)
+	if err != nil {
+		return fmt.Errorf("--fsync: %w", err)
+	}
+	st.Fsync, st.FsyncIntervalMs, st.LoseUnsynced = policy, interval, f.loseUnsynced
+	return nil
+}
+
+func newBrokerCmd() *cobra.Command {
+	var (
+		id         int32
+		listen     string
+		advertise  string
+		controller string
+		data       string
+		rf         replicationFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Run one broker (Kafka protocol on --listen)",
+		Long: `Run one broker. It registers with the controller, serves Kafka clients on --listen,
+and replicates the partitions it is assigned. Restarted on the same --data directory
+it recovers its logs and rejoins the cluster.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if data == "" {
+				return fmt.Errorf("--data is required")
+			}
+			cfg := core.DefaultConfig()
+			cfg.BrokerID = id
+			var st storage.Options
+			if err := rf.apply(&cfg, &st); err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			b, err := server.StartBroker(ctx, server.BrokerOptions{
+				Core: cfg, Listen: listen, Advertise: advertise, Controller: controller, DataDir: data, Storage: st,
+			})
+			if err != nil {
+				return err
+			}
+			b.Wait()
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.Int32Var(&id, "id", 1, "broker id (>= 0, unique in the cluster)")
+	fl.StringVar(&listen, "listen", "127.0.0.1:9092", "address for Kafka clients and peer brokers")
+	fl.StringVar(&advertise, "advertise", "", "address given to clients and peers (default: --listen)")
+	fl.StringVar(&controller, "controller", "127.0.0.1:9091", "the controller's address")
+	fl.StringVar(&data, "data", "", "data directory (required)")
+	rf.register(cmd)
+	return cmd
+}
+
+// topicFlags are the controller's topic defaults, shared with "cluster up".
+type topicFlags struct {
+	sessionMs  int64
+	partitions int32
+	rf         int16
+	minISR     int32
+	election   string
+}
+
+func (f *topicFlags) register(cmd *cobra.Command) {
+	d := controller.DefaultConfig()
+	fl := cmd.Flags()
+	fl.Int64Var(&f.sessionMs, "session-timeout-ms", d.SessionTimeoutMs, "a broker without a heartbeat for this long is fenced and loses its leaderships")
+	fl.Int32Var(&f.partitions, "partitions", d.DefaultPartitions, "partitions of auto-created topics and of CreateTopics without a count")
+	fl.Int16Var(&f.rf, "replication-factor", d.DefaultReplicationFactor, "replication factor of auto-created topics")
+	fl.Int32Var(&f.minISR, "min-insync-replicas", d.DefaultMinInsyncReplicas, "min.insync.replicas of new topics (acks=-1 writes need this many in-sync replicas)")
+	fl.StringVar(&f.election, "election", control.Clean, "leader election policy of new topics: clean (only an in-sync replica) or unclean (the first live replica)")
+}
+
+func (f *topicFlags) config() controller.Config {
+	return controller.Config{
+		SessionTimeoutMs: f.sessionMs, DefaultPartitions: f.partitions, DefaultReplicationFactor: f.rf,
+		DefaultMinInsyncReplicas: f.minISR, DefaultElection: f.election,
+	}
+}
+
+func (f *topicFlags) args() []string {
+	return []string{
+		"--session-timeout-ms", fmt.Sprint(f.sessionMs), "--partitions", fmt.Sprint(f.partitions),
+		"--replication-factor", fmt.Sprint(f.rf), "--min-insync-replicas", fmt.Sprint(f.minISR), "--election", f.election,
+	}
+}
+
+func newControllerCmd() *cobra.Command {
+	var (
+		listen string
+		data   string
+		tf     topicFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the controller (broker registry, leader election, ISR changes)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if data == "" {
+				return fmt.Errorf("--data is required")
+			}
+			cfg := tf.config()
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			c, err := server.StartController(ctx, server.ControllerOptions{Config: cfg, Listen: listen, DataDir: data})
+			if err != nil {
+				return err
+			}
+			c.Wait()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:9091", "address brokers reach the controller at")
+	cmd.Flags().StringVar(&data, "data", "", "data directory for the cluster metadata (required)")
+	tf.register(cmd)
+	return cmd
+}
+
+type storageOpts = storage.Options
+
+func coreDefaults() core.Config { return core.DefaultConfig() }
