@@ -1,0 +1,11 @@
+// Package storage keeps a partition replica's log: the record batches, the
+// leader-epoch cache derived from them, and the high-watermark checkpoint.
+//
+// Two implementations share one interface: Memory (for the in-memory driver
+// and tests) and Disk (a segmented log with CRC-checked batches, crash
+// recovery, checkpoint files, an fsync policy, and a mode that keeps unsynced
+// writes in process memory so that a SIGKILL loses them, like LazyFS).
+//
+// The broker core calls a Log synchronously, as go.etcd.io/raft calls its
+// Storage: the core itself opens no files; the driver decides what a Log is.
+package storage
