@@ -129,14 +129,16 @@ func (c *Controller) Handle(now int64, req any) any {
 // Tick fences brokers whose session expired.
 func (c *Controller) Tick(now int64) {
 	c.begin(now)
+	var expired []int32
 	for i := range c.md.Brokers {
 		b := &c.md.Brokers[i]
 		if b.Fenced || now-c.lastHeartbeat[b.ID] <= c.cfg.SessionTimeoutMs {
 			continue
 		}
 		c.logf("fence broker %d: no heartbeat for %dms", b.ID, now-c.lastHeartbeat[b.ID])
-		c.fence(b.ID)
+		expired = append(expired, b.ID)
 	}
+	c.fence(expired...)
 }
 
 func (c *Controller) bump() { c.md.Version++ }
@@ -195,11 +197,23 @@ func (c *Controller) heartbeat(now int64, r *control.HeartbeatRequest) *control.
 	return resp
 }
 
-// fence marks a broker dead: its leaderships go to others per each topic's
-// policy and it leaves every ISR it is not the last member of.
-func (c *Controller) fence(id int32) {
+// fence marks brokers dead: their leaderships go to others per each topic's
+// policy and they leave every ISR they are not the last member of. All are
+// marked before any election, so that none is elected on its way out.
+func (c *Controller) fence(ids ...int32) {
+	if len(ids) == 0 {
+		return
+	}
 	c.bump()
-	c.broker(id).Fenced = true
+	for _, id := range ids {
+		c.broker(id).Fenced = true
+	}
+	for _, id := range ids {
+		c.fenceOne(id)
+	}
+}
+
+func (c *Controller) fenceOne(id int32) {
 	for ti := range c.md.Topics {
 		t := &c.md.Topics[ti]
 		for pi := range t.Partitions {

@@ -382,7 +382,7 @@ func (b *Broker) fetchResponse(leader int32, f *fetchInFlight, resp any, err err
 				}
 			case kerr.OffsetOutOfRange.Code:
 				b.logf("%s: fetch offset %d out of range at leader %d: truncating again", k, r.log.LogEndOffset(), leader)
-				r.truncating = true
+				r.truncating, r.retryAt = true, b.now+b.cfg.RetryBackoffMs
 			default:
 				r.retryAt = b.now + b.cfg.RetryBackoffMs
 			}
@@ -485,8 +485,11 @@ func (b *Broker) offsetForEpochResponse(k tp, resp any, err error) {
 	leo := r.log.LogEndOffset()
 	target := leo
 	if p.LeaderEpoch < 0 || p.EndOffset < 0 {
-		// The leader knows no epoch this old: keep only what was committed.
-		target = min(leo, r.log.HighWatermark())
+		// The leader has no epoch as old as ours: its whole log (it keeps
+		// everything from offset 0) was written in later epochs, or it is
+		// empty, so nothing of ours is known to match it. Keeping our HW
+		// instead (the pre-KIP-101 rule) can keep records the leader lost.
+		target = r.log.LogStartOffset()
 	} else {
 		localEpoch, localEnd := r.log.EndOffsetForEpoch(p.LeaderEpoch)
 		if localEpoch != p.LeaderEpoch && localEpoch >= 0 {

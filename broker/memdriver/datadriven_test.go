@@ -102,7 +102,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		timeout := int32(num(d, "timeout", 2000))
 		var call *Call
 		if to := arg(d, "to", ""); to != "" {
-			call = h.c.ProduceTo(nodeID(to), topic, part, acks, timeout, values...)
+			call = h.c.ProduceTo(h.resolve(d, to, topic, part)[0], topic, part, acks, timeout, values...)
 		} else {
 			call = h.c.Produce(topic, part, acks, timeout, values...)
 		}
@@ -157,7 +157,18 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 	case "isolate":
 		h.c.Isolate(nodeID(arg(d, "node", "")))
 	case "cut":
-		h.c.Cut(nodeID(arg(d, "from", "")), nodeID(arg(d, "to", "")))
+		// from and to are node lists like broker=: ids, leader, followers,
+		// controller, client, or a saved name; as= names the from side.
+		from := h.resolve(d, arg(d, "from", ""), topic, part)
+		to := h.resolve(d, arg(d, "to", ""), topic, part)
+		if as := arg(d, "as", ""); as != "" {
+			h.names[as] = from
+		}
+		for _, a := range from {
+			for _, b := range to {
+				h.c.Cut(a, b)
+			}
+		}
 	case "heal":
 		h.c.Heal()
 	case "kill-controller":
@@ -222,8 +233,16 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 // partition (as the controller sees it now), "all", or a name saved with
 // as=NAME by an earlier command.
 func (h *harness) targets(d *datadriven.TestData, topic string, part int32) []int32 {
+	ids := h.resolve(d, arg(d, "broker", ""), topic, part)
+	if as := arg(d, "as", ""); as != "" {
+		h.names[as] = ids
+	}
+	return ids
+}
+
+func (h *harness) resolve(d *datadriven.TestData, spec, topic string, part int32) []int32 {
 	var ids []int32
-	for _, t := range strings.Split(arg(d, "broker", ""), ",") {
+	for _, t := range strings.Split(spec, ",") {
 		p := h.c.Partition(topic, part)
 		switch {
 		case h.names[t] != nil:
@@ -240,6 +259,8 @@ func (h *harness) targets(d *datadriven.TestData, topic string, part int32) []in
 			for _, n := range h.c.nodes {
 				ids = append(ids, n.id)
 			}
+		case t == "controller" || t == "client":
+			ids = append(ids, nodeID(t))
 		default:
 			if id := nodeID(t); id > 0 {
 				ids = append(ids, id)
@@ -247,9 +268,6 @@ func (h *harness) targets(d *datadriven.TestData, topic string, part int32) []in
 				d.Fatalf(nil, "unknown target %q", t)
 			}
 		}
-	}
-	if as := arg(d, "as", ""); as != "" {
-		h.names[as] = ids
 	}
 	return ids
 }
