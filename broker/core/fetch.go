@@ -227,9 +227,11 @@ func (b *Broker) listOffset(r *replica, replicaID int32, ts int64, rp *kmsg.List
 	switch ts {
 	case -1: // latest: the HW, since consumers cannot read past it
 		rp.Offset, rp.LeaderEpoch = end, r.leaderEpoch
-	case -2: // earliest
+	case -2, -4: // earliest; earliest-local (KIP-405) is the same without tiered storage
 		rp.Offset = r.log.LogStartOffset()
 		rp.LeaderEpoch = epochAt(r.log, rp.Offset)
+	case -3: // max timestamp (KIP-734): not indexed here; answered as "none"
+		return
 	default:
 		off, t, ok := r.log.OffsetForTimestamp(ts)
 		if ts < 0 || !ok || off >= end {
