@@ -294,7 +294,7 @@ func (b *Broker) Response(now int64, id uint64, resp any, err error) {
 		b.controllerResponse(id, what, resp, err)
 	} else if k, ok := b.offsetReqs[id]; ok {
 		delete(b.offsetReqs, id)
-		b.offsetForEpochResponse(k, resp, err)
+		b.offsetForEpochResponse(id, k, resp, err)
 	} else {
 		for leader, f := range b.fetching {
 			if f.id == id {

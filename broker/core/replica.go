@@ -51,8 +51,9 @@ type replica struct {
 	pendingISR []int32 // what that request asks for
 
 	// follower side
-	truncating  bool // must truncate by leader epoch before fetching
-	oflePending bool // an OffsetForLeaderEpoch is in flight
+	truncating  bool   // must truncate by leader epoch before fetching
+	oflePending bool   // an OffsetForLeaderEpoch is in flight
+	ofleID      uint64 // its request id: answers to older ones are stale
 	retryAt     int64
 }
 
@@ -324,7 +325,7 @@ func (b *Broker) sendFetch(leader int32, rs []*replica) {
 	req.ReplicaID = b.cfg.BrokerID
 	req.MaxWaitMillis = b.cfg.ReplicaFetchWaitMaxMs
 	req.MinBytes = 1
-	req.MaxBytes = b.cfg.ReplicaFetchMaxBytes
+	req.MaxBytes = 10 << 20 // Kafka's replica.fetch.response.max.bytes
 	req.SessionEpoch = -1
 	f := &fetchInFlight{}
 	for _, r := range rs {
@@ -462,14 +463,14 @@ func (b *Broker) truncateByEpoch(r *replica, addr string, epoch int32) {
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	r.oflePending = true
-	id := b.send(r.leader, addr, "epoch", req, b.cfg.ControllerTimeoutMs)
-	b.offsetReqs[id] = r.key
+	r.ofleID = b.send(r.leader, addr, "epoch", req, b.cfg.ControllerTimeoutMs)
+	b.offsetReqs[r.ofleID] = r.key
 }
 
-func (b *Broker) offsetForEpochResponse(k tp, resp any, err error) {
+func (b *Broker) offsetForEpochResponse(id uint64, k tp, resp any, err error) {
 	r := b.replicas[k]
-	if r == nil || r.role != roleFollower || !r.truncating {
-		return
+	if r == nil || r.role != roleFollower || !r.truncating || r.ofleID != id {
+		return // asked of an earlier leader or epoch
 	}
 	r.oflePending = false
 	or, _ := resp.(*kmsg.OffsetForLeaderEpochResponse)
