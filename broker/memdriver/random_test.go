@@ -3,7 +3,9 @@ package memdriver
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,6 +44,19 @@ func randomRun(t *testing.T, seed uint64, steps int, spec control.TopicSpec) (tr
 			c.Isolate(id)
 		case 5:
 			c.Heal()
+		case 6:
+			// A one-way cut between two nodes, the controller included.
+			nodes := []int32{ControllerID, 1, 2, 3}
+			a, b := nodes[rng.IntN(4)], nodes[rng.IntN(4)]
+			if a != b {
+				c.Cut(a, b)
+			}
+		case 7:
+			if rng.IntN(2) == 0 {
+				c.KillController()
+			} else {
+				c.RestartController()
+			}
 		default:
 			v := fmt.Sprintf("v%d", i)
 			inflight = append(inflight, struct {
@@ -57,6 +72,9 @@ func randomRun(t *testing.T, seed uint64, steps int, spec control.TopicSpec) (tr
 		}
 	}
 	c.Heal()
+	if !c.ctrlUp {
+		c.RestartController()
+	}
 	for id := int32(1); id <= 3; id++ {
 		c.Restart(id)
 		c.Resume(id)
@@ -116,6 +134,9 @@ func TestSameSeedSameTrace(t *testing.T) {
 // offset it was acknowledged at, and all replicas converge to one log.
 func TestRandomF1NoLoss(t *testing.T) {
 	seeds := 200
+	if s := os.Getenv("CHAOS_SIM_SEEDS"); s != "" {
+		seeds, _ = strconv.Atoi(s)
+	}
 	if testing.Short() {
 		seeds = 20
 	}
