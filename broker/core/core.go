@@ -212,6 +212,7 @@ func (b *Broker) Tick(now int64) {
 		b.nextCheck = now + max(b.cfg.ReplicaLagTimeMaxMs/2, 1)
 		b.maybeShrinkISRs()
 	}
+	b.syncIntervals()
 	if now >= b.nextCkpt {
 		b.nextCkpt = now + max(b.cfg.CheckpointIntervalMs, 1)
 		b.checkpoint()
@@ -222,14 +223,22 @@ func (b *Broker) Tick(now int64) {
 // intervalSyncer is a log with an fsync interval policy to run.
 type intervalSyncer interface{ MaybeSync(nowMs int64) error }
 
-func (b *Broker) checkpoint() {
+// syncIntervals runs the fsync interval policy on quiet logs too: a log
+// syncs on Append when its interval has passed, but the last appends before
+// a pause would otherwise stay unsynced indefinitely.
+func (b *Broker) syncIntervals() {
 	for _, k := range b.order {
-		l := b.replicas[k].log
-		if s, ok := l.(intervalSyncer); ok {
+		if s, ok := b.replicas[k].log.(intervalSyncer); ok {
 			if err := s.MaybeSync(b.now); err != nil {
 				b.logf("%s: sync failed: %v", k, err)
 			}
 		}
+	}
+}
+
+func (b *Broker) checkpoint() {
+	for _, k := range b.order {
+		l := b.replicas[k].log
 		if err := l.Checkpoint(); err != nil {
 			b.logf("%s: checkpoint failed: %v", k, err)
 		}

@@ -105,8 +105,12 @@ func StartBroker(ctx context.Context, opts BrokerOptions) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
+	// The fsync interval is judged on the core's clock, whether the log
+	// or the core's timer asks.
+	opts.Storage.NowMs = func() int64 { return time.Since(start).Milliseconds() }
 	b := &Broker{
-		opts: opts, ln: ln, start: time.Now(), log: opts.Logger,
+		opts: opts, ln: ln, start: start, log: opts.Logger,
 		core:     core.New(cfg, storage.DiskFactory{Dir: opts.DataDir, Options: opts.Storage}),
 		requests: make(chan inbound), results: make(chan peerResult, 64), closed: make(chan core.ConnID, 64),
 		replies: map[core.ConnID]chan kmsg.Response{}, lanes: map[string]*lane{}, conns: map[net.Conn]struct{}{},
