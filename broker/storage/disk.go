@@ -351,10 +351,17 @@ func (d *Disk) Append(b []byte) error {
 	return nil
 }
 
-// roll syncs the active segment, as Kafka flushes a segment when it rolls,
-// and starts a new one at the log end offset.
+// roll closes the active segment to appends and starts a new one at the log
+// end offset. A rolled segment counts as synced, as Kafka flushes a segment
+// when it rolls: under FsyncNever that flush is left to the OS (Kafka does it
+// in the background), because an fsync of a whole segment here would stall
+// every partition of the broker for a good fraction of a second.
 func (d *Disk) roll() error {
-	if err := d.sync(d.opts.NowMs()); err != nil {
+	if d.opts.Fsync == FsyncNever {
+		if err := d.flushPending(); err != nil {
+			return err
+		}
+	} else if err := d.sync(d.opts.NowMs()); err != nil {
 		return err
 	}
 	base := d.idx.leo()
@@ -363,7 +370,28 @@ func (d *Disk) roll() error {
 		return err
 	}
 	d.segs = append(d.segs, &segment{base: base, f: f})
+	d.dirty = false
+	if d.opts.Fsync == FsyncNever {
+		return nil
+	}
 	return syncDir(d.dir)
+}
+
+// flushPending writes the bytes LoseUnsynced held back to the active
+// segment's file, without an fsync.
+func (d *Disk) flushPending() error {
+	if len(d.pending) == 0 {
+		return nil
+	}
+	a := d.active()
+	if _, err := a.f.WriteAt(d.pending, a.size); err != nil {
+		a.f.Truncate(a.size)
+		return err
+	}
+	a.size += int64(len(d.pending))
+	d.pending = d.pending[:0]
+	d.dirty = true
+	return nil
 }
 
 // Read implements Log. The result is a fresh buffer owned by the caller.
@@ -508,14 +536,8 @@ func (d *Disk) MaybeSync(nowMs int64) error {
 
 func (d *Disk) sync(nowMs int64) error {
 	a := d.active()
-	if len(d.pending) > 0 {
-		if _, err := a.f.WriteAt(d.pending, a.size); err != nil {
-			a.f.Truncate(a.size)
-			return err
-		}
-		a.size += int64(len(d.pending))
-		d.pending = d.pending[:0]
-		d.dirty = true
+	if err := d.flushPending(); err != nil {
+		return err
 	}
 	if d.dirty {
 		if err := a.f.Sync(); err != nil {
