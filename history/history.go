@@ -1,0 +1,124 @@
+package history
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SchemaVersion is the version of the JSON Lines format in docs/history.md.
+const SchemaVersion = 1
+
+// Type is an operation's type.
+type Type string
+
+// Operation types.
+const (
+	Invoke Type = "invoke"
+	OK     Type = "ok"
+	Fail   Type = "fail"
+	Info   Type = "info"
+)
+
+// Operation functions written by the workloads and nemeses of this tool.
+// Other tools may write other functions; checkers ignore what they do not
+// know.
+const (
+	Send        = "send"         // produce one record; ok carries its offset
+	Poll        = "poll"         // a consumer fetch below the HW; ok carries the records
+	EndOffset   = "end-offset"   // ListOffsets latest (the HW) of a partition
+	FinalRead   = "final-read"   // after healing: a partition read from the leader to its end
+	ReplicaRead = "replica-read" // after healing: one replica's whole log, read with replica id -2
+)
+
+// NemesisProcess is the process of nemesis operations.
+const NemesisProcess = -1
+
+// Record is one record read from a partition.
+type Record struct {
+	Offset int64  `json:"offset"`
+	Value  string `json:"value"`
+}
+
+// Value is an operation's value. Which fields are set depends on f and type
+// (docs/history.md): a send names the topic, partition and value, and its
+// ok adds the offset; a poll names the partition and the offset it reads
+// from, and its ok adds the records and the HW; a replica read names the
+// broker.
+type Value struct {
+	Topic     string   `json:"topic,omitempty"`
+	Partition int32    `json:"partition"`
+	Value     string   `json:"value,omitempty"`
+	Offset    *int64   `json:"offset,omitempty"`
+	From      *int64   `json:"from,omitempty"`
+	Records   []Record `json:"records,omitempty"`
+	HW        *int64   `json:"hw,omitempty"`
+	Broker    *int32   `json:"broker,omitempty"`
+	// Nemesis operations describe the fault in free form.
+	Fault   string   `json:"fault,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+}
+
+// Op is one operation.
+type Op struct {
+	Index   int64  `json:"index"`
+	Time    int64  `json:"time"` // nanoseconds since the test started
+	Process int    `json:"process"`
+	Type    Type   `json:"type"`
+	F       string `json:"f"`
+	Value   *Value `json:"value,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Key names a topic partition.
+type Key struct {
+	Topic     string
+	Partition int32
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s-%d", k.Topic, k.Partition) }
+
+// Key returns the op's topic partition.
+func (o *Op) Key() Key {
+	if o.Value == nil {
+		return Key{}
+	}
+	return Key{o.Value.Topic, o.Value.Partition}
+}
+
+// Int64 returns a pointer to v, for Value's optional fields.
+func Int64(v int64) *int64 { return &v }
+
+// Int32 returns a pointer to v.
+func Int32(v int32) *int32 { return &v }
+
+func (o Op) String() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "#%d %.3fs p%d %s %s", o.Index, float64(o.Time)/1e9, o.Process, o.Type, o.F)
+	if v := o.Value; v != nil {
+		if v.Topic != "" {
+			fmt.Fprintf(&sb, " %s-%d", v.Topic, v.Partition)
+		}
+		if v.Value != "" {
+			fmt.Fprintf(&sb, " %q", v.Value)
+		}
+		if v.Offset != nil {
+			fmt.Fprintf(&sb, " @%d", *v.Offset)
+		}
+		if v.Broker != nil {
+			fmt.Fprintf(&sb, " broker %d", *v.Broker)
+		}
+		if v.From != nil {
+			fmt.Fprintf(&sb, " from %d", *v.From)
+		}
+		if len(v.Records) > 0 {
+			fmt.Fprintf(&sb, " %d records", len(v.Records))
+		}
+		if v.Fault != "" {
+			fmt.Fprintf(&sb, " %s %v", v.Fault, v.Targets)
+		}
+	}
+	if o.Error != "" {
+		fmt.Fprintf(&sb, " (%s)", o.Error)
+	}
+	return sb.String()
+}

@@ -1,0 +1,155 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Header is the first line of a history file. A file without one is read as
+// the current version, so other tools may write bare operations.
+type Header struct {
+	History string `json:"history"` // always "chaos"
+	Version int    `json:"version"`
+}
+
+// Writer appends operations to a JSON Lines file, assigning indexes in
+// order. Each op is written with one write call, so a killed writer leaves
+// whole lines and at most one torn one. It is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	next int64
+	buf  bytes.Buffer
+	err  error
+}
+
+// Create creates (truncating) a history file and writes its header.
+func Create(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{f: f}
+	if err := w.writeLine(Header{History: "chaos", Version: SchemaVersion}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) writeLine(v any) error {
+	w.buf.Reset()
+	enc := json.NewEncoder(&w.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.f.Write(w.buf.Bytes())
+	return err
+}
+
+// Append sets op's index and writes it. It returns the op as written. After
+// the first write error every Append returns that error.
+func (w *Writer) Append(op Op) (Op, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return op, w.err
+	}
+	op.Index = w.next
+	if err := w.writeLine(op); err != nil {
+		w.err = err
+		return op, err
+	}
+	w.next++
+	return op, nil
+}
+
+// Close syncs and closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.f.Sync(); err != nil {
+		w.f.Close()
+		return err
+	}
+	return w.f.Close()
+}
+
+// ErrTornTail reports that the last line of a history was cut short (the
+// writer died mid-line); the ops before it were read.
+var ErrTornTail = errors.New("history: the last line is incomplete")
+
+// Read reads a history. A torn last line is dropped and reported as
+// ErrTornTail alongside the ops read; any other malformed line is an error
+// naming its line number.
+func Read(r io.Reader) ([]Op, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var ops []Op
+	line := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			line++
+			complete := b[len(b)-1] == '\n'
+			b = bytes.TrimSpace(b)
+			if len(b) > 0 {
+				op, perr := parseLine(b, line == 1)
+				switch {
+				case perr != nil && !complete:
+					return ops, ErrTornTail
+				case perr != nil:
+					return ops, fmt.Errorf("history line %d: %w", line, perr)
+				case op != nil:
+					ops = append(ops, *op)
+				}
+			}
+		}
+		if err == io.EOF {
+			return ops, nil
+		}
+		if err != nil {
+			return ops, err
+		}
+	}
+}
+
+func parseLine(b []byte, first bool) (*Op, error) {
+	if first && bytes.Contains(b, []byte(`"history"`)) {
+		var h Header
+		if err := json.Unmarshal(b, &h); err == nil && h.History != "" {
+			if h.History != "chaos" || h.Version != SchemaVersion {
+				return nil, fmt.Errorf("history %q version %d is not chaos version %d", h.History, h.Version, SchemaVersion)
+			}
+			return nil, nil
+		}
+	}
+	var op Op
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&op); err != nil {
+		return nil, err
+	}
+	switch op.Type {
+	case Invoke, OK, Fail, Info:
+	default:
+		return nil, fmt.Errorf("op %d: unknown type %q", op.Index, op.Type)
+	}
+	return &op, nil
+}
+
+// ReadFile reads a history file (see Read).
+func ReadFile(path string) ([]Op, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}
