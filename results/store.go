@@ -1,0 +1,90 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// Run is one run's directory in the store.
+type Run struct {
+	Store string // the store's root
+	Test  string // the test's name
+	Dir   string // store/<test>/<timestamp>
+}
+
+var safeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// NewRun creates store/<test>/<timestamp>/ for a run starting at t. The
+// timestamp is UTC with milliseconds so that runs sort by name.
+func NewRun(store, test string, t time.Time) (*Run, error) {
+	test = safeName.ReplaceAllString(test, "_")
+	if test == "" || test == "." || test == ".." {
+		return nil, fmt.Errorf("bad test name %q", test)
+	}
+	dir := filepath.Join(store, test, t.UTC().Format("20060102T150405.000Z"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Run{Store: store, Test: test, Dir: dir}, nil
+}
+
+// Path is a file in the run's directory.
+func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
+
+// WriteJSON writes v as indented JSON to name in the run's directory,
+// atomically.
+func (r *Run) WriteJSON(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(r.Path(name), append(data, '\n'))
+}
+
+// MarkLatest points store/latest (and store/<test>/latest) at this run.
+func (r *Run) MarkLatest() error {
+	rel, err := filepath.Rel(r.Store, r.Dir)
+	if err != nil {
+		return err
+	}
+	if err := relink(filepath.Join(r.Store, "latest"), rel); err != nil {
+		return err
+	}
+	return relink(filepath.Join(r.Store, r.Test, "latest"), filepath.Base(r.Dir))
+}
+
+// relink replaces a symlink atomically (a new link renamed over the old).
+func relink(link, target string) error {
+	tmp := link + ".tmp"
+	os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link)
+}
+
+// WriteFileAtomic writes data to path through a temporary file, synced and
+// renamed into place.
+func WriteFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
