@@ -27,17 +27,24 @@ func consumer(ctx context.Context, cfg Config, rec *Recorder, slot int, parts []
 	cl := newClient(cfg.Bootstrap, cfg.RequestTimeout+2*time.Second, fmt.Sprintf("chaos-consumer-%d", slot))
 	defer cl.close()
 	from := make([]int64, len(parts))
+	// An invoked operation runs to its end even when the time limit
+	// passes meanwhile: only new operations stop.
+	opCtx := context.WithoutCancel(ctx)
 	for n := 0; ctx.Err() == nil; n++ {
 		i := n % len(parts)
 		k := history.Key{Topic: cfg.Topic, Partition: parts[i]}
 		var err error
+		var op history.Op
 		if cfg.EndOffsetEvery > 0 && n%cfg.EndOffsetEvery == cfg.EndOffsetEvery-1 {
-			err = endOffset(ctx, cl, rec, proc, k)
+			op, err = endOffset(opCtx, cl, rec, proc, k)
 		} else {
-			from[i], err = poll(ctx, cl, rec, proc, k, from[i])
+			from[i], op, err = poll(opCtx, cl, rec, proc, k, from[i])
 		}
 		if err != nil {
 			return err
+		}
+		if op.Type == history.Fail {
+			pause(ctx, failBackoff)
 		}
 	}
 	return nil
@@ -45,10 +52,10 @@ func consumer(ctx context.Context, cfg Config, rec *Recorder, slot int, parts []
 
 // poll records one fetch of k from offset and returns where the next poll
 // starts.
-func poll(ctx context.Context, cl *client, rec *Recorder, proc int, k history.Key, from int64) (int64, error) {
+func poll(ctx context.Context, cl *client, rec *Recorder, proc int, k history.Key, from int64) (int64, history.Op, error) {
 	v := &history.Value{Topic: k.Topic, Partition: k.Partition, From: history.Int64(from)}
 	if _, err := rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.Poll, Value: v}); err != nil {
-		return from, err
+		return from, history.Op{}, err
 	}
 	next := from
 	done := *v
@@ -81,8 +88,8 @@ func poll(ctx context.Context, cl *client, rec *Recorder, proc int, k history.Ke
 		// A read changes nothing: whatever went wrong, it did not happen.
 		typ, errText = history.Fail, err.Error()
 	}
-	_, werr := rec.Record(history.Op{Process: proc, Type: typ, F: history.Poll, Value: &done, Error: errText})
-	return next, werr
+	op, werr := rec.Record(history.Op{Process: proc, Type: typ, F: history.Poll, Value: &done, Error: errText})
+	return next, op, werr
 }
 
 // fetch reads k from offset on broker id as replica (consumer or debug) and
@@ -129,10 +136,10 @@ func fetch(ctx context.Context, cl *client, id, replica int32, k history.Key, of
 }
 
 // endOffset records a ListOffsets (latest) of k: the high watermark.
-func endOffset(ctx context.Context, cl *client, rec *Recorder, proc int, k history.Key) error {
+func endOffset(ctx context.Context, cl *client, rec *Recorder, proc int, k history.Key) (history.Op, error) {
 	v := &history.Value{Topic: k.Topic, Partition: k.Partition}
 	if _, err := rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.EndOffset, Value: v}); err != nil {
-		return err
+		return history.Op{}, err
 	}
 	done := *v
 	typ, errText := history.OK, ""
@@ -142,8 +149,7 @@ func endOffset(ctx context.Context, cl *client, rec *Recorder, proc int, k histo
 	} else {
 		done.Offset = history.Int64(off)
 	}
-	_, werr := rec.Record(history.Op{Process: proc, Type: typ, F: history.EndOffset, Value: &done, Error: errText})
-	return werr
+	return rec.Record(history.Op{Process: proc, Type: typ, F: history.EndOffset, Value: &done, Error: errText})
 }
 
 func listLatest(ctx context.Context, cl *client, k history.Key) (int64, error) {

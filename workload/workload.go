@@ -95,12 +95,14 @@ func (r *Recorder) NewProcess() int { return int(r.procs.Add(1) - 1) }
 
 // Record appends op (time stamped now) and returns it as written.
 func (r *Recorder) Record(op history.Op) (history.Op, error) {
+	// Stamping and appending under one lock keeps times in index order.
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	op.Time = time.Since(r.start).Nanoseconds()
 	op, err := r.w.Append(op)
 	if err != nil {
 		return op, err
 	}
-	r.mu.Lock()
 	switch op.Type {
 	case history.Invoke:
 		r.stats.Invokes++
@@ -114,7 +116,6 @@ func (r *Recorder) Record(op history.Op) (history.Op, error) {
 	if op.Type != history.Invoke && op.F == history.Send {
 		r.stats.Sends++
 	}
-	r.mu.Unlock()
 	return op, nil
 }
 
@@ -202,10 +203,15 @@ func producer(ctx context.Context, cfg Config, rec *Recorder, slot int) error {
 		if _, err := rec.Record(history.Op{Process: proc, Type: typ, F: history.Send, Value: &done, Error: errText}); err != nil {
 			return err
 		}
-		if typ == history.Info {
+		switch typ {
+		case history.Info:
 			proc = rec.NewProcess()
 			cl.close()
 			n = 0
+		case history.Fail:
+			// Refusals come back at once; pausing keeps a partition that
+			// is offline from flooding the history with them.
+			pause(ctx, failBackoff)
 		}
 	}
 }
@@ -268,5 +274,15 @@ func classify(code int16, acks int16, offset int64, cl *client, k history.Key) (
 	default:
 		cl.forget(k)
 		return history.Info, 0, errorName(code)
+	}
+}
+
+// failBackoff is how long a process waits after a failed operation.
+const failBackoff = 50 * time.Millisecond
+
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }

@@ -47,17 +47,19 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newBrokerCmd(), newControllerCmd(), newClusterCmd())
+	root.AddCommand(newRunCmd(), newBrokerCmd(), newControllerCmd(), newClusterCmd())
 	return root
 }
 
 func main() {
 	if err := newRoot().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
 		var ee *exitError
-		if errors.As(err, &ee) {
+		if !errors.As(err, &ee) || ee.err != errSilent {
+			fmt.Fprintln(os.Stderr, "chaos:", err)
+		}
+		if ee != nil {
 			os.Exit(ee.code)
 		}
-		os.Exit(3)
+		os.Exit(exitErrorCode)
 	}
 }

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/workload"
+)
+
+// Exit codes of run and check (DESIGN.md): 0 valid, 1 invalid, 2 unknown;
+// 3 and up are errors that left no verdict.
+const (
+	exitValid       = 0
+	exitInvalid     = 1
+	exitUnknown     = 2
+	exitErrorCode   = 3
+	exitInterrupted = 130
+)
+
+// TestConfig is test.json: everything needed to understand and repeat a run.
+type TestConfig struct {
+	Name     string            `json:"name"`
+	Seed     uint64            `json:"seed"`
+	Start    time.Time         `json:"start"`
+	Command  []string          `json:"command"`
+	Versions map[string]string `json:"versions"`
+	Cluster  ClusterConfig     `json:"cluster"`
+	Workload workload.Config   `json:"workload"`
+	Nemesis  []string          `json:"nemesis"`
+	Converge time.Duration     `json:"converge_timeout"`
+	// Convergence is how the final phase found the cluster.
+	Convergence *workload.Convergence `json:"convergence,omitempty"`
+}
+
+// ClusterConfig is the system under test's configuration.
+type ClusterConfig struct {
+	Runtime              string `json:"runtime"`
+	Nodes                int    `json:"nodes"`
+	ReplicationFactor    int16  `json:"replication_factor"`
+	MinInsyncReplicas    int32  `json:"min_insync_replicas"`
+	Election             string `json:"election"`
+	SessionTimeoutMs     int64  `json:"session_timeout_ms"`
+	ReplicaLagTimeMaxMs  int64  `json:"replica_lag_time_max_ms"`
+	ReplicaLagMaxMessage int64  `json:"replica_lag_max_messages"`
+	Fsync                string `json:"fsync"`
+	LoseUnsynced         bool   `json:"lose_unsynced"`
+}
+
+type runFlags struct {
+	name        string
+	store       string
+	nodes       int
+	basePort    int
+	acks        string
+	concurrency int
+	consumers   int
+	rate        float64
+	timeLimit   time.Duration
+	seed        uint64
+	nemesis     string
+	reqTimeout  time.Duration
+	converge    time.Duration
+	quiet       bool
+	rf          replicationFlags
+	tf          topicFlags
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run one test: a local cluster, the workload, the final reads and the checkers",
+		Long: `Run one test. It starts a local cluster, creates a topic, drives it with producers
+and consumers for --time-limit while recording every operation in a history, reads every
+partition and every replica's log once the cluster has converged, and judges the history
+against what the configuration promises (acks, min.insync.replicas, election policy).
+
+Results go to STORE/<name>/<timestamp>/ (history.jsonl, test.json, results.json, node logs)
+and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unknown,
+3 an error left no verdict, 130 interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			code, err := runTest(cmd, f)
+			if err != nil {
+				return &exitError{code: exitErrorCode, err: err}
+			}
+			if code != 0 {
+				return &exitError{code: code, err: errSilent}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.name, "name", "", "test name (default: from the configuration, e.g. acks-1_isr2_clean_none)")
+	fl.StringVar(&f.store, "store", "store", "the result store directory")
+	fl.IntVar(&f.nodes, "nodes", 3, "number of brokers")
+	fl.IntVar(&f.basePort, "base-port", 0, "broker i listens on base-port+i-1, the controller on base-port-1 (default: free ports)")
+	fl.StringVar(&f.acks, "acks", "-1", "producer acks: 0, 1, or -1 (also 'all')")
+	fl.IntVar(&f.concurrency, "concurrency", 5, "producer processes, one request in flight each")
+	fl.IntVar(&f.consumers, "consumers", -1, "consumer processes (default: one per partition)")
+	fl.Float64Var(&f.rate, "rate", 500, "target sends per second across all producers (0: as fast as they go)")
+	fl.DurationVar(&f.timeLimit, "time-limit", 60*time.Second, "how long the workload runs")
+	fl.Uint64Var(&f.seed, "seed", 0, "random seed for the workload's choices (default: random, printed and stored)")
+	fl.StringVar(&f.nemesis, "nemesis", "none", "faults to inject; only 'none' so far")
+	fl.DurationVar(&f.reqTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
+	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
+	f.rf.register(cmd)
+	f.tf.register(cmd)
+	fl.Lookup("min-insync-replicas").DefValue = "2"
+	_ = fl.Set("min-insync-replicas", "2")
+	return cmd
+}
+
+// errSilent marks an exit whose reason has already been printed.
+var errSilent = errors.New("")
+
+func parseAcks(s string) (int16, error) {
+	switch strings.ToLower(s) {
+	case "0":
+		return 0, nil
+	case "1":
+		return 1, nil
+	case "-1", "all":
+		return -1, nil
+	}
+	return 0, fmt.Errorf("--acks must be 0, 1, -1 or all, got %q", s)
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) >> 1
+}
+
+func runTest(cmd *cobra.Command, f runFlags) (int, error) {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	acks, err := parseAcks(f.acks)
+	if err != nil {
+		return 0, err
+	}
+	if f.nemesis != "none" {
+		return 0, fmt.Errorf("--nemesis %q: no nemesis exists yet; only 'none' is supported", f.nemesis)
+	}
+	if f.nodes < 1 {
+		return 0, fmt.Errorf("--nodes must be at least 1, got %d", f.nodes)
+	}
+	if int(f.tf.rf) > f.nodes {
+		return 0, fmt.Errorf("--replication-factor %d needs at least %d nodes, --nodes is %d", f.tf.rf, f.tf.rf, f.nodes)
+	}
+	if err := f.tf.config().Validate(); err != nil {
+		return 0, err
+	}
+	if f.consumers < 0 {
+		f.consumers = int(f.tf.partitions)
+	}
+	if f.seed == 0 {
+		f.seed = randomSeed()
+	}
+	if f.name == "" {
+		f.name = fmt.Sprintf("acks%d_isr%d_%s_%s", acks, f.tf.minISR, f.tf.election, f.nemesis)
+	}
+	wcfg := workload.Config{
+		Topic: "chaos", Partitions: f.tf.partitions, Acks: acks, Concurrency: f.concurrency, Consumers: f.consumers,
+		Rate: f.rate, TimeLimit: f.timeLimit, Seed: f.seed, RequestTimeout: f.reqTimeout, EndOffsetEvery: 5,
+		Bootstrap: []string{"placeholder"},
+	}
+	if err := wcfg.Validate(); err != nil {
+		return 0, err
+	}
+	ccfg := coreDefaults()
+	var st storageOpts
+	if err := f.rf.apply(&ccfg, &st); err != nil {
+		return 0, err
+	}
+	if err := ccfg.Validate(); err != nil {
+		return 0, err
+	}
+
+	start := time.Now()
+	run, err := results.NewRun(f.store, f.name, start)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(out, "run %s\nseed %d\n", run.Dir, f.seed)
+
+	ctx, stop := signalContext()
+	defer stop()
+	base := f.basePort
+	if base == 0 {
+		if base, err = cluster.FreeBasePort("127.0.0.1", f.nodes); err != nil {
+			return 0, err
+		}
+	}
+	lc, err := cluster.Start(ctx, cluster.Spec{
+		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"),
+		ControllerArgs: f.tf.args(), BrokerArgs: f.rf.args(),
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer lc.Close()
+	wcfg.Bootstrap = strings.Split(lc.Bootstrap(), ",")
+
+	tc := TestConfig{
+		Name: f.name, Seed: f.seed, Start: start, Command: os.Args,
+		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
+		Cluster: ClusterConfig{
+			Runtime: "local", Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
+			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
+			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: f.rf.fsync, LoseUnsynced: f.rf.loseUnsynced,
+		},
+		Workload: wcfg, Nemesis: []string{}, Converge: f.converge,
+	}
+	if err := run.WriteJSON("test.json", tc); err != nil {
+		return 0, err
+	}
+	if err := run.MarkLatest(); err != nil {
+		return 0, err
+	}
+	if err := workload.CreateTopic(ctx, wcfg.Bootstrap, workload.TopicSpec{
+		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: f.tf.rf,
+		MinInsyncReplicas: f.tf.minISR, Unclean: f.tf.election == "unclean",
+	}, 30*time.Second); err != nil {
+		return 0, err
+	}
+
+	hw, err := history.Create(run.Path("history.jsonl"))
+	if err != nil {
+		return 0, err
+	}
+	rec := workload.NewRecorder(hw, time.Now())
+	stopProgress := progress(errOut, rec, f.timeLimit, f.quiet)
+	runErr := workload.Run(ctx, wcfg, rec)
+	stopProgress()
+	if runErr == nil && ctx.Err() == nil {
+		fmt.Fprintf(errOut, "final phase: waiting up to %s for the cluster to converge\n", f.converge)
+		var conv workload.Convergence
+		conv, runErr = workload.Final(ctx, wcfg, rec, f.converge)
+		if runErr == nil {
+			if conv.Converged {
+				fmt.Fprintf(errOut, "converged after %s; final reads done\n", conv.Waited.Round(time.Millisecond))
+			} else {
+				fmt.Fprintf(errOut, "did NOT converge within %s: %s\n", f.converge, conv.Why)
+			}
+			tc.Convergence = &conv
+			_ = run.WriteJSON("test.json", tc)
+		}
+	}
+	if err := hw.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	lc.Close()
+	if ctx.Err() != nil {
+		fmt.Fprintf(errOut, "interrupted: the history so far is in %s\n", run.Path("history.jsonl"))
+		return exitInterrupted, nil
+	}
+	if runErr != nil {
+		return 0, fmt.Errorf("workload: %w (history so far in %s)", runErr, run.Path("history.jsonl"))
+	}
+	return judgeRun(out, run, tc)
+}
+
+// progress prints elapsed time, throughput and outcomes once a second until
+// the returned stop is called: on one rewritten line on a terminal, as
+// plain lines every 5 s otherwise.
+func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bool) func() {
+	if quiet {
+		return func() {}
+	}
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil {
+			tty = fi.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var last workload.Stats
+		n := 0
+		for {
+			select {
+			case <-done:
+				if tty {
+					fmt.Fprintln(w)
+				}
+				return
+			case <-t.C:
+			}
+			n++
+			s := rec.Stats()
+			line := fmt.Sprintf("[%3ds/%ds] %5d ops/s  ok %d  fail %d  info %d",
+				int(rec.Since().Seconds()), int(limit.Seconds()), s.OK+s.Fail+s.Info-last.OK-last.Fail-last.Info, s.OK, s.Fail, s.Info)
+			last = s
+			if tty {
+				fmt.Fprintf(w, "\r%s   ", line)
+			} else if n%5 == 0 {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
