@@ -79,10 +79,14 @@ type Effect interface{ isEffect() }
 
 // Reply answers request Corr on connection Conn. Resp is nil when nothing is
 // to be written (acks=0 produce): the connection may read its next request.
+// Close asks the driver to close the connection instead: that is how an
+// acks=0 producer learns that a write failed (Kafka does the same), since
+// it reads no responses.
 type Reply struct {
-	Conn ConnID
-	Corr int32
-	Resp kmsg.Response
+	Conn  ConnID
+	Corr  int32
+	Resp  kmsg.Response
+	Close bool
 }
 
 // Send asks the driver to deliver Req to broker To (at Addr) or to the

@@ -61,7 +61,16 @@ func (b *Broker) handleProduce(conn ConnID, corr int32, req *kmsg.ProduceRequest
 	}
 	switch {
 	case acks == 0:
-		b.reply(conn, corr, nil)
+		failed := false
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				failed = failed || p.ErrorCode != 0
+			}
+		}
+		if failed {
+			b.logf("closing connection %d: an acks=0 produce failed, and closing is the only way to tell the producer", conn)
+		}
+		b.emit(Reply{Conn: conn, Corr: corr, Close: failed})
 	case len(pp.waits) == 0:
 		b.reply(conn, corr, resp)
 	default:

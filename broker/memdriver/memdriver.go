@@ -49,6 +49,7 @@ func DefaultOptions(seed uint64) Options {
 var (
 	errUnreachable = errors.New("connection refused")
 	errTimeout     = errors.New("request timed out")
+	errConnClosed  = errors.New("connection closed by the broker")
 )
 
 type node struct {
@@ -447,6 +448,9 @@ func (c *Cluster) drain(n *node) {
 			if e.Resp == nil {
 				if call := c.calls[e.Conn]; call != nil {
 					call.Done = true
+					if e.Close {
+						call.Err = errConnClosed
+					}
 					delete(c.calls, e.Conn)
 				}
 				continue

@@ -39,7 +39,7 @@ type inbound struct {
 	conn  core.ConnID
 	corr  int32
 	req   kmsg.Request
-	reply chan kmsg.Response // nil response: nothing to write
+	reply chan core.Reply
 }
 
 type peerResult struct {
@@ -58,7 +58,7 @@ type Broker struct {
 	requests chan inbound
 	results  chan peerResult
 	closed   chan core.ConnID
-	replies  map[core.ConnID]chan kmsg.Response
+	replies  map[core.ConnID]chan core.Reply
 	lanes    map[string]*lane
 	nextConn atomic.Uint64
 	connsMu  sync.Mutex
@@ -113,7 +113,7 @@ func StartBroker(ctx context.Context, opts BrokerOptions) (*Broker, error) {
 		opts: opts, ln: ln, start: start, log: opts.Logger,
 		core:     core.New(cfg, storage.DiskFactory{Dir: opts.DataDir, Options: opts.Storage}),
 		requests: make(chan inbound), results: make(chan peerResult, 64), closed: make(chan core.ConnID, 64),
-		replies: map[core.ConnID]chan kmsg.Response{}, lanes: map[string]*lane{}, conns: map[net.Conn]struct{}{},
+		replies: map[core.ConnID]chan core.Reply{}, lanes: map[string]*lane{}, conns: map[net.Conn]struct{}{},
 	}
 	b.log.Printf("listening on %s (advertised %s), controller %s, data %s, incarnation %s",
 		ln.Addr(), opts.Advertise, opts.Controller, opts.DataDir, cfg.Incarnation)
@@ -169,7 +169,7 @@ func (b *Broker) serve(ctx context.Context, c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	reply := make(chan kmsg.Response, 1)
+	reply := make(chan core.Reply, 1)
 	var id core.ConnID
 	registered := false
 	defer func() {
@@ -220,13 +220,16 @@ func (b *Broker) serve(ctx context.Context, c net.Conn) {
 		case <-ctx.Done():
 			return
 		}
-		var resp kmsg.Response
+		var r core.Reply
 		select {
-		case resp = <-reply:
+		case r = <-reply:
 		case <-ctx.Done():
 			return
 		}
-		if resp != nil && !b.write(c, &out, req, resp) {
+		if r.Close {
+			return
+		}
+		if r.Resp != nil && !b.write(c, &out, req, r.Resp) {
 			return
 		}
 	}
@@ -277,7 +280,7 @@ func (b *Broker) effects() {
 			b.log.Print(e.Line)
 		case core.Reply:
 			if ch := b.replies[e.Conn]; ch != nil {
-				ch <- e.Resp // buffered: the connection waits for exactly one
+				ch <- e // buffered: the connection waits for exactly one
 			}
 		case core.Send:
 			addr, key := e.Addr, e.Lane+"@"+e.Addr
