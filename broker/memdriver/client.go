@@ -120,13 +120,13 @@ func (c *Cluster) ProduceTo(broker int32, topic string, partition int32, acks in
 }
 
 // ProduceResult summarizes a produce call: "ok@offset", an error name,
-// "no response" or "unreachable".
+// "no response" (acks=0), or what happened to the connection.
 func ProduceResult(call *Call) string {
 	switch {
 	case !call.Done:
 		return "pending"
 	case call.Err != nil:
-		return "unreachable: " + call.Err.Error()
+		return call.Err.Error()
 	case call.Resp == nil:
 		return "no response"
 	}
