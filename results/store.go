@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/chaos-isr/chaos/internal/atomicfile"
 )
 
 // Run is one run's directory in the store.
@@ -67,28 +69,6 @@ func relink(link, target string) error {
 	return os.Rename(tmp, link)
 }
 
-// WriteFileAtomic writes data to path through a temporary file, synced and
-// renamed into place.
-func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
+// WriteFileAtomic writes data to path so that readers see the old file or
+// the new one, never a part.
+func WriteFileAtomic(path string, data []byte) error { return atomicfile.Write(path, data) }

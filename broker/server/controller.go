@@ -15,6 +15,7 @@ import (
 
 	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/controller"
+	"github.com/chaos-isr/chaos/internal/atomicfile"
 )
 
 // ControllerOptions configure the controller process.
@@ -112,39 +113,11 @@ func (c *Controller) persist() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(c.opts.DataDir, metadataFile, data); err != nil {
+	if err := atomicfile.Write(filepath.Join(c.opts.DataDir, metadataFile), data); err != nil {
 		return err
 	}
 	c.saved = c.ctrl.Version()
 	return nil
-}
-
-func writeFileAtomic(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, name+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func (c *Controller) now() int64 { return time.Since(c.start).Milliseconds() }
