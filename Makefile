@@ -1,6 +1,6 @@
 # chaos: build, test and benchmark. Needs only Go (and kcat for some tests).
 #
-#   make run     build, then start a local 3-node cluster (Ctrl-C stops it)
+#   make run     build, then run one correctness test (results under store/)
 #   make test    vet, gofmt check, then every test (what CI runs)
 #
 # Variables: VERSION (stamped into the binary), FUZZTIME (make fuzz),
@@ -34,14 +34,15 @@ lint:
 test: lint
 	$(GO) test -count=1 -timeout 25m ./...
 
-## run: for now, build and start a local 3-node cluster in the foreground
+## run: build, then run one test (3 brokers, acks=-1, min.insync.replicas=2, clean, 60 s)
 run: build
-	$(BIN) cluster up --nodes 3
+	$(BIN) run
 
-## bench: the end-to-end produce benchmarks (bench/) and the storage benchmarks
+## bench: the end-to-end produce benchmarks (bench/), the storage and the checker benchmarks
 bench:
 	$(GO) test -run=NONE -bench=. -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout 20m ./bench/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./broker/storage/
+	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./checker/
 
 ## fuzz: fuzz the Kafka request decoder for FUZZTIME (default 5m)
 fuzz:

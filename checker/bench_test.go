@@ -1,0 +1,265 @@
+package checker
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// synthConfig shapes a synthetic history.
+type synthConfig struct {
+	ops        int // about this many operations
+	producers  int
+	consumers  int // each polls the partitions p with p % consumers == its slot
+	partitions int
+	endEvery   int // a consumer reads an end offset every endEvery operations
+	seed       uint64
+}
+
+// synth simulates a correct log: each operation takes effect at its
+// completion, which lies inside its interval, so the history is
+// linearizable and free of anomalies. About 1% of sends fail (not
+// written) and 1% are unknown (half of those written anyway); an unknown
+// send retires its process, like the workload does. It ends with a final
+// read of every partition and three identical replica reads.
+func synth(c synthConfig) []history.Op {
+	rng := rand.New(rand.NewPCG(c.seed, 7))
+	type actor struct {
+		process int
+		busy    bool
+		part    int32
+		value   string
+		f       string
+		next    int // consumer: which of its partitions to poll next
+		n       int
+	}
+	logs := make([][]string, c.partitions)
+	actors := make([]*actor, 0, c.producers+c.consumers)
+	procs := 0
+	for range c.producers + c.consumers {
+		actors = append(actors, &actor{process: procs})
+		procs++
+	}
+	pos := make(map[int64]int64) // consumer position per (process, partition)
+	ops := make([]history.Op, 0, c.ops+8*c.partitions)
+	var t int64
+	emit := func(p int, typ history.Type, f string, v *history.Value, errText string) {
+		t += 1 + rng.Int64N(2000)
+		ops = append(ops, history.Op{Index: int64(len(ops)), Time: t, Process: p, Type: typ, F: f, Value: v, Error: errText})
+	}
+	seq := 0
+	for len(ops) < c.ops {
+		i := rng.IntN(len(actors))
+		a := actors[i]
+		producer := i < c.producers
+		slot := i - c.producers
+		if !a.busy {
+			a.busy = true
+			switch {
+			case producer:
+				a.f, a.part = history.Send, int32(rng.IntN(c.partitions))
+				seq++
+				a.value = fmt.Sprintf("%d-%d", a.process, seq)
+				emit(a.process, history.Invoke, history.Send, &history.Value{Topic: topic, Partition: a.part, Value: a.value}, "")
+			default:
+				var mine []int32
+				for p := slot % c.partitions; p < c.partitions; p += c.consumers {
+					mine = append(mine, int32(p))
+				}
+				a.part = mine[a.next%len(mine)]
+				a.next++
+				a.n++
+				if c.endEvery > 0 && a.n%c.endEvery == 0 {
+					a.f = history.EndOffset
+					emit(a.process, history.Invoke, history.EndOffset, &history.Value{Topic: topic, Partition: a.part}, "")
+				} else {
+					a.f = history.Poll
+					from := pos[int64(a.process)<<32|int64(a.part)]
+					emit(a.process, history.Invoke, history.Poll, &history.Value{Topic: topic, Partition: a.part, From: history.Int64(from)}, "")
+				}
+			}
+			continue
+		}
+		a.busy = false
+		log := logs[a.part]
+		switch a.f {
+		case history.Send:
+			v := &history.Value{Topic: topic, Partition: a.part, Value: a.value}
+			switch r := rng.IntN(200); {
+			case r < 2:
+				emit(a.process, history.Fail, history.Send, v, "NOT_ENOUGH_REPLICAS")
+			case r < 4:
+				if r == 3 {
+					logs[a.part] = append(log, a.value)
+				}
+				emit(a.process, history.Info, history.Send, v, "REQUEST_TIMED_OUT")
+				a.process = procs
+				procs++
+			default:
+				logs[a.part] = append(log, a.value)
+				v.Offset = history.Int64(int64(len(log)))
+				emit(a.process, history.OK, history.Send, v, "")
+			}
+		case history.EndOffset:
+			emit(a.process, history.OK, history.EndOffset, &history.Value{Topic: topic, Partition: a.part, Offset: history.Int64(int64(len(log)))}, "")
+		case history.Poll:
+			k := int64(a.process)<<32 | int64(a.part)
+			from := pos[k]
+			n := min(int64(len(log))-from, 1+rng.Int64N(8))
+			var rs []history.Record
+			for o := from; o < from+n; o++ {
+				rs = append(rs, history.Record{Offset: o, Value: log[o]})
+			}
+			pos[k] = from + max(n, 0)
+			emit(a.process, history.OK, history.Poll, &history.Value{Topic: topic, Partition: a.part, From: history.Int64(from), Records: rs, HW: history.Int64(int64(len(log)))}, "")
+		}
+	}
+	// Operations still open stay open, as when a test is cut short; the
+	// final phase reads every partition and every replica.
+	final := procs
+	for p := range c.partitions {
+		rs := make([]history.Record, len(logs[p]))
+		for o, v := range logs[p] {
+			rs[o] = history.Record{Offset: int64(o), Value: v}
+		}
+		hw := history.Int64(int64(len(rs)))
+		emit(final, history.Invoke, history.FinalRead, &history.Value{Topic: topic, Partition: int32(p)}, "")
+		emit(final, history.OK, history.FinalRead, &history.Value{Topic: topic, Partition: int32(p), Records: rs, HW: hw}, "")
+		for br := int32(1); br <= 3; br++ {
+			emit(final, history.Invoke, history.ReplicaRead, &history.Value{Topic: topic, Partition: int32(p), Broker: history.Int32(br)}, "")
+			emit(final, history.OK, history.ReplicaRead, &history.Value{Topic: topic, Partition: int32(p), Broker: history.Int32(br), Records: rs, HW: hw}, "")
+		}
+	}
+	return ops
+}
+
+var bigConfig = synthConfig{ops: 1_000_000, producers: 8, consumers: 4, partitions: 4, endEvery: 10, seed: 1}
+
+var linConfig = synthConfig{ops: 10_000, producers: 5, consumers: 2, partitions: 1, endEvery: 5, seed: 2}
+
+var bigHistory = sync.OnceValue(func() []history.Op { return synth(bigConfig) })
+
+// TestSyntheticHistoriesAreValid: a correct log under concurrency, with
+// unknown and failed sends, must raise no alarm at all; and a record cut
+// from its final read must be found.
+func TestSyntheticHistoriesAreValid(t *testing.T) {
+	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
+	for _, sc := range []synthConfig{
+		{ops: 20_000, producers: 6, consumers: 3, partitions: 3, endEvery: 7, seed: 3},
+		{ops: 5_000, producers: 5, consumers: 2, partitions: 1, endEvery: 3, seed: 4},
+	} {
+		ops := synth(sc)
+		start := time.Now()
+		res := Check(ops, cfg, Options{})
+		t.Logf("%+v: checked in %v", sc, time.Since(start))
+		if res.Valid != Valid {
+			for _, r := range res.Results {
+				if r.Valid != Valid {
+					t.Errorf("%+v: %s %s %v", sc, r.Name, r.Valid, r.Details)
+				}
+			}
+			continue
+		}
+		if r, _ := res.Get(NonlinearizableSendName); r.Stats["porcupine-ok"] != 1 || r.Stats["unknown-sends-modelled"] == 0 {
+			t.Errorf("%+v: porcupine stats %v", sc, r.Stats)
+		}
+		// Cut one acknowledged record out of its final read.
+		acked := map[string]bool{}
+		for _, op := range ops {
+			if op.F == history.Send && op.Type == history.OK {
+				acked[op.Value.Value] = true
+			}
+		}
+		i := slices.IndexFunc(ops, func(op history.Op) bool { return op.F == history.FinalRead && op.Type == history.OK })
+		v := *ops[i].Value
+		j := slices.IndexFunc(v.Records, func(r history.Record) bool { return acked[r.Value] })
+		cut := v.Records[j]
+		v.Records = slices.Delete(slices.Clone(v.Records), j, j+1)
+		ops[i].Value = &v
+		res = Check(ops, cfg, Options{})
+		lw, _ := res.Get(LostWriteName)
+		if res.Valid != Invalid || lw.Count != 1 || !strings.Contains(lw.Details[0], fmt.Sprintf("%q", cut.Value)) {
+			t.Errorf("%+v: cut %v: verdict %s, lost-write %s %v", sc, cut, res.Valid, lw.Valid, lw.Details)
+		}
+	}
+}
+
+// heapPeak samples the live heap until stopped, without stopping the
+// world, and returns the highest sample.
+func heapPeak() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	done := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		var hi uint64
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			hi = max(hi, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				metrics.Read(sample)
+				peak <- max(hi, sample[0].Value.Uint64())
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-peak }
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
+}
+
+// BenchmarkCheckAllButLinearizability runs every checker except porcupine
+// on a synthetic 1,000,000-operation history (8 producers, 4 consumers, 4
+// partitions, final and replica reads). Target: at most 3 s and 1 GiB.
+// peak-heap-MB is the live heap at its highest during a check, history
+// included; check-heap-MB is that minus the history itself.
+func BenchmarkCheckAllButLinearizability(b *testing.B) {
+	ops := bigHistory()
+	base := liveHeap()
+	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
+	var peak uint64
+	b.ResetTimer()
+	for b.Loop() {
+		stop := heapPeak()
+		res := Check(ops, cfg, Options{SkipLinearizability: true})
+		peak = max(peak, stop())
+		if res.Valid == Invalid {
+			b.Fatalf("the synthetic history is invalid: %v", res.Unexpected)
+		}
+	}
+	b.ReportMetric(float64(len(ops)), "ops")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "check-heap-MB")
+}
+
+// BenchmarkLinearizability runs porcupine on a 10,000-operation history of
+// 5 producers and 2 consumers (polls and end offsets) on one partition, the
+// hardest shape: every operation in one search. Target: at most 10 s.
+func BenchmarkLinearizability(b *testing.B) {
+	ops := synth(linConfig)
+	h := NewHistory(ops)
+	b.ResetTimer()
+	for b.Loop() {
+		rs := Linearizability(h, -1, Options{LinearizableTimeout: time.Minute})
+		if rs[0].Stats["porcupine-ok"] != 1 {
+			b.Fatalf("not decided linearizable: %v %v", rs[0].Stats, rs[0].Details)
+		}
+	}
+	b.ReportMetric(float64(len(ops)), "ops")
+}

@@ -1,0 +1,127 @@
+package checker
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// hb builds histories tersely. Every op gets the next index and a time 10
+// ns after the previous one, so ops written in sequence do not overlap
+// unless a test opens several (Invoke) before completing them.
+type hb struct {
+	ops []history.Op
+	t   int64
+}
+
+const topic = "t"
+
+func (b *hb) add(p int, typ history.Type, f string, v *history.Value, errText string) int64 {
+	b.t += 10
+	i := int64(len(b.ops))
+	b.ops = append(b.ops, history.Op{Index: i, Time: b.t, Process: p, Type: typ, F: f, Value: v, Error: errText})
+	return i
+}
+
+// invoke opens an op; done completes it. Together they write concurrent
+// operations.
+func (b *hb) invokeSend(p int, part int32, val string) int64 {
+	return b.add(p, history.Invoke, history.Send, &history.Value{Topic: topic, Partition: part, Value: val}, "")
+}
+
+func (b *hb) doneSend(p int, part int32, val string, typ history.Type, off int64) int64 {
+	v := &history.Value{Topic: topic, Partition: part, Value: val}
+	errText := ""
+	switch typ {
+	case history.OK:
+		v.Offset = history.Int64(off)
+	case history.Fail:
+		errText = "NOT_ENOUGH_REPLICAS"
+	case history.Info:
+		errText = "REQUEST_TIMED_OUT"
+	}
+	return b.add(p, typ, history.Send, v, errText)
+}
+
+// send writes an ok send of val at off and returns the completion index.
+func (b *hb) send(p int, part int32, val string, off int64) int64 {
+	b.invokeSend(p, part, val)
+	return b.doneSend(p, part, val, history.OK, off)
+}
+
+func (b *hb) sendInfo(p int, part int32, val string) int64 {
+	b.invokeSend(p, part, val)
+	return b.doneSend(p, part, val, history.Info, 0)
+}
+
+func (b *hb) sendFail(p int, part int32, val string) int64 {
+	b.invokeSend(p, part, val)
+	return b.doneSend(p, part, val, history.Fail, 0)
+}
+
+// recs parses "0=a 1=b" into records.
+func recs(s string) []history.Record {
+	var out []history.Record
+	for _, f := range strings.Fields(s) {
+		off, val, _ := strings.Cut(f, "=")
+		o, err := strconv.ParseInt(off, 10, 64)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, history.Record{Offset: o, Value: val})
+	}
+	return out
+}
+
+func (b *hb) invokeRead(p int, f string, part int32, from int64) int64 {
+	v := &history.Value{Topic: topic, Partition: part}
+	if f == history.Poll {
+		v.From = history.Int64(from)
+	}
+	return b.add(p, history.Invoke, f, v, "")
+}
+
+func (b *hb) doneRead(p int, f string, part int32, from, hw int64, rs string) int64 {
+	v := &history.Value{Topic: topic, Partition: part, Records: recs(rs), HW: history.Int64(hw)}
+	if f == history.Poll {
+		v.From = history.Int64(from)
+	}
+	return b.add(p, history.OK, f, v, "")
+}
+
+// poll writes an ok poll from from returning rs ("0=a 1=b") with hw.
+func (b *hb) poll(p int, part int32, from, hw int64, rs string) int64 {
+	b.invokeRead(p, history.Poll, part, from)
+	return b.doneRead(p, history.Poll, part, from, hw, rs)
+}
+
+// final writes an ok final read of part by process 99.
+func (b *hb) final(part int32, hw int64, rs string) int64 {
+	b.invokeRead(99, history.FinalRead, part, 0)
+	return b.doneRead(99, history.FinalRead, part, 0, hw, rs)
+}
+
+// replica writes an ok replica read of broker's log by process 98.
+func (b *hb) replica(part int32, broker int32, hw int64, rs string) int64 {
+	b.add(98, history.Invoke, history.ReplicaRead, &history.Value{Topic: topic, Partition: part, Broker: history.Int32(broker)}, "")
+	return b.add(98, history.OK, history.ReplicaRead, &history.Value{Topic: topic, Partition: part, Broker: history.Int32(broker), Records: recs(rs), HW: history.Int64(hw)}, "")
+}
+
+func (b *hb) invokeEnd(p int, part int32) int64 {
+	return b.add(p, history.Invoke, history.EndOffset, &history.Value{Topic: topic, Partition: part}, "")
+}
+
+func (b *hb) doneEnd(p int, part int32, off int64) int64 {
+	return b.add(p, history.OK, history.EndOffset, &history.Value{Topic: topic, Partition: part, Offset: history.Int64(off)}, "")
+}
+
+// endOffset writes an ok end-offset read returning off.
+func (b *hb) endOffset(p int, part int32, off int64) int64 {
+	b.invokeEnd(p, part)
+	return b.doneEnd(p, part, off)
+}
+
+func (b *hb) nemesis(f, fault string) int64 {
+	return b.add(history.NemesisProcess, history.Info, f, &history.Value{Fault: fault, Targets: []string{"broker-1"}}, "")
+}

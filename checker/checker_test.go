@@ -1,0 +1,430 @@
+package checker
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+type want struct {
+	valid    Validity
+	count    int
+	examples []int64 // nil: not checked
+}
+
+func bad(count int, examples ...int64) want { return want{Invalid, count, examples} }
+
+// runAll runs every checker on ops, linearizability with acks=-1.
+func runAll(t *testing.T, ops []history.Op) map[string]Result {
+	t.Helper()
+	h := NewHistory(ops)
+	if p := h.Problems(); len(p) > 0 {
+		t.Fatalf("the test history is malformed: %v", p)
+	}
+	out := map[string]Result{}
+	for _, c := range []func(*History) Result{
+		LostWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicSend,
+		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
+	} {
+		r := c(h)
+		out[r.Name] = r
+	}
+	for _, r := range Linearizability(h, -1, Options{}) {
+		out[r.Name] = r
+	}
+	if len(out) != len(Names()) {
+		t.Fatalf("%d results for %d anomalies", len(out), len(Names()))
+	}
+	return out
+}
+
+// TestCheckers runs every checker on hand-built histories: each finds its
+// anomaly with the right op indexes, and every checker not listed in the
+// case must stay valid (quiet on clean histories and on the anomalies of
+// other checkers).
+func TestCheckers(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(b *hb) map[string]want
+	}{
+		{"clean", func(b *hb) map[string]want {
+			b.nemesis("start-kill", "kill")
+			b.send(0, 0, "a", 0)
+			b.send(1, 0, "b", 1)
+			b.poll(10, 0, 0, 2, "0=a 1=b")
+			b.send(0, 0, "c", 2)
+			b.nemesis("stop-kill", "kill")
+			b.poll(10, 0, 2, 3, "2=c")
+			b.endOffset(11, 0, 3)
+			b.send(1, 1, "d", 0)
+			b.final(0, 3, "0=a 1=b 2=c")
+			b.final(1, 1, "0=d")
+			for br := int32(1); br <= 3; br++ {
+				b.replica(0, br, 3, "0=a 1=b 2=c")
+			}
+			return nil
+		}},
+		{"lost write", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			lost := b.send(0, 0, "b", 1)
+			b.send(0, 0, "c", 2)
+			b.final(0, 3, "0=a 2=c")
+			return map[string]want{LostWriteName: bad(1, lost), UnseenName: bad(1, lost)}
+		}},
+		{"an unknown send never read is not lost", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.sendInfo(1, 0, "b")
+			b.final(0, 1, "0=a")
+			return nil
+		}},
+		{"an unfinished send never read is not lost", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.invokeSend(1, 0, "b")
+			b.final(0, 1, "0=a")
+			return nil
+		}},
+		{"an unknown send read later is neither garbage nor aborted", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.sendInfo(1, 0, "b")
+			b.send(2, 0, "c", 2)
+			b.poll(10, 0, 0, 3, "0=a 1=b 2=c")
+			b.final(0, 3, "0=a 1=b 2=c")
+			return nil
+		}},
+		{"a record beyond the final read is unseen, not lost", func(b *hb) map[string]want {
+			// With acks=-1 the ack says the HW passed offset 1, so the
+			// final read's HW of 1 is also stale.
+			b.send(0, 0, "a", 0)
+			ok := b.send(0, 0, "b", 1)
+			fr := b.final(0, 1, "0=a")
+			return map[string]want{UnseenName: bad(1, ok), StaleReadName: bad(1, ok, fr)}
+		}},
+		{"no final read: lost-write cannot be judged", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.poll(10, 0, 0, 1, "0=a")
+			b.send(0, 0, "b", 1)
+			return map[string]want{LostWriteName: {Unknown, 0, []int64{}}, UnseenName: {Unknown, 1, []int64{}}}
+		}},
+		{"duplicate", func(b *hb) map[string]want {
+			a := b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			fr := b.final(0, 3, "0=a 1=b 2=a")
+			return map[string]want{DuplicateName: bad(1, a, fr)}
+		}},
+		{"duplicate across partitions", func(b *hb) map[string]want {
+			a := b.send(0, 0, "a", 0)
+			b.final(0, 1, "0=a")
+			fr := b.final(1, 1, "0=a")
+			return map[string]want{DuplicateName: bad(1, a, fr)}
+		}},
+		{"inconsistent offsets", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.sendInfo(1, 0, "b")
+			b.sendInfo(2, 0, "c")
+			p := b.poll(10, 0, 0, 2, "0=a 1=b")
+			fr := b.final(0, 2, "0=a 1=c")
+			return map[string]want{InconsistentOffsetsName: bad(1, p, fr)}
+		}},
+		{"nonmonotonic send", func(b *hb) map[string]want {
+			// One process's sends are sequential, so a lower offset for
+			// its later send is also a real-time contradiction.
+			first := b.send(0, 0, "a", 1)
+			second := b.send(0, 0, "b", 0)
+			b.final(0, 2, "0=b 1=a")
+			return map[string]want{NonmonotonicSendName: bad(1, first, second), NonlinearizableSendName: bad(1, first, second)}
+		}},
+		{"poll skip between polls", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			b.send(0, 0, "c", 2)
+			b.poll(10, 0, 0, 3, "0=a")
+			p := b.poll(10, 0, 1, 3, "2=c")
+			b.final(0, 3, "0=a 1=b 2=c")
+			return map[string]want{PollSkipName: bad(1, p)}
+		}},
+		{"poll skip inside a poll", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			b.send(0, 0, "c", 2)
+			p := b.poll(10, 0, 0, 3, "0=a 2=c")
+			b.final(0, 3, "0=a 1=b 2=c")
+			return map[string]want{PollSkipName: bad(1, p)}
+		}},
+		{"poll skip from the start", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			p := b.poll(10, 0, 0, 2, "1=b")
+			b.final(0, 2, "0=a 1=b")
+			return map[string]want{PollSkipName: bad(1, p)}
+		}},
+		{"a gap of offsets nobody saw is not a skip", func(b *hb) map[string]want {
+			// Real Kafka leaves gaps (transaction markers, compaction).
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 5)
+			b.poll(10, 0, 0, 6, "0=a 5=b")
+			b.final(0, 6, "0=a 5=b")
+			return nil
+		}},
+		{"nonmonotonic poll", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			p1 := b.poll(10, 0, 0, 2, "0=a 1=b")
+			b.send(0, 0, "c", 2)
+			p2 := b.poll(10, 0, 1, 3, "1=b 2=c")
+			b.final(0, 3, "0=a 1=b 2=c")
+			return map[string]want{NonmonotonicPollName: bad(1, p1, p2)}
+		}},
+		{"nonmonotonic poll inside a poll", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			p := b.poll(10, 0, 0, 2, "0=a 1=b 1=b")
+			b.final(0, 2, "0=a 1=b")
+			return map[string]want{NonmonotonicPollName: bad(1, p)}
+		}},
+		{"consumers are tracked apart", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			b.poll(10, 0, 0, 2, "0=a 1=b")
+			b.poll(11, 0, 0, 2, "0=a")
+			b.poll(11, 0, 1, 2, "1=b")
+			b.final(0, 2, "0=a 1=b")
+			return nil
+		}},
+		{"aborted read", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			f := b.sendFail(1, 0, "b")
+			fr := b.final(0, 2, "0=a 1=b")
+			return map[string]want{AbortedReadName: bad(1, f, fr)}
+		}},
+		{"a failed send never read is quiet", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.sendFail(1, 0, "b")
+			b.final(0, 1, "0=a")
+			return nil
+		}},
+		{"garbage read", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			fr := b.final(0, 2, "0=a 1=zz")
+			return map[string]want{GarbageReadName: bad(1, fr)}
+		}},
+		{"garbage in a replica", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.final(0, 1, "0=a")
+			b.replica(0, 1, 1, "0=a")
+			r2 := b.replica(0, 2, 1, "0=a 1=zz")
+			return map[string]want{GarbageReadName: bad(1, r2)}
+		}},
+		{"replica divergence", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			b.final(0, 2, "0=a 1=b")
+			r1 := b.replica(0, 1, 2, "0=a 1=b")
+			r2 := b.replica(0, 2, 2, "0=a 1=b")
+			r3 := b.replica(0, 3, 2, "0=a")
+			return map[string]want{ReplicaDivergenceName: bad(2, r1, r2, r3)}
+		}},
+		{"an uncommitted replica tail is not divergence", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			b.send(0, 0, "b", 1)
+			b.sendInfo(1, 0, "c")
+			b.final(0, 2, "0=a 1=b")
+			b.replica(0, 1, 2, "0=a 1=b")
+			b.replica(0, 2, 3, "0=a 1=b 2=c")
+			return nil
+		}},
+		{"nonlinearizable send", func(b *hb) map[string]want {
+			first := b.send(0, 0, "a", 1)
+			second := b.send(1, 0, "b", 0)
+			b.final(0, 2, "0=b 1=a")
+			return map[string]want{NonlinearizableSendName: bad(1, first, second)}
+		}},
+		{"concurrent sends may take offsets in either order", func(b *hb) map[string]want {
+			b.invokeSend(0, 0, "a")
+			b.invokeSend(1, 0, "b")
+			b.doneSend(0, 0, "a", history.OK, 1)
+			b.doneSend(1, 0, "b", history.OK, 0)
+			b.final(0, 2, "0=b 1=a")
+			return nil
+		}},
+		{"two acks at one offset", func(b *hb) map[string]want {
+			b.invokeSend(0, 0, "a")
+			b.invokeSend(1, 0, "b")
+			a := b.doneSend(0, 0, "a", history.OK, 0)
+			bb := b.doneSend(1, 0, "b", history.OK, 0)
+			b.final(0, 1, "0=b")
+			return map[string]want{LostWriteName: bad(1, a), UnseenName: bad(1, a), NonlinearizableSendName: bad(1, a, bb)}
+		}},
+		{"stale end offset", func(b *hb) map[string]want {
+			a := b.send(0, 0, "a", 0)
+			e := b.endOffset(10, 0, 0)
+			b.final(0, 1, "0=a")
+			return map[string]want{StaleReadName: bad(1, a, e)}
+		}},
+		{"stale poll after a fresher read", func(b *hb) map[string]want {
+			b.sendInfo(0, 0, "a")
+			b.sendInfo(1, 0, "b")
+			e := b.endOffset(11, 0, 2)
+			p := b.poll(10, 0, 0, 1, "0=a")
+			b.poll(10, 0, 1, 2, "1=b")
+			b.final(0, 2, "0=a 1=b")
+			return map[string]want{StaleReadName: bad(1, e, p)}
+		}},
+		{"a read from the future", func(b *hb) map[string]want {
+			p := b.poll(10, 0, 0, 1, "0=a")
+			a := b.send(0, 0, "a", 0)
+			b.final(0, 1, "0=a")
+			return map[string]want{NonlinearizableSendName: bad(1, p, a)}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := &hb{}
+			wants := c.build(b)
+			got := runAll(t, b.ops)
+			for _, name := range Names() {
+				w, ok := wants[name]
+				if !ok {
+					w = want{Valid, 0, []int64{}}
+				}
+				r := got[name]
+				if r.Valid != w.valid || r.Count != w.count {
+					t.Errorf("%s: valid %s count %d, want %s count %d\n  details: %s", name, r.Valid, r.Count, w.valid, w.count, strings.Join(r.Details, "\n  "))
+					continue
+				}
+				if w.examples != nil {
+					ex := slices.Clone(w.examples)
+					slices.Sort(ex)
+					if !slices.Equal(r.Examples, ex) && !(len(ex) == 0 && len(r.Examples) == 0) {
+						t.Errorf("%s: examples %v, want %v\n  details: %s", name, r.Examples, ex, strings.Join(r.Details, "\n  "))
+					}
+				}
+				if r.Valid == Invalid && len(r.Details) == 0 {
+					t.Errorf("%s: invalid without details", name)
+				}
+			}
+		})
+	}
+}
+
+func TestLostWriteDetailNamesTheValue(t *testing.T) {
+	b := &hb{}
+	b.send(0, 0, "0-1", 0)
+	ok := b.send(0, 0, "0-17", 1)
+	b.send(0, 0, "0-2", 2)
+	fr := b.final(0, 3, "0=0-1 2=0-2")
+	r := LostWrite(NewHistory(b.ops))
+	want := `value "0-17" acknowledged at offset 1 (op 3) is missing from the final read of t-0 (op 7), which reached offset 3`
+	if len(r.Details) != 1 || r.Details[0] != want {
+		t.Fatalf("details %q, want %q (ok %d, final %d)", r.Details, want, ok, fr)
+	}
+}
+
+func TestUnknownOutcomesNeverLost(t *testing.T) {
+	// Many unknown sends, none read, with a final read past all of them:
+	// no lost-write, no unseen, whatever their number.
+	b := &hb{}
+	b.send(0, 0, "a", 0)
+	for i := range 50 {
+		b.sendInfo(100+i, 0, "u"+string(rune('A'+i%26))+string(rune('a'+i/26)))
+	}
+	b.invokeSend(1, 0, "open")
+	b.final(0, 40, "0=a")
+	h := NewHistory(b.ops)
+	for _, r := range []Result{LostWrite(h), Unseen(h), AbortedRead(h), GarbageRead(h)} {
+		if r.Valid != Valid {
+			t.Errorf("%s: %s %v", r.Name, r.Valid, r.Details)
+		}
+	}
+}
+
+func TestMalformedHistoriesAreWorkedAround(t *testing.T) {
+	b := &hb{}
+	b.add(0, history.OK, history.Send, &history.Value{Topic: topic, Value: "a", Offset: history.Int64(0)}, "")
+	b.invokeSend(1, 0, "b")
+	b.invokeSend(1, 0, "c") // b is now unknown
+	b.doneSend(1, 0, "c", history.OK, 1)
+	b.final(0, 2, "0=a 1=c")
+	h := NewHistory(b.ops)
+	if len(h.Problems()) != 2 {
+		t.Fatalf("problems %q", h.Problems())
+	}
+	if r := LostWrite(h); r.Valid != Valid {
+		t.Fatalf("lost-write %s %v", r.Valid, r.Details)
+	}
+}
+
+func TestOpCounts(t *testing.T) {
+	b := &hb{}
+	b.send(0, 0, "a", 0)
+	b.sendFail(1, 0, "b")
+	b.sendInfo(2, 0, "c")
+	b.invokeSend(3, 0, "d")
+	b.nemesis("start-kill", "kill")
+	res := Check(b.ops, Config{Acks: -1}, Options{})
+	c := res.Ops[history.Send]
+	if c.Invoke != 4 || c.OK != 1 || c.Fail != 1 || c.Info != 1 || c.Open != 1 {
+		t.Fatalf("send counts %+v", c)
+	}
+	if c := res.Ops["start-kill"]; c.Info != 1 {
+		t.Fatalf("nemesis counts %+v", c)
+	}
+}
+
+// TestOffsetTable: offsets far from zero stay dense, outliers go to the
+// overflow map, and a slot moves into the slice when it grows over it, so
+// an offset never has two slots.
+func TestOffsetTable(t *testing.T) {
+	var tb offsetTable
+	tb.get(3000).readVid = 1
+	out := tb.get(5000)
+	if tb.overflow[5000] != out {
+		t.Fatal("a far offset did not go to the overflow map")
+	}
+	out.readVid = 7
+	tb.get(1 << 40).readVid = 9
+	for off := int64(3001); off < 4000; off++ {
+		tb.get(off)
+	}
+	tb.get(2990) // grows down
+	tb.get(5001) // grows over 5000
+	if s := tb.lookup(5000); s == nil || s.readVid != 7 || tb.overflow[5000] != nil {
+		t.Fatalf("slot of 5000 %+v, overflow %v", s, tb.overflow)
+	}
+	if s := tb.lookup(3000); s == nil || s.readVid != 1 || tb.base != 2990 {
+		t.Fatalf("slot of 3000 %+v, base %d", s, tb.base)
+	}
+	if s := tb.lookup(1 << 40); s == nil || s.readVid != 9 || len(tb.dense) > 1<<20 {
+		t.Fatalf("outlier %+v, dense %d", s, len(tb.dense))
+	}
+}
+
+// TestLogsNotStartingAtZero: a log whose start was deleted (real Kafka
+// with retention) is judged the same way; b, acknowledged at 1000001, was
+// overwritten by the unknown send x, so it is lost, and the consumer that
+// jumped from 1000000 to 1000002 skipped an existing offset.
+func TestLogsNotStartingAtZero(t *testing.T) {
+	const base = 1_000_000
+	b := &hb{}
+	b.send(0, 0, "a", base)
+	lost := b.send(0, 0, "b", base+1)
+	b.send(0, 0, "c", base+2)
+	b.sendInfo(1, 0, "x")
+	b.poll(10, 0, base, base+2, "1000000=a")
+	p := b.poll(10, 0, base+1, base+3, "1000002=c")
+	b.final(0, base+3, "1000000=a 1000001=x 1000002=c")
+	h := NewHistory(b.ops)
+	for _, c := range []struct {
+		r    Result
+		want []int64
+	}{
+		{PollSkip(h), []int64{p}},
+		{LostWrite(h), []int64{lost}},
+		{InconsistentOffsets(h), nil},
+	} {
+		if !slices.Equal(c.r.Examples, c.want) {
+			t.Errorf("%s: examples %v, want %v (%v)", c.r.Name, c.r.Examples, c.want, c.r.Details)
+		}
+	}
+}

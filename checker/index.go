@@ -1,0 +1,579 @@
+package checker
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// History is a history indexed once for all checkers: operations paired,
+// values interned, and every offset observation (acks and reads) tabled per
+// partition. It is read-only after NewHistory, so checkers may run on it
+// concurrently.
+//
+// Positions (int32) index Ops; results report history.Op.Index, which is
+// what a user finds in history.jsonl.
+type History struct {
+	// Ops is the history as given.
+	Ops []history.Op
+
+	keys  []history.Key
+	keyID map[history.Key]int32
+	parts []*partition
+
+	vals  []valueInfo
+	valID map[string]int32
+
+	sends    []sendOp // every send, in completion order (open ones last)
+	polls    []readOp // ok polls, in completion order
+	ends     []readOp // ok end-offset reads
+	finals   []readOp // ok final reads
+	replicas []readOp // ok replica reads
+
+	dups      []observation // value observed at a second (partition, offset)
+	conflicts []observation // offset read with a second value
+	dupSeen   map[observation]struct{}
+	confSeen  map[observation]struct{}
+
+	counts   map[string]*OpCounts
+	problems []string
+}
+
+// sendOp is one send: its invoke and completion positions (-1 if missing)
+// and what the completion said.
+type sendOp struct {
+	inv, done int32
+	vid       int32
+	part      int32
+	process   int
+	typ       history.Type // "" if the history ended before it completed
+	offset    int64        // for ok with an offset, else -1
+}
+
+// readOp is one ok read: a poll, end-offset, final read or replica read.
+type readOp struct {
+	inv, done int32
+	part      int32
+	process   int
+	from      int64 // -1 if absent
+	hw        int64 // -1 if absent; end-offset: the offset returned
+	broker    int32 // replica reads; -1 if absent
+	recs      []history.Record
+	// reach is how far the read got: its HW, or past its highest record
+	// if it reported no HW (or a smaller one).
+	reach int64
+}
+
+// observation is one sighting of a value at an offset; pos is the op that
+// saw it.
+type observation struct {
+	vid    int32
+	part   int32
+	offset int64
+	pos    int32
+}
+
+// Value flags: how a value's sends completed, and who read it.
+const (
+	sentOK uint8 = 1 << iota
+	sentInfo
+	sentFail
+	sentOpen
+	readByClient  // a poll or final read returned it
+	readByReplica // a replica read returned it
+	inOwnFinal    // the chosen final read of its send's partition has it
+	observedTwice // acks or client reads put it at two (partition, offset)s
+)
+
+type valueInfo struct {
+	str     string
+	part    int32 // partition of its first send; -1 if never sent
+	flags   uint8
+	failPos int32 // first fail completion, -1
+	readPos int32 // first poll or final read returning it, -1
+	repPos  int32 // first replica read returning it, -1
+	// The first observation (ack, poll or final read); -1 if none.
+	obsPart int32
+	obsOff  int64
+	obsPos  int32
+}
+
+func (v *valueInfo) sent() bool { return v.flags&(sentOK|sentInfo|sentFail|sentOpen) != 0 }
+
+// partition holds the per-topic-partition tables.
+type partition struct {
+	key   history.Key
+	obs   offsetTable
+	final int // index into History.finals of the chosen final read, -1
+	// exist is the sorted set of offsets any ack or client read observed.
+	exist []int64
+	// ackConflicts counts offsets where an ack disagrees with a read or
+	// another ack: reported as a statistic, since the acked value's fate
+	// is judged by lost-write, duplicate and linearizability.
+	ackConflicts int64
+}
+
+// slot is what is known about one offset. Value ids are stored +1 so the
+// zero slot means "nothing seen".
+type slot struct {
+	readVid, readPos int32
+	ackVid           int32
+	ackConflict      bool
+	readConflict     bool
+}
+
+// offsetTable maps offsets to slots. Offsets of a partition are dense in
+// practice, though they need not start at 0 (a log whose start was
+// deleted), so a slice from a base offset serves them; offsets far from
+// what has been seen (a corrupt or foreign history) go to a map, so they
+// cannot make the slice huge, and move into the slice when it grows over
+// them, so an offset has one slot.
+type offsetTable struct {
+	base     int64
+	dense    []slot
+	overflow map[int64]*slot
+	n        int64 // observations so far, bounds the dense growth
+}
+
+func (t *offsetTable) get(off int64) *slot {
+	t.n++
+	if s := t.lookupDense(off); s != nil {
+		return s
+	}
+	slack := 4*t.n + 1024
+	lo, hi := t.base, t.base+int64(len(t.dense))
+	switch {
+	case len(t.dense) == 0:
+		lo, hi = off, off+1
+	case off >= hi && off-hi < slack:
+		hi = off + 1
+	case off < lo && lo-off < slack:
+		lo = off
+	default:
+		if t.overflow == nil {
+			t.overflow = map[int64]*slot{}
+		}
+		s := t.overflow[off]
+		if s == nil {
+			s = &slot{}
+			t.overflow[off] = s
+		}
+		return s
+	}
+	t.grow(lo, hi)
+	return t.lookupDense(off)
+}
+
+// grow makes the slice cover [lo, hi), doubling its capacity as it goes
+// (append's growth for large slices is 1.25x, which copies a growing table
+// five times over), and moves overflow slots it now covers into it.
+func (t *offsetTable) grow(lo, hi int64) {
+	if lo == t.base && hi-lo <= int64(cap(t.dense)) {
+		t.dense = t.dense[:hi-lo]
+	} else {
+		grown := make([]slot, hi-lo, max(2*int64(cap(t.dense)), hi-lo))
+		if len(t.dense) > 0 {
+			copy(grown[t.base-lo:], t.dense)
+		}
+		t.base, t.dense = lo, grown
+	}
+	for off, s := range t.overflow {
+		if off >= lo && off < hi {
+			t.dense[off-lo] = *s
+			delete(t.overflow, off)
+		}
+	}
+}
+
+func (t *offsetTable) lookupDense(off int64) *slot {
+	if i := off - t.base; i >= 0 && i < int64(len(t.dense)) {
+		return &t.dense[i]
+	}
+	return nil
+}
+
+// lookup returns the slot of off without creating it.
+func (t *offsetTable) lookup(off int64) *slot {
+	if s := t.lookupDense(off); s != nil {
+		return s
+	}
+	return t.overflow[off]
+}
+
+// NewHistory indexes ops. It never fails: malformations (a completion
+// without an invoke, two open operations on one process) are worked around
+// conservatively and listed by Problems.
+func NewHistory(ops []history.Op) *History {
+	// Sizing the tables up front saves copying them as they grow.
+	var sends, polls, ends int
+	for i := range ops {
+		switch op := &ops[i]; {
+		case op.Type == history.Invoke && op.F == history.Send:
+			sends++
+		case op.Type == history.OK && op.F == history.Poll:
+			polls++
+		case op.Type == history.OK && op.F == history.EndOffset:
+			ends++
+		}
+	}
+	h := &History{
+		Ops:    ops,
+		keyID:  map[history.Key]int32{},
+		valID:  make(map[string]int32, sends+sends/8),
+		vals:   make([]valueInfo, 0, sends+sends/8),
+		sends:  make([]sendOp, 0, sends+sends/8),
+		polls:  make([]readOp, 0, polls),
+		ends:   make([]readOp, 0, ends),
+		counts: map[string]*OpCounts{},
+	}
+	open := map[int]int32{}
+	for i := range ops {
+		op := &ops[i]
+		pos := int32(i)
+		c := h.counts[op.F]
+		if c == nil {
+			c = &OpCounts{}
+			h.counts[op.F] = c
+		}
+		switch op.Type {
+		case history.Invoke:
+			c.Invoke++
+		case history.OK:
+			c.OK++
+		case history.Fail:
+			c.Fail++
+		case history.Info:
+			c.Info++
+		}
+		if op.Process == history.NemesisProcess {
+			continue
+		}
+		if op.Type == history.Invoke {
+			if j, busy := open[op.Process]; busy {
+				h.problem("op %d: process %d invoked %s while op %d is open; op %d is treated as unknown", op.Index, op.Process, op.F, ops[j].Index, ops[j].Index)
+				h.complete(j, -1)
+			}
+			open[op.Process] = pos
+			continue
+		}
+		inv := int32(-1)
+		if j, ok := open[op.Process]; ok {
+			delete(open, op.Process)
+			if ops[j].F == op.F {
+				inv = j
+			} else {
+				h.problem("op %d: completes %s but process %d invoked %s (op %d); both are taken alone", op.Index, op.F, op.Process, ops[j].F, ops[j].Index)
+				h.complete(j, -1)
+			}
+		} else {
+			h.problem("op %d: process %d completed %s without an invoke", op.Index, op.Process, op.F)
+		}
+		h.complete(inv, pos)
+	}
+	// Invokes the history ended before completing are unknown, like info.
+	rest := make([]int32, 0, len(open))
+	for _, j := range open {
+		rest = append(rest, j)
+	}
+	slices.Sort(rest)
+	for _, j := range rest {
+		h.complete(j, -1)
+	}
+	h.finish()
+	return h
+}
+
+func (h *History) problem(format string, args ...any) {
+	if len(h.problems) < 100 {
+		h.problems = append(h.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// Problems lists malformations found in the history (at most 100).
+func (h *History) Problems() []string { return h.problems }
+
+func (h *History) keyOf(k history.Key) int32 {
+	if id, ok := h.keyID[k]; ok {
+		return id
+	}
+	id := int32(len(h.keys))
+	h.keyID[k] = id
+	h.keys = append(h.keys, k)
+	h.parts = append(h.parts, &partition{key: k, final: -1})
+	return id
+}
+
+func (h *History) valueOf(s string) int32 {
+	if id, ok := h.valID[s]; ok {
+		return id
+	}
+	id := int32(len(h.vals))
+	h.valID[s] = id
+	h.vals = append(h.vals, valueInfo{str: s, part: -1, failPos: -1, readPos: -1, repPos: -1, obsPart: -1, obsPos: -1})
+	return id
+}
+
+// complete indexes one operation given its invoke and completion positions
+// (either may be -1, not both).
+func (h *History) complete(inv, done int32) {
+	var invOp, doneOp *history.Op
+	if inv >= 0 {
+		invOp = &h.Ops[inv]
+	}
+	if done >= 0 {
+		doneOp = &h.Ops[done]
+	}
+	if doneOp == nil {
+		if invOp.Type == history.Invoke {
+			if c := h.counts[invOp.F]; c != nil {
+				c.Open++
+			}
+		}
+		if invOp.F == history.Send {
+			h.addSend(invOp, nil, inv, -1)
+		}
+		return
+	}
+	switch doneOp.F {
+	case history.Send:
+		h.addSend(invOp, doneOp, inv, done)
+	case history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
+		if doneOp.Type == history.OK && doneOp.Value != nil {
+			h.addRead(invOp, doneOp, inv, done)
+		}
+	}
+}
+
+func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
+	var v *history.Value
+	typ := history.Type("")
+	process := 0
+	if doneOp != nil {
+		v, typ, process = doneOp.Value, doneOp.Type, doneOp.Process
+	}
+	if invOp != nil {
+		process = invOp.Process
+		if v == nil || v.Value == "" {
+			v = invOp.Value
+		}
+	}
+	if v == nil || v.Value == "" {
+		if done >= 0 {
+			h.problem("op %d: a send without a value", h.Ops[done].Index)
+		}
+		return
+	}
+	s := sendOp{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), process: process, typ: typ, offset: -1}
+	s.vid = h.valueOf(v.Value)
+	val := &h.vals[s.vid]
+	if val.part < 0 {
+		val.part = s.part
+	}
+	switch typ {
+	case history.OK:
+		val.flags |= sentOK
+		if v.Offset != nil {
+			s.offset = *v.Offset
+			h.observe(s.vid, s.part, s.offset, done, true)
+		}
+	case history.Fail:
+		val.flags |= sentFail
+		if val.failPos < 0 {
+			val.failPos = done
+		}
+	case history.Info:
+		val.flags |= sentInfo
+	default:
+		val.flags |= sentOpen
+	}
+	h.sends = append(h.sends, s)
+}
+
+func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
+	v := doneOp.Value
+	r := readOp{inv: inv, done: done, process: doneOp.Process, from: -1, hw: -1, broker: -1, recs: v.Records}
+	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
+	if v.From != nil {
+		r.from = *v.From
+	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
+		r.from = *invOp.Value.From
+	}
+	if v.HW != nil {
+		r.hw = *v.HW
+	}
+	r.reach = r.hw
+	for _, rec := range r.recs {
+		r.reach = max(r.reach, rec.Offset+1)
+	}
+	if v.Broker != nil {
+		r.broker = *v.Broker
+	} else if invOp != nil && invOp.Value != nil && invOp.Value.Broker != nil {
+		r.broker = *invOp.Value.Broker
+	}
+	switch doneOp.F {
+	case history.Poll:
+		h.polls = append(h.polls, r)
+	case history.EndOffset:
+		if v.Offset == nil {
+			return
+		}
+		r.hw, r.reach = *v.Offset, *v.Offset
+		h.ends = append(h.ends, r)
+		return
+	case history.FinalRead:
+		h.finals = append(h.finals, r)
+	case history.ReplicaRead:
+		// A replica's log is judged by replica-divergence only: it may
+		// hold an unacknowledged tail that no client could read.
+		for _, rec := range r.recs {
+			val := &h.vals[h.valueOf(rec.Value)]
+			val.flags |= readByReplica
+			if val.repPos < 0 {
+				val.repPos = done
+			}
+		}
+		h.replicas = append(h.replicas, r)
+		return
+	}
+	for _, rec := range r.recs {
+		vid := h.valueOf(rec.Value)
+		val := &h.vals[vid]
+		val.flags |= readByClient
+		if val.readPos < 0 {
+			val.readPos = done
+		}
+		h.observe(vid, r.part, rec.Offset, done, false)
+	}
+}
+
+// observe tables one sighting of value vid at (part, off), by an ack or a
+// client read, and notes duplicates and conflicts as they appear.
+func (h *History) observe(vid, part int32, off int64, pos int32, ack bool) {
+	val := &h.vals[vid]
+	switch {
+	case val.obsPos < 0:
+		val.obsPart, val.obsOff, val.obsPos = part, off, pos
+	case val.obsPart != part || val.obsOff != off:
+		val.flags |= observedTwice
+		o := observation{vid: vid, part: part, offset: off}
+		if _, seen := h.dupSeen[o]; !seen {
+			if h.dupSeen == nil {
+				h.dupSeen = map[observation]struct{}{}
+			}
+			h.dupSeen[o] = struct{}{}
+			o.pos = pos
+			h.dups = append(h.dups, o)
+		}
+	}
+	p := h.parts[part]
+	s := p.obs.get(off)
+	if ack {
+		switch {
+		case s.ackVid == 0:
+			s.ackVid = vid + 1
+		case s.ackVid != vid+1 && !s.ackConflict:
+			s.ackConflict = true
+			p.ackConflicts++
+		}
+		if s.readVid != 0 && s.readVid != vid+1 && !s.ackConflict {
+			s.ackConflict = true
+			p.ackConflicts++
+		}
+		return
+	}
+	switch {
+	case s.readVid == 0:
+		s.readVid, s.readPos = vid+1, pos
+		if s.ackVid != 0 && s.ackVid != vid+1 && !s.ackConflict {
+			s.ackConflict = true
+			p.ackConflicts++
+		}
+	case s.readVid != vid+1:
+		s.readConflict = true
+		o := observation{vid: vid, part: part, offset: off}
+		if _, seen := h.confSeen[o]; !seen {
+			if h.confSeen == nil {
+				h.confSeen = map[observation]struct{}{}
+			}
+			h.confSeen[o] = struct{}{}
+			o.pos = pos
+			h.conflicts = append(h.conflicts, o)
+		}
+	}
+}
+
+// finish runs the passes that need the whole history: choosing each
+// partition's final read, marking the values it holds, and listing the
+// offsets that exist.
+func (h *History) finish() {
+	// The last ok final read of a partition is its final read: an earlier
+	// one was a retry that a later, fuller read superseded.
+	for i, r := range h.finals {
+		h.parts[r.part].final = i
+	}
+	for _, p := range h.parts {
+		if p.final < 0 {
+			continue
+		}
+		part := h.keyID[p.key]
+		for _, rec := range h.finals[p.final].recs {
+			val := &h.vals[h.valID[rec.Value]]
+			if val.part == part {
+				val.flags |= inOwnFinal
+			}
+		}
+	}
+	for _, p := range h.parts {
+		n := 0
+		for i := range p.obs.dense {
+			if s := &p.obs.dense[i]; s.readVid != 0 || s.ackVid != 0 {
+				n++
+			}
+		}
+		p.exist = make([]int64, 0, n+len(p.obs.overflow))
+		for i := range p.obs.dense {
+			if s := &p.obs.dense[i]; s.readVid != 0 || s.ackVid != 0 {
+				p.exist = append(p.exist, p.obs.base+int64(i))
+			}
+		}
+		if len(p.obs.overflow) > 0 {
+			for off := range p.obs.overflow {
+				p.exist = append(p.exist, off)
+			}
+			slices.Sort(p.exist)
+		}
+	}
+}
+
+// existing counts the offsets in [from, to) of partition part that some
+// ack or read observed.
+func (h *History) existing(part int32, from, to int64) int {
+	if to <= from {
+		return 0
+	}
+	e := h.parts[part].exist
+	i, _ := slices.BinarySearch(e, from)
+	j, _ := slices.BinarySearch(e, to)
+	return j - i
+}
+
+// index returns the user-visible index of the op at pos.
+func (h *History) index(pos int32) int64 {
+	if pos < 0 {
+		return -1
+	}
+	return h.Ops[pos].Index
+}
+
+// callTime is when the operation was invoked; an operation seen only by its
+// completion may have started at the beginning of the test.
+func (h *History) callTime(inv int32) int64 {
+	if inv < 0 {
+		return math.MinInt64 / 2
+	}
+	return h.Ops[inv].Time
+}
+
+func (h *History) key(part int32) history.Key { return h.keys[part] }

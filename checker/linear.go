@@ -1,0 +1,733 @@
+package checker
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// The linearizability model.
+//
+// Each topic-partition is checked on its own. The state is two lower
+// bounds, so a step and a hash are O(1):
+//
+//	leo: the log end is at least this (every offset below it is taken)
+//	hw:  the high watermark is at least this
+//
+// Operations:
+//
+//	send v -> o (ok)        legal iff o >= leo; then leo = o+1, and with
+//	                        acks=-1 also hw >= o+1 (the ack came after the
+//	                        HW passed o)
+//	send v -> ? (info, or never completed), whose record reads found at
+//	                        one uncontested offset x: the same, at x,
+//	                        never raising hw; it returns at +inf (etcd's
+//	                        convention for unknown outcomes), so it may
+//	                        linearize any time after its invoke
+//	read -> hw h, records up to r (poll, end-offset, final read)
+//	                        legal iff h >= hw (when the read reports h); then
+//	                        hw and leo are at least max(h, r)
+//
+// A send linearizes when the leader appends its record (acks=1) or when
+// the HW passes it (acks=-1); a read when the leader computes the HW it
+// returns. In a correct log both points lie inside the operations'
+// intervals, offsets are appended in order, and the HW never moves back, so
+// every history of a correct log is linearizable here: what the model
+// flags is an anomaly. The two kinds of step that can fail are the two
+// anomalies:
+//
+//   - nonlinearizable-send (a send's o >= leo fails): a send that began
+//     after another operation completed got an offset below what that
+//     operation established: an earlier acknowledged send's offset (the
+//     log end moved back), or a read that had already seen the log reach
+//     past it (the offset was reused, or a read returned a record before
+//     its send began); or two acknowledged sends got the same offset;
+//   - stale-read (a read's h >= hw fails): a read that began after another
+//     operation completed returned a HW below what that operation
+//     established: an acks=-1 send acknowledged at o (so HW > o) or a read
+//     that saw a higher HW.
+//
+// What it cannot see: record contents (which value sits at which offset is
+// judged by inconsistent-offsets, duplicate and lost-write); unknown sends
+// no read returned, or returned at several offsets (the only effect an
+// unread one could have is a higher log end, which only forbids more, so
+// "it never happened" is always a legal choice; leaving them out also
+// keeps porcupine from branching on them); failed sends (they did not
+// happen); replica reads (a replica's own HW may lag the leader's); and the
+// HW of a read that returned records at or above it (it is no bound then).
+//
+// Because every step only raises two monotone bounds, a history is
+// linearizable in this model iff no pair of operations contradicts it: one
+// that completed before the other began yet set a bound the other breaks,
+// or two sends at one offset. (A cycle of ordering constraints collapses to
+// such a pair: the constraint relation is transitive and real-time order
+// is an interval order. TestWitnessesMatchPorcupine checks the claim
+// against porcupine on random histories.) The same holds for each kind
+// alone: the model that checks only sends (or only reads) fails iff a pair
+// of that kind exists. Linearizability uses that:
+//
+//   - a scan finds every contradicting pair in O(n log n), and each pair is
+//     proof of its anomaly by itself;
+//   - for each kind with no pair, porcupine checks the whole history under
+//     the model of that kind and confirms it (Ok), or runs out of time
+//     (unknown); it searches tightened intervals cut into segments (see
+//     tighten and segments), so a legal history is searched in linear time
+//     and bounded memory;
+//   - porcupine also checks a window of operations around each of the
+//     first few pairs, which gives the HTML visualization.
+
+// DefaultLinearizableTimeout bounds porcupine's search when
+// Options.LinearizableTimeout is zero.
+const DefaultLinearizableTimeout = 10 * time.Second
+
+type linKind uint8
+
+const (
+	linSend linKind = iota
+	linRead
+	// linStart opens a segment of a partition's history with the state
+	// all earlier segments established (see segments).
+	linStart
+)
+
+// linOp is one operation of the model; porcupine receives it as the input
+// (the output is unused: the result is part of the operation).
+type linOp struct {
+	part    int
+	kind    linKind
+	offset  int64 // send: its offset
+	commit  bool  // send: acknowledged with acks=-1
+	unknown bool  // send: info or never completed
+	hw      int64 // read: the HW it reported, -1 if none
+	reach   int64 // read: max(hw, last record + 1)
+	call    int64
+	ret     int64
+	pos     int32 // the op to cite: the completion, or the invoke of an unknown send
+	f       string
+	value   string
+	from    int64
+	nrecs   int
+	seg     int // porcupine partition: a segment or a window
+	// linStart: the state to start from.
+	startLeo, startHW int64
+}
+
+func (op *linOp) part32() int32 { return int32(op.part) }
+
+// raises is what an operation establishes once linearized: a log end
+// (leo) and a HW (hw) that everything after it must respect.
+func (op *linOp) raises() (leo, hw int64) {
+	switch op.kind {
+	case linStart:
+		return op.startLeo, op.startHW
+	case linSend:
+		if op.commit {
+			return op.offset + 1, op.offset + 1
+		}
+		return op.offset + 1, 0
+	}
+	return op.reach, op.reach
+}
+
+func (op *linOp) describe() string {
+	switch {
+	case op.kind == linStart:
+		return fmt.Sprintf("earlier segments: log end >= %d, hw >= %d", op.startLeo, op.startHW)
+	case op.kind == linSend && op.unknown:
+		return fmt.Sprintf("send %q -> unknown, read at offset %d", op.value, op.offset)
+	case op.kind == linSend:
+		return fmt.Sprintf("send %q -> offset %d", op.value, op.offset)
+	case op.f == history.EndOffset:
+		return fmt.Sprintf("end-offset -> %d", op.hw)
+	case op.from >= 0:
+		return fmt.Sprintf("%s from %d -> %d records, hw %d", op.f, op.from, op.nrecs, op.hw)
+	}
+	return fmt.Sprintf("%s -> %d records, hw %d", op.f, op.nrecs, op.hw)
+}
+
+type linState struct{ leo, hw int64 }
+
+// checks selects the steps that can fail: sends (nonlinearizable-send),
+// reads (stale-read), or both.
+type checks struct{ sends, reads bool }
+
+var bothChecks = checks{true, true}
+
+func (c checks) step(state, input, _ any) (bool, any) {
+	s := state.(linState)
+	op := input.(*linOp)
+	switch op.kind {
+	case linSend:
+		if c.sends && op.offset < s.leo {
+			return false, s
+		}
+		s.leo = max(s.leo, op.offset+1)
+		if op.commit {
+			s.hw = max(s.hw, op.offset+1)
+		}
+	case linRead:
+		if c.reads && op.hw >= 0 && op.hw < s.hw {
+			return false, s
+		}
+		s.hw = max(s.hw, op.reach)
+		s.leo = max(s.leo, op.reach)
+	case linStart:
+		s.leo, s.hw = max(s.leo, op.startLeo), max(s.hw, op.startHW)
+	}
+	return true, s
+}
+
+func linModel(c checks) porcupine.Model {
+	return porcupine.Model{
+		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
+			var out [][]porcupine.Operation
+			start := 0
+			for i := 1; i <= len(ops); i++ {
+				if i == len(ops) || ops[i].Input.(*linOp).seg != ops[start].Input.(*linOp).seg {
+					out = append(out, ops[start:i])
+					start = i
+				}
+			}
+			return out
+		},
+		Init: func() any { return linState{} },
+		Step: c.step,
+		Hash: func(state any) uint64 {
+			s := state.(linState)
+			return uint64(s.leo)*0x9e3779b97f4a7c15 ^ uint64(s.hw)
+		},
+		DescribeOperation: func(input, _ any) string { return input.(*linOp).describe() },
+		DescribeState: func(state any) string {
+			s := state.(linState)
+			return fmt.Sprintf("log end >= %d, hw >= %d", s.leo, s.hw)
+		},
+		DescribeOperationMetadata: func(m any) string {
+			if m == nil {
+				return ""
+			}
+			return fmt.Sprintf("op %d", m)
+		},
+	}
+}
+
+// linOps builds the model's operations of every partition, grouped by
+// partition, with statistics of what was left out.
+func linOps(h *History, acks int, stats func(string, int64)) [][]*linOp {
+	parts := make([][]*linOp, len(h.parts))
+	modelled := map[int32]bool{}
+	acked := make(map[int32]int64, len(h.sends))
+	for i := range h.sends {
+		s := &h.sends[i]
+		op := &linOp{part: int(s.part), kind: linSend, value: h.vals[s.vid].str, f: history.Send, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done}
+		switch s.typ {
+		case history.OK:
+			if s.offset < 0 {
+				stats("sends-without-offset", 1)
+				continue
+			}
+			op.offset, op.commit, op.ret = s.offset, acks < 0, h.Ops[s.done].Time
+			if at, ok := acked[s.vid]; ok && at == s.offset {
+				// A retry acknowledged at the same offset (an idempotent
+				// producer's deduplicated batch) is the same record.
+				continue
+			}
+			acked[s.vid] = s.offset
+		case history.Fail:
+			continue
+		default:
+			// Only an unknown send whose record was read at one
+			// uncontested offset is known to have happened there; any
+			// other is left out, which only removes constraints. One
+			// that shares its value with another send (a retry in a
+			// foreign history) is represented by that send.
+			val := &h.vals[s.vid]
+			if val.obsPos < 0 || val.flags&(observedTwice|sentOK) != 0 || val.obsPart != s.part || modelled[s.vid] {
+				stats("unknown-sends-left-out", 1)
+				continue
+			}
+			if sl := h.parts[s.part].obs.lookup(val.obsOff); sl == nil || sl.readConflict || sl.ackConflict {
+				stats("unknown-sends-left-out", 1)
+				continue
+			}
+			modelled[s.vid] = true
+			op.offset, op.unknown = val.obsOff, true
+			if op.pos < 0 {
+				op.pos = s.inv
+			}
+			stats("unknown-sends-modelled", 1)
+		}
+		op.call = min(op.call, op.ret)
+		stats("sends", 1)
+		parts[s.part] = append(parts[s.part], op)
+	}
+	for _, rs := range [][]readOp{h.polls, h.ends, h.finals} {
+		for i := range rs {
+			r := &rs[i]
+			op := &linOp{part: int(r.part), kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.Ops[r.done].Time,
+				pos: r.done, f: h.Ops[r.done].F, from: r.from, nrecs: len(r.recs)}
+			if op.hw < 0 && op.reach < 0 {
+				continue
+			}
+			if op.hw >= 0 && op.reach > op.hw {
+				// Records at or above the HW the read reported: the
+				// reported HW cannot be trusted as a freshness bound.
+				stats("reads-beyond-their-hw", 1)
+				op.hw = -1
+			}
+			op.call = min(op.call, op.ret)
+			stats("reads", 1)
+			parts[r.part] = append(parts[r.part], op)
+		}
+	}
+	return parts
+}
+
+// witness is a pair of operations that contradicts the model on its own:
+// before completed before after began, yet after is below what before
+// established (bound); or, with bound -1, two sends at one offset.
+type witness struct {
+	before, after *linOp
+	bound         int64
+}
+
+// witnesses scans one partition's operations for contradicting pairs, in
+// O(n log n): two sends at one offset (each must precede the other), and
+// ops in call order, each compared with the maxima of what the operations
+// that returned before its call established.
+func witnesses(ops []*linOp) (sends, reads []witness) {
+	var byOffset []*linOp
+	for _, op := range ops {
+		if op.kind == linSend {
+			byOffset = append(byOffset, op)
+		}
+	}
+	slices.SortStableFunc(byOffset, func(a, b *linOp) int { return cmpInt(a.offset, b.offset) })
+	for i := 1; i < len(byOffset); i++ {
+		if a, b := byOffset[i-1], byOffset[i]; a.offset == b.offset {
+			sends = append(sends, witness{a, b, -1})
+		}
+	}
+	byCall := slices.Clone(ops)
+	slices.SortStableFunc(byCall, func(a, b *linOp) int { return cmpInt(a.call, b.call) })
+	byRet := slices.Clone(ops)
+	slices.SortStableFunc(byRet, func(a, b *linOp) int { return cmpInt(a.ret, b.ret) })
+	var maxLeo, maxHW int64
+	var leoBy, hwBy *linOp
+	j := 0
+	for _, y := range byCall {
+		for ; j < len(byRet) && byRet[j].ret < y.call; j++ {
+			leo, hw := byRet[j].raises()
+			if leo > maxLeo {
+				maxLeo, leoBy = leo, byRet[j]
+			}
+			if hw > maxHW {
+				maxHW, hwBy = hw, byRet[j]
+			}
+		}
+		switch {
+		case y.kind == linSend && leoBy != nil && y.offset < maxLeo:
+			sends = append(sends, witness{leoBy, y, maxLeo})
+		case y.kind == linRead && hwBy != nil && y.hw >= 0 && y.hw < maxHW:
+			reads = append(reads, witness{hwBy, y, maxHW})
+		}
+	}
+	return sends, reads
+}
+
+// tighten narrows the operations' intervals to where the model (with the
+// given checks) lets them linearize, which keeps porcupine's depth-first
+// search from guessing.
+//
+// Left alone, the search tries operations in call order and learns of a
+// bad guess (a read that saw offset 10 linearized before the send that
+// wrote offset 5) only at the next return it cannot pass; in between it
+// tries every interleaving of the operations concurrent with the guess,
+// which is exponential in a busy partition: a few thousand operations of a
+// correct log took longer than 20 s. But the model fixes much of the
+// order: Y must precede X whenever what X raises exceeds Y's threshold (a
+// send before a send at a higher offset, a send before a read that reached
+// past it; with read checks, a read before a read that saw a higher HW and,
+// with acks=-1, a read before a send at or above its HW). In every
+// linearization Y comes after all its forced predecessors, so it cannot
+// linearize before their calls; and it cannot linearize after the return
+// of a forced successor. Moving each call up to just after its
+// predecessors' calls and each return down to its successors' returns adds
+// only real-time edges that every linearization already satisfies, so it
+// changes no verdict; and it sorts the calls in a forced order, so the
+// search's first choice is always a right one and a legal history is
+// checked without backtracking.
+//
+// Times are replaced by ranks (a return ranks after the calls at its time,
+// as porcupine's closed intervals need), scaled by 1<<24 so that the +1 per
+// forced step never crosses into the next rank. It reports false, with the
+// original times, if the partition is too large for that or an interval
+// empties (which only an illegal history can cause).
+func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
+	calls, rets = make([]int64, len(ops)), make([]int64, len(ops))
+	for i, op := range ops {
+		calls[i], rets[i] = op.call, op.ret
+	}
+	const scale = 1 << 24
+	if len(ops) >= scale/2 {
+		return calls, rets, false
+	}
+	times := make([]int64, 0, 2*len(ops))
+	for _, op := range ops {
+		times = append(times, op.call)
+		if op.ret != math.MaxInt64 {
+			times = append(times, op.ret)
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	rank := func(t int64) int64 {
+		r, _ := slices.BinarySearch(times, t)
+		return int64(r)
+	}
+	tc, tr := make([]int64, len(ops)), make([]int64, len(ops))
+	for i, op := range ops {
+		tc[i] = 2 * rank(op.call) * scale
+		tr[i] = math.MaxInt64
+		if op.ret != math.MaxInt64 {
+			tr[i] = (2*rank(op.ret) + 1) * scale
+		}
+	}
+	// Forced order is the order of points on the log: a send sits between
+	// its offset and the next, a read at the HW it checks (or at what it
+	// reached, if it checks none). Which pairs are forced depends on the
+	// thresholds in play: a send's (with send checks) forces everything
+	// above it; a read's (with read checks and a HW) forces reads above it
+	// and acks=-1 sends above it.
+	readThreshold := func(op *linOp) bool { return c.reads && op.kind == linRead && op.hw >= 0 }
+	point := func(op *linOp) int64 {
+		switch {
+		case op.kind == linSend:
+			return 2*op.offset + 1
+		case readThreshold(op):
+			return 2 * op.hw
+		}
+		return 2 * op.reach
+	}
+	order := make([]int, len(ops))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpInt(point(ops[a]), point(ops[b])) })
+	var groups []int // where each run of equal points starts in order
+	for i := range order {
+		if i == 0 || point(ops[order[i]]) != point(ops[order[i-1]]) {
+			groups = append(groups, i)
+		}
+	}
+	groups = append(groups, len(order))
+
+	const none = math.MinInt64
+	maxSend, maxRead := int64(none), int64(none)
+	for k := 0; k+1 < len(groups); k++ {
+		g := order[groups[k]:groups[k+1]]
+		for _, i := range g {
+			op := ops[i]
+			if maxSend != none {
+				tc[i] = max(tc[i], maxSend+1)
+			}
+			if maxRead != none && (op.kind == linRead || op.commit) {
+				tc[i] = max(tc[i], maxRead+1)
+			}
+		}
+		for _, i := range g {
+			switch op := ops[i]; {
+			case op.kind == linSend && c.sends:
+				maxSend = max(maxSend, tc[i])
+			case readThreshold(op):
+				maxRead = max(maxRead, tc[i])
+			}
+		}
+	}
+	minSend, minCommit, minRead := int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64)
+	for k := len(groups) - 2; k >= 0; k-- {
+		g := order[groups[k]:groups[k+1]]
+		for _, i := range g {
+			switch op := ops[i]; {
+			case op.kind == linSend && c.sends:
+				tr[i] = min(tr[i], minSend, minRead)
+			case readThreshold(op):
+				tr[i] = min(tr[i], minCommit, minRead)
+			}
+		}
+		for _, i := range g {
+			switch op := ops[i]; {
+			case op.kind == linSend:
+				minSend = min(minSend, tr[i])
+				if op.commit {
+					minCommit = min(minCommit, tr[i])
+				}
+			default:
+				minRead = min(minRead, tr[i])
+			}
+		}
+	}
+	for i := range ops {
+		if tc[i] > tr[i] {
+			return calls, rets, false
+		}
+	}
+	return tc, tr, true
+}
+
+// Segment sizes. Porcupine's cache keeps a bitset of all the operations
+// it searches per step taken, n*n/8 bytes for n operations: 12 MB for
+// 10,000, 8 GB for 250,000. A partition is therefore searched in segments
+// of about segmentOps operations, split at instants when no operation is
+// in flight: everything before such an instant precedes everything after
+// it in every linearization, and since the state is a pair of maxima, the
+// state after the earlier part is the same whatever its order. Each later
+// segment starts with a linStart operation carrying that state, so the
+// split changes no verdict. A segment that grows past maxSegmentOps
+// without a quiet instant is not searched (its verdict is unknown), since
+// the search could exhaust memory before its time bound.
+var (
+	segmentOps    = 2000 // a variable so that tests can cut small histories
+	maxSegmentOps = 50_000
+)
+
+// searchOps turns one partition's operations into porcupine's for the
+// given checks: tightened, cut into segments numbered from *seg on (it sets
+// each operation's seg), each later segment opened by a linStart. It returns how many operations were
+// left out (segments over maxSegmentOps) and whether the partition could
+// be tightened.
+func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, meta func(*linOp) any) (ops []porcupine.Operation, skipped int, tightened bool) {
+	calls, rets, tightened := tighten(part, c)
+	var leo, hw int64
+	for k, idx := range segments(calls, rets) {
+		if len(idx) > maxSegmentOps {
+			skipped += len(idx)
+		} else {
+			if k > 0 {
+				first := calls[idx[0]]
+				start := &linOp{part: part[0].part, kind: linStart, seg: *seg, startLeo: leo, startHW: hw, pos: part[idx[0]].pos}
+				ops = append(ops, porcupine.Operation{ClientId: client(start), Input: start, Call: first - 1, Return: first - 1})
+			}
+			for _, i := range idx {
+				op := part[i]
+				op.seg = *seg
+				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: calls[i], Return: rets[i], Metadata: meta(op)})
+			}
+			*seg++
+		}
+		for _, i := range idx {
+			l, w := part[i].raises()
+			leo, hw = max(leo, l), max(hw, w)
+		}
+	}
+	return ops, skipped, tightened
+}
+
+// segments splits operations (given their intervals) into segments of at
+// least segmentOps operations where possible, in call order.
+func segments(calls, rets []int64) [][]int {
+	order := make([]int, len(calls))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpInt(calls[a], calls[b]) })
+	var segs [][]int
+	start := 0
+	reach := int64(math.MinInt64)
+	for i, j := range order {
+		if i-start >= segmentOps && calls[j] > reach {
+			segs = append(segs, order[start:i])
+			start = i
+		}
+		reach = max(reach, rets[j])
+	}
+	return append(segs, order[start:])
+}
+
+// maxWindows bounds how many contradicting pairs porcupine re-checks (and
+// the visualization shows).
+const maxWindows = 4
+
+// window returns the operations of part around a contradicting pair, as
+// copies in porcupine partition seg: the pair, and the operations in
+// flight when the earlier one returned or the later one was invoked (the
+// concurrency that could have explained the pair, and does not). The pair
+// alone is already illegal, so the window is too. Unknown sends (in flight
+// forever) and operations past maxWindowOps are left out: the window is
+// searched without tightening, and each concurrent operation can double
+// the search.
+func window(part []*linOp, w witness, seg int) []*linOp {
+	const maxWindowOps = 14
+	at := []int64{w.after.call, min(w.before.ret, w.after.ret)}
+	out := []*linOp{w.before, w.after}
+	for _, op := range part {
+		if len(out) >= maxWindowOps {
+			break
+		}
+		if op == w.before || op == w.after || op.ret == math.MaxInt64 {
+			continue
+		}
+		for _, t := range at {
+			if op.call <= t && t <= op.ret {
+				out = append(out, op)
+				break
+			}
+		}
+	}
+	for i, op := range out {
+		c := *op
+		c.seg = seg
+		out[i] = &c
+	}
+	return out
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Linearizability checks every partition against the model above and
+// returns two results: nonlinearizable-send and stale-read. acks is the
+// producers' acks (-1 makes an acknowledged send raise the HW). Count is
+// the number of contradicting pairs. The search is bounded by
+// opts.LinearizableTimeout (and a tenth of it more for the windows); a
+// kind porcupine could not confirm in time is unknown, unless a pair
+// proves it. When a pair is found and opts.VisualizationPath is set,
+// porcupine's HTML visualization of the windows around the first pairs is
+// written there and listed in both results' Artifacts.
+func Linearizability(h *History, acks int, opts Options) []Result {
+	sendF, readF := newFinding(NonlinearizableSendName), newFinding(StaleReadName)
+	stats := func(k string, v int64) { sendF.stat(k, v); readF.stat(k, v) }
+	parts := linOps(h, acks, stats)
+	clients := map[int]int{}
+	client := func(op *linOp) int {
+		p := h.Ops[op.pos].Process
+		c, ok := clients[p]
+		if !ok {
+			c = len(clients)
+			clients[p] = c
+		}
+		return c
+	}
+	meta := func(op *linOp) any { return h.index(op.pos) }
+
+	var sendW, readW []witness
+	for _, part := range parts {
+		if len(part) > 0 {
+			stats("partitions", 1)
+			sw, rw := witnesses(part)
+			sendW, readW = append(sendW, sw...), append(readW, rw...)
+		}
+	}
+	slices.SortStableFunc(sendW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
+	slices.SortStableFunc(readW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
+	for _, w := range sendW {
+		if w.bound < 0 {
+			sendF.add(fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
+				h.key(w.after.part32()), w.before.describe(), h.index(w.before.pos), w.after.describe(), h.index(w.after.pos), w.after.offset),
+				h.index(w.before.pos), h.index(w.after.pos))
+			continue
+		}
+		sendF.add(fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the log to offset %d",
+			h.key(w.after.part32()), w.after.describe(), h.index(w.after.pos), w.before.describe(), h.index(w.before.pos), w.bound),
+			h.index(w.before.pos), h.index(w.after.pos))
+	}
+	for _, w := range readW {
+		readF.add(fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the high watermark to %d",
+			h.key(w.after.part32()), w.after.describe(), h.index(w.after.pos), w.before.describe(), h.index(w.before.pos), w.bound),
+			h.index(w.before.pos), h.index(w.after.pos))
+	}
+
+	timeout := opts.LinearizableTimeout
+	if timeout <= 0 {
+		timeout = DefaultLinearizableTimeout
+	}
+	began := time.Now()
+
+	// Confirm each kind without a pair on the whole history.
+	c := checks{sends: len(sendW) == 0, reads: len(readW) == 0}
+	full := porcupine.CheckResult("")
+	if c.sends || c.reads {
+		var ops []porcupine.Operation
+		seg, skipped := 0, 0
+		for _, part := range parts {
+			pops, skip, tightened := searchOps(part, c, &seg, client, meta)
+			ops = append(ops, pops...)
+			skipped += skip
+			if !tightened && len(part) > 0 {
+				stats("partitions-not-tightened", 1)
+			}
+			if skip > 0 {
+				f := readF
+				if c.sends {
+					f = sendF
+				}
+				f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(part[0].part32()), skip)
+			}
+		}
+		stats("segments", int64(seg))
+		full = porcupine.CheckOperationsTimeout(linModel(c), ops, timeout)
+		if full == porcupine.Ok && skipped > 0 {
+			full = porcupine.Unknown
+		}
+		stats("porcupine-"+strings.ToLower(string(full)), 1)
+	}
+	conclude := func(f *finding, checked bool) Result {
+		switch {
+		case !checked:
+			return f.result(false)
+		case full == porcupine.Unknown:
+			f.note("porcupine found no verdict within %v", timeout)
+			return f.result(true)
+		case full == porcupine.Illegal:
+			// No pair of this kind, yet no linearization: the claim
+			// above would be wrong. Report it rather than hide it.
+			f.add("porcupine found no linearization, but no pair of operations explains it: a bug in the checker's model")
+		}
+		return f.result(false)
+	}
+
+	// Re-check the first pairs with porcupine, in windows small enough to
+	// search and to look at.
+	var artifacts []string
+	if ws := firstN(slices.Concat(firstN(sendW, maxWindows/2), readW, sendW[min(len(sendW), maxWindows/2):]), maxWindows); len(ws) > 0 {
+		var ops []porcupine.Operation
+		for i, w := range ws {
+			for _, op := range window(parts[w.after.part], w, i) {
+				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret, Metadata: meta(op)})
+			}
+		}
+		model := linModel(bothChecks)
+		res, info := porcupine.CheckOperationsVerbose(model, ops, max(timeout-time.Since(began), timeout/10))
+		stats("porcupine-windows", int64(len(ws)))
+		stats("porcupine-windows-"+strings.ToLower(string(res)), 1)
+		if res != porcupine.Illegal {
+			sendF.note("porcupine did not confirm the pairs in time (%s)", res)
+		}
+		if opts.VisualizationPath != "" {
+			if err := porcupine.VisualizePath(model, info, opts.VisualizationPath); err != nil {
+				sendF.note("writing the visualization failed: %v", err)
+			} else {
+				artifacts = append(artifacts, opts.VisualizationPath)
+			}
+		}
+	}
+	out := []Result{conclude(sendF, c.sends), conclude(readF, c.reads)}
+	for i := range out {
+		out[i].Artifacts = artifacts
+	}
+	return out
+}
+
+func firstN[T any](s []T, n int) []T { return s[:min(len(s), n)] }

@@ -1,0 +1,291 @@
+package checker
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// concurrentHistory has producers with overlapping sends, a consumer and
+// end-offset reads interleaved, all consistent with one log.
+func concurrentHistory() *hb {
+	b := &hb{}
+	b.invokeSend(0, 0, "a")
+	b.invokeSend(1, 0, "b")
+	b.invokeEnd(11, 0)
+	b.doneSend(1, 0, "b", history.OK, 0)
+	b.invokeSend(2, 0, "c")
+	b.doneEnd(11, 0, 1)
+	b.doneSend(0, 0, "a", history.OK, 1)
+	b.poll(10, 0, 0, 2, "0=b 1=a")
+	b.invokeSend(0, 0, "d")
+	b.doneSend(2, 0, "c", history.Info, 0) // written at 2, as the final read shows
+	b.invokeEnd(11, 0)
+	b.doneSend(0, 0, "d", history.OK, 3)
+	b.doneEnd(11, 0, 4)
+	b.poll(10, 0, 2, 4, "2=c 3=d")
+	b.final(0, 4, "0=b 1=a 2=c 3=d")
+	return b
+}
+
+func TestLinearizableHistoryChecksOk(t *testing.T) {
+	h := NewHistory(concurrentHistory().ops)
+	for _, r := range Linearizability(h, -1, Options{}) {
+		if r.Valid != Valid || r.Stats["porcupine-ok"] != 1 {
+			t.Errorf("%s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
+		}
+		if r.Stats["unknown-sends-modelled"] != 1 {
+			t.Errorf("%s: the read unknown send was not modelled: %v", r.Name, r.Stats)
+		}
+	}
+}
+
+func TestStaleEndOffsetIsIllegalAndVisualized(t *testing.T) {
+	b := concurrentHistory()
+	// An end-offset that begins after d (offset 3, acks=-1) was
+	// acknowledged, yet returns 3: the HW it saw does not cover d.
+	e := b.endOffset(12, 0, 3)
+	path := filepath.Join(t.TempDir(), "linear.html")
+	rs := Linearizability(NewHistory(b.ops), -1, Options{VisualizationPath: path})
+	send, stale := rs[0], rs[1]
+	if send.Valid != Valid || send.Stats["porcupine-ok"] != 1 {
+		t.Errorf("nonlinearizable-send: %s %v %v", send.Valid, send.Details, send.Stats)
+	}
+	if stale.Valid != Invalid || stale.Stats["porcupine-windows-illegal"] != 1 || stale.Count != 1 {
+		t.Fatalf("stale-read: %s count %d stats %v details %v", stale.Valid, stale.Count, stale.Stats, stale.Details)
+	}
+	if stale.Examples[len(stale.Examples)-1] != e {
+		t.Errorf("examples %v do not end with the stale read op %d", stale.Examples, e)
+	}
+	if len(stale.Artifacts) != 1 || stale.Artifacts[0] != path {
+		t.Fatalf("artifacts %v", stale.Artifacts)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) == 0 || !strings.Contains(string(data), "<html") {
+		t.Fatalf("visualization is not HTML: %.200s", data)
+	}
+	// With acks=1 an ack says nothing about the HW: an end offset not
+	// covering an acknowledged send is fine.
+	b = &hb{}
+	b.send(0, 0, "a", 0)
+	b.endOffset(10, 0, 0)
+	for _, acks := range []int{1, -1} {
+		for _, r := range Linearizability(NewHistory(b.ops), acks, Options{}) {
+			if want := r.Name == NonlinearizableSendName || acks == 1; (r.Valid == Valid) != want {
+				t.Errorf("acks=%d: %s %s %v", acks, r.Name, r.Valid, r.Details)
+			}
+		}
+	}
+}
+
+// TestContradictionAmongManyConcurrentReads: forty long reads span a pair
+// of sends that contradict each other (b began after a completed, yet got
+// a lower offset). Searching for a linearization there means trying every
+// subset of the reads, 2^40 of them; instead the pair is found by the scan,
+// porcupine confirms it in a window capped to a few concurrent operations,
+// and stale-read, which has no pair, is confirmed on the whole history,
+// where tightening leaves nothing to guess.
+func TestContradictionAmongManyConcurrentReads(t *testing.T) {
+	b := &hb{}
+	for i := range 40 {
+		b.invokeEnd(100+i, 0)
+	}
+	a := b.send(0, 0, "a", 12)
+	second := b.send(1, 0, "b", 11)
+	for i := range 40 {
+		b.doneEnd(100+i, 0, 10)
+	}
+	start := time.Now()
+	rs := Linearizability(NewHistory(b.ops), -1, Options{})
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %v", took)
+	}
+	send, stale := rs[0], rs[1]
+	if send.Valid != Invalid || send.Stats["porcupine-windows-illegal"] != 1 || len(send.Examples) != 2 || send.Examples[0] != a || send.Examples[1] != second {
+		t.Errorf("%s: %s examples %v stats %v details %v", send.Name, send.Valid, send.Examples, send.Stats, send.Details)
+	}
+	if stale.Valid != Valid || stale.Stats["porcupine-ok"] != 1 {
+		t.Errorf("%s: %s stats %v details %v", stale.Name, stale.Valid, stale.Stats, stale.Details)
+	}
+}
+
+// TestPathologicalHistoryEndsUnknown: 20,000 concurrent unknown sends,
+// all read back by the final read, invoked in the reverse order of the
+// offsets they got. A plain search tries the highest offset first, which
+// locks out every other send, and learns it only at the very end: it would
+// try every subset. Tightening sorts them, so given time the check is Ok;
+// but they are all in flight together, one segment of 20,000 operations,
+// and a bound far too short for that ends both results unknown, promptly.
+func TestPathologicalHistoryEndsUnknown(t *testing.T) {
+	reversed := func(n int) *History {
+		b := &hb{}
+		var final strings.Builder
+		for i := range n {
+			b.invokeSend(100+i, 0, fmt.Sprintf("u%d", i))
+		}
+		for i := range n {
+			b.doneSend(100+i, 0, fmt.Sprintf("u%d", i), history.Info, 0)
+			fmt.Fprintf(&final, "%d=u%d ", i, n-1-i)
+		}
+		b.final(0, int64(n), final.String())
+		return NewHistory(b.ops)
+	}
+	// Sixty of them already defeat a plain search.
+	var plain []porcupine.Operation
+	for _, op := range linOps(reversed(60), -1, func(string, int64) {})[0] {
+		plain = append(plain, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
+	}
+	if r := porcupine.CheckOperationsTimeout(linModel(bothChecks), plain, 300*time.Millisecond); r != porcupine.Unknown {
+		t.Errorf("a plain search of 60 reversed unknown sends: %s", r)
+	}
+	if r := Linearizability(reversed(60), -1, Options{LinearizableTimeout: time.Second}); r[0].Valid != Valid {
+		t.Errorf("60 reversed unknown sends: %s %v", r[0].Valid, r[0].Stats)
+	}
+
+	const n = 20_000
+	h := reversed(n)
+	const bound = time.Millisecond
+	start := time.Now()
+	rs := Linearizability(h, -1, Options{LinearizableTimeout: bound})
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %v with a bound of %v", took, bound)
+	}
+	for _, r := range rs {
+		if r.Valid != Unknown || r.Stats["porcupine-unknown"] != 1 || r.Stats["unknown-sends-modelled"] != n {
+			t.Errorf("%s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
+		}
+	}
+	start = time.Now()
+	for _, r := range Linearizability(h, -1, Options{}) {
+		if r.Valid != Valid || r.Stats["porcupine-ok"] != 1 {
+			t.Errorf("%s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
+		}
+	}
+	t.Logf("unbounded: Ok in %v", time.Since(start))
+}
+
+// TestManyUnknownSendsDoNotBlowUp: unknown sends no read returned are left
+// out of the model (their only possible effect only forbids more), so a
+// thousand concurrent ones cost nothing, and an anomaly next to them is
+// still found.
+func TestManyUnknownSendsDoNotBlowUp(t *testing.T) {
+	b := &hb{}
+	for i := range 1000 {
+		b.invokeSend(100+i, 0, fmt.Sprintf("u%d", i))
+	}
+	first := b.send(0, 0, "a", 1)
+	second := b.send(1, 0, "b", 0)
+	for i := range 1000 {
+		b.doneSend(100+i, 0, fmt.Sprintf("u%d", i), history.Info, 0)
+	}
+	b.final(0, 2, "0=b 1=a")
+	start := time.Now()
+	rs := Linearizability(NewHistory(b.ops), -1, Options{LinearizableTimeout: 5 * time.Second})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if r := rs[0]; r.Valid != Invalid || r.Stats["porcupine-windows-illegal"] != 1 || len(r.Examples) != 2 || r.Examples[0] != first || r.Examples[1] != second {
+		t.Errorf("%s: %s examples %v stats %v", r.Name, r.Valid, r.Examples, r.Stats)
+	}
+}
+
+// TestWitnessesMatchPorcupine checks the claims the checker rests on, on
+// random small histories (many of them anomalous): under each model (send
+// checks, read checks, both), porcupine finds a history illegal exactly
+// when a pair of that kind contradicts it; and tightening the intervals and
+// cutting them into segments never changes porcupine's verdict.
+func TestWitnessesMatchPorcupine(t *testing.T) {
+	defer func(n int) { segmentOps = n }(segmentOps)
+	segmentOps = 2
+	rng := rand.New(rand.NewPCG(1, 2))
+	illegal, cuts := 0, 0
+	for trial := range 20000 {
+		n := 2 + rng.IntN(7)
+		commit := rng.IntN(2) == 0
+		var ops []*linOp
+		for range n {
+			call := int64(rng.IntN(20))
+			op := &linOp{call: call, ret: call + int64(rng.IntN(10)), hw: -1}
+			switch rng.IntN(5) {
+			case 0, 1:
+				op.kind, op.offset, op.commit = linSend, int64(rng.IntN(6)), commit
+			case 2:
+				op.kind, op.offset, op.unknown, op.ret = linSend, int64(rng.IntN(6)), true, math.MaxInt64
+			case 3:
+				op.kind, op.hw = linRead, int64(rng.IntN(7))
+				op.reach = op.hw
+			default:
+				op.kind, op.reach = linRead, int64(rng.IntN(7)) // a poll without a HW
+			}
+			ops = append(ops, op)
+		}
+		sw, rw := witnesses(ops)
+		for _, c := range []checks{{true, true}, {true, false}, {false, true}} {
+			model := linModel(c)
+			var pops []porcupine.Operation
+			for _, op := range ops {
+				op.seg = 0 // searchOps numbers segments in place
+				pops = append(pops, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
+			}
+			legal := porcupine.CheckOperations(model, pops)
+			pairs := (c.sends && len(sw) > 0) || (c.reads && len(rw) > 0)
+			if legal == pairs {
+				var desc []string
+				for _, op := range ops {
+					desc = append(desc, fmt.Sprintf("[%d,%d] %s reach %d", op.call, op.ret, op.describe(), op.reach))
+				}
+				t.Fatalf("trial %d, checks %+v: porcupine legal=%v, pairs %d+%d:\n%s", trial, c, legal, len(sw), len(rw), strings.Join(desc, "\n"))
+			}
+			seg := 0
+			tops, _, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(*linOp) any { return nil })
+			if !tightened && legal {
+				t.Fatalf("trial %d, checks %+v: tightening failed on a legal history", trial, c)
+			}
+			if porcupine.CheckOperations(model, tops) != legal {
+				t.Fatalf("trial %d, checks %+v: tightening or segments changed the verdict (legal=%v, %d segments)", trial, c, legal, seg)
+			}
+			cuts += seg - 1
+			if !legal && c == bothChecks {
+				illegal++
+			}
+		}
+	}
+	if illegal < 2000 || cuts < 1000 {
+		t.Fatalf("only %d illegal histories, %d cuts: the test has no teeth", illegal, cuts)
+	}
+}
+
+// TestVisualizationOfALongHistory: a stale read at the end of a long
+// history; the visualization shows only the segment where it is, so it
+// stays small enough to open.
+func TestVisualizationOfALongHistory(t *testing.T) {
+	ops := synth(synthConfig{ops: 40_000, producers: 5, consumers: 2, partitions: 1, endEvery: 5, seed: 9})
+	b := &hb{ops: ops, t: ops[len(ops)-1].Time}
+	e := b.endOffset(5000, 0, 3)
+	path := filepath.Join(t.TempDir(), "linear.html")
+	rs := Linearizability(NewHistory(b.ops), -1, Options{VisualizationPath: path})
+	stale := rs[1]
+	if stale.Valid != Invalid || stale.Count != 1 || stale.Examples[len(stale.Examples)-1] != e || stale.Stats["segments"] < 5 {
+		t.Fatalf("stale-read: %s count %d examples %v stats %v", stale.Valid, stale.Count, stale.Examples, stale.Stats)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() == 0 || fi.Size() > 8<<20 {
+		t.Fatalf("visualization of %d bytes", fi.Size())
+	}
+	t.Logf("%d segments, visualization %d KB, stats %v", stale.Stats["segments"], fi.Size()>>10, stale.Stats)
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+func chaosBin(t *testing.T) string {
+	t.Helper()
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// runChaos runs the real binary and returns its output and exit code.
+func runChaos(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(chaosBin(t), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	default:
+		t.Fatalf("chaos %v: %v", args, err)
+		return "", -1
+	}
+}
+
+// TestRunHealthyThenTamper is the acceptance in one go: a healthy
+// 30 s run is valid with thousands of operations and every acknowledged
+// value in the final read; then the stored history, altered by hand in
+// three ways, makes "chaos check" exit 1 naming the anomaly.
+func TestRunHealthyThenTamper(t *testing.T) {
+	store := t.TempDir()
+	out, code := runChaos(t, "run", "--store", store, "--time-limit", "30s", "--quiet", "--seed", "7")
+	if code != 0 {
+		t.Fatalf("healthy run exited %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "verdict: VALID") || !strings.Contains(out, "seed 7") {
+		t.Fatalf("run output lacks the verdict or the seed:\n%s", out)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(store, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"history.jsonl", "test.json", "results.json", "cluster/broker-1.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("run directory lacks %s: %v", f, err)
+		}
+	}
+	ops, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]bool{}
+	final := map[string]bool{}
+	for _, op := range ops {
+		switch {
+		case op.F == history.Send && op.Type == history.OK:
+			acked[op.Value.Value] = true
+		case op.F == history.FinalRead && op.Type == history.OK:
+			for _, r := range op.Value.Records {
+				final[r.Value] = true
+			}
+		}
+	}
+	if len(ops) < 2000 || len(acked) < 1000 {
+		t.Fatalf("only %d operations, %d acknowledged sends in 30 s", len(ops), len(acked))
+	}
+	for v := range acked {
+		if !final[v] {
+			t.Fatalf("acknowledged %s missing from the final read", v)
+		}
+	}
+	t.Logf("%d operations, %d acknowledged sends, all in the final read", len(ops), len(acked))
+
+	for _, tc := range []struct {
+		name    string
+		anomaly string
+		tamper  func(rs []history.Record) []history.Record
+	}{
+		{"remove an acknowledged record", "lost-write", func(rs []history.Record) []history.Record {
+			return append(rs[:3:3], rs[4:]...)
+		}},
+		{"duplicate a value", "duplicate", func(rs []history.Record) []history.Record {
+			return append(rs, history.Record{Offset: rs[len(rs)-1].Offset + 1, Value: rs[2].Value})
+		}},
+		{"change an offset's value", "inconsistent-offsets", func(rs []history.Record) []history.Record {
+			rs[3].Value = rs[3].Value + "-changed"
+			return rs
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tdir := t.TempDir()
+			data, _ := os.ReadFile(filepath.Join(dir, "test.json"))
+			os.WriteFile(filepath.Join(tdir, "test.json"), data, 0o644)
+			var lines []string
+			done := false
+			for _, op := range ops {
+				if !done && op.F == history.FinalRead && op.Type == history.OK && len(op.Value.Records) > 5 {
+					v := *op.Value
+					v.Records = tc.tamper(append([]history.Record(nil), v.Records...))
+					op.Value = &v
+					done = true
+				}
+				b, _ := json.Marshal(op)
+				lines = append(lines, string(b))
+			}
+			if !done {
+				t.Fatal("no final read long enough to tamper with")
+			}
+			os.WriteFile(filepath.Join(tdir, "history.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+			out, code := runChaos(t, "check", tdir)
+			if code != 1 || !strings.Contains(out, "INVALID") || !strings.Contains(out, tc.anomaly) {
+				t.Fatalf("check exited %d, want 1 naming %s:\n%s", code, tc.anomaly, out)
+			}
+		})
+	}
+}
+
+func TestRefusesBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--acks", "2"},
+		{"run", "--nemesis", "meteor"},
+		{"run", "--replication-factor", "5", "--nodes", "3"},
+		{"run", "--min-insync-replicas", "4"},
+		{"run", "--election", "maybe"},
+		{"run", "--no-such-flag"},
+		{"check", "/does/not/exist"},
+		{"cluster", "up", "--nodes", "0"},
+	} {
+		out, code := runChaos(t, args...)
+		if code == 0 || !strings.Contains(out, "chaos:") {
+			t.Errorf("chaos %v exited %d without a reason:\n%s", args, code, out)
+		}
+	}
+}
+
+// TestKilledRunLeavesPrefixAndNoOrphans: SIGKILL of "chaos run" mid-test
+// leaves a readable history prefix and no broker or controller behind.
+func TestKilledRunLeavesPrefixAndNoOrphans(t *testing.T) {
+	store := t.TempDir()
+	cmd := exec.Command(chaosBin(t), "run", "--store", store, "--time-limit", "60s", "--quiet")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hist := ""
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if dir, err := filepath.EvalSymlinks(filepath.Join(store, "latest")); err == nil {
+			if fi, err := os.Stat(filepath.Join(dir, "history.jsonl")); err == nil && fi.Size() > 50_000 {
+				hist = filepath.Join(dir, "history.jsonl")
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if hist == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the run wrote no history within 30s")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The children die with their parent (PR_SET_PDEATHSIG); give the
+	// kernel a moment to deliver it.
+	var left []string
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		left = processesMentioning(t, store)
+		if len(left) == 0 {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("processes left behind after the tester was killed:\n%s", strings.Join(left, "\n"))
+	}
+	ops, err := history.ReadFile(hist)
+	if err != nil && !errors.Is(err, history.ErrTornTail) {
+		t.Fatalf("history prefix unreadable: %v", err)
+	}
+	if len(ops) < 100 {
+		t.Fatalf("only %d operations in the prefix", len(ops))
+	}
+}
+
+// processesMentioning lists the command lines of live processes that
+// contain s.
+func processesMentioning(t *testing.T, s string) []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		line := strings.ReplaceAll(string(data), "\x00", " ")
+		if strings.Contains(line, s) {
+			out = append(out, e.Name()+": "+line)
+		}
+	}
+	return out
+}
