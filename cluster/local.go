@@ -29,6 +29,10 @@ type Spec struct {
 	Binary         string // the chaos binary; default: this executable
 	ControllerArgs []string
 	BrokerArgs     []string
+	// BrokerArgsFor adds flags for one broker after BrokerArgs (a later
+	// flag wins): the tester points a broker's --controller and
+	// --peer-addr at its proxies this way.
+	BrokerArgsFor func(id int) []string
 }
 
 // Node is one process of the cluster.
@@ -106,6 +110,9 @@ func Start(ctx context.Context, spec Spec) (*Local, error) {
 		addr := net.JoinHostPort(spec.Host, strconv.Itoa(spec.BasePort+i-1))
 		n := &Node{ID: i, Role: "broker", Addr: addr, DataDir: filepath.Join(spec.DataDir, fmt.Sprintf("broker-%d", i))}
 		n.args = append([]string{"broker", "--id", strconv.Itoa(i), "--listen", addr, "--controller", ctrlAddr, "--data", n.DataDir}, spec.BrokerArgs...)
+		if spec.BrokerArgsFor != nil {
+			n.args = append(n.args, spec.BrokerArgsFor(i)...)
+		}
 		l.nodes = append(l.nodes, n)
 	}
 	for _, n := range l.nodes {

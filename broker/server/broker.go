@@ -28,11 +28,15 @@ type BrokerOptions struct {
 	Listen     string      // host:port for Kafka clients and peers
 	Advertise  string      // host:port given to clients and peers; default Listen
 	Controller string      // the controller's host:port
-	DataDir    string
-	Storage    storage.Options
-	TickMs     int64
-	MaxFrame   int32
-	Logger     *log.Logger
+	// PeerAddrs overrides the address this broker dials for a peer broker
+	// (by id) instead of the one the peer advertises: the tester routes
+	// inter-broker links through fault-injecting proxies this way.
+	PeerAddrs map[int32]string
+	DataDir   string
+	Storage   storage.Options
+	TickMs    int64
+	MaxFrame  int32
+	Logger    *log.Logger
 }
 
 type inbound struct {
@@ -283,7 +287,11 @@ func (b *Broker) effects() {
 				ch <- e // buffered: the connection waits for exactly one
 			}
 		case core.Send:
-			addr, key := e.Addr, e.Lane+"@"+e.Addr
+			addr := e.Addr
+			if over, ok := b.opts.PeerAddrs[e.To]; ok {
+				addr = over
+			}
+			key := e.Lane + "@" + addr
 			if e.To == core.ControllerID {
 				addr, key = b.opts.Controller, "controller"
 			}

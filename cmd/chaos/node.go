@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -81,6 +83,7 @@ func newBrokerCmd() *cobra.Command {
 		controller string
 		data       string
 		rf         replicationFlags
+		peers      map[string]string
 	)
 	cmd := &cobra.Command{
 		Use:   "broker",
@@ -99,10 +102,22 @@ it recovers its logs and rejoins the cluster.`,
 			if err := rf.apply(&cfg, &st); err != nil {
 				return err
 			}
+			peerAddrs := map[int32]string{}
+			for k, v := range peers {
+				pid, err := strconv.ParseInt(k, 10, 32)
+				if err != nil || pid < 0 {
+					return fmt.Errorf("--peer-addr %s=%s: %q is not a broker id", k, v, k)
+				}
+				if _, _, err := net.SplitHostPort(v); err != nil {
+					return fmt.Errorf("--peer-addr %s=%s: %w", k, v, err)
+				}
+				peerAddrs[int32(pid)] = v
+			}
 			ctx, stop := signalContext()
 			defer stop()
 			b, err := server.StartBroker(ctx, server.BrokerOptions{
 				Core: cfg, Listen: listen, Advertise: advertise, Controller: controller, DataDir: data, Storage: st,
+				PeerAddrs: peerAddrs,
 			})
 			if err != nil {
 				return err
@@ -117,6 +132,7 @@ it recovers its logs and rejoins the cluster.`,
 	fl.StringVar(&advertise, "advertise", "", "address given to clients and peers (default: --listen)")
 	fl.StringVar(&controller, "controller", "127.0.0.1:9091", "the controller's address")
 	fl.StringVar(&data, "data", "", "data directory (required)")
+	fl.StringToStringVar(&peers, "peer-addr", nil, "ID=HOST:PORT: dial broker ID at this address instead of the one it advertises (e.g. through a proxy); repeatable")
 	rf.register(cmd)
 	return cmd
 }
