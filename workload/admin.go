@@ -92,3 +92,20 @@ func createOnce(ctx context.Context, cl *client, req *kmsg.CreateTopicsRequest) 
 	}
 	return nil
 }
+
+// Leaders asks the cluster who leads each partition of topic (-1: nobody).
+// The nemesis uses it to aim at leaders.
+func Leaders(ctx context.Context, bootstrap []string, topic string) (map[int32]int32, error) {
+	cl := newClient(bootstrap, 2*time.Second, "chaos-nemesis")
+	defer cl.close()
+	if err := cl.refresh(ctx, topic); err != nil {
+		return nil, err
+	}
+	out := map[int32]int32{}
+	for k, l := range cl.leaders {
+		if k.Topic == topic {
+			out[k.Partition] = l
+		}
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
 )
@@ -38,7 +41,8 @@ type TestConfig struct {
 	Versions map[string]string `json:"versions"`
 	Cluster  ClusterConfig     `json:"cluster"`
 	Workload workload.Config   `json:"workload"`
-	Nemesis  []string          `json:"nemesis"`
+	Nemesis  []string          `json:"nemesis"` // fault kinds, as the guarantee model reads them
+	Schedule nemesis.Schedule  `json:"schedule"`
 	Converge time.Duration     `json:"converge_timeout"`
 	// Convergence is how the final phase found the cluster.
 	Convergence *workload.Convergence `json:"convergence,omitempty"`
@@ -70,6 +74,7 @@ type runFlags struct {
 	timeLimit   time.Duration
 	seed        uint64
 	nemesis     string
+	nemInterval time.Duration
 	reqTimeout  time.Duration
 	converge    time.Duration
 	quiet       bool
@@ -113,7 +118,8 @@ and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unkn
 	fl.Float64Var(&f.rate, "rate", 500, "target sends per second across all producers (0: as fast as they go)")
 	fl.DurationVar(&f.timeLimit, "time-limit", 60*time.Second, "how long the workload runs")
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed for the workload's choices (default: random, printed and stored)")
-	fl.StringVar(&f.nemesis, "nemesis", "none", "faults to inject; only 'none' so far")
+	fl.StringVar(&f.nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none")
+	fl.DurationVar(&f.nemInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
 	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
@@ -151,8 +157,19 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f.nemesis != "none" {
-		return 0, fmt.Errorf("--nemesis %q: no nemesis exists yet; only 'none' is supported", f.nemesis)
+	faults, err := nemesis.Parse(f.nemesis)
+	if err != nil {
+		return 0, fmt.Errorf("--nemesis: %w", err)
+	}
+	if nemesis.NeedsNetwork(faults) {
+		return 0, fmt.Errorf("--nemesis %s: network faults need the proxy fabric, which is not wired yet", f.nemesis)
+	}
+	if slices.Contains(faults, "lose-unsynced") {
+		// Only brokers that keep unsynced writes in memory lose them.
+		f.rf.loseUnsynced = true
+	}
+	if len(faults) > 0 && f.nemInterval <= 0 {
+		return 0, fmt.Errorf("--nemesis-interval must be positive, got %s", f.nemInterval)
 	}
 	if f.nodes < 1 {
 		return 0, fmt.Errorf("--nodes must be at least 1, got %d", f.nodes)
@@ -170,8 +187,13 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		f.seed = randomSeed()
 	}
 	if f.name == "" {
-		f.name = fmt.Sprintf("acks%d_isr%d_%s_%s", acks, f.tf.minISR, f.tf.election, f.nemesis)
+		nem := "none"
+		if len(faults) > 0 {
+			nem = strings.Join(faults, "+")
+		}
+		f.name = fmt.Sprintf("acks%d_isr%d_%s_%s", acks, f.tf.minISR, f.tf.election, nem)
 	}
+	schedule := nemesis.NewSchedule(faults, f.nemInterval, f.timeLimit, f.seed)
 	wcfg := workload.Config{
 		Topic: "chaos", Partitions: f.tf.partitions, Acks: acks, Concurrency: f.concurrency, Consumers: f.consumers,
 		Rate: f.rate, TimeLimit: f.timeLimit, Seed: f.seed, RequestTimeout: f.reqTimeout, EndOffsetEvery: 5,
@@ -222,7 +244,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
 			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: f.rf.fsync, LoseUnsynced: f.rf.loseUnsynced,
 		},
-		Workload: wcfg, Nemesis: []string{}, Converge: f.converge,
+		Workload: wcfg, Nemesis: nemesis.Kinds(faults), Schedule: schedule, Converge: f.converge,
 	}
 	if err := run.WriteJSON("test.json", tc); err != nil {
 		return 0, err
@@ -241,10 +263,30 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rec := workload.NewRecorder(hw, time.Now())
+	wstart := time.Now()
+	rec := workload.NewRecorder(hw, wstart)
+	leaders := func(ctx context.Context) (map[int32]int32, error) {
+		return workload.Leaders(ctx, wcfg.Bootstrap, wcfg.Topic)
+	}
+	nem := nemesis.New(nemesis.Config{
+		Brokers: f.nodes, Partitions: f.tf.partitions, Seed: f.seed,
+		LagTimeMax: time.Duration(f.rf.lagTimeMs) * time.Millisecond,
+	}, lc, nil, leaders, rec)
+	nemCtx, nemCancel := context.WithCancel(ctx)
+	nemDone := make(chan error, 1)
+	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
 	stopProgress := progress(errOut, rec, f.timeLimit, f.quiet)
 	runErr := workload.Run(ctx, wcfg, rec)
 	stopProgress()
+	nemCancel()
+	if err := <-nemDone; err != nil && runErr == nil {
+		runErr = err
+	}
+	if len(faults) > 0 && ctx.Err() == nil {
+		if err := nem.HealAll(ctx); err != nil {
+			fmt.Fprintf(errOut, "healing: %v\n", err)
+		}
+	}
 	if runErr == nil && ctx.Err() == nil {
 		fmt.Fprintf(errOut, "final phase: waiting up to %s for the cluster to converge\n", f.converge)
 		var conv workload.Convergence

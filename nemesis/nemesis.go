@@ -1,0 +1,450 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// Runtime controls the cluster's processes. Node 0 is the controller,
+// brokers are 1..n.
+type Runtime interface {
+	Kill(id int) error
+	Stop(id int, timeout time.Duration) error
+	Restart(ctx context.Context, id int) error
+	Pause(id int) error
+	Resume(id int) error
+}
+
+// Network controls the links between nodes, named "controller" and
+// "broker-N". Clients are never cut off: the faults are between nodes.
+type Network interface {
+	// Partition cuts every link between the two groups, both ways.
+	Partition(a, b []string)
+	// Slow delays both directions of the links from one node to another.
+	Slow(from, to string, d time.Duration)
+	// HealAll removes every network fault.
+	HealAll()
+}
+
+// Recorder appends operations to the history.
+type Recorder interface {
+	Record(op history.Op) (history.Op, error)
+}
+
+// Leaders returns the current leader of each partition (-1: none).
+type Leaders func(ctx context.Context) (map[int32]int32, error)
+
+// Faults is every fault the nemesis knows, with what it does. A name is
+// also its fault kind for the guarantee model (checker.FaultClass).
+var Faults = map[string]string{
+	"kill":                 "kill -9 a random broker, restart it at the end of the window",
+	"kill-leader":          "kill -9 the leader of a random partition, restart it at the end",
+	"kill-controller":      "kill -9 the controller, restart it at the end",
+	"kill-majority":        "kill -9 a random majority of the brokers, restart them at the end",
+	"stop":                 "stop a random broker gracefully (SIGTERM), restart it at the end",
+	"pause":                "pause a random broker (SIGSTOP), resume it at the end",
+	"pause-leader":         "pause the leader of a random partition, resume it at the end",
+	"partition":            "split the nodes (brokers and controller) into two random halves",
+	"partition-leader":     "cut the leader of a random partition off from every other node (clients still reach it)",
+	"partition-controller": "cut the controller off from every broker",
+	"slow-follower":        "delay a follower's links to its leader beyond replica.lag.time.max.ms",
+	"lose-unsynced":        "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end",
+}
+
+// Names returns the fault names, sorted.
+func Names() []string {
+	var out []string
+	for n := range Faults {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Parse splits a comma list of fault names and checks each one. "none"
+// (alone) means no faults.
+func Parse(list string) ([]string, error) {
+	list = strings.TrimSpace(list)
+	if list == "" || list == "none" {
+		return nil, nil
+	}
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := Faults[f]; !ok {
+			return nil, fmt.Errorf("unknown nemesis %q; known: none, %s", f, strings.Join(Names(), ", "))
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// NeedsNetwork reports whether any of the faults cuts or slows links.
+func NeedsNetwork(faults []string) bool {
+	for _, f := range faults {
+		if strings.HasPrefix(f, "partition") || f == "slow-follower" {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds is what the guarantee model must be told about a fault list. With
+// brokers that lose unsynced writes, every kill loses them, and a fault
+// that kills several brokers at once loses them on several nodes (F3).
+func Kinds(faults []string) []string {
+	out := slices.Clone(faults)
+	if slices.Contains(faults, "lose-unsynced") {
+		if slices.Contains(faults, "kill-majority") {
+			out = append(out, "lose-unsynced-multi")
+		}
+	}
+	return out
+}
+
+// Event is one fault window of a schedule.
+type Event struct {
+	Fault string        `json:"fault"`
+	Start time.Duration `json:"start"` // since the workload started
+	End   time.Duration `json:"end"`
+}
+
+// Schedule is the faults of a run, in start order, one at a time.
+type Schedule []Event
+
+// NewSchedule alternates quiet periods and fault windows, each about
+// interval long (±25%, seeded), until limit; faults are drawn from the list
+// at random. The last window ends before limit so that the cluster heals
+// while clients still run.
+func NewSchedule(faults []string, interval, limit time.Duration, seed uint64) Schedule {
+	if len(faults) == 0 || interval <= 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6e656d65))
+	jitter := func() time.Duration {
+		return interval*3/4 + time.Duration(rng.Int64N(int64(interval)/2+1))
+	}
+	var s Schedule
+	t := jitter()
+	for {
+		d := jitter()
+		if t+d > limit-interval/2 {
+			return s
+		}
+		s = append(s, Event{Fault: faults[rng.IntN(len(faults))], Start: t, End: t + d})
+		t += d + jitter()
+	}
+}
+
+// Config is what the nemesis needs to know of the cluster.
+type Config struct {
+	Brokers     int
+	Partitions  int32
+	LagTimeMax  time.Duration // replica.lag.time.max.ms: slow-follower delays beyond it
+	StopTimeout time.Duration // graceful stop before SIGKILL
+	Seed        uint64
+}
+
+// Nemesis runs a schedule against a cluster.
+type Nemesis struct {
+	cfg     Config
+	rt      Runtime
+	net     Network
+	leaders Leaders
+	rec     Recorder
+	rng     *rand.Rand
+
+	mu      sync.Mutex
+	killed  map[int]bool // nodes to restart at heal
+	paused  map[int]bool
+	netHurt bool
+}
+
+// New returns a nemesis. net may be nil if no network fault is scheduled.
+func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Nemesis {
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = 10 * time.Second
+	}
+	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172)), killed: map[int]bool{}, paused: map[int]bool{}}
+}
+
+// Run carries out the schedule, measuring times from start, until it ends
+// or ctx does. Each window is recorded as a start and a stop operation.
+func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
+	for _, ev := range s {
+		if !sleepUntil(ctx, start.Add(ev.Start)) {
+			return nil
+		}
+		targets, err := n.startFault(ctx, ev.Fault)
+		if rerr := n.record("start-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
+			return rerr
+		}
+		if !sleepUntil(ctx, start.Add(ev.End)) {
+			return nil
+		}
+		targets, err = n.heal(ctx)
+		if rerr := n.record("stop-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
+			return rerr
+		}
+	}
+	return nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Until(t)):
+		return true
+	}
+}
+
+// record writes a nemesis operation: an invoke and its info completion
+// (a fault is neither ok nor failed for the checkers; the error, if any,
+// says what could not be done).
+func (n *Nemesis) record(f, fault string, targets []string, err error) error {
+	v := &history.Value{Fault: fault, Targets: targets}
+	if _, rerr := n.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: v}); rerr != nil {
+		return rerr
+	}
+	op := history.Op{Process: history.NemesisProcess, Type: history.Info, F: f, Value: v}
+	if err != nil {
+		op.Error = err.Error()
+	}
+	_, rerr := n.rec.Record(op)
+	return rerr
+}
+
+// HealAll undoes every fault still in effect and records it.
+func (n *Nemesis) HealAll(ctx context.Context) error {
+	targets, err := n.heal(ctx)
+	if len(targets) == 0 && err == nil {
+		return nil
+	}
+	if rerr := n.record("heal", "all", targets, err); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+func nodeName(id int) string {
+	if id == 0 {
+		return "controller"
+	}
+	return fmt.Sprintf("broker-%d", id)
+}
+
+func (n *Nemesis) brokers() []int {
+	out := make([]int, n.cfg.Brokers)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+// randomBroker picks a live, unpaused broker.
+func (n *Nemesis) randomBroker() (int, error) {
+	var ok []int
+	for _, b := range n.brokers() {
+		if !n.killed[b] && !n.paused[b] {
+			ok = append(ok, b)
+		}
+	}
+	if len(ok) == 0 {
+		return 0, fmt.Errorf("no broker is up")
+	}
+	return ok[n.rng.IntN(len(ok))], nil
+}
+
+// leaderOf picks a random partition and returns its leader.
+func (n *Nemesis) leaderOf(ctx context.Context) (int32, int, error) {
+	p := n.rng.Int32N(max(n.cfg.Partitions, 1))
+	ls, err := n.leaders(ctx)
+	if err != nil {
+		return p, 0, fmt.Errorf("finding the leader of partition %d: %w", p, err)
+	}
+	l, ok := ls[p]
+	if !ok || l < 0 {
+		return p, 0, fmt.Errorf("partition %d has no leader", p)
+	}
+	return p, int(l), nil
+}
+
+func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch fault {
+	case "kill", "lose-unsynced":
+		b, err := n.randomBroker()
+		if err != nil {
+			return nil, err
+		}
+		return n.kill(b)
+	case "kill-leader":
+		p, l, err := n.leaderOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t, err := n.kill(l)
+		return append(t, fmt.Sprintf("leader of partition %d", p)), err
+	case "kill-controller":
+		return n.kill(0)
+	case "kill-majority":
+		bs := n.brokers()
+		n.rng.Shuffle(len(bs), func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
+		var targets []string
+		for _, b := range bs[:len(bs)/2+1] {
+			t, err := n.kill(b)
+			targets = append(targets, t...)
+			if err != nil {
+				return targets, err
+			}
+		}
+		return targets, nil
+	case "stop":
+		b, err := n.randomBroker()
+		if err != nil {
+			return nil, err
+		}
+		n.killed[b] = true
+		return []string{nodeName(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
+	case "pause":
+		b, err := n.randomBroker()
+		if err != nil {
+			return nil, err
+		}
+		return n.pause(b)
+	case "pause-leader":
+		p, l, err := n.leaderOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t, err := n.pause(l)
+		return append(t, fmt.Sprintf("leader of partition %d", p)), err
+	case "partition":
+		nodes := []string{"controller"}
+		for _, b := range n.brokers() {
+			nodes = append(nodes, nodeName(b))
+		}
+		n.rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+		cut := 1 + n.rng.IntN(len(nodes)-1)
+		a, b := nodes[:cut], nodes[cut:]
+		sort.Strings(a)
+		sort.Strings(b)
+		return n.partition(a, b)
+	case "partition-leader":
+		p, l, err := n.leaderOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a := []string{nodeName(l)}
+		var b []string
+		for _, x := range append([]int{0}, n.brokers()...) {
+			if x != l {
+				b = append(b, nodeName(x))
+			}
+		}
+		t, err := n.partition(a, b)
+		return append(t, fmt.Sprintf("leader of partition %d", p)), err
+	case "partition-controller":
+		var b []string
+		for _, x := range n.brokers() {
+			b = append(b, nodeName(x))
+		}
+		return n.partition([]string{"controller"}, b)
+	case "slow-follower":
+		if n.net == nil {
+			return nil, fmt.Errorf("no network fabric")
+		}
+		p, l, err := n.leaderOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var followers []int
+		for _, b := range n.brokers() {
+			if b != l && !n.killed[b] {
+				followers = append(followers, b)
+			}
+		}
+		if len(followers) == 0 {
+			return nil, fmt.Errorf("partition %d has no live follower", p)
+		}
+		f := followers[n.rng.IntN(len(followers))]
+		// A fetch round trip of twice the lag limit keeps the follower
+		// from ever catching up within it.
+		d := max(n.cfg.LagTimeMax, time.Second)
+		n.net.Slow(nodeName(f), nodeName(l), d)
+		n.netHurt = true
+		return []string{nodeName(f), "to " + nodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, nil
+	}
+	return nil, fmt.Errorf("unknown fault %q", fault)
+}
+
+func (n *Nemesis) kill(id int) ([]string, error) {
+	n.killed[id] = true
+	return []string{nodeName(id)}, n.rt.Kill(id)
+}
+
+func (n *Nemesis) pause(id int) ([]string, error) {
+	n.paused[id] = true
+	return []string{nodeName(id)}, n.rt.Pause(id)
+}
+
+func (n *Nemesis) partition(a, b []string) ([]string, error) {
+	if n.net == nil {
+		return nil, fmt.Errorf("no network fabric")
+	}
+	n.net.Partition(a, b)
+	n.netHurt = true
+	return []string{strings.Join(a, "+"), "|", strings.Join(b, "+")}, nil
+}
+
+// heal resumes paused nodes, restarts killed ones and heals the network,
+// returning what it touched and the first error.
+func (n *Nemesis) heal(ctx context.Context) ([]string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var targets []string
+	var first error
+	note := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if n.netHurt && n.net != nil {
+		n.net.HealAll()
+		n.netHurt = false
+		targets = append(targets, "network")
+	}
+	for _, id := range sortedKeys(n.paused) {
+		note(n.rt.Resume(id))
+		targets = append(targets, "resume "+nodeName(id))
+		delete(n.paused, id)
+	}
+	for _, id := range sortedKeys(n.killed) {
+		note(n.rt.Restart(ctx, id))
+		targets = append(targets, "restart "+nodeName(id))
+		delete(n.killed, id)
+	}
+	return targets, first
+}
+
+func sortedKeys(m map[int]bool) []int {
+	var out []int
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}

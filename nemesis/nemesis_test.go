@@ -1,0 +1,172 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// fakeRuntime records what the nemesis did (a unit test of pure logic: the
+// real runtime is exercised by the run tests).
+type fakeRuntime struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (f *fakeRuntime) do(s string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, s)
+	return nil
+}
+func (f *fakeRuntime) Kill(id int) error                  { return f.do(fmt.Sprint("kill ", id)) }
+func (f *fakeRuntime) Stop(id int, _ time.Duration) error { return f.do(fmt.Sprint("stop ", id)) }
+func (f *fakeRuntime) Restart(_ context.Context, id int) error {
+	return f.do(fmt.Sprint("restart ", id))
+}
+func (f *fakeRuntime) Pause(id int) error  { return f.do(fmt.Sprint("pause ", id)) }
+func (f *fakeRuntime) Resume(id int) error { return f.do(fmt.Sprint("resume ", id)) }
+func (f *fakeRuntime) Partition(a, b []string) {
+	f.do(fmt.Sprintf("partition %v %v", a, b))
+}
+func (f *fakeRuntime) Slow(from, to string, d time.Duration) {
+	f.do(fmt.Sprint("slow ", from, " ", to, " ", d))
+}
+func (f *fakeRuntime) HealAll() { f.do("heal-network") }
+
+type memRecorder struct {
+	mu  sync.Mutex
+	ops []history.Op
+}
+
+func (m *memRecorder) Record(op history.Op) (history.Op, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	op.Index = int64(len(m.ops))
+	m.ops = append(m.ops, op)
+	return op, nil
+}
+
+func TestParse(t *testing.T) {
+	got, err := Parse("kill, pause,kill")
+	if err != nil || !reflect.DeepEqual(got, []string{"kill", "pause"}) {
+		t.Fatalf("Parse: %v %v", got, err)
+	}
+	if got, err := Parse("none"); err != nil || got != nil {
+		t.Fatalf("none: %v %v", got, err)
+	}
+	if _, err := Parse("kill,meteor"); err == nil || !strings.Contains(err.Error(), "meteor") {
+		t.Fatalf("unknown fault accepted: %v", err)
+	}
+	if !NeedsNetwork([]string{"kill", "slow-follower"}) || NeedsNetwork([]string{"kill", "pause"}) {
+		t.Fatal("NeedsNetwork")
+	}
+	if k := Kinds([]string{"lose-unsynced", "kill-majority"}); !slices.Contains(k, "lose-unsynced-multi") {
+		t.Fatalf("several nodes losing unsynced writes must be reported: %v", k)
+	}
+}
+
+func TestScheduleIsSeededAndBounded(t *testing.T) {
+	faults := []string{"kill", "pause", "partition"}
+	a := NewSchedule(faults, 10*time.Second, 120*time.Second, 5)
+	b := NewSchedule(faults, 10*time.Second, 120*time.Second, 5)
+	c := NewSchedule(faults, 10*time.Second, 120*time.Second, 6)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different schedules")
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Fatal("different seeds, same schedule")
+	}
+	if len(a) < 3 {
+		t.Fatalf("only %d windows in 120 s at a 10 s interval", len(a))
+	}
+	var prev time.Duration
+	for _, ev := range a {
+		if ev.Start < prev || ev.End <= ev.Start || ev.End > 115*time.Second || !slices.Contains(faults, ev.Fault) {
+			t.Fatalf("bad window %+v after %s", ev, prev)
+		}
+		prev = ev.End
+	}
+	if NewSchedule(nil, time.Second, time.Minute, 1) != nil {
+		t.Fatal("no faults, yet a schedule")
+	}
+}
+
+func TestFaultsAndHeal(t *testing.T) {
+	leaders := func(context.Context) (map[int32]int32, error) { return map[int32]int32{0: 2, 1: 2}, nil }
+	for _, tc := range []struct {
+		fault string
+		want  []string // actions in order, start then heal
+	}{
+		{"kill-leader", []string{"kill 2", "restart 2"}},
+		{"kill-controller", []string{"kill 0", "restart 0"}},
+		{"pause-leader", []string{"pause 2", "resume 2"}},
+		{"partition-controller", []string{"partition [controller] [broker-1 broker-2 broker-3]", "heal-network"}},
+		{"partition-leader", []string{"partition [broker-2] [controller broker-1 broker-3]", "heal-network"}},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			rt, rec := &fakeRuntime{}, &memRecorder{}
+			n := New(Config{Brokers: 3, Partitions: 2, LagTimeMax: time.Second, Seed: 1}, rt, rt, leaders, rec)
+			s := Schedule{{Fault: tc.fault, Start: 0, End: time.Millisecond}}
+			if err := n.Run(context.Background(), time.Now(), s); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(rt.log, tc.want) {
+				t.Fatalf("actions %v, want %v", rt.log, tc.want)
+			}
+			if len(rec.ops) != 4 || rec.ops[0].F != "start-"+tc.fault || rec.ops[3].F != "stop-"+tc.fault {
+				t.Fatalf("history %v", rec.ops)
+			}
+			if _, err := history.Pairs(rec.ops); err != nil {
+				t.Fatalf("nemesis ops do not pair: %v", err)
+			}
+			if err := n.HealAll(context.Background()); err != nil || len(rec.ops) != 4 {
+				t.Fatalf("HealAll after a healed schedule did something: %v %v", err, rec.ops)
+			}
+		})
+	}
+}
+
+func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- n.Run(ctx, time.Now(), Schedule{{Fault: "kill-majority", Start: 0, End: time.Hour}})
+	}()
+	for {
+		rt.mu.Lock()
+		k := len(rt.log)
+		rt.mu.Unlock()
+		if k >= 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := n.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var kills, restarts int
+	for _, a := range rt.log {
+		kills += strings.Count(a, "kill ")
+		restarts += strings.Count(a, "restart ")
+	}
+	if kills != 2 || restarts != 2 {
+		t.Fatalf("a majority of 3 is 2 kills and 2 restarts; got %v", rt.log)
+	}
+	if last := rec.ops[len(rec.ops)-1]; last.F != "heal" {
+		t.Fatalf("heal not recorded: %v", last)
+	}
+}
