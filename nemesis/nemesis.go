@@ -57,6 +57,9 @@ var Faults = map[string]string{
 	"partition-controller": "cut the controller off from every broker",
 	"slow-follower":        "delay a follower's links to its leader beyond replica.lag.time.max.ms",
 	"lose-unsynced":        "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end",
+	// The 2013 Jepsen finding (GUARANTEES.md scenarios 2 and 3) needs two
+	// steps in order, so it is one fault.
+	"slow-followers-kill-leader": "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end",
 }
 
 // Names returns the fault names, sorted.
@@ -92,7 +95,7 @@ func Parse(list string) ([]string, error) {
 // NeedsNetwork reports whether any of the faults cuts or slows links.
 func NeedsNetwork(faults []string) bool {
 	for _, f := range faults {
-		if strings.HasPrefix(f, "partition") || f == "slow-follower" {
+		if strings.HasPrefix(f, "partition") || strings.HasPrefix(f, "slow-follower") {
 			return true
 		}
 	}
@@ -363,6 +366,32 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 			b = append(b, nodeName(x))
 		}
 		return n.partition([]string{"controller"}, b)
+	case "slow-followers-kill-leader":
+		if n.net == nil {
+			return nil, fmt.Errorf("no network fabric")
+		}
+		p, l, err := n.leaderOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		d := max(n.cfg.LagTimeMax, time.Second)
+		targets := []string{fmt.Sprintf("partition %d", p)}
+		for _, b := range n.brokers() {
+			if b != l {
+				n.net.Slow(nodeName(b), nodeName(l), d)
+				targets = append(targets, "slow "+nodeName(b))
+			}
+		}
+		n.netHurt = true
+		// The leader drops the slow followers from the ISR after the lag
+		// time, checked every half of it; then it acknowledges alone.
+		select {
+		case <-ctx.Done():
+			return targets, ctx.Err()
+		case <-time.After(2*d + d/2):
+		}
+		t, err := n.kill(l)
+		return append(targets, "then kill "+t[0]), err
 	case "slow-follower":
 		if n.net == nil {
 			return nil, fmt.Errorf("no network fabric")

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/proxy"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
 )
@@ -161,9 +164,6 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("--nemesis: %w", err)
 	}
-	if nemesis.NeedsNetwork(faults) {
-		return 0, fmt.Errorf("--nemesis %s: network faults need the proxy fabric, which is not wired yet", f.nemesis)
-	}
 	if slices.Contains(faults, "lose-unsynced") {
 		// Only brokers that keep unsynced writes in memory lose them.
 		f.rf.loseUnsynced = true
@@ -226,10 +226,20 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 			return 0, err
 		}
 	}
-	lc, err := cluster.Start(ctx, cluster.Spec{
+	spec := cluster.Spec{
 		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"),
 		ControllerArgs: f.tf.args(), BrokerArgs: f.rf.args(),
-	})
+	}
+	// Network faults need every inter-node link to pass through a proxy of
+	// this process; without them brokers dial each other directly.
+	var fabric *proxy.Fabric
+	if nemesis.NeedsNetwork(faults) {
+		if fabric, err = linkFabric(&spec); err != nil {
+			return 0, err
+		}
+		defer fabric.Close()
+	}
+	lc, err := cluster.Start(ctx, spec)
 	if err != nil {
 		return 0, err
 	}
@@ -271,7 +281,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	nem := nemesis.New(nemesis.Config{
 		Brokers: f.nodes, Partitions: f.tf.partitions, Seed: f.seed,
 		LagTimeMax: time.Duration(f.rf.lagTimeMs) * time.Millisecond,
-	}, lc, nil, leaders, rec)
+	}, lc, network(fabric), leaders, rec)
 	nemCtx, nemCancel := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
@@ -361,4 +371,51 @@ func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bo
 		close(done)
 		<-finished
 	}
+}
+
+// linkFabric puts a proxy on every link a broker dials (to each peer and to
+// the controller) and points the brokers at them.
+func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
+	fabric := proxy.NewFabric()
+	addr := func(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+	ctrlPort := spec.ControllerPort
+	if ctrlPort == 0 {
+		ctrlPort = spec.BasePort - 1
+	}
+	for i := 1; i <= spec.Nodes; i++ {
+		if _, err := fabric.Add(nodeName(i), "controller", addr(ctrlPort)); err != nil {
+			fabric.Close()
+			return nil, err
+		}
+		for j := 1; j <= spec.Nodes; j++ {
+			if j == i {
+				continue
+			}
+			if _, err := fabric.Add(nodeName(i), nodeName(j), addr(spec.BasePort+j-1)); err != nil {
+				fabric.Close()
+				return nil, err
+			}
+		}
+	}
+	spec.BrokerArgsFor = func(i int) []string {
+		args := []string{"--controller", fabric.Link(nodeName(i), "controller").Addr()}
+		for j := 1; j <= spec.Nodes; j++ {
+			if j != i {
+				args = append(args, "--peer-addr", fmt.Sprintf("%d=%s", j, fabric.Link(nodeName(i), nodeName(j)).Addr()))
+			}
+		}
+		return args
+	}
+	return fabric, nil
+}
+
+func nodeName(id int) string { return fmt.Sprintf("broker-%d", id) }
+
+// network hands the nemesis the fabric, or nothing: a nil *proxy.Fabric
+// inside the interface would not compare equal to nil.
+func network(f *proxy.Fabric) nemesis.Network {
+	if f == nil {
+		return nil
+	}
+	return f
 }

@@ -1,0 +1,479 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+)
+
+// Process faults only: the network fabric may not be wired when these run,
+// and a campaign test must not depend on it. The short timings let a fault
+// window open within 8 s.
+var tinyRunArgs = []string{"--", "--replica-lag-time-max-ms", "2000", "--session-timeout-ms", "2000"}
+
+func tinyCampaign(store string, seed string, timeLimit string, extra ...string) []string {
+	args := []string{"campaign", "--store", store, "--seed", seed, "--nemesis", "kill;pause",
+		"--time-limit", timeLimit, "--nemesis-interval", "2s"}
+	args = append(args, extra...)
+	return append(args, tinyRunArgs...)
+}
+
+// requireCampaign fails with the fix when the binary lacks the command,
+// rather than with a puzzling "unknown command" further down.
+func requireCampaign(t *testing.T) {
+	t.Helper()
+	if out, code := runChaos(t, "campaign", "--help"); code != 0 {
+		t.Fatalf("the chaos binary has no campaign command (is root.AddCommand(newCampaignCmd()) in main.go?):\n%s", out)
+	}
+}
+
+func readCampaign(t *testing.T, store string) campaignRecord {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(store, "campaigns", "latest", "campaign.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec campaignRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatalf("campaign.json: %v", err)
+	}
+	return rec
+}
+
+// TestCampaignTiny: two cells of one 8 s run each. The exit code is the
+// worst run's, campaign.json has both cells with their runs and the seeds
+// the runs really used, and the JUnit file parses with a suite per cell.
+func TestCampaignTiny(t *testing.T) {
+	requireCampaign(t)
+	store := t.TempDir()
+	junit := filepath.Join(store, "junit.xml")
+	start := time.Now()
+	out, code := runChaos(t, tinyCampaign(store, "11", "8s", "--junit", junit)...)
+	t.Logf("campaign took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if !strings.HasPrefix(out, "campaign ") || !strings.Contains(out, "seed 11\n") {
+		t.Fatalf("output does not start with the campaign directory and seed")
+	}
+	rec := readCampaign(t, store)
+	if rec.Status != "complete" || rec.Seed != 11 || len(rec.Cells) != 2 {
+		t.Fatalf("campaign.json: status %q seed %d, %d cells", rec.Status, rec.Seed, len(rec.Cells))
+	}
+	var all []runRecord
+	for _, c := range rec.Cells {
+		if len(c.Runs) != 1 {
+			t.Fatalf("cell %s has %d runs, want 1", c.Name, len(c.Runs))
+		}
+		r := c.Runs[0]
+		all = append(all, r)
+		if r.Verdict == verdictError || r.Dir == "" {
+			t.Fatalf("cell %s: run %+v", c.Name, r)
+		}
+		if r.Seed != runSeed(11, c.Name, 1) {
+			t.Errorf("cell %s: seed %d, want the derived %d", c.Name, r.Seed, runSeed(11, c.Name, 1))
+		}
+		var tc TestConfig
+		data, err := os.ReadFile(filepath.Join(store, r.Dir, "test.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &tc); err != nil {
+			t.Fatal(err)
+		}
+		if tc.Seed != r.Seed || tc.Name != c.Name {
+			t.Errorf("cell %s: the run used seed %d name %q, campaign.json says %d %q", c.Name, tc.Seed, tc.Name, r.Seed, c.Name)
+		}
+		var res checker.Results
+		data, err = os.ReadFile(filepath.Join(store, r.Dir, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &res); err != nil {
+			t.Fatal(err)
+		}
+		if checker.ExitCode(res.Valid) != r.ExitCode {
+			t.Errorf("cell %s: results.json says %s, the run exited %d", c.Name, res.Valid, r.ExitCode)
+		}
+		if r.Sends == nil || r.Sends.OK == 0 || c.Summary.Availability == nil {
+			t.Errorf("cell %s: no send counts or availability: %+v", c.Name, c.Summary)
+		}
+	}
+	want := verdictExitCode(worstVerdict(all))
+	if code != want || rec.ExitCode == nil || *rec.ExitCode != want {
+		t.Fatalf("exit %d, campaign.json exit_code %v, want %d from the runs %+v", code, rec.ExitCode, want, all)
+	}
+	// acks=-1, min.insync.replicas=2, clean under process faults is the
+	// headline guarantee: anything but valid is a finding worth a look.
+	if code != 0 {
+		t.Errorf("the headline configuration was not valid under kill and pause (exit %d)", code)
+	}
+
+	data, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ju junitTestsuites
+	if err := xml.Unmarshal(data, &ju); err != nil {
+		t.Fatalf("JUnit XML does not parse: %v\n%s", err, data)
+	}
+	if len(ju.Suites) != 2 || ju.Tests != 2 || len(ju.Suites[0].Cases) != 1 || ju.Suites[0].Name != rec.Cells[0].Name {
+		t.Fatalf("JUnit: %+v", ju)
+	}
+}
+
+// TestCampaignSIGTERM: a campaign stopped while its second run has a
+// broker paused (the hardest moment to clean up: a stopped process ignores
+// SIGTERM) forwards the stop, exits 130, leaves no process behind, keeps
+// the first run's results and records what finished.
+func TestCampaignSIGTERM(t *testing.T) {
+	requireCampaign(t)
+	store := t.TempDir()
+	junit := filepath.Join(store, "junit.xml")
+	cmd := exec.Command(chaosBin(t), tinyCampaign(store, "5", "8s", "--junit", junit)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	second := filepath.Join(store, "acks-1_isr2_clean_pause", "latest", "history.jsonl")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if data, err := os.ReadFile(second); err == nil && bytes.Contains(data, []byte(`"type":"info","f":"start-pause"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second run paused no broker within 60s:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stopped := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the campaign did not stop within 90s of SIGTERM:\n%s", out.String())
+	}
+	t.Logf("stopped %s after SIGTERM:\n%s", time.Since(stopped).Round(100*time.Millisecond), out.String())
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d", code, exitInterrupted)
+	}
+	if left := processesMentioning(t, store); len(left) > 0 {
+		t.Fatalf("processes left behind:\n%s", strings.Join(left, "\n"))
+	}
+	rec := readCampaign(t, store)
+	if rec.Status != "interrupted" || len(rec.Cells) != 2 || len(rec.Cells[0].Runs) != 1 || len(rec.Cells[1].Runs) != 1 {
+		t.Fatalf("campaign.json: %+v", rec)
+	}
+	first, cut := rec.Cells[0].Runs[0], rec.Cells[1].Runs[0]
+	if first.Verdict == verdictError || first.Verdict == verdictInterrupted || cut.Verdict != verdictInterrupted {
+		t.Fatalf("verdicts %q and %q, want a verdict and interrupted", first.Verdict, cut.Verdict)
+	}
+	var res checker.Results
+	data, err := os.ReadFile(filepath.Join(store, first.Dir, "results.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &res)
+	}
+	if err != nil || res.Valid == "" {
+		t.Fatalf("the finished run's results.json: %v", err)
+	}
+	var ju junitTestsuites
+	if data, err := os.ReadFile(junit); err != nil || xml.Unmarshal(data, &ju) != nil || ju.Skipped != 1 {
+		t.Fatalf("JUnit after an interrupt: %v %+v", err, ju)
+	}
+}
+
+// TestCampaignSIGKILL: a campaign killed outright takes its run and the
+// run's cluster with it (PR_SET_PDEATHSIG all the way down).
+func TestCampaignSIGKILL(t *testing.T) {
+	requireCampaign(t)
+	store := t.TempDir()
+	cmd := exec.Command(chaosBin(t), "campaign", "--store", store, "--seed", "3", "--nemesis", "pause",
+		"--time-limit", "60s", "--nemesis-interval", "2s")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hist := filepath.Join(store, "acks-1_isr2_clean_pause", "latest", "history.jsonl")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if fi, err := os.Stat(hist); err == nil && fi.Size() > 10_000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the run wrote no history within 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := len(processesMentioning(t, store)); n < 5 {
+		t.Fatalf("expected the campaign, the run and its cluster running, found %d processes", n)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	var left []string
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if left = processesMentioning(t, store); len(left) == 0 {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("processes left behind after SIGKILL of the campaign:\n%s", strings.Join(left, "\n"))
+	}
+	if rec := readCampaign(t, store); rec.Status != "running" || len(rec.Cells) != 1 {
+		t.Fatalf("campaign.json after SIGKILL: %+v", rec)
+	}
+}
+
+// TestCampaignRunRefusalIsPerCell: when chaos run refuses a cell (exit 3
+// before it starts anything), the campaign records the reason for that
+// cell, skips the cell's other runs, and exits 3 instead of crashing.
+func TestCampaignRunRefusalIsPerCell(t *testing.T) {
+	requireCampaign(t)
+	store := t.TempDir()
+	junit := filepath.Join(store, "junit.xml")
+	out, code := runChaos(t, "campaign", "--store", store, "--seed", "1", "--runs", "3", "--time-limit", "5s",
+		"--junit", junit, "--", "--fsync", "bogus")
+	if code != exitErrorCode || !strings.Contains(out, "bogus") {
+		t.Fatalf("exit %d, want 3 with the reason:\n%s", code, out)
+	}
+	rec := readCampaign(t, store)
+	c := rec.Cells[0]
+	if len(c.Runs) != 1 || c.Runs[0].Verdict != verdictError || !strings.Contains(c.Refused, "bogus") || c.Verdict != verdictError {
+		t.Fatalf("cell record: %+v", c)
+	}
+	var ju junitTestsuites
+	if data, err := os.ReadFile(junit); err != nil || xml.Unmarshal(data, &ju) != nil || ju.Errors != 1 || ju.Skipped != 2 {
+		t.Fatalf("JUnit: %v %+v", err, ju)
+	}
+}
+
+// TestCampaignRefusesImpossible: impossible cells are all named, with the
+// reason, before anything runs.
+func TestCampaignRefusesImpossible(t *testing.T) {
+	requireCampaign(t)
+	store := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--min-insync-replicas", "2,4", "--nemesis", "kill;meteor"},
+			[]string{"3 impossible", "isr=4 clean kill: min.insync.replicas 4 exceeds the replication factor 3", `unknown nemesis "meteor"`}},
+		{[]string{"--min-insync-replicas", "3", "--", "--replication-factor", "2"},
+			[]string{"min.insync.replicas 3 exceeds the replication factor 2"}},
+		{[]string{"--nemesis", "kill", "--time-limit", "10s"},
+			[]string{"shorter than twice the nemesis interval"}},
+		{[]string{"--election", "clean,maybe"}, []string{`election must be clean or unclean, got "maybe"`}},
+		{[]string{"--preset", "smoke", "--acks", "1"}, []string{"cannot be combined"}},
+		{[]string{"--preset", "nope"}, []string{"unknown --preset"}},
+		{[]string{"--", "--seed", "4"}, []string{"--seed set by the campaign"}},
+		{[]string{"--", "--no-such-flag"}, []string{"unknown flag"}},
+	} {
+		args := append([]string{"campaign", "--store", store}, tc.args...)
+		out, code := runChaos(t, args...)
+		if code != exitErrorCode {
+			t.Errorf("%v: exit %d, want 3:\n%s", tc.args, code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(store, "campaigns")); err == nil {
+		t.Errorf("a refused campaign created %s", filepath.Join(store, "campaigns"))
+	}
+}
+
+var planSeed = regexp.MustCompile(`run \d+/\d+ seed (\d+):`)
+
+// TestCampaignSeedsReplay: the same campaign seed plans the same run seeds
+// (and commands); another seed plans others.
+func TestCampaignSeedsReplay(t *testing.T) {
+	requireCampaign(t)
+	plan := func(seed string) []string {
+		out, code := runChaos(t, "campaign", "--preset", "seed", "--seed", seed, "--dry-run")
+		if code != 0 {
+			t.Fatalf("dry run exited %d:\n%s", code, out)
+		}
+		var seeds []string
+		for _, m := range planSeed.FindAllStringSubmatch(out, -1) {
+			seeds = append(seeds, m[1])
+		}
+		if len(seeds) != 36 {
+			t.Fatalf("the seed preset planned %d runs, want 36:\n%s", len(seeds), out)
+		}
+		return seeds
+	}
+	a, b, c := plan("1234"), plan("1234"), plan("1235")
+	if strings.Join(a, ",") != strings.Join(b, ",") {
+		t.Fatalf("same campaign seed, different run seeds:\n%v\n%v", a, b)
+	}
+	same := 0
+	for i := range a {
+		if a[i] == c[i] {
+			same++
+		}
+	}
+	if same > 0 {
+		t.Fatalf("%d run seeds unchanged by another campaign seed", same)
+	}
+}
+
+func TestRunSeed(t *testing.T) {
+	seen := map[uint64]bool{}
+	for _, cell := range []string{"acks1_isr1_clean_kill", "acks1_isr1_clean_pause"} {
+		for run := 1; run <= 50; run++ {
+			s := runSeed(99, cell, run)
+			if s == 0 || s>>63 != 0 || seen[s] {
+				t.Fatalf("seed %d for %s run %d: zero, top bit set or repeated", s, cell, run)
+			}
+			seen[s] = true
+			if runSeed(99, cell, run) != s {
+				t.Fatal("runSeed is not deterministic")
+			}
+		}
+	}
+}
+
+func TestCampaignPresetsAndModel(t *testing.T) {
+	for name, want := range map[string]int{"smoke": 2, "seed": 36} {
+		cells, err := planCampaign(presets[name], "store")
+		if err != nil || len(cells) != want {
+			t.Fatalf("preset %s: %d cells, %v", name, len(cells), err)
+		}
+	}
+	cells, _ := planCampaign(presets["smoke"], "store")
+	if cells[0].Prediction != "lost-write forbidden" || cells[1].Prediction != "lost-write permitted" {
+		t.Fatalf("smoke predictions: %q, %q", cells[0].Prediction, cells[1].Prediction)
+	}
+	// The seed preset's first label is the example of the issue's
+	// progress line's shape.
+	cells, _ = planCampaign(presets["seed"], "store")
+	if cells[0].Label != "acks=0 isr=1 clean kill-leader" || cells[0].Name != "acks0_isr1_clean_kill-leader" {
+		t.Fatalf("first seed cell: %q %q", cells[0].Label, cells[0].Name)
+	}
+}
+
+func TestCampaignSpecFile(t *testing.T) {
+	requireCampaign(t)
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "spec.json")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out, code := runChaos(t, "campaign", "--dry-run", "--seed", "1", "--spec", write(`{
+		"cells": [{"acks": "all", "min_insync_replicas": 2, "nemesis": "kill,pause"},
+		          {"acks": 1, "min_insync_replicas": 1, "election": "unclean"}],
+		"runs": 2, "time_limit": "20s", "nemesis_interval": "5s",
+		"run_args": ["--replica-lag-time-max-ms", "2000"]}`), "--runs", "3")
+	if code != 0 || !strings.Contains(out, "[6/6] acks=1 isr=1 unclean none run 3/3") ||
+		!strings.Contains(out, "--nemesis kill,pause --time-limit 20s --nemesis-interval 5s --replica-lag-time-max-ms 2000") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for spec, want := range map[string]string{
+		`{"acks": [1], "runz": 2}`:                                        `unknown field "runz"`,
+		`{"cells": [{"min_insync_replicas": 1}]}`:                         "acks and min_insync_replicas are required",
+		`{"cells": [{"acks": 1, "min_insync_replicas": 1}], "acks": [1]}`: "either cells or the matrix",
+		`{"acks": [2]}`: "acks must be 0, 1 or -1",
+	} {
+		out, code := runChaos(t, "campaign", "--dry-run", "--spec", write(spec))
+		if code != exitErrorCode || !strings.Contains(out, want) {
+			t.Errorf("spec %s: exit %d, want 3 saying %q:\n%s", spec, code, want, out)
+		}
+	}
+}
+
+// TestCampaignJUnitShape: every verdict maps to the JUnit element CI
+// systems expect, and the file survives an encoding/xml round trip.
+func TestCampaignJUnitShape(t *testing.T) {
+	c := &cellRecord{cell: cell{Name: "acks1_isr1_clean_kill", Label: "acks=1 isr=1 clean kill",
+		Permitted: checker.Permitted(checker.Config{Acks: 1, MinInsyncReplicas: 1, ReplicationFactor: 3, MaxInFlight: 1})}}
+	c.Summary.Planned = 6
+	for i, v := range []string{verdictValid, verdictInvalid, verdictUnknown, verdictError, verdictInterrupted} {
+		r := runRecord{Run: i + 1, Seed: uint64(i + 10), Verdict: v, Seconds: 1.5, Dir: "d/x"}
+		switch v {
+		case verdictInvalid:
+			r.Unexpected = []string{checker.DuplicateName}
+		case verdictUnknown:
+			r.Unknown = []string{checker.NonlinearizableSendName}
+		case verdictError:
+			r.Error = "exit 3: a <reason> with ]]> in it"
+		}
+		c.Runs = append(c.Runs, r)
+	}
+	rec := &campaignRecord{Seed: 7, Store: "store", Cells: []*cellRecord{c}}
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := writeJUnit(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var ju junitTestsuites
+	if err := xml.Unmarshal(data, &ju); err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	s := ju.Suites[0]
+	if ju.Tests != 6 || ju.Failures != 1 || ju.Errors != 2 || ju.Skipped != 2 || s.Tests != 6 || len(s.Cases) != 6 {
+		t.Fatalf("counts: %+v", ju)
+	}
+	cs := s.Cases
+	if cs[0].Failure != nil || cs[0].Error != nil || cs[0].Skipped != nil ||
+		cs[1].Failure == nil || cs[1].Failure.Type != "invalid" || !strings.Contains(cs[1].Failure.Text, "duplicate is forbidden") ||
+		cs[2].Error == nil || cs[2].Error.Type != "unknown" ||
+		cs[3].Error == nil || cs[3].Error.Message != "exit 3: a <reason> with ]]> in it" ||
+		cs[4].Skipped == nil || cs[5].Skipped == nil || cs[5].Name != "run 6" {
+		t.Fatalf("cases: %+v", cs)
+	}
+	// A reader that knows only the common JUnit schema sees the same.
+	var generic struct {
+		Suites []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+				Error   *struct{} `xml:"error"`
+				Skipped *struct{} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &generic); err != nil || generic.Suites[0].Name != c.Name || len(generic.Suites[0].Cases) != 6 {
+		t.Fatalf("generic read: %v %+v", err, generic)
+	}
+}
+
+func TestCampaignExitCodeOrder(t *testing.T) {
+	for _, tc := range []struct {
+		verdicts []string
+		want     int
+	}{
+		{[]string{verdictValid, verdictValid}, 0},
+		{[]string{verdictValid, verdictUnknown}, 2},
+		{[]string{verdictUnknown, verdictError}, 3},
+		{[]string{verdictError, verdictInvalid, verdictUnknown}, 1},
+		{[]string{verdictInterrupted, verdictValid}, 0},
+		{nil, 0},
+	} {
+		c := &cellRecord{}
+		for _, v := range tc.verdicts {
+			c.Runs = append(c.Runs, runRecord{Verdict: v})
+		}
+		if got := campaignExitCode([]*cellRecord{c}); got != tc.want {
+			t.Errorf("%v: exit %d, want %d", tc.verdicts, got, tc.want)
+		}
+	}
+}
