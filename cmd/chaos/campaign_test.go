@@ -111,9 +111,10 @@ func TestCampaignTiny(t *testing.T) {
 		t.Fatalf("exit %d, campaign.json exit_code %v, want %d from the runs %+v", code, rec.ExitCode, want, all)
 	}
 	// acks=-1, min.insync.replicas=2, clean under process faults is the
-	// headline guarantee: anything but valid is a finding worth a look.
-	if code != 0 {
-		t.Errorf("the headline configuration was not valid under kill and pause (exit %d)", code)
+	// headline guarantee: an invalid run is a finding (an unknown one may
+	// be a slow machine's linearizability timeout, and is only logged).
+	if code == exitInvalid {
+		t.Errorf("the headline configuration was invalid under kill and pause")
 	}
 
 	data, err := os.ReadFile(junit)

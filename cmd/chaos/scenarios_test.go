@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chaos-isr/chaos/checker"
+)
+
+// fast are timings that let a fault window of a few seconds shrink ISRs
+// and move leaders.
+var fast = []string{"--replica-lag-time-max-ms", "1500", "--session-timeout-ms", "1500", "--quiet"}
+
+// scenario runs "chaos run" with args and returns its exit code and the
+// results it stored.
+func scenario(t *testing.T, args ...string) (int, *checker.Results, string) {
+	t.Helper()
+	store := t.TempDir()
+	out, code := runChaos(t, append(append([]string{"run", "--store", store}, fast...), args...)...)
+	dir, err := filepath.EvalSymlinks(filepath.Join(store, "latest"))
+	if err != nil {
+		t.Fatalf("no run directory: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatalf("no results.json (exit %d):\n%s", code, out)
+	}
+	var res checker.Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	return code, &res, out
+}
+
+func found(res *checker.Results, name string) checker.Result {
+	r, _ := res.Get(name)
+	return r
+}
+
+// The classic scenarios of GUARANTEES.md, each a real run: the tester's
+// teeth (it finds the losses a configuration permits) and its honesty (it
+// finds none where the configuration promises none).
+func TestScenarios(t *testing.T) {
+	t.Run("1 acks=1 leader partitioned away loses writes", func(t *testing.T) {
+		code, res, out := scenario(t, "--time-limit", "25s", "--acks", "1", "--min-insync-replicas", "1",
+			"--nemesis", "partition-leader", "--nemesis-interval", "6s", "--seed", "1")
+		lw := found(res, checker.LostWriteName)
+		if code != 0 || lw.Valid != checker.Invalid || !lw.Expected {
+			t.Fatalf("exit %d, lost-write %s expected=%v; want a valid run with expected lost writes:\n%s", code, lw.Valid, lw.Expected, out)
+		}
+	})
+	t.Run("2 acks=-1 min.insync=1 unclean loses acknowledged writes", func(t *testing.T) {
+		code, res, out := scenario(t, "--time-limit", "25s", "--acks", "-1", "--min-insync-replicas", "1", "--election", "unclean",
+			"--partitions", "1", "--nemesis", "slow-followers-kill-leader", "--nemesis-interval", "8s", "--seed", "2")
+		lw := found(res, checker.LostWriteName)
+		if code != 0 || lw.Valid != checker.Invalid || !lw.Expected {
+			t.Fatalf("exit %d, lost-write %s expected=%v; want a valid run with expected lost writes:\n%s", code, lw.Valid, lw.Expected, out)
+		}
+	})
+	t.Run("3 the same with clean election loses nothing and is unavailable", func(t *testing.T) {
+		code, res, out := scenario(t, "--time-limit", "25s", "--acks", "-1", "--min-insync-replicas", "1", "--election", "clean",
+			"--partitions", "1", "--nemesis", "slow-followers-kill-leader", "--nemesis-interval", "8s", "--seed", "2")
+		lw := found(res, checker.LostWriteName)
+		if code != 0 || lw.Valid != checker.Valid || lw.Expected {
+			t.Fatalf("exit %d, lost-write %s expected=%v; want no lost write, and not permitted:\n%s", code, lw.Valid, lw.Expected, out)
+		}
+		if s, ok := res.Ops["send"]; !ok || s.Fail+s.Info == 0 {
+			t.Fatalf("no send failed while the partition was offline: %+v\n%s", s, out)
+		}
+	})
+	t.Run("4 acks=-1 min.insync=2 clean under F1 has no unexpected anomaly", func(t *testing.T) {
+		code, res, out := scenario(t, "--time-limit", "30s", "--nemesis", "kill,partition,pause,slow-follower",
+			"--nemesis-interval", "5s", "--seed", "4")
+		if code != 0 || len(res.Unexpected) > 0 {
+			t.Fatalf("exit %d, unexpected %v:\n%s", code, res.Unexpected, out)
+		}
+		if !strings.Contains(out, "faults F1") {
+			t.Fatalf("the run was not judged as F1:\n%s", out)
+		}
+	})
+}
