@@ -34,9 +34,10 @@ lint:
 test: lint
 	$(GO) test -count=1 -timeout 25m ./...
 
-## run: build, then run one test (3 brokers, acks=-1, min.insync.replicas=2, clean, 60 s)
+## run: build, then the default test: 3 brokers, acks=-1, min.insync.replicas=2,
+## clean election, a mixed nemesis (kill, partition, pause, slow follower), 60 s
 run: build
-	$(BIN) run
+	$(BIN) run --nemesis kill,partition,pause,slow-follower
 
 ## bench: the end-to-end produce benchmarks (bench/), the storage and the checker benchmarks
 bench:

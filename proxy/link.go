@@ -299,10 +299,6 @@ func (l *Link) Close() error {
 	l.mu.Unlock()
 	err := l.ln.Close()
 	l.cancel()
-	for _, c := range conns {
-		c.shutdown(true)
-	}
-	l.wg.Wait()
 	return err
 }
 
