@@ -261,6 +261,67 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// Faults switched on and off while bytes stream both ways never reorder,
+// lose or repeat a byte: the hand-overs between writing through and
+// queueing keep the order.
+func TestFaultTogglingKeepsOrder(t *testing.T) {
+	const total = 8 << 20
+	s := newServer(t, false)
+	l := newLink(t, s.addr())
+	c := dial(t, l.Addr())
+	c.SetDeadline(time.Now().Add(waitLimit))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		faults := []func(){
+			func() { l.Block(Forward) },
+			func() { l.Block(Backward) },
+			func() { l.Delay(Both, time.Millisecond) },
+			func() { l.Delay(Backward, 3*time.Millisecond) },
+			func() { l.Unblock(Both) },
+			l.Heal,
+		}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				l.Heal()
+				return
+			case <-time.After(time.Millisecond):
+			}
+			faults[i%len(faults)]()
+		}
+	})
+	errs := make(chan error, 1)
+	wg.Go(func() {
+		var off int64
+		for n := 1; off < total; n = n*7%65521 + 1 {
+			n = min(n, int(total-off))
+			if _, err := c.Write(pattern(off, n)); err != nil {
+				errs <- err
+				return
+			}
+			off += int64(n)
+		}
+	})
+	got := make([]byte, total)
+	_, err := io.ReadFull(c, got)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	for i, b := range got {
+		if b != patternByte(int64(i)) {
+			t.Fatalf("byte %d out of order", i)
+		}
+	}
+}
+
 // Heal releases bytes held by a delay at once, not when the delay ends.
 func TestHealReleasesDelayed(t *testing.T) {
 	s := newServer(t, false)
