@@ -558,8 +558,9 @@ type cellSummary struct {
 	Errors      int `json:"errors"`
 	Interrupted int `json:"interrupted"`
 	// ExpectedSeen counts, per permitted anomaly, the runs that showed it;
-	// lost-write is listed (possibly with 0) wherever it is permitted,
-	// since never seeing a permitted loss means the faults had no teeth.
+	// lost-write is listed (possibly with 0) wherever it is permitted and
+	// observable (acks 1 or -1), since never seeing a permitted loss means
+	// the faults had no teeth.
 	ExpectedSeen map[string]int `json:"expected_seen,omitempty"`
 	// Unexpected counts, per anomaly the model forbids, the runs that
 	// showed it.
@@ -659,7 +660,9 @@ func (c *cellRecord) summarize() {
 			sent += r.Sends.Invoke
 		}
 	}
-	if c.Permitted[checker.LostWriteName].Permitted && s.Runs > s.Errors {
+	// Under acks=0 nothing is acknowledged, so no loss can be observed:
+	// "lost-write 0/n" there would blame the faults for the workload.
+	if c.Permitted[checker.LostWriteName].Permitted && c.Acks != 0 && s.Runs > s.Errors {
 		if s.ExpectedSeen == nil {
 			s.ExpectedSeen = map[string]int{}
 		}
