@@ -178,7 +178,7 @@ func (l *Local) start(n *Node) error {
 		// If the parent dies, even by SIGKILL, the kernel kills the child.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	if err := spawn(cmd); err != nil {
+	if err := Spawn(cmd); err != nil {
 		logf.Close()
 		return fmt.Errorf("start %s: %w", n.name(), err)
 	}
@@ -194,7 +194,8 @@ func (l *Local) start(n *Node) error {
 
 // spawner starts every child from one OS thread that never exits:
 // PR_SET_PDEATHSIG fires when the *thread* that forked the child dies, and
-// the Go runtime may retire other threads at any time.
+// the Go runtime may retire other threads at any time, which would kill a
+// child in the middle of its life.
 var spawner = struct {
 	once sync.Once
 	reqs chan spawnReq
@@ -205,7 +206,10 @@ type spawnReq struct {
 	done chan error
 }
 
-func spawn(cmd *exec.Cmd) error {
+// Spawn starts cmd from the process's spawner thread. Use it for any child
+// started with SysProcAttr.Pdeathsig, which must outlive the starting
+// goroutine's thread.
+func Spawn(cmd *exec.Cmd) error {
 	spawner.once.Do(func() {
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread lives as long as the process

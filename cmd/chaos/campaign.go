@@ -19,7 +19,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
@@ -926,7 +926,7 @@ func (cr *campaignRunner) exec(c *cellRecord, seed uint64, logPath, prefix strin
 		// If the campaign dies, even by SIGKILL, the kernel kills the run.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	if err := spawnChild(cmd); err != nil {
+	if err := cluster.Spawn(cmd); err != nil {
 		return -1, fmt.Errorf("start chaos run: %w", err)
 	}
 	done := make(chan error, 1)
@@ -1308,34 +1308,4 @@ func writeJUnit(path string, rec *campaignRecord) error {
 		return err
 	}
 	return results.WriteFileAtomic(path, append([]byte(xml.Header), append(data, '\n')...))
-}
-
-// spawnChild starts every run from one OS thread that never exits:
-// PR_SET_PDEATHSIG fires when the *thread* that forked the child dies, and
-// the Go runtime may retire other threads at any time, which would kill a
-// run in the middle. The same reasoning as cluster's spawner, which is not
-// exported.
-var childSpawner struct {
-	once sync.Once
-	reqs chan childSpawn
-}
-
-type childSpawn struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-func spawnChild(cmd *exec.Cmd) error {
-	childSpawner.once.Do(func() {
-		childSpawner.reqs = make(chan childSpawn)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
-			for r := range childSpawner.reqs {
-				r.done <- r.cmd.Start()
-			}
-		}()
-	})
-	done := make(chan error)
-	childSpawner.reqs <- childSpawn{cmd: cmd, done: done}
-	return <-done
 }
