@@ -82,3 +82,20 @@ func TestScenarios(t *testing.T) {
 		}
 	})
 }
+
+// TestCampaignSmoke runs the CI preset as CI systems would: it must pass,
+// write a JUnit file, and its acks=1 cell must see the loss it permits.
+func TestCampaignSmoke(t *testing.T) {
+	store := t.TempDir()
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	out, code := runChaos(t, "campaign", "--preset", "smoke", "--store", store, "--junit", junit, "--seed", "3")
+	if code != 0 {
+		t.Fatalf("smoke campaign exited %d:\n%s", code, out)
+	}
+	if fi, err := os.Stat(junit); err != nil || fi.Size() == 0 {
+		t.Fatalf("no JUnit file: %v", err)
+	}
+	if !strings.Contains(out, "lost-write") {
+		t.Fatalf("the summary does not mention lost-write:\n%s", out)
+	}
+}
