@@ -30,6 +30,12 @@ type Network interface {
 	Partition(a, b []string)
 	// Slow delays both directions of the links from one node to another.
 	Slow(from, to string, d time.Duration)
+	// OneWay drops every packet from a node of from to a node of to.
+	OneWay(from, to []string)
+	// DelayAll adds latency to every link; DropAll resets connections
+	// with probability p per chunk of bytes.
+	DelayAll(d time.Duration)
+	DropAll(p float64, seed uint64)
 	// HealAll removes every network fault.
 	HealAll()
 }
@@ -49,6 +55,14 @@ var Faults = map[string]string{
 	"kill-leader":          "kill -9 the leader of a random partition, restart it at the end",
 	"kill-controller":      "kill -9 the controller, restart it at the end",
 	"kill-majority":        "kill -9 a random majority of the brokers, restart them at the end",
+	"kill-minority":        "kill -9 a random minority of the brokers (at least one), restart them at the end",
+	"kill-all":             "kill -9 every broker, restart them at the end",
+	"pause-majority":       "pause a random majority of the brokers, resume them at the end",
+	"isolate":              "cut a random node (broker or controller) off from every other node",
+	"majority-ring":        "cut links so that every node sees a majority, but no two nodes the same one",
+	"one-way":              "drop every packet from one random node to another, not the way back",
+	"latency":              "delay every link between nodes by 50ms each way",
+	"drop":                 "reset connections between nodes at random (2% of deliveries)",
 	"stop":                 "stop a random broker gracefully (SIGTERM), restart it at the end",
 	"pause":                "pause a random broker (SIGSTOP), resume it at the end",
 	"pause-leader":         "pause the leader of a random partition, resume it at the end",
@@ -95,7 +109,9 @@ func Parse(list string) ([]string, error) {
 // NeedsNetwork reports whether any of the faults cuts or slows links.
 func NeedsNetwork(faults []string) bool {
 	for _, f := range faults {
-		if strings.HasPrefix(f, "partition") || strings.HasPrefix(f, "slow-follower") {
+		switch {
+		case strings.HasPrefix(f, "partition"), strings.HasPrefix(f, "slow-follower"),
+			f == "isolate", f == "majority-ring", f == "one-way", f == "latency", f == "drop":
 			return true
 		}
 	}
@@ -108,7 +124,7 @@ func NeedsNetwork(faults []string) bool {
 func Kinds(faults []string) []string {
 	out := slices.Clone(faults)
 	if slices.Contains(faults, "lose-unsynced") {
-		if slices.Contains(faults, "kill-majority") {
+		if slices.Contains(faults, "kill-majority") || slices.Contains(faults, "kill-all") {
 			out = append(out, "lose-unsynced-multi")
 		}
 	}
@@ -304,17 +320,67 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 	case "kill-controller":
 		return n.kill(0)
 	case "kill-majority":
-		bs := n.brokers()
-		n.rng.Shuffle(len(bs), func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
-		var targets []string
-		for _, b := range bs[:len(bs)/2+1] {
-			t, err := n.kill(b)
-			targets = append(targets, t...)
-			if err != nil {
-				return targets, err
+		return n.each(n.someBrokers(len(n.brokers())/2+1), n.kill)
+	case "kill-minority":
+		return n.each(n.someBrokers(max((len(n.brokers())-1)/2, 1)), n.kill)
+	case "kill-all":
+		return n.each(n.brokers(), n.kill)
+	case "pause-majority":
+		return n.each(n.someBrokers(len(n.brokers())/2+1), n.pause)
+	case "isolate":
+		nodes := n.allNodes()
+		x := nodes[n.rng.IntN(len(nodes))]
+		var others []string
+		for _, o := range nodes {
+			if o != x {
+				others = append(others, o)
 			}
 		}
-		return targets, nil
+		return n.partition([]string{x}, others)
+	case "majority-ring":
+		if n.net == nil {
+			return nil, fmt.Errorf("no network fabric")
+		}
+		// Nodes in a random ring each keep links to the nearest half of
+		// the others: a majority counting itself, different for each.
+		ring := n.allNodes()
+		n.rng.Shuffle(len(ring), func(i, j int) { ring[i], ring[j] = ring[j], ring[i] })
+		k := len(ring)
+		var cuts []string
+		for i := 0; i < k; i++ {
+			for j := i + 1; j < k; j++ {
+				if d := min(j-i, k-(j-i)); d > (k-1)/2 {
+					n.net.Partition([]string{ring[i]}, []string{ring[j]})
+					cuts = append(cuts, ring[i]+"|"+ring[j])
+				}
+			}
+		}
+		n.netHurt = true
+		return append([]string{"ring " + strings.Join(ring, ">")}, cuts...), nil
+	case "one-way":
+		if n.net == nil {
+			return nil, fmt.Errorf("no network fabric")
+		}
+		nodes := n.allNodes()
+		i := n.rng.IntN(len(nodes))
+		j := (i + 1 + n.rng.IntN(len(nodes)-1)) % len(nodes)
+		n.net.OneWay([]string{nodes[i]}, []string{nodes[j]})
+		n.netHurt = true
+		return []string{nodes[i] + " -> " + nodes[j] + " dropped"}, nil
+	case "latency":
+		if n.net == nil {
+			return nil, fmt.Errorf("no network fabric")
+		}
+		n.net.DelayAll(50 * time.Millisecond)
+		n.netHurt = true
+		return []string{"all links", "50ms each way"}, nil
+	case "drop":
+		if n.net == nil {
+			return nil, fmt.Errorf("no network fabric")
+		}
+		n.net.DropAll(0.02, n.rng.Uint64())
+		n.netHurt = true
+		return []string{"all links", "2% resets"}, nil
 	case "stop":
 		b, err := n.randomBroker()
 		if err != nil {
@@ -336,10 +402,7 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 		t, err := n.pause(l)
 		return append(t, fmt.Sprintf("leader of partition %d", p)), err
 	case "partition":
-		nodes := []string{"controller"}
-		for _, b := range n.brokers() {
-			nodes = append(nodes, nodeName(b))
-		}
+		nodes := n.allNodes()
 		n.rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 		cut := 1 + n.rng.IntN(len(nodes)-1)
 		a, b := nodes[:cut], nodes[cut:]
@@ -418,6 +481,37 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 		return []string{nodeName(f), "to " + nodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, nil
 	}
 	return nil, fmt.Errorf("unknown fault %q", fault)
+}
+
+// allNodes names the controller and every broker.
+func (n *Nemesis) allNodes() []string {
+	nodes := []string{"controller"}
+	for _, b := range n.brokers() {
+		nodes = append(nodes, nodeName(b))
+	}
+	return nodes
+}
+
+// someBrokers picks k brokers at random, in id order.
+func (n *Nemesis) someBrokers(k int) []int {
+	bs := n.brokers()
+	n.rng.Shuffle(len(bs), func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
+	bs = bs[:min(k, len(bs))]
+	sort.Ints(bs)
+	return bs
+}
+
+// each applies a process fault to every id, stopping at the first error.
+func (n *Nemesis) each(ids []int, fault func(int) ([]string, error)) ([]string, error) {
+	var targets []string
+	for _, id := range ids {
+		t, err := fault(id)
+		targets = append(targets, t...)
+		if err != nil {
+			return targets, err
+		}
+	}
+	return targets, nil
 }
 
 func (n *Nemesis) kill(id int) ([]string, error) {

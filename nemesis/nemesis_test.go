@@ -39,7 +39,10 @@ func (f *fakeRuntime) Partition(a, b []string) {
 func (f *fakeRuntime) Slow(from, to string, d time.Duration) {
 	f.do(fmt.Sprint("slow ", from, " ", to, " ", d))
 }
-func (f *fakeRuntime) HealAll() { f.do("heal-network") }
+func (f *fakeRuntime) HealAll()                    { f.do("heal-network") }
+func (f *fakeRuntime) OneWay(from, to []string)    { f.do(fmt.Sprintf("one-way %v %v", from, to)) }
+func (f *fakeRuntime) DelayAll(d time.Duration)    { f.do(fmt.Sprint("delay-all ", d)) }
+func (f *fakeRuntime) DropAll(p float64, _ uint64) { f.do(fmt.Sprint("drop-all ", p)) }
 
 type memRecorder struct {
 	mu  sync.Mutex
@@ -168,5 +171,46 @@ func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
 	}
 	if last := rec.ops[len(rec.ops)-1]; last.F != "heal" {
 		t.Fatalf("heal not recorded: %v", last)
+	}
+}
+
+// TestMoreFaults checks how many nodes each fault touches and that each
+// heals, whatever the seed picks.
+func TestMoreFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault         string
+		prefix        string // of the start actions
+		starts, heals int
+	}{
+		{"kill-minority", "kill ", 1, 1},
+		{"kill-all", "kill ", 3, 3},
+		{"pause-majority", "pause ", 2, 2},
+		{"isolate", "partition ", 1, 1},
+		{"majority-ring", "partition ", 2, 1}, // 4 nodes in a ring: the two opposite pairs are cut
+		{"one-way", "one-way ", 1, 1},
+		{"latency", "delay-all ", 1, 1},
+		{"drop", "drop-all ", 1, 1},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			for seed := uint64(1); seed <= 5; seed++ {
+				rt, rec := &fakeRuntime{}, &memRecorder{}
+				n := New(Config{Brokers: 3, Partitions: 1, Seed: seed}, rt, rt, nil, rec)
+				if err := n.Run(context.Background(), time.Now(), Schedule{{Fault: tc.fault, End: time.Millisecond}}); err != nil {
+					t.Fatal(err)
+				}
+				starts := 0
+				for _, a := range rt.log {
+					if strings.HasPrefix(a, tc.prefix) {
+						starts++
+					}
+				}
+				if starts != tc.starts || len(rt.log) != tc.starts+tc.heals {
+					t.Fatalf("seed %d: actions %v, want %d starting with %q and %d heals", seed, rt.log, tc.starts, tc.prefix, tc.heals)
+				}
+				if _, err := history.Pairs(rec.ops); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -140,6 +140,22 @@ func (f *Fabric) Slow(from, to string, d time.Duration) {
 	}
 }
 
+// DelayAll delays both directions of every link by d: latency across the
+// whole network.
+func (f *Fabric) DelayAll(d time.Duration) {
+	for _, l := range f.Links() {
+		l.Delay(Both, d)
+	}
+}
+
+// DropAll resets connections on every link with probability p per chunk
+// delivered (see Link.Drop), each link with its own seed derived from seed.
+func (f *Fabric) DropAll(p float64, seed uint64) {
+	for i, l := range f.Links() {
+		l.Drop(Both, p, seed+uint64(i))
+	}
+}
+
 // HealAll clears every fault on every link.
 func (f *Fabric) HealAll() {
 	for _, l := range f.Links() {
