@@ -199,14 +199,7 @@ campaign; 130 interrupted.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			code, err := runCampaign(cmd, f, args)
-			if err != nil {
-				return &exitError{code: exitErrorCode, err: err}
-			}
-			if code != 0 {
-				return &exitError{code: code, err: errSilent}
-			}
-			return nil
+			return exitWith(runCampaign(cmd, f, args))
 		},
 	}
 	fl := cmd.Flags()

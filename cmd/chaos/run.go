@@ -100,14 +100,7 @@ and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unkn
 3 an error left no verdict, 130 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			code, err := runTest(cmd, f)
-			if err != nil {
-				return &exitError{code: exitErrorCode, err: err}
-			}
-			if code != 0 {
-				return &exitError{code: code, err: errSilent}
-			}
-			return nil
+			return exitWith(runTest(cmd, f))
 		},
 	}
 	fl := cmd.Flags()
@@ -135,6 +128,18 @@ and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unkn
 
 // errSilent marks an exit whose reason has already been printed.
 var errSilent = errors.New("")
+
+// exitWith turns a command's verdict code or error into cobra's error: an
+// error exits 3 with its reason, a verdict exits with its code silently.
+func exitWith(code int, err error) error {
+	if err != nil {
+		return &exitError{code: exitErrorCode, err: err}
+	}
+	if code != 0 {
+		return &exitError{code: code, err: errSilent}
+	}
+	return nil
+}
 
 func parseAcks(s string) (int16, error) {
 	switch strings.ToLower(s) {
