@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/storage"
 )
 
@@ -166,19 +167,10 @@ func (b *Broker) checkLeader(r *replica, replicaID, epoch int32) int16 {
 	case epoch > r.leaderEpoch:
 		return kerr.UnknownLeaderEpoch.Code
 	}
-	if replicaID >= 0 && !containsID(r.replicas, replicaID) {
+	if replicaID >= 0 && !control.Contains(r.replicas, replicaID) {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return 0
-}
-
-func containsID(ids []int32, id int32) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // missingCode is the error for a partition this broker has no replica of.

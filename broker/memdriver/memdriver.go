@@ -305,8 +305,13 @@ func (c *Cluster) enqueue(m *msg, after int64) {
 	if c.cut[[2]int32{m.from, m.to}] {
 		return
 	}
+	c.insert(m, c.now+after)
+}
+
+// insert puts m in the queue at time at, after everything already due then.
+func (c *Cluster) insert(m *msg, at int64) {
 	c.seq++
-	m.at, m.seq = c.now+after, c.seq
+	m.at, m.seq = at, c.seq
 	i := sort.Search(len(c.queue), func(i int) bool {
 		q := c.queue[i]
 		return q.at > m.at || (q.at == m.at && q.seq > m.seq)
@@ -464,7 +469,6 @@ func (c *Cluster) drain(n *node) {
 		case core.Send:
 			k := sendKey{n.id, n.incarnation, e.ID}
 			c.open[k] = true
-			c.seq++
 			c.enqueueTimeout(n.id, e.ID, e.TimeoutMs)
 			if e.To == core.ControllerID {
 				c.enqueue(&msg{kind: kControl, from: n.id, to: ControllerID, sendID: e.ID, req: e.Req}, c.delay())
@@ -482,11 +486,6 @@ func (c *Cluster) enqueueTimeout(id int32, sendID uint64, timeout int64) {
 	if timeout <= 0 {
 		timeout = 1000
 	}
-	c.seq++
-	m := &msg{kind: kTimeout, from: id, to: id, sendID: sendID, at: c.now + timeout, seq: c.seq}
-	i := sort.Search(len(c.queue), func(i int) bool {
-		q := c.queue[i]
-		return q.at > m.at || (q.at == m.at && q.seq > m.seq)
-	})
-	c.queue = slices.Insert(c.queue, i, m)
+	// A timeout is not a message on a link: cuts do not stop it.
+	c.insert(&msg{kind: kTimeout, from: id, to: id, sendID: sendID}, c.now+timeout)
 }

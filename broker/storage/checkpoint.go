@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/chaos-isr/chaos/internal/atomicfile"
 )
 
 // Checkpoint file names in a partition directory. The epoch file uses
@@ -87,14 +89,4 @@ func writeAtomic(dir, name string, data []byte) error {
 }
 
 // syncDir makes creations, renames and removals in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func syncDir(dir string) error { return atomicfile.SyncDir(dir) }

@@ -35,6 +35,11 @@ func Write(path string, data []byte) error {
 	if err := os.Rename(f.Name(), path); err != nil {
 		return err
 	}
+	return SyncDir(dir)
+}
+
+// SyncDir makes creations, renames and removals in dir durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
