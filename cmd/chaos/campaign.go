@@ -1016,7 +1016,7 @@ func (cr *campaignRunner) faultWindows(rr *runRecord) {
 	if err != nil {
 		return
 	}
-	var tc TestConfig
+	var tc results.TestConfig
 	if json.Unmarshal(data, &tc) == nil {
 		rr.FaultWindows = len(tc.Schedule)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // Process faults only: the network fabric may not be wired when these run,
@@ -80,7 +81,7 @@ func TestCampaignTiny(t *testing.T) {
 		if r.Seed != runSeed(11, c.Name, 1) {
 			t.Errorf("cell %s: seed %d, want the derived %d", c.Name, r.Seed, runSeed(11, c.Name, 1))
 		}
-		var tc TestConfig
+		var tc results.TestConfig
 		data, err := os.ReadFile(filepath.Join(store, r.Dir, "test.json"))
 		if err != nil {
 			t.Fatal(err)

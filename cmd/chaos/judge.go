@@ -20,7 +20,7 @@ import (
 
 // checkerConfig is what the guarantee model needs from a test's
 // configuration.
-func checkerConfig(tc TestConfig) checker.Config {
+func checkerConfig(tc results.TestConfig) checker.Config {
 	return checker.Config{
 		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
@@ -30,7 +30,7 @@ func checkerConfig(tc TestConfig) checker.Config {
 
 // judgeRun reads the run's history back and judges it: what is stored is
 // what is checked, so "chaos check" on the run gives the same verdict.
-func judgeRun(out io.Writer, run *results.Run, tc TestConfig) (int, error) {
+func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, error) {
 	ops, err := readHistory(out, run.Path("history.jsonl"))
 	if err != nil {
 		return 0, err
@@ -147,7 +147,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 			}
 			cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
 			if data, err := os.ReadFile(filepath.Join(dir, "test.json")); err == nil {
-				var tc TestConfig
+				var tc results.TestConfig
 				if err := json.Unmarshal(data, &tc); err != nil {
 					return &exitError{code: exitErrorCode, err: fmt.Errorf("%s: %w", filepath.Join(dir, "test.json"), err)}
 				}

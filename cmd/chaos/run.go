@@ -35,36 +35,6 @@ const (
 	exitInterrupted = 130
 )
 
-// TestConfig is test.json: everything needed to understand and repeat a run.
-type TestConfig struct {
-	Name     string            `json:"name"`
-	Seed     uint64            `json:"seed"`
-	Start    time.Time         `json:"start"`
-	Command  []string          `json:"command"`
-	Versions map[string]string `json:"versions"`
-	Cluster  ClusterConfig     `json:"cluster"`
-	Workload workload.Config   `json:"workload"`
-	Nemesis  []string          `json:"nemesis"` // fault kinds, as the guarantee model reads them
-	Schedule nemesis.Schedule  `json:"schedule"`
-	Converge time.Duration     `json:"converge_timeout"`
-	// Convergence is how the final phase found the cluster.
-	Convergence *workload.Convergence `json:"convergence,omitempty"`
-}
-
-// ClusterConfig is the system under test's configuration.
-type ClusterConfig struct {
-	Runtime              string `json:"runtime"`
-	Nodes                int    `json:"nodes"`
-	ReplicationFactor    int16  `json:"replication_factor"`
-	MinInsyncReplicas    int32  `json:"min_insync_replicas"`
-	Election             string `json:"election"`
-	SessionTimeoutMs     int64  `json:"session_timeout_ms"`
-	ReplicaLagTimeMaxMs  int64  `json:"replica_lag_time_max_ms"`
-	ReplicaLagMaxMessage int64  `json:"replica_lag_max_messages"`
-	Fsync                string `json:"fsync"`
-	LoseUnsynced         bool   `json:"lose_unsynced"`
-}
-
 type runFlags struct {
 	name        string
 	store       string
@@ -251,10 +221,10 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	defer lc.Close()
 	wcfg.Bootstrap = strings.Split(lc.Bootstrap(), ",")
 
-	tc := TestConfig{
+	tc := results.TestConfig{
 		Name: f.name, Seed: f.seed, Start: start, Command: os.Args,
 		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
-		Cluster: ClusterConfig{
+		Cluster: results.ClusterConfig{
 			Runtime: "local", Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
 			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
 			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: f.rf.fsync, LoseUnsynced: f.rf.loseUnsynced,

@@ -1,0 +1,51 @@
+package results
+
+import (
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/workload"
+)
+
+// TestConfig is test.json: everything needed to understand and repeat a run.
+type TestConfig struct {
+	Name     string            `json:"name"`
+	Seed     uint64            `json:"seed"`
+	Start    time.Time         `json:"start"`
+	Command  []string          `json:"command"`
+	Versions map[string]string `json:"versions"`
+	Cluster  ClusterConfig     `json:"cluster"`
+	Workload workload.Config   `json:"workload"`
+	Nemesis  []string          `json:"nemesis"` // fault kinds, as the guarantee model reads them
+	Schedule nemesis.Schedule  `json:"schedule"`
+	Converge time.Duration     `json:"converge_timeout"`
+	// Convergence is how the final phase found the cluster.
+	Convergence *workload.Convergence `json:"convergence,omitempty"`
+}
+
+// ClusterConfig is the system under test's configuration.
+type ClusterConfig struct {
+	Runtime              string `json:"runtime"`
+	Nodes                int    `json:"nodes"`
+	ReplicationFactor    int16  `json:"replication_factor"`
+	MinInsyncReplicas    int32  `json:"min_insync_replicas"`
+	Election             string `json:"election"`
+	SessionTimeoutMs     int64  `json:"session_timeout_ms"`
+	ReplicaLagTimeMaxMs  int64  `json:"replica_lag_time_max_ms"`
+	ReplicaLagMaxMessage int64  `json:"replica_lag_max_messages"`
+	Fsync                string `json:"fsync"`
+	LoseUnsynced         bool   `json:"lose_unsynced"`
+}
+
+// ReadTestConfig reads a run's test.json.
+func ReadTestConfig(path string) (TestConfig, error) {
+	var tc TestConfig
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return tc, err
+	}
+	err = json.Unmarshal(b, &tc)
+	return tc, err
+}
