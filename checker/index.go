@@ -247,7 +247,7 @@ func NewHistory(ops []history.Op) *History {
 		case history.Info:
 			c.Info++
 		}
-		if op.Process == history.NemesisProcess {
+		if op.Process == history.NemesisProcess || op.Process == history.MonitorProcess {
 			continue
 		}
 		if op.Type == history.Invoke {

@@ -28,10 +28,17 @@ const (
 	EndOffset   = "end-offset"   // ListOffsets latest (the HW) of a partition
 	FinalRead   = "final-read"   // after healing: a partition read from the leader to its end
 	ReplicaRead = "replica-read" // after healing: one replica's whole log, read with replica id -2
+	// Monitor is the tester's own sample of a partition's replication
+	// state (leader, epoch, ISR, HW), taken during the run so that reports
+	// can plot it; checkers ignore it.
+	Monitor = "monitor"
 )
 
 // NemesisProcess is the process of nemesis operations.
 const NemesisProcess = -1
+
+// MonitorProcess is the process of monitor operations.
+const MonitorProcess = -2
 
 // Record is one record read from a partition.
 type Record struct {
@@ -53,6 +60,12 @@ type Value struct {
 	Records   []Record `json:"records,omitempty"`
 	HW        *int64   `json:"hw,omitempty"`
 	Broker    *int32   `json:"broker,omitempty"`
+	// Monitor operations add what the cluster's metadata said of the
+	// partition; hw is then the leader's answer to ListOffsets.
+	Leader   *int32  `json:"leader,omitempty"`
+	Epoch    *int32  `json:"epoch,omitempty"`
+	ISR      []int32 `json:"isr,omitempty"`
+	Replicas []int32 `json:"replicas,omitempty"`
 	// Nemesis operations describe the fault in free form.
 	Fault   string   `json:"fault,omitempty"`
 	Targets []string `json:"targets,omitempty"`
