@@ -20,42 +20,81 @@ import (
 func LostWrite(h *History) Result {
 	f := newFinding(LostWriteName)
 	unjudged := map[int32]int64{}
-	lost := map[int32]bool{}
-	for i := range h.sends {
-		s := &h.sends[i]
-		if s.typ != history.OK {
-			continue
-		}
-		f.stat("acknowledged", 1)
-		if s.offset < 0 {
-			f.stat("acknowledged-without-offset", 1)
-			continue
-		}
-		p := h.parts[s.part]
-		if p.final < 0 {
-			unjudged[s.part]++
-			continue
-		}
-		fr := &h.finals[p.final]
-		reach := fr.reach
-		if s.offset >= reach {
-			f.stat("beyond-final-read", 1)
-			continue
-		}
-		f.stat("judged", 1)
-		val := &h.vals[s.vid]
-		if val.flags&inOwnFinal != 0 || lost[s.vid] {
-			continue
-		}
-		lost[s.vid] = true // a retried value acknowledged twice is lost once
+	walkLost(h, f.stat, func(part int32) { unjudged[part]++ }, func(s *sendOp, fr *readOp) {
 		f.add(fmt.Sprintf("value %q acknowledged at offset %d (op %d) is missing from the final read of %s (op %d), which reached offset %d",
-			val.str, s.offset, h.index(s.done), p.key, h.index(fr.done), reach), h.index(s.done))
-	}
+			h.vals[s.vid].str, s.offset, h.index(s.done), h.key(s.part), h.index(fr.done), fr.reach), h.index(s.done))
+	})
 	for _, part := range sortedParts(unjudged) {
 		f.stat("no-final-read", unjudged[part])
 		f.note("no final read of %s: %d acknowledged sends to it cannot be judged", h.key(part), unjudged[part])
 	}
 	return f.result(len(unjudged) > 0)
+}
+
+// LostAck is one lost write: an acknowledged send missing from the final
+// read of its partition.
+type LostAck struct {
+	Value     string `json:"value"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Offset is where the broker said it wrote the value.
+	Offset int64 `json:"offset"`
+	// Op and Time are the acknowledgement's (the ok send's) index and
+	// time (ns since the test started).
+	Op   int64 `json:"op"`
+	Time int64 `json:"time"`
+	// FinalRead is the index of the final read that lacks the value, and
+	// Reach the offset it read up to.
+	FinalRead int64 `json:"final_read"`
+	Reach     int64 `json:"reach"`
+}
+
+// LostWrites lists every write LostWrite counts, in completion order of
+// the acknowledgements, where LostWrite's Result keeps only MaxExamples:
+// a report lists them all.
+func LostWrites(h *History) []LostAck {
+	var out []LostAck
+	walkLost(h, func(string, int64) {}, func(int32) {}, func(s *sendOp, fr *readOp) {
+		k := h.key(s.part)
+		done := &h.Ops[s.done]
+		out = append(out, LostAck{Value: h.vals[s.vid].str, Topic: k.Topic, Partition: k.Partition, Offset: s.offset,
+			Op: done.Index, Time: done.Time, FinalRead: h.index(fr.done), Reach: fr.reach})
+	})
+	return out
+}
+
+// walkLost finds the lost writes of LostWrite (its doc says which) and
+// calls lost once per lost value, unjudged per ok send of a partition
+// without a final read, and stat with what it judged.
+func walkLost(h *History, stat func(string, int64), unjudged func(part int32), lost func(s *sendOp, fr *readOp)) {
+	seen := map[int32]bool{}
+	for i := range h.sends {
+		s := &h.sends[i]
+		if s.typ != history.OK {
+			continue
+		}
+		stat("acknowledged", 1)
+		if s.offset < 0 {
+			stat("acknowledged-without-offset", 1)
+			continue
+		}
+		p := h.parts[s.part]
+		if p.final < 0 {
+			unjudged(s.part)
+			continue
+		}
+		fr := &h.finals[p.final]
+		if s.offset >= fr.reach {
+			stat("beyond-final-read", 1)
+			continue
+		}
+		stat("judged", 1)
+		if h.vals[s.vid].flags&inOwnFinal != 0 || seen[s.vid] {
+			continue
+		}
+		seen[s.vid] = true // a retried value acknowledged twice is lost once
+		lost(s, fr)
+	}
 }
 
 // Unseen finds acknowledged sends whose value no poll and no final read

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -425,6 +426,35 @@ func TestLogsNotStartingAtZero(t *testing.T) {
 	} {
 		if !slices.Equal(c.r.Examples, c.want) {
 			t.Errorf("%s: examples %v, want %v (%v)", c.r.Name, c.r.Examples, c.want, c.r.Details)
+		}
+	}
+}
+
+func TestLostWritesListsEveryLoss(t *testing.T) {
+	// More losses than MaxExamples, on two partitions, one value
+	// acknowledged twice (lost once), one send beyond the final read (not
+	// judged) and one info send (never lost): LostWrites lists exactly the
+	// values LostWrite counts, with where and when they were acknowledged.
+	b := &hb{}
+	var acks []int64
+	for i := range MaxExamples + 5 {
+		acks = append(acks, b.send(0, int32(i%2), fmt.Sprintf("v%d", i), int64(i/2)))
+	}
+	b.send(1, 0, "v0", 40) // v0 again: one lost value
+	b.send(1, 1, "late", 50)
+	b.sendInfo(2, 0, "maybe")
+	b.final(0, 41, "")
+	b.final(1, 41, "")
+	h := NewHistory(b.ops)
+	lost := LostWrites(h)
+	if r := LostWrite(h); r.Count != len(lost) || len(lost) != MaxExamples+5 {
+		t.Fatalf("LostWrites %d, LostWrite counts %d, want %d", len(lost), r.Count, MaxExamples+5)
+	}
+	for i, l := range lost {
+		want := fmt.Sprintf("v%d", i)
+		if l.Value != want || l.Partition != int32(i%2) || l.Offset != int64(i/2) || l.Op != acks[i] ||
+			l.Time != b.ops[acks[i]].Time || l.Topic != topic || l.Reach != 41 {
+			t.Fatalf("lost[%d] = %+v, want %s at %d of partition %d acked by op %d", i, l, want, i/2, i%2, acks[i])
 		}
 	}
 }

@@ -24,5 +24,6 @@
 // return a Result, and Linearizability returns two (nonlinearizable-send
 // and stale-read, from porcupine; linear.go documents the model). Check
 // runs them all, applies the guarantee model (Permitted) and gives the
-// verdict.
+// verdict. LostWrites lists every lost write, where a Result keeps only a
+// few examples, for reports.
 package checker
