@@ -100,7 +100,9 @@ func (r *Recorder) Record(op history.Op) (history.Op, error) {
 	defer r.mu.Unlock()
 	op.Time = time.Since(r.start).Nanoseconds()
 	op, err := r.w.Append(op)
-	if err != nil {
+	if err != nil || op.Process == history.MonitorProcess {
+		// The monitor's samples are not the workload's operations: progress
+		// lines count what clients did.
 		return op, err
 	}
 	switch op.Type {

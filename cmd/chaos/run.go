@@ -50,6 +50,7 @@ type runFlags struct {
 	nemInterval time.Duration
 	reqTimeout  time.Duration
 	converge    time.Duration
+	monitor     time.Duration
 	quiet       bool
 	rf          replicationFlags
 	tf          topicFlags
@@ -88,6 +89,7 @@ and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unkn
 	fl.DurationVar(&f.nemInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
 	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
+	fl.DurationVar(&f.monitor, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history for the report (0: off)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
 	f.rf.register(cmd)
 	f.tf.register(cmd)
@@ -145,6 +147,9 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	}
 	if len(faults) > 0 && f.nemInterval <= 0 {
 		return 0, fmt.Errorf("--nemesis-interval must be positive, got %s", f.nemInterval)
+	}
+	if f.monitor < 0 {
+		return 0, fmt.Errorf("--monitor-interval must be 0 (off) or positive, got %s", f.monitor)
 	}
 	if f.nodes < 1 {
 		return 0, fmt.Errorf("--nodes must be at least 1, got %d", f.nodes)
@@ -257,6 +262,24 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Brokers: f.nodes, Partitions: f.tf.partitions, Seed: f.seed,
 		LagTimeMax: time.Duration(f.rf.lagTimeMs) * time.Millisecond,
 	}, lc, network(fabric), leaders, rec)
+	// The monitor runs until the final reads are done, so the report shows
+	// the cluster healing as well as breaking.
+	monCtx, monCancel := context.WithCancel(ctx)
+	monDone := make(chan error, 1)
+	if f.monitor > 0 {
+		go func() { monDone <- workload.Monitor(monCtx, wcfg, rec, f.monitor, time.Second) }()
+	} else {
+		monDone <- nil
+	}
+	stopMonitor := func() error {
+		if monCancel == nil {
+			return nil
+		}
+		monCancel()
+		monCancel = nil
+		return <-monDone
+	}
+	defer stopMonitor()
 	nemCtx, nemCancel := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
@@ -285,6 +308,9 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 			tc.Convergence = &conv
 			_ = run.WriteJSON("test.json", tc)
 		}
+	}
+	if err := stopMonitor(); err != nil && runErr == nil {
+		runErr = err
 	}
 	if err := hw.Close(); err != nil && runErr == nil {
 		runErr = err
