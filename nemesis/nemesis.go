@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -206,6 +207,7 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 			return nil
 		}
 		targets, err := n.startFault(ctx, ev.Fault)
+		err = n.netErr(err)
 		if rerr := n.record("start-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
 			return rerr
 		}
@@ -213,6 +215,7 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 			return nil
 		}
 		targets, err = n.heal(ctx)
+		err = n.netErr(err)
 		if rerr := n.record("stop-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
 			return rerr
 		}
@@ -248,6 +251,7 @@ func (n *Nemesis) record(f, fault string, targets []string, err error) error {
 // HealAll undoes every fault still in effect and records it.
 func (n *Nemesis) HealAll(ctx context.Context) error {
 	targets, err := n.heal(ctx)
+	err = n.netErr(err)
 	if len(targets) == 0 && err == nil {
 		return nil
 	}
@@ -255,6 +259,26 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 		return rerr
 	}
 	return err
+}
+
+// netErr adds what the network failed to do to err: a Network whose
+// faults can fail (the docker runtime's are commands run in containers)
+// reports it through TakeErr, as its methods return nothing.
+func (n *Nemesis) netErr(err error) error {
+	if f, ok := n.net.(interface{ TakeErr() error }); ok {
+		return errors.Join(err, f.TakeErr())
+	}
+	return err
+}
+
+// delayHow names the network's delay mechanism for the history, when it
+// has one to name (the docker runtime falls back from netem to a rate
+// limit on kernels without netem).
+func (n *Nemesis) delayHow() []string {
+	if m, ok := n.net.(interface{ DelayMechanism() string }); ok {
+		return []string{"via " + m.DelayMechanism()}
+	}
+	return nil
 }
 
 func nodeName(id int) string {
@@ -373,7 +397,7 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 		}
 		n.net.DelayAll(50 * time.Millisecond)
 		n.netHurt = true
-		return []string{"all links", "50ms each way"}, nil
+		return append([]string{"all links", "50ms each way"}, n.delayHow()...), nil
 	case "drop":
 		if n.net == nil {
 			return nil, fmt.Errorf("no network fabric")
@@ -438,7 +462,7 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 			return nil, err
 		}
 		d := max(n.cfg.LagTimeMax, time.Second)
-		targets := []string{fmt.Sprintf("partition %d", p)}
+		targets := append([]string{fmt.Sprintf("partition %d", p)}, n.delayHow()...)
 		for _, b := range n.brokers() {
 			if b != l {
 				n.net.Slow(nodeName(b), nodeName(l), d)
@@ -478,7 +502,7 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 		d := max(n.cfg.LagTimeMax, time.Second)
 		n.net.Slow(nodeName(f), nodeName(l), d)
 		n.netHurt = true
-		return []string{nodeName(f), "to " + nodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, nil
+		return append([]string{nodeName(f), "to " + nodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, n.delayHow()...), nil
 	}
 	return nil, fmt.Errorf("unknown fault %q", fault)
 }

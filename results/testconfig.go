@@ -37,6 +37,9 @@ type ClusterConfig struct {
 	ReplicaLagMaxMessage int64  `json:"replica_lag_max_messages"`
 	Fsync                string `json:"fsync"`
 	LoseUnsynced         bool   `json:"lose_unsynced"`
+	// DelayMechanism is how the runtime delays links for network faults:
+	// proxy (local), netem, or htb-rate (docker on a kernel without netem).
+	DelayMechanism string `json:"delay_mechanism,omitempty"`
 }
 
 // ReadTestConfig reads a run's test.json.

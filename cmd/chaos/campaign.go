@@ -45,7 +45,7 @@ const campaignFormat = 1
 // through would silently contradict the matrix or the store layout.
 var runArgsOwned = []string{
 	"store", "name", "quiet", "seed", "acks", "min-insync-replicas", "election", "nemesis",
-	"time-limit", "nemesis-interval",
+	"time-limit", "nemesis-interval", "runtime",
 }
 
 // campaignSpec is a campaign in the spec file format (--spec FILE), and
@@ -69,6 +69,8 @@ type campaignSpec struct {
 	// RunArgs are further "chaos run" flags for every run, e.g.
 	// ["--replica-lag-time-max-ms", "2000"].
 	RunArgs []string `json:"run_args,omitempty"`
+	// Runtime is every run's --runtime: local (the default) or docker.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // cellSpec is one explicit cell. Election defaults to clean and the
@@ -165,6 +167,7 @@ type cell struct {
 
 type campaignFlags struct {
 	preset, spec, store, junit  string
+	runtime                     string
 	acks, minISR, election, nem string
 	runs                        int
 	timeLimit, nemInterval      time.Duration
@@ -215,6 +218,7 @@ campaign; 130 interrupted.`,
 	fl.Uint64Var(&f.seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
 	fl.StringVar(&f.store, "store", "store", "the result store directory")
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
+	fl.StringVar(&f.runtime, "runtime", runtimeLocal, "every run's --runtime: "+runtimeUsage)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
 	f.matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}
 	return cmd
@@ -290,6 +294,12 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	}
 	if fl.Changed("nemesis-interval") {
 		spec.NemesisInterval = duration(f.nemInterval)
+	}
+	if fl.Changed("runtime") || spec.Runtime == "" {
+		spec.Runtime = f.runtime
+	}
+	if err := checkRuntime(spec.Runtime); err != nil {
+		return spec, err
 	}
 	spec.RunArgs = append(spec.RunArgs, passthrough...)
 	switch {
@@ -432,6 +442,9 @@ func planCell(cs cellSpec, spec campaignSpec, store string) (cell, error) {
 		"--election", election, "--nemesis", nem, "--time-limit", time.Duration(spec.TimeLimit).String()}
 	if spec.NemesisInterval > 0 {
 		args = append(args, "--nemesis-interval", time.Duration(spec.NemesisInterval).String())
+	}
+	if spec.Runtime != "" && spec.Runtime != runtimeLocal {
+		args = append(args, "--runtime", spec.Runtime)
 	}
 	args = append(args, spec.RunArgs...)
 

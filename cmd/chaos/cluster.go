@@ -12,14 +12,15 @@ import (
 
 	"github.com/chaos-isr/chaos/broker/wire"
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/cluster/docker"
 )
 
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Run a local cluster of brokers and a controller",
+		Short: "Run a cluster of brokers and a controller; clean up what docker runs left",
 	}
-	cmd.AddCommand(newClusterUpCmd())
+	cmd.AddCommand(newClusterUpCmd(), newClusterCleanCmd())
 	return cmd
 }
 
@@ -29,20 +30,30 @@ func newClusterUpCmd() *cobra.Command {
 		basePort int
 		ctrlPort int
 		data     string
+		rt       string
 		rf       replicationFlags
 		tf       topicFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Start a local cluster as child processes on 127.0.0.1 and stay in the foreground",
-		Long: `Start the controller and --nodes brokers as child processes on 127.0.0.1. Broker i
-listens on --base-port+i-1, the controller on --controller-port. Prints one line per node
-(id, role, address, pid) and the bootstrap address, then runs until Ctrl-C or SIGTERM,
-when it stops every child. Children also die if this process is killed.`,
+		Short: "Start a cluster (child processes or containers) and stay in the foreground",
+		Long: `Start the controller and --nodes brokers as child processes on 127.0.0.1 (--runtime
+local) or as containers on a private Docker network (--runtime docker). Broker i is
+reached at 127.0.0.1:--base-port+i-1, the controller at --controller-port. Prints one line
+per node (id, role, address, pid or container) and the bootstrap address, then runs until
+Ctrl-C or SIGTERM, when it stops every node. Local children also die if this process is
+killed; containers left by a killed process are removed by the next docker run or by
+"chaos cluster clean".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if nodes < 1 {
 				return fmt.Errorf("--nodes must be at least 1, got %d", nodes)
+			}
+			if err := checkRuntime(rt); err != nil {
+				return err
+			}
+			if rt == runtimeDocker && ctrlPort != 0 && ctrlPort != basePort-1 {
+				return fmt.Errorf("--controller-port: the docker runtime puts the controller at --base-port-1 (%d)", basePort-1)
 			}
 			if int(tf.rf) > nodes {
 				return fmt.Errorf("--replication-factor %d needs at least %d nodes, --nodes is %d", tf.rf, tf.rf, nodes)
@@ -69,30 +80,33 @@ when it stops every child. Children also die if this process is killed.`,
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			lc, err := cluster.Start(ctx, cluster.Spec{
+			lc, err := startCluster(ctx, rt, cluster.Spec{
 				Nodes: nodes, BasePort: basePort, ControllerPort: ctrlPort, DataDir: data,
 				ControllerArgs: tf.args(), BrokerArgs: rf.args(),
-			})
+			}, false)
 			if err != nil {
 				return err
 			}
 			defer lc.Close()
-			if err := waitRegistered(ctx, lc.Nodes()[1].Addr, nodes); err != nil {
+			if err := waitRegistered(ctx, lc.Info()[1].Addr, nodes); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			for _, n := range lc.Nodes() {
+			for _, n := range lc.Info() {
 				id := fmt.Sprint(n.ID)
 				if n.Role == "controller" {
 					id = "-"
 				}
-				fmt.Fprintf(out, "%-3s %-10s %-21s pid %d\n", id, n.Role, n.Addr, n.PID())
+				fmt.Fprintf(out, "%-3s %-10s %-21s %s\n", id, n.Role, n.Addr, n.Where)
 			}
 			fmt.Fprintf(out, "bootstrap: %s\n", lc.Bootstrap())
 			if keep {
 				fmt.Fprintf(out, "data and node logs: %s\n", data)
 			} else {
 				fmt.Fprintf(out, "data and node logs: %s (removed on exit; pass --data to keep them)\n", data)
+			}
+			if rt == runtimeDocker {
+				fmt.Fprintln(out, "node logs: docker logs CONTAINER while up; copied into the data directory on exit")
 			}
 			fmt.Fprintln(out, "ready; Ctrl-C stops the cluster")
 			watchExits(ctx, lc, out)
@@ -105,6 +119,7 @@ when it stops every child. Children also die if this process is killed.`,
 	fl.IntVar(&basePort, "base-port", 9092, "broker i listens on base-port+i-1")
 	fl.IntVar(&ctrlPort, "controller-port", 0, "the controller's port (default: base-port-1)")
 	fl.StringVar(&data, "data", "", "data directory (default: a temporary directory removed on exit)")
+	fl.StringVar(&rt, "runtime", runtimeLocal, runtimeUsage)
 	rf.register(cmd)
 	tf.register(cmd)
 	return cmd
@@ -112,10 +127,10 @@ when it stops every child. Children also die if this process is killed.`,
 
 // watchExits reports nodes that die while the cluster is up (killed by hand,
 // crashed) until ctx ends.
-func watchExits(ctx context.Context, lc *cluster.Local, out interface{ Write([]byte) (int, error) }) {
-	alive := map[int]int{}
-	for _, n := range lc.Nodes() {
-		alive[n.ID] = n.PID()
+func watchExits(ctx context.Context, lc cluster.Cluster, out interface{ Write([]byte) (int, error) }) {
+	alive := map[int]cluster.NodeInfo{}
+	for _, n := range lc.Info() {
+		alive[n.ID] = n
 	}
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
@@ -124,12 +139,11 @@ func watchExits(ctx context.Context, lc *cluster.Local, out interface{ Write([]b
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, n := range lc.Nodes() {
-				pid := n.PID()
-				if alive[n.ID] != 0 && pid == 0 {
-					fmt.Fprintf(out, "%s %d (pid %d) exited; see %s\n", n.Role, n.ID, alive[n.ID], n.LogPath)
+			for _, n := range lc.Info() {
+				if was := alive[n.ID]; was.Running && !n.Running {
+					fmt.Fprintf(out, "%s %d (%s) exited; see %s\n", n.Role, n.ID, was.Where, n.Log)
 				}
-				alive[n.ID] = pid
+				alive[n.ID] = n
 			}
 		}
 	}
@@ -175,4 +189,46 @@ func brokerCount(addr string) (int, error) {
 		return 0, err
 	}
 	return len(resp.(*kmsg.MetadataResponse).Brokers), nil
+}
+
+func newClusterCleanCmd() *cobra.Command {
+	var all, image bool
+	cmd := &cobra.Command{
+		Use:   "clean",
+		Short: "Remove containers and networks that docker runs left behind",
+		Long: `Remove the containers and networks of docker-runtime runs whose tester process is gone
+(killed with SIGKILL, say): every object the runtime creates is labelled with its run and
+its owner's pid. Every docker run does this at its start too. --all also removes those of
+runs still going; --image also removes the runtime's image (` + docker.Image + `).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signalContext()
+			defer stop()
+			removed, err := docker.Sweep(ctx, all)
+			out := cmd.OutOrStdout()
+			for _, l := range removed {
+				state := "owner gone"
+				if l.Alive {
+					state = "owner still running"
+				}
+				fmt.Fprintf(out, "removed %s %s (run %s, %s)\n", l.Kind, l.Name, l.Run, state)
+			}
+			if err != nil {
+				return err
+			}
+			if image {
+				if err := docker.RemoveImage(ctx); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "removed image %s\n", docker.Image)
+			}
+			if len(removed) == 0 && !image {
+				fmt.Fprintln(out, "nothing to remove")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "also remove the containers and networks of runs still going")
+	cmd.Flags().BoolVar(&image, "image", false, "also remove the runtime's image")
+	return cmd
 }

@@ -40,6 +40,7 @@ type runFlags struct {
 	store       string
 	nodes       int
 	basePort    int
+	runtime     string
 	acks        string
 	concurrency int
 	consumers   int
@@ -79,6 +80,7 @@ and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unkn
 	fl.StringVar(&f.store, "store", "store", "the result store directory")
 	fl.IntVar(&f.nodes, "nodes", 3, "number of brokers")
 	fl.IntVar(&f.basePort, "base-port", 0, "broker i listens on base-port+i-1, the controller on base-port-1 (default: free ports)")
+	fl.StringVar(&f.runtime, "runtime", runtimeLocal, runtimeUsage)
 	fl.StringVar(&f.acks, "acks", "-1", "producer acks: 0, 1, or -1 (also 'all')")
 	fl.IntVar(&f.concurrency, "concurrency", 5, "producer processes, one request in flight each")
 	fl.IntVar(&f.consumers, "consumers", -1, "consumer processes (default: one per partition)")
@@ -140,6 +142,9 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	faults, err := nemesis.Parse(f.nemesis)
 	if err != nil {
 		return 0, fmt.Errorf("--nemesis: %w", err)
+	}
+	if err := checkRuntime(f.runtime); err != nil {
+		return 0, err
 	}
 	if slices.Contains(faults, "lose-unsynced") {
 		// Only brokers that keep unsynced writes in memory lose them.
@@ -210,16 +215,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"),
 		ControllerArgs: f.tf.args(), BrokerArgs: f.rf.args(),
 	}
-	// Network faults need every inter-node link to pass through a proxy of
-	// this process; without them brokers dial each other directly.
-	var fabric *proxy.Fabric
-	if nemesis.NeedsNetwork(faults) {
-		if fabric, err = linkFabric(&spec); err != nil {
-			return 0, err
-		}
-		defer fabric.Close()
-	}
-	lc, err := cluster.Start(ctx, spec)
+	lc, err := startCluster(ctx, f.runtime, spec, nemesis.NeedsNetwork(faults))
 	if err != nil {
 		return 0, err
 	}
@@ -230,7 +226,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Name: f.name, Seed: f.seed, Start: start, Command: os.Args,
 		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
 		Cluster: results.ClusterConfig{
-			Runtime: "local", Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
+			Runtime: f.runtime, DelayMechanism: lc.delays, Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
 			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
 			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: f.rf.fsync, LoseUnsynced: f.rf.loseUnsynced,
 		},
@@ -261,7 +257,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	nem := nemesis.New(nemesis.Config{
 		Brokers: f.nodes, Partitions: f.tf.partitions, Seed: f.seed,
 		LagTimeMax: time.Duration(f.rf.lagTimeMs) * time.Millisecond,
-	}, lc, network(fabric), leaders, rec)
+	}, lc, lc.net, leaders, rec)
 	// The monitor runs until the final reads are done, so the report shows
 	// the cluster healing as well as breaking.
 	monCtx, monCancel := context.WithCancel(ctx)
@@ -411,12 +407,3 @@ func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
 }
 
 func nodeName(id int) string { return fmt.Sprintf("broker-%d", id) }
-
-// network hands the nemesis the fabric, or nothing: a nil *proxy.Fabric
-// inside the interface would not compare equal to nil.
-func network(f *proxy.Fabric) nemesis.Network {
-	if f == nil {
-		return nil
-	}
-	return f
-}

@@ -1,0 +1,553 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/chaos-isr/chaos/cluster"
+)
+
+// Ports the nodes listen on inside their containers.
+const (
+	brokerPort     = 9092
+	controllerPort = 9091
+)
+
+// readyLine is what a broker and the controller log once they listen. The
+// image has no shell for a health check, and a port bound on the host
+// accepts connections (Docker's proxy) before the node inside listens.
+const readyLine = "listening on"
+
+// Spec describes a cluster in containers.
+type Spec struct {
+	Nodes int
+	// BasePort is broker i's host port on 127.0.0.1 (BasePort+i-1), the
+	// controller's is BasePort-1; 0 picks free ports.
+	BasePort int
+	// DataDir holds each node's data directory (bind-mounted as /data) and,
+	// after Close, each node's log, like the local runtime's.
+	DataDir string
+	// Binary is the static chaos binary put in the image; default: this
+	// executable.
+	Binary         string
+	ControllerArgs []string
+	BrokerArgs     []string
+	// StartTimeout bounds each node's start; default 60s.
+	StartTimeout time.Duration
+}
+
+// Node is one container of the cluster.
+type Node struct {
+	ID        int
+	Name      string // controller, broker-N: the network alias too
+	Container string // the container's name
+	HostAddr  string // 127.0.0.1:port, what clients dial
+	port      int    // the port inside the container
+	DataDir   string
+	LogPath   string
+
+	ctr testcontainers.Container
+	ip  string // on the private network; may change when restarted
+	// down and paused say what the tester did to the node; network rules
+	// for a node that is down or paused wait until it runs again (docker
+	// exec needs a running, unpaused container).
+	down, paused bool
+}
+
+// Cluster is a running cluster in containers.
+type Cluster struct {
+	spec  Spec
+	run   string
+	cli   *testcontainers.DockerClient
+	net   *testcontainers.DockerNetwork
+	nodes []*Node
+
+	mu     sync.Mutex // serialises lifecycle operations and network rules
+	closed bool
+	faults *Network
+	// ImageHash is the sha256 of the binary the image holds.
+	ImageHash string
+}
+
+var _ cluster.Cluster = (*Cluster)(nil)
+
+var setupOnce sync.Once
+
+// newClient connects to the Docker engine, with a reason a person can act
+// on when there is none.
+func newClient(ctx context.Context) (*testcontainers.DockerClient, error) {
+	setupOnce.Do(func() {
+		// Ryuk, testcontainers' reaper, is an image to pull, and there may
+		// be no registry; this package removes what it creates itself.
+		// testcontainers reads the setting once, so set it before any use.
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+		// testcontainers narrates every step on stderr; the tester has its
+		// own output.
+		tclog.SetDefault(tclog.NewNoopLogger())
+	})
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the docker runtime needs a running Docker engine (DOCKER_HOST or /var/run/docker.sock): %w", err)
+	}
+	return cli, nil
+}
+
+// Available reports whether a Docker engine answers, and why not.
+func Available(ctx context.Context) error {
+	cli, err := newClient(ctx)
+	if err != nil {
+		return err
+	}
+	return cli.Close()
+}
+
+func randomID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Start builds the image if needed, sweeps what dead testers left, creates
+// the network and starts the controller and the brokers, waiting until
+// each listens.
+func Start(ctx context.Context, spec Spec) (c *Cluster, err error) {
+	if spec.Nodes < 1 {
+		return nil, fmt.Errorf("a cluster needs at least one node, got %d", spec.Nodes)
+	}
+	if spec.DataDir == "" {
+		return nil, errors.New("a data directory is required")
+	}
+	if spec.StartTimeout <= 0 {
+		spec.StartTimeout = 60 * time.Second
+	}
+	if spec.Binary == "" {
+		if spec.Binary, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	if spec.BasePort == 0 {
+		if spec.BasePort, err = cluster.FreeBasePort("127.0.0.1", spec.Nodes); err != nil {
+			return nil, err
+		}
+	}
+	if spec.BasePort < 2 || spec.BasePort+spec.Nodes-1 > 65535 {
+		return nil, fmt.Errorf("ports out of range: brokers %d..%d, controller %d", spec.BasePort, spec.BasePort+spec.Nodes-1, spec.BasePort-1)
+	}
+	if err := os.MkdirAll(spec.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	cli, err := newClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{spec: spec, run: randomID(), cli: cli}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	if _, err := sweep(ctx, cli, false); err != nil {
+		return nil, fmt.Errorf("removing leftovers of earlier runs: %w", err)
+	}
+	provider, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return nil, err
+	}
+	defer provider.Close()
+	if c.ImageHash, err = ensureImage(ctx, cli, provider, spec.Binary); err != nil {
+		return nil, err
+	}
+	labels := c.labels("")
+	c.net, err = tcnetwork.New(ctx, tcnetwork.WithLabels(labels))
+	if err != nil {
+		return nil, fmt.Errorf("creating the network: %w", err)
+	}
+
+	ctrl := &Node{ID: cluster.ControllerNode, Name: "controller", port: controllerPort}
+	c.nodes = append(c.nodes, ctrl)
+	for i := 1; i <= spec.Nodes; i++ {
+		c.nodes = append(c.nodes, &Node{ID: i, Name: cluster.NodeName(i), port: brokerPort})
+	}
+	for _, n := range c.nodes {
+		n.Container = fmt.Sprintf("chaos-%s-%s", c.run, n.Name)
+		n.HostAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.BasePort+n.ID-1))
+		n.DataDir = filepath.Join(spec.DataDir, n.Name)
+		n.LogPath = filepath.Join(spec.DataDir, n.Name+".log")
+		if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	// The controller first: brokers register with it as they start.
+	if err := c.create(ctx, ctrl); err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.nodes))
+	for _, n := range c.nodes[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[n.ID] = c.create(ctx, n)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) labels(node string) map[string]string {
+	l := map[string]string{labelRun: c.run, labelOwner: owner(), labelHost: hostname()}
+	if node != "" {
+		l[labelNode] = node
+	}
+	return l
+}
+
+// args are the node's command line inside its container.
+func (c *Cluster) args(n *Node) []string {
+	listen := "0.0.0.0:" + strconv.Itoa(n.port)
+	if n.ID == cluster.ControllerNode {
+		return append([]string{"controller", "--listen", listen, "--data", "/data"}, c.spec.ControllerArgs...)
+	}
+	a := []string{"broker", "--id", strconv.Itoa(n.ID), "--listen", listen,
+		// Clients on the host get the bound host port; peers dial each
+		// other by alias on the private network instead.
+		"--advertise", n.HostAddr,
+		"--controller", net.JoinHostPort("controller", strconv.Itoa(controllerPort)),
+		"--data", "/data"}
+	a = append(a, c.spec.BrokerArgs...)
+	for j := 1; j <= c.spec.Nodes; j++ {
+		if j != n.ID {
+			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(cluster.NodeName(j), strconv.Itoa(brokerPort))))
+		}
+	}
+	return a
+}
+
+func (c *Cluster) create(ctx context.Context, n *Node) error {
+	port := network.MustParsePort(fmt.Sprintf("%d/tcp", n.port))
+	_, hostPort, _ := net.SplitHostPort(n.HostAddr)
+	req := testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:          Image,
+			Name:           n.Container,
+			Cmd:            c.args(n),
+			Labels:         c.labels(n.Name),
+			ExposedPorts:   []string{port.String()},
+			Networks:       []string{c.net.Name},
+			NetworkAliases: map[string][]string{c.net.Name: {n.Name}},
+			WaitingFor:     wait.ForLog(readyLine).WithStartupTimeout(c.spec.StartTimeout),
+			ConfigModifier: func(cfg *container.Config) {
+				// The node runs as the tester's user, so that its data in
+				// the run directory stays the tester's to read and delete.
+				cfg.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+			},
+			HostConfigModifier: func(hc *container.HostConfig) {
+				hc.PortBindings = network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
+				hc.Binds = []string{n.DataDir + ":/data"}
+				// For netfault, run by docker exec as root.
+				hc.CapAdd = []string{"NET_ADMIN"}
+			},
+		},
+		Started: true,
+	}
+	ctr, err := testcontainers.GenericContainer(ctx, req)
+	if ctr != nil {
+		c.mu.Lock()
+		n.ctr = ctr
+		c.mu.Unlock()
+	}
+	if err != nil {
+		return fmt.Errorf("starting %s: %w%s", n.Name, err, c.logTail(n))
+	}
+	return c.refreshIP(ctx, n)
+}
+
+func (c *Cluster) refreshIP(ctx context.Context, n *Node) error {
+	r, err := c.cli.ContainerInspect(ctx, n.ctr.GetContainerID(), client.ContainerInspectOptions{})
+	if err != nil {
+		return err
+	}
+	if r.Container.NetworkSettings == nil || r.Container.NetworkSettings.Networks[c.net.Name] == nil {
+		return fmt.Errorf("%s is not on network %s", n.Name, c.net.Name)
+	}
+	n.ip = r.Container.NetworkSettings.Networks[c.net.Name].IPAddress.String()
+	return nil
+}
+
+// logTail is the end of a node's log, for errors.
+func (c *Cluster) logTail(n *Node) string {
+	if n.ctr == nil {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := c.copyLogs(context.Background(), n, &buf, "10"); err != nil || buf.Len() == 0 {
+		return ""
+	}
+	return "; its log ends:\n" + strings.TrimRight(buf.String(), "\n")
+}
+
+func (c *Cluster) copyLogs(ctx context.Context, n *Node, w *bytes.Buffer, tail string) error {
+	rc, err := c.cli.ContainerLogs(ctx, n.ctr.GetContainerID(), client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: tail})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = stdcopy.StdCopy(w, w, rc)
+	return err
+}
+
+// Node returns the node with the id.
+func (c *Cluster) Node(id int) (*Node, error) {
+	if id < 0 || id >= len(c.nodes) {
+		return nil, fmt.Errorf("no node %d (brokers are 1..%d, the controller is %d)", id, len(c.nodes)-1, cluster.ControllerNode)
+	}
+	return c.nodes[id], nil
+}
+
+// Nodes returns the controller followed by the brokers.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Run is the run's id, the value of the chaos.run label.
+func (c *Cluster) Run() string { return c.run }
+
+// NetworkName is the private network's name.
+func (c *Cluster) NetworkName() string { return c.net.Name }
+
+// Bootstrap is the comma-separated host addresses of the brokers.
+func (c *Cluster) Bootstrap() string {
+	var a []string
+	for _, n := range c.nodes[1:] {
+		a = append(a, n.HostAddr)
+	}
+	return strings.Join(a, ",")
+}
+
+// ControllerAddr is the controller's host address.
+func (c *Cluster) ControllerAddr() string { return c.nodes[0].HostAddr }
+
+// Info describes the nodes, asking Docker whether each runs.
+func (c *Cluster) Info() []NodeInfo {
+	var out []NodeInfo
+	for _, n := range c.nodes {
+		running := false
+		if r, err := c.cli.ContainerInspect(context.Background(), n.ctr.GetContainerID(), client.ContainerInspectOptions{}); err == nil && r.Container.State != nil {
+			running = r.Container.State.Running
+		}
+		role := "broker"
+		if n.ID == cluster.ControllerNode {
+			role = "controller"
+		}
+		out = append(out, NodeInfo{ID: n.ID, Name: n.Name, Role: role, Addr: n.HostAddr,
+			Where: "container " + n.Container, Running: running, Log: n.LogPath})
+	}
+	return out
+}
+
+// NodeInfo is cluster.NodeInfo.
+type NodeInfo = cluster.NodeInfo
+
+// Kill sends SIGKILL to a node's container and waits until it stopped.
+func (c *Cluster) Kill(id int) error {
+	return c.withNode(id, func(n *Node) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.cli.ContainerKill(ctx, n.ctr.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil && !isNotRunning(err) {
+			return fmt.Errorf("kill %s: %w", n.Name, err)
+		}
+		c.wentDown(n)
+		return c.waitStopped(ctx, n)
+	})
+}
+
+// wentDown notes that a node stopped: its network namespace, and the
+// rules in it, went with it.
+func (c *Cluster) wentDown(n *Node) {
+	n.down, n.paused = true, false
+	if c.faults != nil {
+		delete(c.faults.applied, n.Name)
+	}
+}
+
+// Stop asks a node to shut down (SIGTERM) and kills it after timeout.
+func (c *Cluster) Stop(id int, timeout time.Duration) error {
+	return c.withNode(id, func(n *Node) error {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+		defer cancel()
+		secs := int((timeout + time.Second - 1) / time.Second)
+		if n.paused {
+			// A frozen process cannot handle SIGTERM.
+			_, _ = c.cli.ContainerUnpause(ctx, n.ctr.GetContainerID(), client.ContainerUnpauseOptions{})
+		}
+		if _, err := c.cli.ContainerStop(ctx, n.ctr.GetContainerID(), client.ContainerStopOptions{Timeout: &secs}); err != nil {
+			return fmt.Errorf("stop %s: %w", n.Name, err)
+		}
+		c.wentDown(n)
+		return c.waitStopped(ctx, n)
+	})
+}
+
+func (c *Cluster) waitStopped(ctx context.Context, n *Node) error {
+	for {
+		r, err := c.cli.ContainerInspect(ctx, n.ctr.GetContainerID(), client.ContainerInspectOptions{})
+		if err != nil {
+			return err
+		}
+		if r.Container.State == nil || !r.Container.State.Running {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s still running: %w", n.Name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func isNotRunning(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "is not running")
+}
+
+// withNode runs f on node id under the cluster's lock.
+func (c *Cluster) withNode(id int, f func(n *Node) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.Node(id)
+	if err != nil {
+		return err
+	}
+	return f(n)
+}
+
+// Pause freezes a node's container (docker pause); Resume thaws it.
+func (c *Cluster) Pause(id int) error {
+	return c.withNode(id, func(n *Node) error {
+		if _, err := c.cli.ContainerPause(context.Background(), n.ctr.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+			return fmt.Errorf("pause %s: %w", n.Name, err)
+		}
+		n.paused = true
+		return nil
+	})
+}
+
+// Resume thaws a paused node and installs network rules that changed
+// while it was frozen.
+func (c *Cluster) Resume(id int) error {
+	return c.withNode(id, func(n *Node) error {
+		if _, err := c.cli.ContainerUnpause(context.Background(), n.ctr.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+			return fmt.Errorf("resume %s: %w", n.Name, err)
+		}
+		n.paused = false
+		return c.syncRules(context.Background(), false)
+	})
+}
+
+// Restart starts a stopped or killed node's container again (same
+// container: same data, same host port) and waits until it listens.
+func (c *Cluster) Restart(ctx context.Context, id int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.Node(id)
+	if err != nil {
+		return err
+	}
+	var before bytes.Buffer
+	_ = c.copyLogs(ctx, n, &before, "all")
+	seen := strings.Count(before.String(), readyLine)
+	if _, err := c.cli.ContainerStart(ctx, n.ctr.GetContainerID(), client.ContainerStartOptions{}); err != nil {
+		return fmt.Errorf("restart %s: %w", n.Name, err)
+	}
+	n.down, n.paused = false, false
+	deadline := time.Now().Add(c.spec.StartTimeout)
+	for {
+		var logs bytes.Buffer
+		_ = c.copyLogs(ctx, n, &logs, "all")
+		if strings.Count(logs.String(), readyLine) > seen {
+			break
+		}
+		r, err := c.cli.ContainerInspect(ctx, n.ctr.GetContainerID(), client.ContainerInspectOptions{})
+		if err == nil && r.Container.State != nil && !r.Container.State.Running {
+			n.down = true
+			return fmt.Errorf("%s exited during restart%s", n.Name, c.logTail(n))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not listening %s after its restart%s", n.Name, c.spec.StartTimeout, c.logTail(n))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	old := n.ip
+	if err := c.refreshIP(ctx, n); err != nil {
+		return err
+	}
+	// A restarted container has a fresh network namespace, without rules,
+	// and maybe a new address that every other node's rules must learn.
+	return c.syncRules(ctx, old != n.ip)
+}
+
+// Close writes each node's log into the data directory, then removes the
+// containers and the network. Safe to call more than once; it works even
+// when the run's context was cancelled.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		if n.ctr == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var logs bytes.Buffer
+			if err := c.copyLogs(ctx, n, &logs, "all"); err == nil {
+				_ = os.WriteFile(n.LogPath, logs.Bytes(), 0o644)
+			}
+			_, _ = c.cli.ContainerRemove(ctx, n.ctr.GetContainerID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}()
+	}
+	wg.Wait()
+	if c.net != nil {
+		_, _ = c.cli.NetworkRemove(ctx, c.net.ID, client.NetworkRemoveOptions{})
+	}
+	// Containers of this run that failed half-way through creation are
+	// found by their label.
+	if cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+c.run)}); err == nil {
+		for _, x := range cs.Items {
+			_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	}
+	_ = c.cli.Close()
+}

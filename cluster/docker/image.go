@@ -1,0 +1,164 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/moby/moby/api/types/build"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// Image is the one image the runtime uses: a fixed tag, rebuilt when the
+// binary changes, so "docker images" shows one image of ours however many
+// runs there were.
+const (
+	ImageRepo = "chaos-isr/chaos"
+	ImageTag  = "local"
+	Image     = ImageRepo + ":" + ImageTag
+)
+
+// binaryPath is where the image holds the chaos binary.
+const binaryPath = "/chaos"
+
+// dockerfile has no "# syntax=" line and no base image to pull: the
+// classic builder reads it without a registry.
+const dockerfile = "FROM scratch\nCOPY chaos " + binaryPath + "\nENTRYPOINT [\"" + binaryPath + "\"]\n"
+
+// checkStatic refuses a binary that needs a dynamic loader: a FROM-scratch
+// image has none, and the container would die with a confusing "no such
+// file or directory".
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s is not an ELF executable: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked; the docker runtime needs a static binary (build it with CGO_ENABLED=0, as make build does)", path)
+		}
+	}
+	if f.Machine != elf.EM_X86_64 && f.Machine != elf.EM_AARCH64 {
+		return fmt.Errorf("%s is built for %s", path, f.Machine)
+	}
+	return nil
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ensureImage makes Image hold binary, building it only when the image is
+// missing or holds another binary. A lock file serialises testers on one
+// host (parallel test packages): two builds of one tag would leave an
+// untagged image behind.
+func ensureImage(ctx context.Context, cli client.APIClient, provider *testcontainers.DockerProvider, binary string) (string, error) {
+	if err := checkStatic(binary); err != nil {
+		return "", err
+	}
+	sum, err := fileHash(binary)
+	if err != nil {
+		return "", err
+	}
+	unlock, err := lockFile(filepath.Join(os.TempDir(), "chaos-docker-image.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	old := ""
+	if img, err := cli.ImageInspect(ctx, Image); err == nil {
+		if img.Config != nil && img.Config.Labels[labelImage] == sum {
+			return sum, nil
+		}
+		old = img.ID
+	}
+	bin, err := os.ReadFile(binary)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"chaos", 0o755, bin}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+			return "", err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	req := testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+		ContextArchive: bytes.NewReader(buf.Bytes()),
+		Repo:           ImageRepo, Tag: ImageTag, KeepImage: true, BuildLogWriter: io.Discard,
+		BuildOptionsModifier: func(o *client.ImageBuildOptions) {
+			// The classic builder: BuildKit would want its frontend image.
+			o.Version = build.BuilderV1
+			o.Labels = map[string]string{labelImage: sum}
+			o.PullParent = false
+		},
+	}}
+	if _, err := provider.BuildImage(ctx, &req); err != nil {
+		return "", fmt.Errorf("building %s: %w", Image, err)
+	}
+	if old != "" {
+		// The old build lost its tag; remove it unless a container of a
+		// live run still uses it (the sweep's next removal frees it).
+		_, _ = cli.ImageRemove(ctx, old, client.ImageRemoveOptions{})
+	}
+	return sum, nil
+}
+
+// lockFile takes an exclusive flock on path, waiting for it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// RemoveImage removes the runtime's image ("chaos cluster clean --image").
+func RemoveImage(ctx context.Context) error {
+	cli, err := newClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, Image); err != nil {
+		return nil
+	}
+	_, err = cli.ImageRemove(ctx, Image, client.ImageRemoveOptions{})
+	return err
+}

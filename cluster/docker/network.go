@@ -1,0 +1,263 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
+
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/netfault"
+)
+
+// Network is the nemesis's network for a cluster in containers: the
+// desired faults between nodes, turned into one netfault.Spec per node and
+// installed in each node's namespace with docker exec. A directed cut is
+// enforced at both ends (the sender's output, the receiver's input), so it
+// holds while one end is paused and cannot take new rules.
+type Network struct {
+	c         *Cluster
+	mechanism string // of delays: netfault.Netem or netfault.HTB
+	why       string // why not netem
+
+	drops   map[[2]string]float64 // from, to -> percent (0: every packet)
+	delays  []delayLink
+	applied map[string]string // node -> the encoded spec it has
+	err     error             // the first failure since TakeErr
+}
+
+type delayLink struct {
+	from, to string
+	d        time.Duration
+	// link limits the delay to the TCP connections from dials to to's
+	// listener, like the local runtime's proxies; otherwise every packet
+	// between the two is delayed.
+	link bool
+}
+
+var _ nemesis.Network = (*Network)(nil)
+
+// Network returns the cluster's network faults, probing once (in the
+// controller's container) which delay mechanism the kernel offers.
+func (c *Cluster) Network(ctx context.Context) (*Network, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.faults != nil {
+		return c.faults, nil
+	}
+	out, err := c.exec(ctx, c.nodes[0], "probe")
+	if err != nil {
+		return nil, fmt.Errorf("probing network faults in %s: %w", c.nodes[0].Container, err)
+	}
+	var p netfault.Result
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		return nil, fmt.Errorf("netfault probe said %q: %w", out, err)
+	}
+	c.faults = &Network{c: c, mechanism: p.Mechanism, why: p.Why, drops: map[[2]string]float64{}, applied: map[string]string{}}
+	return c.faults, nil
+}
+
+// DelayMechanism says how delays are made: "netem", or "htb-rate (why)"
+// when the kernel has no netem. The nemesis records it with each delay.
+func (w *Network) DelayMechanism() string {
+	if w.why != "" {
+		return w.mechanism + " (" + w.why + ")"
+	}
+	return w.mechanism
+}
+
+// Mechanism is netfault.Netem or netfault.HTB.
+func (w *Network) Mechanism() string { return w.mechanism }
+
+// TakeErr returns the first error since the last call: installing rules
+// runs commands in containers, which can fail, and nemesis.Network's
+// methods return nothing.
+func (w *Network) TakeErr() error {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	err := w.err
+	w.err = nil
+	return err
+}
+
+func (w *Network) change(f func()) {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	f()
+	if err := w.c.syncRules(context.Background(), false); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+// Partition cuts every packet between the two groups, both ways.
+func (w *Network) Partition(a, b []string) {
+	w.change(func() {
+		for _, x := range a {
+			for _, y := range b {
+				w.drops[[2]string{x, y}] = 0
+				w.drops[[2]string{y, x}] = 0
+			}
+		}
+	})
+}
+
+// OneWay drops every packet from a node of from to a node of to.
+func (w *Network) OneWay(from, to []string) {
+	w.change(func() {
+		for _, x := range from {
+			for _, y := range to {
+				w.drops[[2]string{x, y}] = 0
+			}
+		}
+	})
+}
+
+// Slow delays the connections from dials to to's listener by d each way.
+func (w *Network) Slow(from, to string, d time.Duration) {
+	w.change(func() { w.delays = append(w.delays, delayLink{from: from, to: to, d: d, link: true}) })
+}
+
+// DelayAll delays every packet between nodes by d.
+func (w *Network) DelayAll(d time.Duration) {
+	w.change(func() {
+		for _, x := range w.c.nodes {
+			for _, y := range w.c.nodes {
+				if x != y {
+					w.delays = append(w.delays, delayLink{from: x.Name, to: y.Name, d: d})
+				}
+			}
+		}
+	})
+}
+
+// DropAll drops a share p of the packets between nodes, at random (the
+// kernel's random numbers: seed has no hold on them).
+func (w *Network) DropAll(p float64, seed uint64) {
+	w.change(func() {
+		for _, x := range w.c.nodes {
+			for _, y := range w.c.nodes {
+				k := [2]string{x.Name, y.Name}
+				if _, cut := w.drops[k]; x != y && !cut {
+					w.drops[k] = p * 100
+				}
+			}
+		}
+	})
+}
+
+// HealAll removes every network fault.
+func (w *Network) HealAll() {
+	w.change(func() {
+		w.drops = map[[2]string]float64{}
+		w.delays = nil
+	})
+}
+
+// specFor is node's share of the faults.
+func (w *Network) specFor(n *Node) netfault.Spec {
+	s := netfault.Spec{Mechanism: w.mechanism}
+	ip := map[string]*Node{}
+	for _, x := range w.c.nodes {
+		ip[x.Name] = x
+	}
+	var keys [][2]string
+	for k := range w.drops {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+"|"+a[1], b[0]+"|"+b[1]) })
+	for _, k := range keys {
+		p := w.drops[k]
+		from, to := ip[k[0]], ip[k[1]]
+		if from == nil || to == nil {
+			continue
+		}
+		switch {
+		case from == n:
+			s.Drops = append(s.Drops, netfault.Drop{Peer: to.ip, Out: true, Percent: p})
+		case to == n && p == 0:
+			// A random share is dropped at the sender only, or it
+			// would be dropped twice.
+			s.Drops = append(s.Drops, netfault.Drop{Peer: from.ip, Out: false})
+		}
+	}
+	for _, d := range w.delays {
+		from, to := ip[d.from], ip[d.to]
+		if from == nil || to == nil {
+			continue
+		}
+		switch {
+		case from == n && d.link:
+			s.Delays = append(s.Delays, netfault.Delay{Peer: to.ip, DstPort: uint16(to.port), Delay: d.d})
+		case to == n && d.link:
+			s.Delays = append(s.Delays, netfault.Delay{Peer: from.ip, SrcPort: uint16(to.port), Delay: d.d})
+		case from == n:
+			s.Delays = append(s.Delays, netfault.Delay{Peer: to.ip, Delay: d.d})
+		}
+	}
+	return s
+}
+
+// syncRules installs every running node's spec where it changed (all of
+// them with force: an address changed). The caller holds c.mu.
+func (c *Cluster) syncRules(ctx context.Context, force bool) error {
+	w := c.faults
+	if w == nil || c.closed {
+		return nil
+	}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		if n.down {
+			// Its namespace went with its process; it starts clean.
+			delete(w.applied, n.Name)
+			continue
+		}
+		if n.paused {
+			continue // installed when it is resumed
+		}
+		spec := w.specFor(n)
+		enc := spec.Encode()
+		if have, ok := w.applied[n.Name]; !force && (have == enc || (!ok && len(spec.Drops)+len(spec.Delays) == 0)) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.exec(ctx, n, "apply", enc)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("network faults in %s: %w", n.Name, err))
+				return
+			}
+			w.applied[n.Name] = enc
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// exec runs "chaos netfault ARGS" in a node's container as root and
+// returns its output.
+func (c *Cluster) exec(ctx context.Context, n *Node, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := append([]string{binaryPath, "netfault"}, args...)
+	code, r, err := n.ctr.Exec(ctx, cmd, tcexec.WithUser("0"), tcexec.Multiplexed())
+	if err != nil {
+		return "", err
+	}
+	out, _ := io.ReadAll(r)
+	if code != 0 {
+		return "", fmt.Errorf("chaos netfault %s exited %d: %s", args[0], code, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}

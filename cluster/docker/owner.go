@@ -1,0 +1,126 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/client"
+)
+
+// Labels on everything the runtime creates.
+const (
+	labelRun   = "chaos.run"   // the run's id
+	labelOwner = "chaos.owner" // "PID:START": the tester process that owns it
+	labelHost  = "chaos.host"  // the tester's host name: pids mean nothing elsewhere
+	labelNode  = "chaos.node"  // controller, broker-N
+	labelImage = "chaos.image" // on the image: the binary's sha256
+)
+
+// owner identifies this process across pid reuse: its pid and its start
+// time in clock ticks since boot (field 22 of /proc/PID/stat).
+func owner() string {
+	return fmt.Sprintf("%d:%s", os.Getpid(), startTime(os.Getpid()))
+}
+
+func startTime(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces and parentheses; the
+	// fields after it start past the last ')'.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// ownerAlive reports whether the process named by an owner label still
+// runs. An owner from another host is taken to be alive: it cannot be
+// checked from here.
+func ownerAlive(labels map[string]string) bool {
+	if labels[labelHost] != hostname() {
+		return true
+	}
+	pidStr, start, ok := strings.Cut(labels[labelOwner], ":")
+	if !ok {
+		return true
+	}
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil || pid <= 0 {
+		return true
+	}
+	st := startTime(pid)
+	return st != "" && st == start
+}
+
+// Leftover is a container or network a sweep found.
+type Leftover struct {
+	Kind, Name, Run string
+	Alive           bool // its owner still runs
+}
+
+// Sweep removes the containers and networks of runs whose tester is gone
+// (all of them with all set) and returns what it removed. It is run at
+// every Start, so a tester killed with SIGKILL leaves nothing behind for
+// long; "chaos cluster clean" runs it by hand.
+func Sweep(ctx context.Context, all bool) ([]Leftover, error) {
+	cli, err := newClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	return sweep(ctx, cli, all)
+}
+
+func sweep(ctx context.Context, cli client.APIClient, all bool) ([]Leftover, error) {
+	var removed []Leftover
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun)})
+	if err != nil {
+		return nil, fmt.Errorf("listing containers: %w", err)
+	}
+	var firstErr error
+	for _, c := range cs.Items {
+		alive := ownerAlive(c.Labels)
+		if alive && !all {
+			continue
+		}
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("removing container %s: %w", c.ID[:12], err)
+		}
+		name := c.ID[:12]
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		removed = append(removed, Leftover{Kind: "container", Name: name, Run: c.Labels[labelRun], Alive: alive})
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: make(client.Filters).Add("label", labelRun)})
+	if err != nil {
+		return removed, fmt.Errorf("listing networks: %w", err)
+	}
+	for _, n := range ns.Items {
+		alive := ownerAlive(n.Labels)
+		if alive && !all {
+			continue
+		}
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("removing network %s: %w", n.Name, err)
+		}
+		removed = append(removed, Leftover{Kind: "network", Name: n.Name, Run: n.Labels[labelRun], Alive: alive})
+	}
+	return removed, firstErr
+}
