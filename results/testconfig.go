@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/workload"
 )
@@ -51,4 +52,14 @@ func ReadTestConfig(path string) (TestConfig, error) {
 	}
 	err = json.Unmarshal(b, &tc)
 	return tc, err
+}
+
+// CheckerConfig is what the guarantee model is told about the run: chaos
+// run's producers have one request in flight and no retries.
+func (tc TestConfig) CheckerConfig() checker.Config {
+	return checker.Config{
+		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
+		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
+		Faults: tc.Nemesis, MaxInFlight: 1,
+	}
 }

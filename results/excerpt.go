@@ -1,0 +1,215 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+)
+
+// excerpt chooses the operations the history view shows. A short history
+// is shown whole; a long one would make the page huge, so the view keeps
+// what the rest of the report points at, in this order until
+// maxHistoryRows: the anomalies' example operations with their pairs and
+// a few neighbours, the nemesis operations, the final phase's reads, the
+// acknowledgements of lost writes, and the first operations of the run.
+// Links go only to operations the view has, so none dangles.
+type excerpt struct {
+	tl     *timeline
+	in     []bool // by position
+	marked []bool
+	n      int
+	all    bool
+}
+
+func newExcerpt(tl *timeline, res *checker.Results, lost []checker.LostAck) *excerpt {
+	e := &excerpt{tl: tl, in: make([]bool, len(tl.ops)), marked: make([]bool, len(tl.ops))}
+	if len(tl.ops) <= maxHistoryRows {
+		e.all = true
+		for i := range e.in {
+			e.in[i] = true
+		}
+		e.n = len(tl.ops)
+	}
+	if res != nil {
+		for _, r := range res.Results {
+			for _, idx := range r.Examples {
+				e.add(tl.pos(idx), 3, true)
+			}
+		}
+		// The details name more ops than the examples keep.
+		for _, r := range res.Results {
+			for _, d := range r.Details {
+				for _, m := range opRef.FindAllStringSubmatch(d, -1) {
+					if idx, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+						e.add(tl.pos(idx), 1, false)
+					}
+				}
+			}
+		}
+	}
+	for _, l := range lost {
+		if p := tl.pos(l.Op); p >= 0 {
+			e.marked[p] = true
+		}
+	}
+	for i := range tl.ops {
+		if tl.ops[i].Process == history.NemesisProcess {
+			e.add(i, 0, false)
+		}
+	}
+	for i := range tl.ops {
+		if f := tl.ops[i].F; tl.ops[i].Process >= 0 && (f == history.FinalRead || f == history.ReplicaRead) {
+			e.add(i, 0, false)
+		}
+	}
+	for _, l := range lost {
+		e.add(tl.pos(l.Op), 0, true)
+	}
+	for i := range min(len(tl.ops), 40) {
+		e.add(i, 0, false)
+	}
+	return e
+}
+
+// add includes the op at pos, its invoke or completion and ctx ops on
+// either side, if there is room.
+func (e *excerpt) add(pos, ctx int, mark bool) {
+	if pos < 0 || pos >= len(e.in) {
+		return
+	}
+	if mark {
+		e.marked[pos] = true
+	}
+	take := func(p int) {
+		if p >= 0 && p < len(e.in) && !e.in[p] && e.n < maxHistoryRows {
+			e.in[p] = true
+			e.n++
+		}
+	}
+	take(pos)
+	take(int(e.tl.pair[pos]))
+	for d := 1; d <= ctx; d++ {
+		take(pos - d)
+		take(pos + d)
+	}
+}
+
+// has reports whether the view shows the op with this index.
+func (e *excerpt) has(index int64) bool {
+	p := e.tl.pos(index)
+	return p >= 0 && e.in[p]
+}
+
+// rows is the view, with a row saying how many ops are left out wherever
+// some are.
+func (e *excerpt) rows() ([]historyRow, string) {
+	out := make([]historyRow, 0, e.n+e.n/4)
+	gap := 0
+	for i := range e.in {
+		if !e.in[i] {
+			gap++
+			continue
+		}
+		if gap > 0 {
+			out = append(out, historyRow{Gap: gap})
+			gap = 0
+		}
+		r := e.row(i, e.marked[i])
+		r.ID = "op-" + strconv.FormatInt(r.Index, 10)
+		out = append(out, r)
+	}
+	if gap > 0 {
+		out = append(out, historyRow{Gap: gap})
+	}
+	note := fmt.Sprintf("All %d operations.", len(e.in))
+	if !e.all {
+		note = fmt.Sprintf("An excerpt: %d of %d operations, the ones this report points at (anomalies with their neighbours, faults, final reads, lost writes) and the first ones. The whole history is in %s.", e.n, len(e.in), HistoryFile)
+	}
+	return out, note
+}
+
+// row renders the op at pos. It has no element id: only the history
+// view's copy of an op has one, so ids stay unique.
+func (e *excerpt) row(pos int, mark bool) historyRow {
+	op := &e.tl.ops[pos]
+	r := historyRow{Index: op.Index, InView: e.in[pos], Time: secs(op.Time), Type: string(op.Type), F: op.F,
+		Error: clip(op.Error, 200), Pair: -1, Mark: mark}
+	switch op.Process {
+	case history.NemesisProcess:
+		r.Process = "nemesis"
+	case history.MonitorProcess:
+		r.Process = "monitor"
+	default:
+		r.Process = "p" + strconv.Itoa(op.Process)
+	}
+	if q := e.tl.pair[pos]; q >= 0 {
+		r.Pair = e.tl.ops[q].Index
+		r.PairLink = e.in[q]
+	}
+	if v := op.Value; v != nil {
+		if v.Topic != "" {
+			r.Part = fmt.Sprintf("%s-%d", v.Topic, v.Partition)
+		}
+		r.Detail = clip(describeValue(op.F, v), 300)
+	}
+	return r
+}
+
+// describeValue says what an op's value holds, briefly: a read of a whole
+// partition is summarised, never listed.
+func describeValue(f string, v *history.Value) string {
+	var parts []string
+	if v.Value != "" {
+		parts = append(parts, strconv.Quote(clip(v.Value, 80)))
+	}
+	if v.Offset != nil {
+		parts = append(parts, fmt.Sprintf("offset %d", *v.Offset))
+	}
+	if v.From != nil {
+		parts = append(parts, fmt.Sprintf("from %d", *v.From))
+	}
+	if v.Broker != nil {
+		parts = append(parts, fmt.Sprintf("broker %d", *v.Broker))
+	}
+	if n := len(v.Records); n > 0 {
+		lo, hi := v.Records[0].Offset, v.Records[n-1].Offset
+		s := fmt.Sprintf("%d records, offsets %d–%d", n, lo, hi)
+		if n <= 4 {
+			var rs []string
+			for _, rec := range v.Records {
+				rs = append(rs, fmt.Sprintf("%d=%q", rec.Offset, clip(rec.Value, 40)))
+			}
+			s = fmt.Sprintf("%d records: %s", n, strings.Join(rs, " "))
+		}
+		parts = append(parts, s)
+	} else if f == history.Poll || f == history.FinalRead || f == history.ReplicaRead {
+		if v.HW != nil {
+			parts = append(parts, "no records")
+		}
+	}
+	if v.Leader != nil {
+		parts = append(parts, "leader "+leaderName(*v.Leader))
+	}
+	if v.Epoch != nil {
+		parts = append(parts, fmt.Sprintf("epoch %d", *v.Epoch))
+	}
+	if v.ISR != nil {
+		parts = append(parts, fmt.Sprintf("ISR %v", v.ISR))
+	}
+	if v.Replicas != nil {
+		parts = append(parts, fmt.Sprintf("replicas %v", v.Replicas))
+	}
+	if v.HW != nil {
+		parts = append(parts, fmt.Sprintf("hw %d", *v.HW))
+	}
+	if v.Fault != "" {
+		parts = append(parts, "fault "+v.Fault)
+	}
+	if len(v.Targets) > 0 {
+		parts = append(parts, "on "+strings.Join(v.Targets, ", "))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,398 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Plots are drawn in Go and written out by one generic SVG template: a
+// plot is a frame (axes, ticks, fault bands, event markers) plus lists of
+// rectangles, lines, point marks and labels, all in viewBox coordinates.
+// Every plot of a report shares the same width and x scale, so a time is
+// at the same horizontal place in each.
+const (
+	plotW      = 1200.0
+	plotLeft   = 112.0 // room for lane labels and y ticks
+	plotRight  = 16.0
+	plotTop    = 22.0 // room for fault labels
+	plotBottom = 26.0 // room for x tick labels
+	// xBuckets is how many columns a plot's time axis is cut into when
+	// downsampling: about one per 2.7 viewBox units, finer than the eye
+	// needs, coarse enough to bound the output.
+	xBuckets = 400
+)
+
+// plotView is one plot, ready for the template.
+type plotView struct {
+	ID, Title, Caption string
+	// Empty, if set, replaces the plot with this sentence.
+	Empty   string
+	W, H    float64
+	X0, X1  float64 // plot area, horizontally
+	Y0, Y1  float64 // plot area, vertically (Y0 top)
+	XTicks  []tick
+	YTicks  []tick
+	YLabel  string
+	Bands   []band
+	Markers []marker
+	Rects   []rect
+	Lines   []line
+	Marks   []mark
+	Texts   []label
+	Legend  []legendItem
+	// Note says what was left out (downsampling, caps).
+	Note string
+}
+
+type tick struct {
+	Pos   float64 // x or y
+	Label string
+	Minor bool
+}
+
+// band is a fault window, shaded over the plot's height.
+type band struct {
+	X, W         float64
+	Label, Title string
+	Class        string
+}
+
+// marker is an instant, a vertical line over the plot's height.
+type marker struct {
+	X            float64
+	Label, Title string
+	Class        string
+	Anchor       string // of the label: start (right of the line) or end
+}
+
+type rect struct {
+	X, Y, W, H float64
+	Class      string
+	Title      string
+}
+
+type line struct {
+	D     string // SVG path data
+	Class string
+	Title string
+}
+
+// mark is one point. Shape "circle" is drawn at X, Y; the other shapes
+// are paths with D already computed.
+type mark struct {
+	Shape string
+	X, Y  float64
+	D     string
+	Class string
+	Title string
+}
+
+type label struct {
+	X, Y   float64
+	Text   string
+	Class  string
+	Anchor string // start, middle, end
+	Title  string
+}
+
+// legendItem is a swatch and its meaning; the swatch repeats the plot's
+// shape or line style, so the legend does not rely on colour alone.
+type legendItem struct {
+	Class string
+	Shape string // circle, tri, cross, square, line, dash, dot, band
+	Text  string
+}
+
+// r1 rounds to one decimal: the output stays short and exact enough for a
+// 1200-unit-wide picture.
+func r1(x float64) float64 { return math.Round(x*10) / 10 }
+
+// xScale maps history times (ns) onto the shared time axis.
+type xScale struct {
+	t1     int64
+	x0, x1 float64
+}
+
+func newXScale(end int64) xScale {
+	return xScale{t1: max(end, 1), x0: plotLeft, x1: plotW - plotRight}
+}
+
+func (s xScale) x(t int64) float64 {
+	t = min(max(t, 0), s.t1)
+	return r1(s.x0 + float64(t)/float64(s.t1)*(s.x1-s.x0))
+}
+
+// bucket is t's column among n equal ones.
+func (s xScale) bucket(t int64, n int) int {
+	b := int(float64(max(t, 0)) / float64(s.t1) * float64(n))
+	return min(max(b, 0), n-1)
+}
+
+// secs formats a history time in seconds since the start.
+func secs(t int64) string {
+	s := float64(t) / 1e9
+	switch {
+	case s >= 100:
+		return strconv.FormatFloat(s, 'f', 1, 64) + " s"
+	case s >= 10:
+		return strconv.FormatFloat(s, 'f', 2, 64) + " s"
+	}
+	return strconv.FormatFloat(s, 'f', 3, 64) + " s"
+}
+
+// dur formats a duration in ns for humans.
+func dur(ns int64) string {
+	switch d := float64(ns); {
+	case d >= 1e9:
+		return strconv.FormatFloat(d/1e9, 'f', 2, 64) + " s"
+	case d >= 1e6:
+		return strconv.FormatFloat(d/1e6, 'f', 1, 64) + " ms"
+	case d >= 1e3:
+		return strconv.FormatFloat(d/1e3, 'f', 0, 64) + " µs"
+	}
+	return strconv.FormatInt(ns, 10) + " ns"
+}
+
+// niceStep is the smallest 1, 2 or 5 times a power of ten at least raw.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// newPlot makes a plot's frame: the shared time axis with its ticks, the
+// fault bands and the event markers.
+func newPlot(id, title string, h float64, tl *timeline, xs xScale) *plotView {
+	p := &plotView{ID: id, Title: title, W: plotW, H: h, X0: xs.x0, X1: xs.x1, Y0: plotTop, Y1: h - plotBottom}
+	step := niceStep(float64(xs.t1) / 1e9 / 12)
+	for s := 0.0; s <= float64(xs.t1)/1e9+1e-9; s += step {
+		p.XTicks = append(p.XTicks, tick{Pos: xs.x(int64(s * 1e9)), Label: strconv.FormatFloat(s, 'f', -1, 64) + " s"})
+	}
+	for i, f := range tl.faults {
+		if i == maxBands {
+			p.Note = fmt.Sprintf("Only the first %d of %d fault windows are shaded; the faults table lists more.", maxBands, len(tl.faults))
+			break
+		}
+		x0, x1 := xs.x(f.Start), xs.x(f.End)
+		p.Bands = append(p.Bands, band{X: x0, W: max(x1-x0, 1), Label: f.Fault, Title: f.describe(), Class: "band " + faultFamily(f.Fault)})
+	}
+	for _, h := range tl.heals {
+		p.Markers = append(p.Markers, marker{X: xs.x(h), Title: "heal: every fault undone at " + secs(h), Class: "heal"})
+	}
+	if tl.finalAt >= 0 {
+		p.Markers = append(p.Markers, marker{X: xs.x(tl.finalAt), Label: "final reads ", Anchor: "end", Title: "the final phase (final and replica reads) starts at " + secs(tl.finalAt), Class: "final"})
+	}
+	return p
+}
+
+// maxBands caps the fault windows drawn per plot: a day-long run with a
+// fault every ten seconds would otherwise draw thousands.
+const maxBands = 500
+
+func (f faultWindow) describe() string {
+	var sb strings.Builder
+	sb.WriteString(f.Fault)
+	if len(f.Targets) > 0 {
+		sb.WriteString(" on " + strings.Join(f.Targets, ", "))
+	}
+	fmt.Fprintf(&sb, ": %s to %s (%s)", secs(f.Start), secs(f.End), dur(f.End-f.Start))
+	if f.Planned {
+		sb.WriteString(", as planned by the schedule (the history records no nemesis operations)")
+	} else if f.Open {
+		sb.WriteString(", never stopped: shown until the next heal or the end of the history")
+	}
+	if f.Error != "" {
+		sb.WriteString("; error: " + f.Error)
+	}
+	return sb.String()
+}
+
+// faultFamily classes a fault for its band's colour; the label names it.
+func faultFamily(fault string) string {
+	switch {
+	case strings.HasPrefix(fault, "lose-unsynced"):
+		return "f-disk"
+	case strings.HasPrefix(fault, "kill"), strings.HasPrefix(fault, "stop"), strings.HasPrefix(fault, "pause"),
+		strings.HasPrefix(fault, "slow-followers-kill"):
+		return "f-process"
+	}
+	return "f-network"
+}
+
+// logScale maps a latency (ns) onto a log axis spanning whole decades.
+type logScale struct {
+	lo, hi float64 // log10 of the decade bounds
+	y0, y1 float64 // top and bottom pixels
+}
+
+func (s logScale) y(v int64) float64 {
+	l := math.Log10(math.Max(float64(v), 1))
+	l = math.Min(math.Max(l, s.lo), s.hi)
+	return r1(s.y1 - (l-s.lo)/(s.hi-s.lo)*(s.y1-s.y0))
+}
+
+// linScale maps a value onto a linear axis.
+type linScale struct {
+	lo, hi float64
+	y0, y1 float64
+}
+
+func (s linScale) y(v float64) float64 {
+	if s.hi <= s.lo {
+		return r1(s.y1)
+	}
+	v = math.Min(math.Max(v, s.lo), s.hi)
+	return r1(s.y1 - (v-s.lo)/(s.hi-s.lo)*(s.y1-s.y0))
+}
+
+// ticks returns about n nice ticks from lo to hi.
+func (s linScale) ticks(n int, format func(float64) string) []tick {
+	step := niceStep((s.hi - s.lo) / float64(n))
+	var out []tick
+	for v := math.Ceil(s.lo/step) * step; v <= s.hi+step*1e-9; v += step {
+		out = append(out, tick{Pos: s.y(v), Label: format(v)})
+	}
+	return out
+}
+
+// pt is a point of a series, with the op position it stands for.
+type pt struct {
+	t   int64
+	v   float64
+	pos int32
+}
+
+// scatterQuantiles are the points of a bucket a downsampled scatter plot
+// keeps: the extremes, which are what the eye looks for, and quartiles and
+// the 95th percentile, so the cloud still shows where most points lie.
+var scatterQuantiles = []float64{0, 0.25, 0.5, 0.75, 0.95, 1}
+
+// downsampleScatter keeps, of each bucket's points (a bucket is about one
+// pixel of the time axis), those at scatterQuantiles by value. The result
+// has at most len(scatterQuantiles) * buckets points, in input order, and
+// always each bucket's lowest and highest.
+func downsampleScatter(ps []pt, xs xScale, buckets int) []pt {
+	perBucket := len(scatterQuantiles)
+	if len(ps) <= perBucket*buckets {
+		return ps
+	}
+	groups := make([][]int, buckets)
+	for i, p := range ps {
+		b := xs.bucket(p.t, buckets)
+		groups[b] = append(groups[b], i)
+	}
+	keep := make([]int, 0, perBucket*buckets)
+	for _, g := range groups {
+		if len(g) <= perBucket {
+			keep = append(keep, g...)
+			continue
+		}
+		// Stable, so equal values keep the earliest first.
+		slices.SortStableFunc(g, func(a, b int) int { return cmp.Compare(ps[a].v, ps[b].v) })
+		var picked []int
+		for _, q := range scatterQuantiles {
+			picked = append(picked, g[int(math.Round(q*float64(len(g)-1)))])
+		}
+		slices.Sort(picked)
+		keep = append(keep, slices.Compact(picked)...)
+	}
+	slices.Sort(keep)
+	out := make([]pt, len(keep))
+	for i, k := range keep {
+		out[i] = ps[k]
+	}
+	return out
+}
+
+// downsampleSteps thins a time series drawn as a line: of each bucket it
+// keeps the lowest, the highest and the last point, in time order, so the
+// line keeps its extremes and ends each column at the right level. At most
+// 3 * buckets points.
+func downsampleSteps(ps []pt, xs xScale, buckets int) []pt {
+	if len(ps) <= 3*buckets {
+		return ps
+	}
+	var keep []int
+	flush := func(idx []int) {
+		if len(idx) == 0 {
+			return
+		}
+		lo, hi := idx[0], idx[0]
+		for _, i := range idx {
+			if ps[i].v < ps[lo].v {
+				lo = i
+			}
+			if ps[i].v > ps[hi].v {
+				hi = i
+			}
+		}
+		three := []int{lo, hi, idx[len(idx)-1]}
+		slices.Sort(three)
+		keep = append(keep, slices.Compact(three)...)
+	}
+	var cur []int
+	cb := -1
+	for i, p := range ps {
+		b := xs.bucket(p.t, buckets)
+		if b != cb {
+			flush(cur)
+			cur, cb = cur[:0], b
+		}
+		cur = append(cur, i)
+	}
+	flush(cur)
+	out := make([]pt, len(keep))
+	for i, k := range keep {
+		out[i] = ps[k]
+	}
+	return out
+}
+
+// shapeD is the path of a mark centred on x, y.
+func shapeD(shape string, x, y float64) string {
+	f := func(v float64) string { return strconv.FormatFloat(r1(v), 'f', -1, 64) }
+	switch shape {
+	case "tri": // point up
+		return "M" + f(x) + " " + f(y-3.5) + "l3.5 6h-7z"
+	case "tridown":
+		return "M" + f(x) + " " + f(y+3.5) + "l3.5-6h-7z"
+	case "cross":
+		return "M" + f(x-3) + " " + f(y-3) + "l6 6m0-6l-6 6"
+	case "square":
+		return "M" + f(x-2.5) + " " + f(y-2.5) + "h5v5h-5z"
+	}
+	return ""
+}
+
+// pathD joins points into path data; a gap (NaN y) starts a new subpath.
+func pathD(xy [][2]float64) string {
+	var sb strings.Builder
+	move := true
+	for _, p := range xy {
+		if math.IsNaN(p[1]) {
+			move = true
+			continue
+		}
+		if move {
+			sb.WriteByte('M')
+			move = false
+		} else {
+			sb.WriteByte('L')
+		}
+		sb.WriteString(strconv.FormatFloat(p[0], 'f', -1, 64))
+		sb.WriteByte(' ')
+		sb.WriteString(strconv.FormatFloat(p[1], 'f', -1, 64))
+	}
+	return sb.String()
+}

@@ -1,0 +1,629 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/nemesis"
+)
+
+// The files of a run directory that the report reads and writes.
+const (
+	HistoryFile         = "history.jsonl"
+	TestFile            = "test.json"
+	ResultsFile         = "results.json"
+	ReportFile          = "report.html"
+	LinearizabilityFile = "linearizability.html"
+)
+
+// ReportData is what a run report is made from: a run directory's files,
+// read. Every field may be missing; the report says what is.
+type ReportData struct {
+	// Dir is the run's directory, shown in the heading (may be empty).
+	Dir string
+	// Config is test.json; nil if it could not be read.
+	Config *TestConfig
+	// Results is results.json; nil if the checkers never ran (an
+	// interrupted run) or it could not be read.
+	Results *checker.Results
+	// Ops is the history, or the prefix of it that could be read.
+	Ops []history.Op
+	// Linearizability is a link, relative to the report, to porcupine's
+	// visualization; empty if there is none.
+	Linearizability string
+	// Notes tell the reader what is missing or damaged.
+	Notes []string
+}
+
+// LoadReport reads a run directory for its report. It never fails: what
+// cannot be read is left out and explained in Notes, so an interrupted or
+// damaged run still gets a report that says what it lacks.
+func LoadReport(runDir string) ReportData {
+	d := ReportData{Dir: runDir}
+	if tc, err := ReadTestConfig(filepath.Join(runDir, TestFile)); err == nil {
+		d.Config = &tc
+	} else {
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the configuration is unknown.", TestFile, shortErr(err)))
+	}
+	ops, err := history.ReadFile(filepath.Join(runDir, HistoryFile))
+	d.Ops = ops
+	switch {
+	case errors.Is(err, history.ErrTornTail):
+		d.Notes = append(d.Notes, fmt.Sprintf("%s ends in a torn line (the tester stopped while writing it); the report shows the %d operations before it.", HistoryFile, len(ops)))
+	case err != nil && len(ops) > 0:
+		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v); the report shows the %d operations before the damage.", HistoryFile, shortErr(err), len(ops)))
+	case err != nil:
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): there are no operations to show.", HistoryFile, shortErr(err)))
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, ResultsFile)); err != nil {
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). `chaos check %s` judges it.", ResultsFile, shortErr(err), runDir))
+	} else {
+		var res checker.Results
+		if err := json.Unmarshal(b, &res); err != nil {
+			d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. `chaos check %s` judges the run again.", ResultsFile, err, runDir))
+		} else {
+			d.Results = &res
+		}
+	}
+	if _, err := os.Stat(filepath.Join(runDir, LinearizabilityFile)); err == nil {
+		d.Linearizability = LinearizabilityFile
+	}
+	return d
+}
+
+// shortErr drops the path from file errors: the report names the file.
+func shortErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// WriteReport renders the run directory's report into report.html, atomically.
+func WriteReport(runDir string) error {
+	var buf bytes.Buffer
+	if err := RenderReport(&buf, LoadReport(runDir)); err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(runDir, ReportFile), buf.Bytes())
+}
+
+// RenderReport writes d's report, one self-contained HTML page.
+func RenderReport(w io.Writer, d ReportData) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := pages.ExecuteTemplate(bw, "report", buildReport(d)); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// Caps that keep a report of a long run small; each is said in the page.
+const (
+	maxHistoryRows = 3000
+	maxLostRows    = 2000
+	maxFaultRows   = 1000
+)
+
+type reportView struct {
+	Title      string
+	Dir        string
+	Verdict    verdictView
+	Notes      []string
+	Problems   []string
+	Guarantees []guaranteeRow
+	FaultClass string
+	ModelNote  string
+	Config     []kvSection
+	Replay     string
+	OpCounts   []opCountRow
+	Faults     []faultRow
+	FaultsNote string
+	Plots      []*plotView
+	Anomalies  []anomalyView
+	Lost       []lostRow
+	LostCount  int
+	LostNote   string
+	Lin        string
+	History    []historyRow
+	HistNote   string
+}
+
+type verdictView struct {
+	Class, Headline, Sentence string
+	Expected                  string
+}
+
+type guaranteeRow struct {
+	Name, Anchor, Meaning  string
+	Permitted, PermitClass string
+	Status, StatusClass    string
+	Count                  int
+	Why                    string
+}
+
+type kvSection struct {
+	Title string
+	Rows  []kv
+}
+
+type kv struct{ K, V string }
+
+type opCountRow struct {
+	F                            string
+	Invoke, OK, Info, Fail, Open int
+	OKPct                        string
+	IsClient                     bool
+}
+
+type faultRow struct {
+	N                    int
+	Fault, Targets       string
+	Start, End, Duration string
+	Sends, Acked, Note   string
+	StartOp, EndOp       int64
+	StartLink, EndLink   bool
+	Class                string
+}
+
+type anomalyView struct {
+	ID, Name      string
+	Status, Class string
+	Count         int
+	Why           string
+	Details       [][]seg
+	Examples      []historyRow
+	Lin           string
+	Stats         []kv
+}
+
+// seg is a piece of text, or a link to an op in the history view.
+type seg struct {
+	Text string
+	Op   int64
+	Link bool
+}
+
+type lostRow struct {
+	Value, Part       string
+	Offset            int64
+	AckTime           string
+	Op, FinalRead     int64
+	OpLink, FinalLink bool
+}
+
+type historyRow struct {
+	Gap                 int // > 0: a row saying this many ops are not shown
+	ID                  string
+	Index               int64
+	Time                string
+	Process, Type, F    string
+	Part, Detail, Error string
+	Pair                int64
+	PairLink            bool
+	InView              bool // the history view shows this op
+	Mark                bool // an op an anomaly or a lost write points at
+}
+
+// anomalyMeaning is GUARANTEES.md's table, for readers who do not know
+// the names.
+var anomalyMeaning = map[string]string{
+	checker.LostWriteName:           "an acknowledged send is missing from the final read, which reached past it",
+	checker.UnseenName:              "acknowledged, never read by anyone by the end",
+	checker.DuplicateName:           "one value at more than one offset",
+	checker.InconsistentOffsetsName: "one offset was read with two different values",
+	checker.NonmonotonicSendName:    "a producer's later acknowledged send landed at a lower offset",
+	checker.PollSkipName:            "a consumer's next poll skipped offsets that exist",
+	checker.NonmonotonicPollName:    "a consumer's next poll went backwards",
+	checker.AbortedReadName:         "a value from a send that definitely failed was read",
+	checker.GarbageReadName:         "a value nobody sent was read",
+	checker.ReplicaDivergenceName:   "after healing, two replicas differ below their common high watermark",
+	checker.NonlinearizableSendName: "acknowledged offsets contradict real-time order",
+	checker.StaleReadName:           "a read older than a write that completed before it began",
+}
+
+func buildReport(d ReportData) *reportView {
+	v := &reportView{Dir: d.Dir, Notes: d.Notes, Lin: d.Linearizability}
+	v.Title = "chaos run"
+	if d.Config != nil && d.Config.Name != "" {
+		v.Title = d.Config.Name
+	}
+	var sched nemesis.Schedule
+	if d.Config != nil {
+		sched = d.Config.Schedule
+	}
+	tl := newTimeline(d.Ops, sched)
+	lost := checker.LostWrites(checker.NewHistory(d.Ops))
+	v.verdict(d)
+	v.guarantees(d)
+	v.config(d)
+	v.opCounts(tl)
+	xs := newXScale(tl.end)
+	rf, minISR := 0, 0
+	if d.Config != nil {
+		rf, minISR = int(d.Config.Cluster.ReplicationFactor), int(d.Config.Cluster.MinInsyncReplicas)
+	}
+	v.Plots = []*plotView{
+		latencyPlot(tl, lost, xs),
+		throughputPlot(tl, xs),
+		isrPlot(tl, xs, rf, minISR),
+		hwPlot(tl, xs),
+		unavailabilityPlot(tl, lost, xs),
+	}
+	ex := newExcerpt(tl, d.Results, lost)
+	v.anomalies(d, tl, ex)
+	v.lost(lost, ex)
+	v.History, v.HistNote = ex.rows()
+	v.faults(tl, ex)
+	if d.Results != nil {
+		v.Problems = d.Results.Problems
+	}
+	return v
+}
+
+func (v *reportView) verdict(d ReportData) {
+	r := d.Results
+	if r == nil {
+		v.Verdict = verdictView{Class: "none", Headline: "NO VERDICT", Sentence: "The checkers have not judged this run: results.json is missing or damaged (see the notes below)."}
+		return
+	}
+	switch r.Valid {
+	case checker.Valid:
+		v.Verdict = verdictView{Class: "valid", Headline: "VALID", Sentence: "No anomaly that this configuration promises to prevent was found."}
+	case checker.Invalid:
+		var parts []string
+		for _, name := range r.Unexpected {
+			res, _ := r.Get(name)
+			parts = append(parts, fmt.Sprintf("%s (%d)", name, res.Count))
+		}
+		v.Verdict = verdictView{Class: "invalid", Headline: "INVALID", Sentence: "Found anomalies this configuration promises not to have: " + strings.Join(parts, ", ") + "."}
+	default:
+		var parts []string
+		for _, res := range r.Results {
+			if res.Valid == checker.Unknown && !res.Expected {
+				parts = append(parts, res.Name)
+			}
+		}
+		v.Verdict = verdictView{Class: "unknown", Headline: "UNKNOWN", Sentence: "No forbidden anomaly was found, but some checkers could not judge: " + strings.Join(parts, ", ") + "."}
+	}
+	if len(r.Expected) > 0 {
+		var parts []string
+		for _, name := range r.Expected {
+			res, _ := r.Get(name)
+			parts = append(parts, fmt.Sprintf("%s (%d)", name, res.Count))
+		}
+		v.Verdict.Expected = "Anomalies seen that this configuration permits (they do not make the run invalid): " + strings.Join(parts, ", ") + "."
+	}
+}
+
+func (v *reportView) guarantees(d ReportData) {
+	var perm map[string]checker.Permission
+	switch {
+	case d.Results != nil:
+		v.FaultClass = d.Results.FaultClass
+		c := d.Results.Config
+		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s.", c.Acks, c.MinInsyncReplicas, orDefault(c.Election, "clean"), d.Results.FaultClass)
+	case d.Config != nil:
+		cfg := d.Config.CheckerConfig()
+		perm = checker.Permitted(cfg)
+		v.FaultClass = checker.FaultClass(cfg.Faults)
+		v.ModelNote = fmt.Sprintf("What the guarantee model permits for acks=%d, min.insync.replicas=%d, %s election, fault class %s. Nothing was checked: there are no results.",
+			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), v.FaultClass)
+	default:
+		v.ModelNote = "Neither results nor the configuration could be read: nothing is known of the guarantees."
+		return
+	}
+	for _, name := range checker.Names() {
+		row := guaranteeRow{Name: name, Meaning: anomalyMeaning[name]}
+		var permitted bool
+		if d.Results != nil {
+			res, ok := d.Results.Get(name)
+			if !ok {
+				continue
+			}
+			permitted, row.Why, row.Count = res.Expected, res.Why, res.Count
+			row.Status, _, row.StatusClass = status(res)
+			if res.Valid != checker.Valid || len(res.Details) > 0 {
+				row.Anchor = "anomaly-" + name
+			}
+		} else {
+			p := perm[name]
+			permitted, row.Why = p.Permitted, p.Why
+			row.Status, row.StatusClass = "not checked", "none"
+		}
+		row.Permitted, row.PermitClass = "not permitted", "forbidden"
+		if permitted {
+			row.Permitted, row.PermitClass = "permitted", "permitted"
+		}
+		v.Guarantees = append(v.Guarantees, row)
+	}
+}
+
+// status says what a checker's result means for the run, briefly and at
+// length, with the class that colours it.
+func status(r checker.Result) (short, long, class string) {
+	switch {
+	case r.Valid == checker.Invalid && !r.Expected:
+		return "FOUND: violation", "violation: the configuration promises this never happens", "invalid"
+	case r.Valid == checker.Invalid:
+		return "found (permitted)", "seen, and permitted by the configuration", "expected"
+	case r.Valid == checker.Unknown:
+		return "could not judge", "could not judge", "unknown"
+	}
+	return "not found", "not found", "valid"
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func (v *reportView) config(d ReportData) {
+	tc := d.Config
+	if tc == nil {
+		return
+	}
+	run := kvSection{Title: "Run", Rows: []kv{
+		{"test", tc.Name},
+		{"seed", strconv.FormatUint(tc.Seed, 10)},
+		{"started", tc.Start.UTC().Format("2006-01-02 15:04:05.000 UTC")},
+	}}
+	for _, k := range sortedKeys(tc.Versions) {
+		run.Rows = append(run.Rows, kv{"version of " + k, tc.Versions[k]})
+	}
+	c := tc.Cluster
+	cl := kvSection{Title: "Cluster", Rows: []kv{
+		{"runtime", c.Runtime},
+		{"brokers", strconv.Itoa(c.Nodes)},
+		{"replication factor", strconv.Itoa(int(c.ReplicationFactor))},
+		{"min.insync.replicas", strconv.Itoa(int(c.MinInsyncReplicas))},
+		{"election", orDefault(c.Election, "clean")},
+		{"session timeout", fmt.Sprintf("%d ms", c.SessionTimeoutMs)},
+		{"replica.lag.time.max", fmt.Sprintf("%d ms", c.ReplicaLagTimeMaxMs)},
+		{"replica.lag.max.messages", strconv.FormatInt(c.ReplicaLagMaxMessage, 10)},
+		{"fsync", c.Fsync},
+		{"lose unsynced writes on kill", strconv.FormatBool(c.LoseUnsynced)},
+	}}
+	w := tc.Workload
+	rate := "unthrottled"
+	if w.Rate > 0 {
+		rate = strconv.FormatFloat(w.Rate, 'f', -1, 64) + " sends/s"
+	}
+	wl := kvSection{Title: "Workload", Rows: []kv{
+		{"topic", w.Topic},
+		{"partitions", strconv.Itoa(int(w.Partitions))},
+		{"acks", strconv.Itoa(int(w.Acks))},
+		{"producers", strconv.Itoa(w.Concurrency)},
+		{"consumers", strconv.Itoa(w.Consumers)},
+		{"rate", rate},
+		{"time limit", w.TimeLimit.String()},
+		{"request timeout", w.RequestTimeout.String()},
+	}}
+	faults := "none"
+	if len(tc.Nemesis) > 0 {
+		faults = strings.Join(tc.Nemesis, ", ")
+	}
+	nem := kvSection{Title: "Faults", Rows: []kv{
+		{"fault kinds", faults},
+		{"fault class", checker.FaultClass(tc.Nemesis)},
+		{"planned windows", strconv.Itoa(len(tc.Schedule))},
+		{"convergence timeout", tc.Converge.String()},
+	}}
+	if cv := tc.Convergence; cv != nil {
+		s := fmt.Sprintf("converged after %s", cv.Waited)
+		if !cv.Converged {
+			s = fmt.Sprintf("did not converge within %s: %s", cv.Waited, cv.Why)
+		}
+		nem.Rows = append(nem.Rows, kv{"final phase", s})
+	}
+	v.Config = []kvSection{run, cl, wl, nem}
+	v.Replay = replayCommand(tc)
+}
+
+// replayCommand is the command that repeats the run: the one recorded,
+// with the seed added if it was drawn at random.
+func replayCommand(tc *TestConfig) string {
+	args := slices.Clone(tc.Command)
+	if len(args) == 0 {
+		return ""
+	}
+	args[0] = filepath.Base(args[0])
+	hasSeed := false
+	for _, a := range args {
+		if a == "--seed" || strings.HasPrefix(a, "--seed=") {
+			hasSeed = true
+		}
+	}
+	if !hasSeed {
+		args = append(args, "--seed", strconv.FormatUint(tc.Seed, 10))
+	}
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes an argument for a POSIX shell when it needs it.
+func shellQuote(a string) string {
+	if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$;&|<>*?()[]{}!#~`") {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// opCounts counts what the history holds per function, client functions
+// first.
+func (v *reportView) opCounts(tl *timeline) {
+	rows := map[string]*opCountRow{}
+	get := func(f string) *opCountRow {
+		r := rows[f]
+		if r == nil {
+			r = &opCountRow{F: f}
+			rows[f] = r
+		}
+		return r
+	}
+	for i := range tl.ops {
+		op := &tl.ops[i]
+		r := get(op.F)
+		r.IsClient = r.IsClient || op.Process != history.NemesisProcess
+		switch op.Type {
+		case history.Invoke:
+			r.Invoke++
+			if tl.pair[i] < 0 {
+				r.Open++
+			}
+		case history.OK:
+			r.OK++
+		case history.Fail:
+			r.Fail++
+		default:
+			r.Info++
+		}
+	}
+	order := []string{history.Send, history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead, history.Monitor}
+	rank := func(f string) int {
+		if i := slices.Index(order, f); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	keys := sortedKeys(rows)
+	slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
+	for _, k := range keys {
+		r := rows[k]
+		if r.Invoke > 0 && r.IsClient {
+			r.OKPct = fmt.Sprintf("%.1f%%", 100*float64(r.OK)/float64(r.Invoke))
+		}
+		v.OpCounts = append(v.OpCounts, *r)
+	}
+}
+
+func (v *reportView) faults(tl *timeline, ex *excerpt) {
+	for i, f := range tl.faults {
+		if i == maxFaultRows {
+			v.FaultsNote = fmt.Sprintf("Only the first %d of %d fault windows are listed.", maxFaultRows, len(tl.faults))
+			break
+		}
+		sent := f.sends[kOK] + f.sends[kInfo] + f.sends[kFail]
+		row := faultRow{N: i + 1, Fault: f.Fault, Targets: strings.Join(f.Targets, ", "), Start: secs(f.Start), End: secs(f.End), Duration: dur(f.End - f.Start),
+			Sends:   fmt.Sprintf("%d ok, %d info, %d fail", f.sends[kOK], f.sends[kInfo], f.sends[kFail]),
+			StartOp: f.StartOp, EndOp: f.EndOp, Class: faultFamily(f.Fault)}
+		row.Acked = "no sends"
+		if sent > 0 {
+			row.Acked = fmt.Sprintf("%.1f%%", 100*float64(f.sends[kOK])/float64(sent))
+		}
+		row.StartLink, row.EndLink = ex.has(f.StartOp), ex.has(f.EndOp)
+		switch {
+		case f.Planned:
+			row.Note = "planned (the history records no nemesis operations)"
+		case f.Open:
+			row.Note = "never stopped; ends at the next heal or the end of the history"
+		}
+		if f.Error != "" {
+			row.Note = strings.TrimSpace(row.Note + " error: " + f.Error)
+		}
+		v.Faults = append(v.Faults, row)
+	}
+}
+
+var opRef = regexp.MustCompile(`\bops? (\d+)\b`)
+
+// segments splits a checker's detail into text and links to the ops it
+// names ("op 123"), where the history view has them.
+func segments(s string, ex *excerpt) []seg {
+	var out []seg
+	last := 0
+	for _, m := range opRef.FindAllStringSubmatchIndex(s, -1) {
+		idx, err := strconv.ParseInt(s[m[2]:m[3]], 10, 64)
+		if err != nil || !ex.has(idx) {
+			continue
+		}
+		out = append(out, seg{Text: s[last:m[2]]}, seg{Text: s[m[2]:m[3]], Op: idx, Link: true})
+		last = m[3]
+	}
+	return append(out, seg{Text: s[last:]})
+}
+
+func (v *reportView) anomalies(d ReportData, tl *timeline, ex *excerpt) {
+	if d.Results == nil {
+		return
+	}
+	for _, r := range d.Results.Results {
+		if r.Valid == checker.Valid && len(r.Details) == 0 {
+			continue
+		}
+		a := anomalyView{ID: "anomaly-" + r.Name, Name: r.Name, Count: r.Count, Why: r.Why}
+		_, a.Status, a.Class = status(r)
+		for _, det := range r.Details {
+			a.Details = append(a.Details, segments(det, ex))
+		}
+		for _, e := range r.Examples {
+			p := tl.pos(e)
+			if p < 0 {
+				continue
+			}
+			if q := tl.pair[p]; q >= 0 && int(q) < p {
+				a.Examples = append(a.Examples, ex.row(int(q), false))
+			}
+			a.Examples = append(a.Examples, ex.row(p, true))
+			if q := tl.pair[p]; q >= 0 && int(q) > p {
+				a.Examples = append(a.Examples, ex.row(int(q), false))
+			}
+		}
+		for _, k := range sortedKeys(r.Stats) {
+			a.Stats = append(a.Stats, kv{k, strconv.FormatInt(r.Stats[k], 10)})
+		}
+		if (r.Name == checker.NonlinearizableSendName || r.Name == checker.StaleReadName) && r.Valid == checker.Invalid {
+			a.Lin = d.Linearizability
+		}
+		v.Anomalies = append(v.Anomalies, a)
+	}
+}
+
+func (v *reportView) lost(lost []checker.LostAck, ex *excerpt) {
+	v.LostCount = len(lost)
+	for i, l := range lost {
+		if i == maxLostRows {
+			v.LostNote = fmt.Sprintf("The first %d of %d lost writes are listed.", maxLostRows, len(lost))
+			break
+		}
+		v.Lost = append(v.Lost, lostRow{Value: l.Value, Part: fmt.Sprintf("%s-%d", l.Topic, l.Partition), Offset: l.Offset, AckTime: secs(l.Time),
+			Op: l.Op, FinalRead: l.FinalRead, OpLink: ex.has(l.Op), FinalLink: ex.has(l.FinalRead)})
+	}
+}
+
+// clip shortens s to at most n runes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

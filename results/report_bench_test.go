@@ -1,0 +1,29 @@
+package results
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// BenchmarkRenderReport100k renders the report of a synthetic run of
+// 100,000 operations (sends, polls, end offsets, monitor samples, fault
+// windows, a few hundred lost writes, a final phase), from the files
+// already read: what "chaos report" adds to a run once the checkers are
+// done. It reports the size of the page as html-bytes.
+func BenchmarkRenderReport100k(b *testing.B) {
+	d := synthReport(100_000, 1)
+	var buf bytes.Buffer
+	if err := RenderReport(&buf, d); err != nil {
+		b.Fatal(err)
+	}
+	size := buf.Len()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := RenderReport(io.Discard, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size), "html-bytes")
+}

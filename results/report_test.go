@@ -1,0 +1,533 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/workload"
+)
+
+// hist builds small histories: each op gets the next index and the time
+// given in seconds.
+type hist struct{ ops []history.Op }
+
+func (h *hist) add(sec float64, p int, typ history.Type, f string, v *history.Value, errText string) int64 {
+	i := int64(len(h.ops))
+	h.ops = append(h.ops, history.Op{Index: i, Time: int64(sec * 1e9), Process: p, Type: typ, F: f, Value: v, Error: errText})
+	return i
+}
+
+// send records an ok send of val to part at off; it returns the ok's index.
+func (h *hist) send(sec float64, p int, part int32, val string, off int64) int64 {
+	h.add(sec, p, history.Invoke, history.Send, &history.Value{Topic: "t", Partition: part, Value: val}, "")
+	return h.add(sec+0.001, p, history.OK, history.Send, &history.Value{Topic: "t", Partition: part, Value: val, Offset: history.Int64(off)}, "")
+}
+
+func (h *hist) final(sec float64, part int32, hw int64, recs []history.Record) int64 {
+	h.add(sec, 99, history.Invoke, history.FinalRead, &history.Value{Topic: "t", Partition: part}, "")
+	return h.add(sec+0.001, 99, history.OK, history.FinalRead, &history.Value{Topic: "t", Partition: part, Records: recs, HW: history.Int64(hw)}, "")
+}
+
+func (h *hist) nemesis(sec float64, f, fault string, targets ...string) {
+	v := &history.Value{Fault: fault, Targets: targets}
+	h.add(sec, history.NemesisProcess, history.Invoke, f, v, "")
+	h.add(sec+0.0001, history.NemesisProcess, history.Info, f, v, "")
+}
+
+func (h *hist) monitor(sec float64, part int32, leader int32, epoch int32, isr []int32, hw int64) {
+	h.add(sec, history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: "t", Partition: part}, "")
+	v := &history.Value{Topic: "t", Partition: part, Leader: history.Int32(leader), Epoch: history.Int32(epoch), ISR: isr, Replicas: []int32{1, 2, 3}}
+	if hw >= 0 {
+		v.HW = history.Int64(hw)
+	}
+	h.add(sec+0.001, history.MonitorProcess, history.OK, history.Monitor, v, "")
+}
+
+func testConfig() *TestConfig {
+	return &TestConfig{Name: "t", Seed: 7, Command: []string{"chaos", "run"},
+		Cluster:  ClusterConfig{ReplicationFactor: 3, MinInsyncReplicas: 2, Election: "clean"},
+		Workload: workload.Config{Acks: -1}}
+}
+
+func render(t testing.TB, d ReportData) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := RenderReport(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func check(ops []history.Op, tc *TestConfig) *checker.Results {
+	return checker.Check(ops, tc.CheckerConfig(), checker.Options{SkipLinearizability: true})
+}
+
+// The x of time t (ns) on a history ending at end: the plot area spans
+// plotLeft to plotW-plotRight.
+func xAt(t, end int64) float64 {
+	return r1(plotLeft + float64(t)/float64(end)*(plotW-plotRight-plotLeft))
+}
+
+func TestFaultBandsAtTheirTimes(t *testing.T) {
+	h := &hist{}
+	h.send(0, 0, 0, "a", 0)
+	h.nemesis(2, "start-kill", "kill", "broker-2")
+	h.send(3, 0, 0, "b", 1)
+	h.nemesis(4, "stop-kill", "kill", "broker-2")
+	h.nemesis(6, "start-partition-leader", "partition-leader", "broker-1")
+	h.nemesis(7, "heal", "all")
+	h.final(9.999, 0, 2, []history.Record{{Offset: 0, Value: "a"}, {Offset: 1, Value: "b"}})
+	end := h.ops[len(h.ops)-1].Time
+	v := buildReport(ReportData{Config: testConfig(), Ops: h.ops})
+	for _, p := range v.Plots {
+		if len(p.Bands) != 2 {
+			t.Fatalf("%s: %d bands, want 2", p.ID, len(p.Bands))
+		}
+		kill, part := p.Bands[0], p.Bands[1]
+		if kill.X != xAt(2e9, end) || math.Abs(kill.X+kill.W-xAt(4e9, end)) > 0.11 || kill.Label != "kill" || !strings.Contains(kill.Title, "broker-2") {
+			t.Fatalf("%s: kill band %+v, want x %.1f to %.1f", p.ID, kill, xAt(2e9, end), xAt(4e9, end))
+		}
+		// A window the nemesis never stopped ends at the heal.
+		if part.X != xAt(6e9, end) || math.Abs(part.X+part.W-xAt(7e9, end)) > 0.11 || part.Label != "partition-leader" {
+			t.Fatalf("%s: partition-leader band %+v, want x %.1f to %.1f", p.ID, part, xAt(6e9, end), xAt(7e9, end))
+		}
+	}
+	if len(v.Faults) != 2 || v.Faults[0].Targets != "broker-2" || v.Faults[0].Start != "2.000 s" || v.Faults[0].Duration != "2.00 s" {
+		t.Fatalf("faults table %+v", v.Faults)
+	}
+	if s := v.Faults[0].Sends; s != "1 ok, 0 info, 0 fail" {
+		t.Fatalf("sends in the kill window: %s", s)
+	}
+	page := render(t, ReportData{Config: testConfig(), Ops: h.ops})
+	if want := fmt.Sprintf(`<rect x="%g" y="%g" width="%g"`, v.Plots[0].Bands[0].X, plotTop, v.Plots[0].Bands[0].W); !strings.Contains(page, want) {
+		t.Fatalf("page lacks the kill band %s", want)
+	}
+}
+
+func TestFaultBandsFallBackToTheSchedule(t *testing.T) {
+	h := &hist{}
+	h.send(0, 0, 0, "a", 0)
+	h.send(9.999, 0, 0, "b", 1)
+	tc := testConfig()
+	tc.Schedule = nemesis.Schedule{{Fault: "pause", Start: 5 * time.Second, End: 8 * time.Second}}
+	v := buildReport(ReportData{Config: tc, Ops: h.ops})
+	end := h.ops[len(h.ops)-1].Time
+	b := v.Plots[0].Bands
+	if len(b) != 1 || b[0].X != xAt(5e9, end) || !strings.Contains(b[0].Title, "planned") {
+		t.Fatalf("bands %+v", b)
+	}
+	if len(v.Faults) != 1 || !strings.Contains(v.Faults[0].Note, "planned") {
+		t.Fatalf("faults %+v", v.Faults)
+	}
+}
+
+func TestLostWritesAllListed(t *testing.T) {
+	// 25 losses: more than the checker's ten examples.
+	h := &hist{}
+	var kept []history.Record
+	for i := range 50 {
+		h.send(float64(i)*0.1, 0, 0, fmt.Sprintf("v%d", i), int64(i))
+		if i%2 == 0 {
+			kept = append(kept, history.Record{Offset: int64(i), Value: fmt.Sprintf("v%d", i)})
+		}
+	}
+	h.final(6, 0, 50, kept)
+	tc := testConfig()
+	res := check(h.ops, tc)
+	page := render(t, ReportData{Config: tc, Results: res, Ops: h.ops})
+	lost := section(t, page, "lost-writes")
+	for i := 1; i < 50; i += 2 {
+		if !strings.Contains(lost, fmt.Sprintf(`<td class="mono">v%d</td>`, i)) {
+			t.Fatalf("lost write v%d not listed", i)
+		}
+	}
+	if strings.Contains(lost, `<td class="mono">v2</td>`) {
+		t.Fatal("a kept value is listed as lost")
+	}
+	if !strings.Contains(section(t, page, "verdict"), "INVALID") || !strings.Contains(page, "25 acknowledged writes were lost") {
+		t.Fatal("the verdict does not say the run lost writes")
+	}
+	// Each ack time is a ▼ on the latency plot.
+	if n := strings.Count(section(t, page, "plot-latency"), `class="lost"`); n == 0 {
+		t.Fatal("no lost write on the latency plot")
+	}
+}
+
+func TestLostWritesCapped(t *testing.T) {
+	h := &hist{}
+	n := maxLostRows + 10
+	for i := range n {
+		h.send(float64(i)*0.001, 0, 0, fmt.Sprintf("v%d", i), int64(i))
+	}
+	h.final(float64(n)*0.001+1, 0, int64(n), nil)
+	v := buildReport(ReportData{Ops: h.ops})
+	if v.LostCount != n || len(v.Lost) != maxLostRows || !strings.Contains(v.LostNote, fmt.Sprintf("%d of %d", maxLostRows, n)) {
+		t.Fatalf("lost %d, rows %d, note %q", v.LostCount, len(v.Lost), v.LostNote)
+	}
+}
+
+func TestDownsampleScatterKeepsExtremesAndBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	xs := newXScale(100e9)
+	var ps []pt
+	for i := range 200_000 {
+		ps = append(ps, pt{t: int64(i) * 500_000, v: rng.ExpFloat64(), pos: int32(i)})
+	}
+	ps[123_456].v = 1e9 // one outlier
+	ps[7].v = -1
+	out := downsampleScatter(ps, xs, xBuckets)
+	if len(out) > len(scatterQuantiles)*xBuckets {
+		t.Fatalf("%d points, bound %d", len(out), len(scatterQuantiles)*xBuckets)
+	}
+	// Every bucket keeps its lowest and highest point.
+	lo, hi := map[int]float64{}, map[int]float64{}
+	for _, p := range ps {
+		b := xs.bucket(p.t, xBuckets)
+		if v, ok := lo[b]; !ok || p.v < v {
+			lo[b] = p.v
+		}
+		if v, ok := hi[b]; !ok || p.v > v {
+			hi[b] = p.v
+		}
+	}
+	gotLo, gotHi := map[int]float64{}, map[int]float64{}
+	for i, p := range out {
+		if i > 0 && p.pos <= out[i-1].pos {
+			t.Fatal("the points are not in input order")
+		}
+		b := xs.bucket(p.t, xBuckets)
+		if v, ok := gotLo[b]; !ok || p.v < v {
+			gotLo[b] = p.v
+		}
+		if v, ok := gotHi[b]; !ok || p.v > v {
+			gotHi[b] = p.v
+		}
+	}
+	for b := range lo {
+		if gotLo[b] != lo[b] || gotHi[b] != hi[b] {
+			t.Fatalf("bucket %d: kept [%g, %g], want [%g, %g]", b, gotLo[b], gotHi[b], lo[b], hi[b])
+		}
+	}
+	// Few points are kept as they are.
+	if few := ps[:100]; len(downsampleScatter(few, xs, xBuckets)) != 100 {
+		t.Fatal("a short series was thinned")
+	}
+}
+
+func TestDownsampleStepsKeepsExtremesAndLastLevel(t *testing.T) {
+	xs := newXScale(10e9)
+	var ps []pt
+	for i := range 100_000 {
+		v := float64(i % 7)
+		if i == 50_000 {
+			v = 100
+		}
+		ps = append(ps, pt{t: int64(i) * 100_000, v: v})
+	}
+	out := downsampleSteps(ps, xs, xBuckets)
+	if len(out) > 3*xBuckets {
+		t.Fatalf("%d points", len(out))
+	}
+	found := false
+	for _, p := range out {
+		found = found || p.v == 100
+	}
+	if !found || out[len(out)-1] != ps[len(ps)-1] {
+		t.Fatal("the peak or the last point was dropped")
+	}
+}
+
+// hostile strings, as another tool's history might carry them.
+const hostile = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
+
+func TestHostileValuesAreEscaped(t *testing.T) {
+	h := &hist{}
+	h.add(0, 0, history.Invoke, history.Send, &history.Value{Topic: hostile, Partition: 0, Value: hostile}, "")
+	h.add(0.1, 0, history.Info, history.Send, &history.Value{Topic: hostile, Partition: 0, Value: hostile}, hostile)
+	h.nemesis(0.2, "start-"+hostile, hostile, hostile)
+	h.send(0.3, 1, 0, "ok-"+hostile, 0)
+	h.final(1, 0, 5, nil) // loses the ok send: it is listed
+	tc := testConfig()
+	tc.Name, tc.Command = hostile, []string{"chaos", "run", "--name", hostile}
+	tc.Versions = map[string]string{hostile: hostile}
+	res := check(h.ops, tc)
+	res.Problems = append(res.Problems, hostile)
+	res.Results[0].Details = append(res.Results[0].Details, hostile+" (op 1)")
+	page := render(t, ReportData{Dir: hostile, Config: tc, Results: res, Ops: h.ops, Notes: []string{hostile}, Linearizability: `javascript:alert(3)`})
+	for _, bad := range []string{"<script", "<img", "onerror=alert(2)>", `href="javascript:`} {
+		if strings.Contains(page, bad) {
+			i := strings.Index(page, bad)
+			t.Fatalf("unescaped %q in the page: …%s…", bad, page[max(0, i-80):min(len(page), i+80)])
+		}
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Fatal("the hostile value is not shown escaped")
+	}
+}
+
+// section returns the element with the given id, up to its closing tag
+// at the same depth as far as a flat search can tell (the next opening
+// of a sibling section or figure is good enough for these tests).
+func section(t testing.TB, page, id string) string {
+	t.Helper()
+	i := strings.Index(page, `id="`+id+`"`)
+	if i < 0 {
+		t.Fatalf("no element with id %q", id)
+	}
+	rest := page[i:]
+	end := len(rest)
+	for _, closing := range []string{"</section>", "</figure>"} {
+		if j := strings.Index(rest, closing); j >= 0 && j < end {
+			end = j
+		}
+	}
+	return rest[:end]
+}
+
+var (
+	idAttr   = regexp.MustCompile(` id="([^"]+)"`)
+	hrefAttr = regexp.MustCompile(` href="#([^"]+)"`)
+)
+
+// checkPage checks what every page must be: ids unique, every in-page
+// link pointing at an element, nothing fetched from elsewhere.
+func checkPage(t testing.TB, page string) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, m := range idAttr.FindAllStringSubmatch(page, -1) {
+		if ids[m[1]] {
+			t.Fatalf("id %q twice", m[1])
+		}
+		ids[m[1]] = true
+	}
+	for _, m := range hrefAttr.FindAllStringSubmatch(page, -1) {
+		if !ids[m[1]] {
+			t.Fatalf("link to #%s, which the page does not have", m[1])
+		}
+	}
+	for _, ext := range []string{"<script", "<link", "@import", "url(", `src="`, `href="http`, `href="//`} {
+		if strings.Contains(page, ext) {
+			t.Fatalf("the page is not self-contained: it has %q", ext)
+		}
+	}
+	return ids
+}
+
+func TestReportElementsAndLinks(t *testing.T) {
+	d := synthReport(20_000, 3)
+	page := render(t, d)
+	ids := checkPage(t, page)
+	for _, id := range []string{"verdict", "guarantees", "config", "plot-latency", "plot-throughput", "plot-isr", "plot-hw",
+		"plot-unavailability", "faults", "anomalies", "lost-writes", "history", "anomaly-lost-write"} {
+		if !ids[id] {
+			t.Errorf("no element with id %q", id)
+		}
+	}
+	// Every plot has its drawing, not an "empty" message.
+	for _, id := range []string{"plot-latency", "plot-throughput", "plot-isr", "plot-hw", "plot-unavailability"} {
+		if s := section(t, page, id); !strings.Contains(s, "<svg") || strings.Contains(s, `class="empty"`) {
+			t.Errorf("%s has no plot", id)
+		}
+	}
+	if !strings.Contains(section(t, page, "config"), "--seed 3") {
+		t.Error("the replay command lacks the seed")
+	}
+	// The examples of every anomaly are in the history view.
+	for _, r := range d.Results.Results {
+		for _, e := range r.Examples {
+			if !ids[fmt.Sprintf("op-%d", e)] {
+				t.Errorf("%s example op %d is not in the history view", r.Name, e)
+			}
+		}
+	}
+}
+
+func TestNoMonitorFallsBackToConsumersHW(t *testing.T) {
+	h := &hist{}
+	h.send(0, 0, 0, "a", 0)
+	h.add(1, 5, history.Invoke, history.Poll, &history.Value{Topic: "t", From: history.Int64(0)}, "")
+	h.add(1.1, 5, history.OK, history.Poll, &history.Value{Topic: "t", From: history.Int64(0), Records: []history.Record{{Offset: 0, Value: "a"}}, HW: history.Int64(1)}, "")
+	v := buildReport(ReportData{Ops: h.ops})
+	isr, hw := v.Plots[2], v.Plots[3]
+	if isr.ID != "plot-isr" || !strings.Contains(isr.Empty, "No monitor samples") {
+		t.Fatalf("isr plot: %+v", isr)
+	}
+	if hw.ID != "plot-hw" || hw.Empty != "" || len(hw.Lines) != 1 || !strings.Contains(hw.Caption, "consumers") {
+		t.Fatalf("hw plot: empty %q, %d lines", hw.Empty, len(hw.Lines))
+	}
+}
+
+func TestMonitorSamplesDrawISRAndLeaderlessness(t *testing.T) {
+	h := &hist{}
+	h.monitor(0, 0, 1, 0, []int32{1, 2, 3}, 0)
+	h.monitor(1, 0, 1, 0, []int32{1}, 5)
+	h.monitor(2, 0, -1, 0, []int32{1}, -1)
+	h.monitor(3, 0, 2, 1, []int32{2, 3}, 7)
+	h.add(4, history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: "t"}, "")
+	h.add(4.001, history.MonitorProcess, history.Fail, history.Monitor, &history.Value{Topic: "t"}, "no broker answered")
+	h.monitor(9.998, 0, 2, 1, []int32{2, 3, 1}, 9)
+	v := buildReport(ReportData{Config: testConfig(), Ops: h.ops})
+	isr := v.Plots[2]
+	var noLeader, blind, epochs int
+	for _, r := range isr.Rects {
+		switch r.Class {
+		case "noleader":
+			noLeader++
+			if want := xAt(2e9+1e6, h.ops[len(h.ops)-1].Time); r.X != want {
+				t.Errorf("no-leader rect at %g, want %g", r.X, want)
+			}
+		case "blind":
+			blind++
+		}
+	}
+	for _, m := range isr.Marks {
+		if m.Class == "epoch" {
+			epochs++
+			if !strings.Contains(m.Title, "leader 1 → 2, epoch 0 → 1") {
+				t.Errorf("epoch mark %q", m.Title)
+			}
+		}
+	}
+	if noLeader != 1 || blind != 1 || epochs != 1 {
+		t.Fatalf("%d no-leader, %d blind, %d epoch marks; want 1 each", noLeader, blind, epochs)
+	}
+	if len(v.Plots[3].Lines) != 1 {
+		t.Fatal("no HW line from the monitor")
+	}
+	if len(v.Plots[4].Rects) == 0 {
+		t.Fatal("the unavailability plot does not show the leaderless partition")
+	}
+}
+
+// writeRun writes a run directory's files.
+func writeRun(t *testing.T, dir string, tc *TestConfig, hist []byte, res *checker.Results) {
+	t.Helper()
+	if tc != nil {
+		b, _ := json.Marshal(tc)
+		os.WriteFile(filepath.Join(dir, TestFile), b, 0o644)
+	}
+	if hist != nil {
+		os.WriteFile(filepath.Join(dir, HistoryFile), hist, 0o644)
+	}
+	if res != nil {
+		b, _ := json.Marshal(res)
+		os.WriteFile(filepath.Join(dir, ResultsFile), b, 0o644)
+	}
+}
+
+func historyBytes(t *testing.T, ops []history.Op) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	w, err := history.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		if _, err := w.Append(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	b, _ := os.ReadFile(path)
+	return b
+}
+
+func TestInterruptedRunStillRenders(t *testing.T) {
+	h := &hist{}
+	for i := range 20 {
+		h.send(float64(i)*0.1, 0, 0, fmt.Sprintf("v%d", i), int64(i))
+	}
+	h.nemesis(0.5, "start-kill", "kill", "broker-1")
+	data := historyBytes(t, h.ops)
+	torn := append(data, []byte(`{"index":41,"time":2200000000,"process":0,"ty`)...)
+	dir := t.TempDir()
+	writeRun(t, dir, testConfig(), torn, nil)
+	if err := WriteReport(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	checkPage(t, page)
+	for _, want := range []string{"NO VERDICT", "torn line", fmt.Sprintf("the %d operations before it", len(h.ops)), "results.json could not be read", "not checked", "never stopped"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+	// An empty directory: a report that says everything is missing.
+	empty := t.TempDir()
+	if err := WriteReport(empty); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(filepath.Join(empty, ReportFile))
+	for _, want := range []string{"NO VERDICT", "test.json could not be read", "history.jsonl could not be read", `id="plot-latency"`, `id="history"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the empty run's report does not say %q", want)
+		}
+	}
+	// A history damaged in the middle shows its prefix.
+	bad := strings.Replace(string(data), `"type":"ok"`, `"type":"maybe"`, 3)
+	writeRun(t, dir, nil, []byte(bad), nil)
+	d := LoadReport(dir)
+	if len(d.Ops) == 0 || len(d.Ops) >= len(h.ops) || !strings.Contains(strings.Join(d.Notes, " "), "damaged") {
+		t.Fatalf("damaged history: %d ops, notes %q", len(d.Ops), d.Notes)
+	}
+}
+
+func TestLinearizabilityLink(t *testing.T) {
+	dir := t.TempDir()
+	h := &hist{}
+	h.send(0, 0, 0, "a", 0)
+	tc := testConfig()
+	res := check(h.ops, tc)
+	for i := range res.Results {
+		if res.Results[i].Name == checker.NonlinearizableSendName {
+			res.Results[i].Valid, res.Results[i].Count, res.Results[i].Details = checker.Invalid, 1, []string{"t-0: send (op 1) …"}
+		}
+	}
+	writeRun(t, dir, tc, historyBytes(t, h.ops), res)
+	os.WriteFile(filepath.Join(dir, LinearizabilityFile), []byte("<html></html>"), 0o644)
+	if err := WriteReport(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if s := section(t, string(b), "anomaly-nonlinearizable-send"); !strings.Contains(s, `href="linearizability.html"`) || !strings.Contains(s, `href="#op-1"`) {
+		t.Fatalf("the anomaly does not link to the visualization or its op: %s", s)
+	}
+}
+
+// TestReport100kSize renders the benchmark's history: the page must stay
+// within the 10 MB budget (its size, unlike its time, is deterministic).
+func TestReport100kSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders 100,000 operations")
+	}
+	d := synthReport(100_000, 1)
+	if n := len(d.Ops); n < 100_000 || n > 105_000 {
+		t.Fatalf("the synthetic history has %d operations", n)
+	}
+	page := render(t, d)
+	if len(page) > 10<<20 {
+		t.Fatalf("%d bytes, over the 10 MB budget", len(page))
+	}
+	lw, _ := d.Results.Get(checker.LostWriteName)
+	if lw.Count < 100 || lw.Count > 2000 || !strings.Contains(page, fmt.Sprintf("%d acknowledged writes were lost", lw.Count)) {
+		t.Fatalf("%d lost writes", lw.Count)
+	}
+	checkPage(t, page)
+	t.Logf("%d operations, %d lost writes: %d bytes", len(d.Ops), lw.Count, len(page))
+}

@@ -1,0 +1,447 @@
+package results
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/nemesis"
+)
+
+// timeline is what the report's plots and tables read from a history,
+// gathered in one pass over it. Times are nanoseconds since the test
+// started, as in the history.
+type timeline struct {
+	ops  []history.Op
+	pair []int32 // position of each op's invoke or completion, -1
+	// byIndex maps an op index to its position when indexes are not
+	// simply positions (a foreign or damaged history); nil otherwise.
+	byIndex map[int64]int
+
+	end     int64 // the last op's time, at least one second
+	finalAt int64 // the first final or replica read's invoke, -1
+
+	faults []faultWindow
+	heals  []int64 // times of "heal" operations (every fault undone)
+	// planned says the fault windows come from test.json's schedule, not
+	// from the history.
+	planned bool
+
+	clients []clientOp // completed client operations, in history order
+	open    int        // client invokes the history ended before completing
+
+	parts   []history.Key // partitions seen, sorted
+	partIdx map[history.Key]int
+	samples [][]sample // monitor samples per partition, in time order
+	// sendOK holds the completion times of ok sends per partition;
+	// sendSpan the first send invoke and last send completion.
+	sendOK    [][]int64
+	sendSpan  [][2]int64
+	anySendOK bool
+}
+
+// clientOp is one completed client operation.
+type clientOp struct {
+	inv, done int32 // positions
+	part      int   // index into timeline.parts, -1
+}
+
+// sample is one monitor observation of a partition.
+type sample struct {
+	t        int64
+	pos      int32
+	ok       bool // false: the monitor got no answer (err says why)
+	leader   int32
+	epoch    int32
+	isr      int
+	replicas int
+	isrList  []int32
+	hw       int64 // -1 if absent
+	err      string
+}
+
+// faultWindow is one fault from its start to its end (or to a heal, or to
+// the end of the history if it never stopped).
+type faultWindow struct {
+	Fault      string
+	Targets    []string
+	Start, End int64
+	StartOp    int64 // op index, -1 for planned windows
+	EndOp      int64 // op index, -1 if none closed it
+	Open       bool  // no stop operation: it ran to a heal or to the end
+	Planned    bool
+	Error      string
+	sends      [3]int // ok, info, fail sends completed inside the window
+}
+
+const (
+	kOK = iota
+	kInfo
+	kFail
+)
+
+func typeSlot(t history.Type) int {
+	switch t {
+	case history.OK:
+		return kOK
+	case history.Fail:
+		return kFail
+	}
+	return kInfo
+}
+
+// newTimeline analyses ops. It never fails: a malformed history (a
+// completion without an invoke, a torn tail) loses only what cannot be
+// paired. sched is the planned schedule, used only when the history has
+// no nemesis operations.
+func newTimeline(ops []history.Op, sched nemesis.Schedule) *timeline {
+	tl := &timeline{ops: ops, pair: make([]int32, len(ops)), finalAt: -1, partIdx: map[history.Key]int{}}
+	for i := range ops {
+		if ops[i].Index != int64(i) {
+			tl.byIndex = make(map[int64]int, len(ops))
+			for j := range ops {
+				tl.byIndex[ops[j].Index] = j
+			}
+			break
+		}
+	}
+	// Partitions first, so their indexes follow their sorted order.
+	for i := range ops {
+		if v := ops[i].Value; v != nil && v.Topic != "" {
+			k := history.Key{Topic: v.Topic, Partition: v.Partition}
+			if _, ok := tl.partIdx[k]; !ok {
+				tl.partIdx[k] = -1
+				tl.parts = append(tl.parts, k)
+			}
+		}
+	}
+	slices.SortFunc(tl.parts, func(a, b history.Key) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	for i, k := range tl.parts {
+		tl.partIdx[k] = i
+	}
+	n := len(tl.parts)
+	tl.samples = make([][]sample, n)
+	tl.sendOK = make([][]int64, n)
+	tl.sendSpan = make([][2]int64, n)
+	for i := range tl.sendSpan {
+		tl.sendSpan[i] = [2]int64{-1, -1}
+	}
+
+	open := map[int]int32{}
+	openFault := map[string]int{} // fault name -> index into faults
+	for i := range ops {
+		op := &ops[i]
+		tl.pair[i] = -1
+		tl.end = max(tl.end, op.Time)
+		var inv int32 = -1
+		if op.Type == history.Invoke {
+			open[op.Process] = int32(i)
+		} else if j, ok := open[op.Process]; ok && ops[j].F == op.F {
+			inv = j
+			tl.pair[i], tl.pair[j] = j, int32(i)
+			delete(open, op.Process)
+		}
+		part := tl.partOf(op, inv)
+		switch {
+		case op.Process == history.NemesisProcess:
+			tl.nemesisOp(i, inv, openFault)
+		case op.Process == history.MonitorProcess && op.F == history.Monitor:
+			if op.Type != history.Invoke && part >= 0 {
+				tl.samples[part] = append(tl.samples[part], monitorSample(op, int32(i)))
+			}
+		case op.Process >= 0:
+			if op.Type == history.Invoke {
+				if (op.F == history.FinalRead || op.F == history.ReplicaRead) && tl.finalAt < 0 {
+					tl.finalAt = op.Time
+				}
+				if op.F == history.Send && part >= 0 {
+					if s := &tl.sendSpan[part]; s[0] < 0 {
+						s[0] = op.Time
+					}
+				}
+				continue
+			}
+			if inv < 0 {
+				continue
+			}
+			tl.clients = append(tl.clients, clientOp{inv: inv, done: int32(i), part: part})
+			if op.F == history.Send && part >= 0 {
+				tl.sendSpan[part][1] = op.Time
+				if op.Type == history.OK {
+					tl.sendOK[part] = append(tl.sendOK[part], op.Time)
+					tl.anySendOK = true
+				}
+			}
+		}
+	}
+	for p, j := range open {
+		if p >= 0 && ops[j].F != history.Monitor {
+			tl.open++
+		}
+	}
+	tl.end = max(tl.end, int64(time.Second))
+	for i := range tl.faults {
+		if f := &tl.faults[i]; f.Open {
+			f.End = tl.end
+			for _, h := range tl.heals {
+				if h >= f.Start {
+					f.End = h
+					break
+				}
+			}
+		}
+	}
+	if len(tl.faults) == 0 && len(sched) > 0 {
+		tl.planned = true
+		for _, ev := range sched {
+			tl.faults = append(tl.faults, faultWindow{Fault: ev.Fault, Start: int64(ev.Start), End: int64(ev.End), StartOp: -1, EndOp: -1, Planned: true})
+			tl.end = max(tl.end, int64(ev.End))
+		}
+	}
+	for _, ps := range tl.samples {
+		slices.SortStableFunc(ps, func(a, b sample) int { return cmp.Compare(a.t, b.t) })
+	}
+	for _, ts := range tl.sendOK {
+		slices.Sort(ts)
+	}
+	tl.countFaultSends()
+	return tl
+}
+
+// partOf is the partition an op names, or its invoke names (a completion
+// may leave the value out), or -1.
+func (tl *timeline) partOf(op *history.Op, inv int32) int {
+	v := op.Value
+	if (v == nil || v.Topic == "") && inv >= 0 {
+		v = tl.ops[inv].Value
+	}
+	if v == nil || v.Topic == "" {
+		return -1
+	}
+	return tl.partIdx[history.Key{Topic: v.Topic, Partition: v.Partition}]
+}
+
+// nemesisOp turns start-/stop- operations into fault windows. The nemesis
+// records a fault as an invoke and an info completion: the invoke opens or
+// closes the window, the completion adds what it says (targets, an error).
+// A completion without an invoke counts as the event itself. Other
+// functions than start*, stop* and heal draw no window; the history view
+// shows them.
+func (tl *timeline) nemesisOp(i int, inv int32, openFault map[string]int) {
+	op := &tl.ops[i]
+	if op.Type == history.Invoke || inv < 0 {
+		tl.nemesisEvent(op, openFault)
+		return
+	}
+	invIndex := tl.ops[inv].Index
+	for k := len(tl.faults) - 1; k >= 0; k-- {
+		f := &tl.faults[k]
+		if f.StartOp != invIndex && f.EndOp != invIndex {
+			continue
+		}
+		if f.StartOp == invIndex && op.Value != nil && len(op.Value.Targets) > 0 {
+			f.Targets = op.Value.Targets
+		}
+		if op.Error != "" {
+			f.Error = strings.TrimSpace(f.Error + " " + op.Error)
+		}
+		return
+	}
+}
+
+func (tl *timeline) nemesisEvent(op *history.Op, openFault map[string]int) {
+	name := faultName(op)
+	switch {
+	case strings.HasPrefix(op.F, "start"):
+		if _, ok := openFault[name]; ok {
+			return // a repeated start of an open window
+		}
+		w := faultWindow{Fault: name, Start: op.Time, End: -1, StartOp: op.Index, EndOp: -1, Open: true}
+		if op.Value != nil {
+			w.Targets = op.Value.Targets
+		}
+		openFault[name] = len(tl.faults)
+		tl.faults = append(tl.faults, w)
+	case strings.HasPrefix(op.F, "stop"):
+		if k, ok := openFault[name]; ok {
+			f := &tl.faults[k]
+			f.End, f.EndOp, f.Open = op.Time, op.Index, false
+			delete(openFault, name)
+		}
+	case op.F == "heal":
+		tl.heals = append(tl.heals, op.Time)
+		for name, k := range openFault {
+			f := &tl.faults[k]
+			f.End, f.EndOp, f.Open = op.Time, op.Index, false
+			delete(openFault, name)
+		}
+	}
+}
+
+// faultName is the fault a nemesis op is about: value.fault, or what
+// follows start-/stop- in f.
+func faultName(op *history.Op) string {
+	if op.Value != nil && op.Value.Fault != "" {
+		return op.Value.Fault
+	}
+	for _, p := range []string{"start-", "stop-", "start", "stop"} {
+		if rest, ok := strings.CutPrefix(op.F, p); ok {
+			if rest == "" {
+				return "fault"
+			}
+			return rest
+		}
+	}
+	return op.F
+}
+
+func monitorSample(op *history.Op, pos int32) sample {
+	s := sample{t: op.Time, pos: pos, leader: -1, epoch: -1, hw: -1, err: op.Error}
+	v := op.Value
+	if op.Type != history.OK || v == nil {
+		if s.err == "" {
+			s.err = "no answer (" + string(op.Type) + ")"
+		}
+		return s
+	}
+	s.ok = true
+	if v.Leader != nil {
+		s.leader = *v.Leader
+	}
+	if v.Epoch != nil {
+		s.epoch = *v.Epoch
+	}
+	if v.HW != nil {
+		s.hw = *v.HW
+	}
+	s.isr, s.replicas, s.isrList = len(v.ISR), len(v.Replicas), v.ISR
+	return s
+}
+
+// countFaultSends counts the sends completed inside each fault window, so
+// the faults table shows what each fault did to availability.
+func (tl *timeline) countFaultSends() {
+	if len(tl.faults) == 0 {
+		return
+	}
+	for _, c := range tl.clients {
+		op := &tl.ops[c.done]
+		if op.F != history.Send {
+			continue
+		}
+		for k := range tl.faults {
+			f := &tl.faults[k]
+			if op.Time >= f.Start && op.Time <= f.End {
+				f.sends[typeSlot(op.Type)]++
+			}
+		}
+	}
+}
+
+// pos is the position of the op with the given index, or -1.
+func (tl *timeline) pos(index int64) int {
+	if tl.byIndex != nil {
+		if p, ok := tl.byIndex[index]; ok {
+			return p
+		}
+		return -1
+	}
+	if index < 0 || index >= int64(len(tl.ops)) {
+		return -1
+	}
+	return int(index)
+}
+
+// window is an interval of time.
+type window struct{ start, end int64 }
+
+// gaps returns the intervals of at least minGap within [from, to] that
+// contain none of the sorted times ts: where nothing succeeded.
+func gaps(ts []int64, from, to, minGap int64) []window {
+	var out []window
+	prev := from
+	for _, t := range ts {
+		if t < from {
+			continue
+		}
+		if t > to {
+			break
+		}
+		if t-prev >= minGap {
+			out = append(out, window{prev, t})
+		}
+		prev = t
+	}
+	if to-prev >= minGap {
+		out = append(out, window{prev, to})
+	}
+	return out
+}
+
+// gapThreshold is how long no acknowledgement must last to count as
+// unavailability: ten times the typical gap between acknowledgements, at
+// least a second, so a slow but steady workload is not called down.
+func gapThreshold(ts []int64) int64 {
+	if len(ts) < 3 {
+		return int64(time.Second)
+	}
+	d := make([]int64, 0, len(ts)-1)
+	for i := 1; i < len(ts); i++ {
+		d = append(d, ts[i]-ts[i-1])
+	}
+	slices.Sort(d)
+	return max(int64(time.Second), 10*d[len(d)/2])
+}
+
+// noLeader returns the intervals in which the monitor saw a partition
+// without a leader, and those in which it got no answer at all.
+func noLeader(ss []sample, end int64) (leaderless, blind []window) {
+	var cur, curBlind *window
+	for _, s := range ss {
+		switch {
+		case !s.ok:
+			if cur != nil {
+				cur.end = s.t
+				leaderless, cur = append(leaderless, *cur), nil
+			}
+			if curBlind == nil {
+				curBlind = &window{s.t, s.t}
+			}
+		case s.leader < 0:
+			if curBlind != nil {
+				curBlind.end = s.t
+				blind, curBlind = append(blind, *curBlind), nil
+			}
+			if cur == nil {
+				cur = &window{s.t, s.t}
+			}
+		default:
+			if cur != nil {
+				cur.end = s.t
+				leaderless, cur = append(leaderless, *cur), nil
+			}
+			if curBlind != nil {
+				curBlind.end = s.t
+				blind, curBlind = append(blind, *curBlind), nil
+			}
+		}
+	}
+	// A state still holding at the last sample is known only until then.
+	last := end
+	if len(ss) > 0 {
+		last = ss[len(ss)-1].t
+	}
+	if cur != nil {
+		cur.end = last
+		leaderless = append(leaderless, *cur)
+	}
+	if curBlind != nil {
+		curBlind.end = last
+		blind = append(blind, *curBlind)
+	}
+	return leaderless, blind
+}
