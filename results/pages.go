@@ -1,8 +1,10 @@
 package results
 
 import (
+	"bufio"
 	"embed"
 	"html/template"
+	"io"
 )
 
 // The pages are html/template templates: every value from a history,
@@ -20,3 +22,12 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 func (p *plotView) PW() float64   { return r1(p.X1 - p.X0) }
 func (p *plotView) PH() float64   { return r1(p.Y1 - p.Y0) }
 func (p *plotView) YMid() float64 { return r1((p.Y0 + p.Y1) / 2) }
+
+// execute renders a page through a buffer: a page is many small writes.
+func execute(w io.Writer, name string, data any) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := pages.ExecuteTemplate(bw, name, data); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -103,11 +102,7 @@ func WriteReport(runDir string) error {
 
 // RenderReport writes d's report, one self-contained HTML page.
 func RenderReport(w io.Writer, d ReportData) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := pages.ExecuteTemplate(bw, "report", buildReport(d)); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return execute(w, "report", buildReport(d))
 }
 
 // Caps that keep a report of a long run small; each is said in the page.

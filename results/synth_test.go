@@ -27,7 +27,7 @@ func synthRun(n int, seed uint64) ([]history.Op, TestConfig) {
 	const parts = 3
 	// About 1,560 operations a second: sends 1,150, polls and end
 	// offsets 300, monitor 24, less while faults slow the producers.
-	d := time.Duration(float64(n)/1555*1e9) + time.Second
+	d := (time.Duration(float64(n)/1555*1e9) + time.Second).Round(time.Second)
 	sec := func(s float64) int64 { return int64(s * 1e9) }
 	var sched nemesis.Schedule
 	for i, t := 0, 4.0; sec(t+8) < int64(d); i, t = i+1, t+18 {

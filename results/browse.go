@@ -1,0 +1,288 @@
+package results
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+)
+
+// StoreView is the store browser's page: every run and campaign in a
+// store, newest first. Links are relative to the store's root, so the page
+// is meant to be served at the root.
+type StoreView struct {
+	Root      string
+	Runs      []StoreRun
+	Campaigns []StoreCampaign
+	// Problems are what could not be read; the rest is still listed.
+	Problems []string
+}
+
+// StoreRun is one run directory.
+type StoreRun struct {
+	Test string
+	// Dir is the run's directory relative to the store, with slashes:
+	// <test>/<timestamp>.
+	Dir   string
+	Start time.Time
+	// Verdict is valid, invalid or unknown from results.json, or empty
+	// when the run has none (interrupted, or still running).
+	Verdict string
+	// Summary is the configuration in a line, from test.json.
+	Summary    string
+	Seed       uint64
+	Expected   []string
+	Unexpected []string
+	LostWrites int
+	// Report says report.html exists.
+	Report bool
+	// Note says what is missing.
+	Note string
+}
+
+// StoreCampaign is one campaign directory.
+type StoreCampaign struct {
+	Dir     string
+	Start   time.Time
+	Status  string
+	Seed    uint64
+	Cells   int
+	Runs    int
+	Verdict string // the worst run's
+	Counts  string // runs by verdict
+	Index   bool   // index.html exists
+	Note    string
+}
+
+// storeStamp is how NewRun names run directories.
+const storeStamp = "20060102T150405.000Z"
+
+// ScanStore lists a store's runs and campaigns. Links (store/latest,
+// store/<test>/latest) are skipped, since they point at runs listed
+// anyway, and so are files and temporary names; a directory that cannot
+// be read is a Problem, not an error. Only an unreadable root is one.
+func ScanStore(store string) (StoreView, error) {
+	v := StoreView{Root: store}
+	tests, err := os.ReadDir(store)
+	if err != nil {
+		return v, err
+	}
+	for _, t := range tests {
+		if !t.IsDir() || strings.HasPrefix(t.Name(), ".") {
+			continue // files, links (latest), hidden names
+		}
+		runs, err := os.ReadDir(filepath.Join(store, t.Name()))
+		if err != nil {
+			v.Problems = append(v.Problems, fmt.Sprintf("%s: %v", t.Name(), shortErr(err)))
+			continue
+		}
+		for _, r := range runs {
+			if !r.IsDir() || strings.HasPrefix(r.Name(), ".") || strings.HasSuffix(r.Name(), ".tmp") {
+				continue
+			}
+			dir := filepath.Join(store, t.Name(), r.Name())
+			rel := t.Name() + "/" + r.Name()
+			start := stampTime(r)
+			if _, err := os.Stat(filepath.Join(dir, CampaignFile)); err == nil {
+				v.Campaigns = append(v.Campaigns, scanCampaign(dir, rel, start))
+				continue
+			}
+			v.Runs = append(v.Runs, scanRun(dir, t.Name(), rel, start))
+		}
+	}
+	slices.SortStableFunc(v.Runs, func(a, b StoreRun) int { return cmp.Or(b.Start.Compare(a.Start), strings.Compare(b.Dir, a.Dir)) })
+	slices.SortStableFunc(v.Campaigns, func(a, b StoreCampaign) int { return cmp.Or(b.Start.Compare(a.Start), strings.Compare(b.Dir, a.Dir)) })
+	return v, nil
+}
+
+// stampTime is a run's start from its directory name, or its modification
+// time for a directory named otherwise.
+func stampTime(e os.DirEntry) time.Time {
+	if t, err := time.Parse(storeStamp, e.Name()); err == nil {
+		return t
+	}
+	if fi, err := e.Info(); err == nil {
+		return fi.ModTime().UTC()
+	}
+	return time.Time{}
+}
+
+func scanRun(dir, test, rel string, start time.Time) StoreRun {
+	r := StoreRun{Test: test, Dir: rel, Start: start}
+	var notes []string
+	if tc, err := ReadTestConfig(filepath.Join(dir, TestFile)); err == nil {
+		r.Summary, r.Seed = configSummary(tc), tc.Seed
+	} else {
+		notes = append(notes, "no test.json")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ResultsFile)); err == nil {
+		var res checker.Results
+		if json.Unmarshal(b, &res) == nil {
+			r.Verdict = verdictWord(res.Valid)
+			r.Expected, r.Unexpected = res.Expected, res.Unexpected
+			if lw, ok := res.Get(checker.LostWriteName); ok {
+				r.LostWrites = lw.Count
+			}
+		} else {
+			notes = append(notes, "results.json is damaged")
+		}
+	} else {
+		notes = append(notes, "no verdict (interrupted or still running)")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ReportFile)); err == nil {
+		r.Report = true
+	}
+	r.Note = strings.Join(notes, "; ")
+	return r
+}
+
+func verdictWord(v checker.Validity) string {
+	switch v {
+	case checker.Valid:
+		return "valid"
+	case checker.Invalid:
+		return "invalid"
+	}
+	return "unknown"
+}
+
+// configSummary is a run's configuration in one line.
+func configSummary(tc TestConfig) string {
+	faults := "no faults"
+	if len(tc.Nemesis) > 0 {
+		faults = strings.Join(tc.Nemesis, ",")
+	}
+	return fmt.Sprintf("acks=%d min.insync=%d %s, %s, %d brokers, %s", tc.Workload.Acks, tc.Cluster.MinInsyncReplicas,
+		orDefault(tc.Cluster.Election, "clean"), faults, tc.Cluster.Nodes, tc.Workload.TimeLimit)
+}
+
+func scanCampaign(dir, rel string, start time.Time) StoreCampaign {
+	c := StoreCampaign{Dir: rel, Start: start}
+	v, err := ReadCampaign(filepath.Join(dir, CampaignFile))
+	if err != nil {
+		c.Note = "campaign.json could not be read"
+		return c
+	}
+	c.Status, c.Seed, c.Cells = v.Status, v.Seed, len(v.Cells)
+	var counts [4]int
+	rank := map[string]int{"valid": 1, "unknown": 2, "error": 3, "invalid": 4}
+	for _, cell := range v.Cells {
+		s := cell.Summary
+		c.Runs += s.Runs
+		counts[0] += s.Valid
+		counts[1] += s.Invalid
+		counts[2] += s.Unknown
+		counts[3] += s.Errors
+		if rank[cell.Verdict] > rank[c.Verdict] {
+			c.Verdict = cell.Verdict
+		}
+	}
+	c.Counts = fmt.Sprintf("%d valid, %d invalid, %d unknown, %d errors", counts[0], counts[1], counts[2], counts[3])
+	if _, err := os.Stat(filepath.Join(dir, CampaignIndexFile)); err == nil {
+		c.Index = true
+	}
+	return c
+}
+
+// RenderStore writes the store browser's page.
+func RenderStore(w io.Writer, v StoreView) error {
+	return execute(w, "store", buildStore(v))
+}
+
+type storePage struct {
+	Root      string
+	Tests     []testRow
+	Runs      []storeRunRow
+	Campaigns []storeCampaignRow
+	Problems  []string
+}
+
+type testRow struct {
+	Name, Anchor, Latest, LatestVerdict, Counts string
+	Runs                                        int
+}
+
+type storeRunRow struct {
+	Test, Anchor, Time, Verdict, Summary, Seed string
+	Expected, Unexpected, Note                 string
+	LostWrites                                 int
+	Report, Dir                                string
+}
+
+type storeCampaignRow struct {
+	Time, Status, Seed, Verdict, Counts, Note string
+	Cells, Runs                               int
+	Index, Dir                                string
+}
+
+func buildStore(v StoreView) *storePage {
+	p := &storePage{Root: v.Root, Problems: v.Problems}
+	byTest := map[string]*testRow{}
+	var order []string
+	verdicts := map[string]map[string]int{}
+	for _, r := range v.Runs {
+		t := byTest[r.Test]
+		if t == nil {
+			// Runs are newest first, so the first seen is the latest.
+			t = &testRow{Name: r.Test, Anchor: "test-" + safeName.ReplaceAllString(r.Test, "_"), Latest: stamp(r.Start), LatestVerdict: cmp.Or(r.Verdict, "none")}
+			byTest[r.Test] = t
+			order = append(order, r.Test)
+			verdicts[r.Test] = map[string]int{}
+		}
+		t.Runs++
+		verdicts[r.Test][cmp.Or(r.Verdict, "none")]++
+		row := storeRunRow{Test: r.Test, Time: stamp(r.Start), Verdict: cmp.Or(r.Verdict, "none"), Summary: r.Summary,
+			Expected: strings.Join(r.Expected, ", "), Unexpected: strings.Join(r.Unexpected, ", "), Note: r.Note,
+			LostWrites: r.LostWrites, Dir: r.Dir + "/"}
+		if r.Seed != 0 {
+			row.Seed = fmt.Sprint(r.Seed)
+		}
+		if r.Report {
+			row.Report = path.Join(r.Dir, ReportFile)
+		}
+		if t.Runs == 1 {
+			row.Anchor = t.Anchor
+		}
+		p.Runs = append(p.Runs, row)
+	}
+	slices.Sort(order)
+	for _, name := range order {
+		t := byTest[name]
+		var parts []string
+		for _, k := range []string{"valid", "invalid", "unknown", "none"} {
+			word := k
+			if k == "none" {
+				word = "without verdict"
+			}
+			if n := verdicts[name][k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, word))
+			}
+		}
+		t.Counts = strings.Join(parts, ", ")
+		p.Tests = append(p.Tests, *t)
+	}
+	for _, c := range v.Campaigns {
+		row := storeCampaignRow{Time: stamp(c.Start), Status: c.Status, Seed: fmt.Sprint(c.Seed), Verdict: cmp.Or(c.Verdict, "not-run"), Counts: c.Counts,
+			Note: c.Note, Cells: c.Cells, Runs: c.Runs, Dir: c.Dir + "/"}
+		if c.Index {
+			row.Index = path.Join(c.Dir, CampaignIndexFile)
+		}
+		p.Campaigns = append(p.Campaigns, row)
+	}
+	return p
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}

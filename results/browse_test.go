@@ -1,0 +1,194 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+)
+
+// campaignJSON is campaign.json as chaos campaign writes it (format 1),
+// fields the view does not use included.
+const campaignJSON = `{
+  "format": 1, "seed": 42, "preset": "smoke", "spec": {"runs": 1}, "store": "store",
+  "command": ["/tmp/bin/chaos", "campaign", "--preset", "smoke"], "versions": {"chaos": "dev"},
+  "start": "2026-11-29T17:00:00Z", "end": "2026-11-29T17:01:00Z", "status": "complete", "exit_code": 1,
+  "cells": [
+    {"name": "acks-1_isr2_clean_kill+pause", "label": "acks=-1 isr=2 clean kill,pause", "acks": -1, "min_insync_replicas": 2,
+     "election": "clean", "nemesis": "kill,pause", "args": ["run"], "model": {"acks": -1},
+     "permitted": {"lost-write": {"permitted": false, "why": "clean"}, "stale-read": {"permitted": true, "why": "always"}},
+     "prediction": "lost-write forbidden", "verdict": "valid",
+     "summary": {"planned": 1, "runs": 1, "valid": 1, "availability": 0.97},
+     "runs": [{"run": 1, "seed": 7, "verdict": "valid", "exit_code": 0, "start": "2026-11-29T17:00:00Z", "seconds": 25,
+               "dir": "acks-1_isr2_clean_kill+pause/20261129T170000.000Z", "log": "logs/cell-1-run-1.log", "fault_windows": 2}]},
+    {"name": "acks1_isr1_clean_partition-leader", "label": "acks=1 isr=1 clean partition-leader", "acks": 1, "min_insync_replicas": 1,
+     "election": "clean", "nemesis": "partition-leader",
+     "permitted": {"lost-write": {"permitted": true, "why": "acks=1"}},
+     "prediction": "lost-write permitted", "verdict": "invalid",
+     "summary": {"planned": 2, "runs": 2, "valid": 1, "invalid": 1, "expected_seen": {"lost-write": 1}, "unexpected": {"duplicate": 1}},
+     "runs": [{"run": 1, "seed": 8, "verdict": "invalid", "exit_code": 1, "start": "2026-11-29T17:00:30Z", "seconds": 25,
+               "dir": "acks1_isr1_clean_partition-leader/20261129T170030.000Z", "log": "logs/cell-2-run-1.log",
+               "expected": ["lost-write"], "unexpected": ["duplicate"]},
+              {"run": 2, "seed": 9, "verdict": "error", "exit_code": 3, "start": "2026-11-29T17:00:45Z", "seconds": 1,
+               "log": "logs/cell-2-run-2.log", "error": "<b>boom</b>"}]}
+  ]
+}`
+
+func TestCampaignMatrix(t *testing.T) {
+	path := filepath.Join(t.TempDir(), CampaignFile)
+	os.WriteFile(path, []byte(campaignJSON), 0o644)
+	v, err := ReadCampaign(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := buildCampaign(v)
+	// Rows go from the weakest promise to the strongest; columns keep
+	// the campaign's order.
+	if len(p.Rows) != 2 || p.Rows[0].Label != "acks=1, min.insync=1, clean" || p.Rows[1].Label != "acks=-1, min.insync=2, clean" {
+		t.Fatalf("rows %+v", p.Rows)
+	}
+	if len(p.Columns) != 2 || p.Columns[0] != "kill,pause" || p.Columns[1] != "partition-leader" {
+		t.Fatalf("columns %v", p.Columns)
+	}
+	if c := p.Rows[0].Cells[1]; len(c) != 1 || c[0].Verdict != "invalid" || c[0].Seen != "lost-write 1/2" || c[0].Unexpected != "duplicate 1/2" {
+		t.Fatalf("acks=1 x partition-leader: %+v", c)
+	}
+	if len(p.Rows[0].Cells[0]) != 0 || len(p.Rows[1].Cells[1]) != 0 {
+		t.Fatal("a cell landed where the campaign has none")
+	}
+	var buf bytes.Buffer
+	if err := RenderCampaign(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	ids := checkPage(t, page)
+	if !ids["matrix"] {
+		t.Fatal("no matrix")
+	}
+	matrix := page[strings.Index(page, `id="matrix"`):]
+	matrix = matrix[:strings.Index(matrix, "</table>")]
+	for _, want := range []string{
+		`href="../../acks-1_isr2_clean_kill&#43;pause/20261129T170000.000Z/report.html"`,
+		`href="../../acks1_isr1_clean_partition-leader/20261129T170030.000Z/report.html"`,
+		"run 2: error", "97.0% of sends acknowledged", "permitted:</span> stale-read",
+	} {
+		if !strings.Contains(matrix, want) {
+			t.Errorf("the matrix lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<b>boom") || !strings.Contains(page, "&lt;b&gt;boom") {
+		t.Error("a run's error is not escaped")
+	}
+	if !strings.Contains(page, `href="logs/cell-2-run-2.log"`) || !strings.Contains(page, "chaos campaign --preset smoke") {
+		t.Error("no log link or no command")
+	}
+	// Another page location moves the links.
+	v.StoreRoot = "/store"
+	buf.Reset()
+	RenderCampaign(&buf, v)
+	if !strings.Contains(buf.String(), `href="/store/acks1_isr1_clean_partition-leader/20261129T170030.000Z/report.html"`) {
+		t.Error("StoreRoot is not used")
+	}
+}
+
+func TestScanStoreNewestFirst(t *testing.T) {
+	store := t.TempDir()
+	mk := func(test, stamp string, tc *TestConfig, res *checker.Results, report bool) string {
+		dir := filepath.Join(store, test, stamp)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeRun(t, dir, tc, nil, res)
+		if report {
+			os.WriteFile(filepath.Join(dir, ReportFile), []byte("<html>"), 0o644)
+		}
+		return dir
+	}
+	tc := testConfig()
+	tc.Nemesis = []string{"kill"}
+	valid := &checker.Results{Valid: checker.Valid}
+	invalid := &checker.Results{Valid: checker.Invalid, Unexpected: []string{"lost-write"},
+		Results: []checker.Result{{Name: checker.LostWriteName, Valid: checker.Invalid, Count: 3}}}
+	mk("a", "20261129T170000.000Z", tc, valid, true)
+	mk("a", "20261129T180000.000Z", tc, nil, false) // interrupted
+	last := mk("b", "20261129T175959.999Z", tc, invalid, true)
+	mk("b", "20261129T160000.000Z", nil, nil, false)
+	os.WriteFile(filepath.Join(store, "b", "20261129T150000.000Z"), []byte("a file"), 0o644)
+	os.MkdirAll(filepath.Join(store, "b", "x.tmp"), 0o755)
+	// Damaged files are reported, not fatal.
+	bad := mk("c", "20261129T120000.000Z", nil, nil, false)
+	os.WriteFile(filepath.Join(bad, ResultsFile), []byte("{"), 0o644)
+	os.Symlink(last, filepath.Join(store, "latest"))
+	os.Symlink("20261129T175959.999Z", filepath.Join(store, "b", "latest"))
+	camp := filepath.Join(store, "campaigns", "20261129T190000.000Z")
+	os.MkdirAll(camp, 0o755)
+	os.WriteFile(filepath.Join(camp, CampaignFile), []byte(campaignJSON), 0o644)
+	broken := filepath.Join(store, "campaigns", "20261129T200000.000Z")
+	os.MkdirAll(broken, 0o755)
+	os.WriteFile(filepath.Join(broken, CampaignFile), []byte("{"), 0o644)
+	os.Symlink("20261129T190000.000Z", filepath.Join(store, "campaigns", "latest"))
+
+	v, err := ScanStore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, r := range v.Runs {
+		dirs = append(dirs, r.Dir)
+	}
+	want := []string{"a/20261129T180000.000Z", "b/20261129T175959.999Z", "a/20261129T170000.000Z", "b/20261129T160000.000Z", "c/20261129T120000.000Z"}
+	if strings.Join(dirs, " ") != strings.Join(want, " ") {
+		t.Fatalf("runs %v, want %v", dirs, want)
+	}
+	if r := v.Runs[1]; r.Verdict != "invalid" || r.LostWrites != 3 || !r.Report || r.Seed != 7 || !strings.Contains(r.Summary, "kill") {
+		t.Fatalf("run %+v", r)
+	}
+	if r := v.Runs[0]; r.Verdict != "" || r.Report || !strings.Contains(r.Note, "no verdict") {
+		t.Fatalf("interrupted run %+v", r)
+	}
+	if r := v.Runs[4]; !strings.Contains(r.Note, "damaged") {
+		t.Fatalf("damaged run %+v", r)
+	}
+	if len(v.Campaigns) != 2 || v.Campaigns[0].Note == "" || v.Campaigns[1].Verdict != "invalid" || v.Campaigns[1].Cells != 2 || v.Campaigns[1].Runs != 3 {
+		t.Fatalf("campaigns %+v", v.Campaigns)
+	}
+	if v.Runs[0].Start != time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC) {
+		t.Fatalf("start %v", v.Runs[0].Start)
+	}
+	var buf bytes.Buffer
+	if err := RenderStore(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	ids := checkPage(t, page)
+	if !ids["runs"] {
+		t.Fatal("no runs table")
+	}
+	runs := page[strings.Index(page, `id="runs"`):]
+	if i, j := strings.Index(runs, "a/20261129T180000.000Z/"), strings.Index(runs, "b/20261129T175959.999Z/report.html"); i < 0 || j < 0 || i > j {
+		t.Fatal("the runs table is not newest first with links")
+	}
+	if _, err := ScanStore(filepath.Join(store, "missing")); err == nil {
+		t.Fatal("a missing store is no error")
+	}
+}
+
+func TestCampaignViewMatchesTheRecord(t *testing.T) {
+	// Decoding campaign.json must fill every field the page reads: a
+	// renamed JSON field in the record would silently empty the page.
+	var v CampaignView
+	if err := json.Unmarshal([]byte(campaignJSON), &v); err != nil {
+		t.Fatal(err)
+	}
+	c := v.Cells[1]
+	if v.Seed != 42 || v.Status != "complete" || *v.ExitCode != 1 || c.Acks != 1 || c.Nemesis != "partition-leader" || c.Prediction == "" ||
+		!c.Permitted[checker.LostWriteName].Permitted || c.Summary.Invalid != 1 || c.Summary.ExpectedSeen["lost-write"] != 1 ||
+		c.Runs[0].Dir == "" || c.Runs[0].Unexpected[0] != "duplicate" || c.Runs[1].Error == "" || v.Cells[0].Summary.Availability == nil {
+		t.Fatalf("decoded %+v", v)
+	}
+}
