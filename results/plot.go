@@ -204,7 +204,7 @@ func (f faultWindow) describe() string {
 	var sb strings.Builder
 	sb.WriteString(f.Fault)
 	if len(f.Targets) > 0 {
-		sb.WriteString(" on " + strings.Join(f.Targets, ", "))
+		sb.WriteString(" on " + joinTargets(f.Targets))
 	}
 	fmt.Fprintf(&sb, ": %s to %s (%s)", secs(f.Start), secs(f.End), dur(f.End-f.Start))
 	if f.Planned {

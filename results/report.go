@@ -524,7 +524,7 @@ func (v *reportView) faults(tl *timeline, ex *excerpt) {
 			break
 		}
 		sent := f.sends[kOK] + f.sends[kInfo] + f.sends[kFail]
-		row := faultRow{N: i + 1, Fault: f.Fault, Targets: strings.Join(f.Targets, ", "), Start: secs(f.Start), End: secs(f.End), Duration: dur(f.End - f.Start),
+		row := faultRow{N: i + 1, Fault: f.Fault, Targets: joinTargets(f.Targets), Start: secs(f.Start), End: secs(f.End), Duration: dur(f.End - f.Start),
 			Sends:   fmt.Sprintf("%d ok, %d info, %d fail", f.sends[kOK], f.sends[kInfo], f.sends[kFail]),
 			StartOp: f.StartOp, EndOp: f.EndOp, Class: faultFamily(f.Fault)}
 		row.Acked = "no sends"
@@ -543,6 +543,22 @@ func (v *reportView) faults(tl *timeline, ex *excerpt) {
 		}
 		v.Faults = append(v.Faults, row)
 	}
+}
+
+// joinTargets lists a fault's targets; a "|" the nemesis puts between
+// the two sides of a partition stays a separator of its own.
+func joinTargets(ts []string) string {
+	var sb strings.Builder
+	for i, t := range ts {
+		switch {
+		case t == "|" || (i > 0 && ts[i-1] == "|"):
+			sb.WriteString(" ")
+		case i > 0:
+			sb.WriteString(", ")
+		}
+		sb.WriteString(t)
+	}
+	return sb.String()
 }
 
 var opRef = regexp.MustCompile(`\bops? (\d+)\b`)

@@ -27,3 +27,19 @@ func BenchmarkRenderReport100k(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "html-bytes")
 }
+
+// BenchmarkWriteReport100k is the whole of "chaos report DIR" on the same
+// run: reading test.json, history.jsonl and results.json, rendering, and
+// writing report.html.
+func BenchmarkWriteReport100k(b *testing.B) {
+	d := synthReport(100_000, 1)
+	dir := b.TempDir()
+	writeRun(b, dir, d.Config, historyBytes(b, d.Ops), d.Results)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := WriteReport(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -412,7 +412,7 @@ func TestMonitorSamplesDrawISRAndLeaderlessness(t *testing.T) {
 }
 
 // writeRun writes a run directory's files.
-func writeRun(t *testing.T, dir string, tc *TestConfig, hist []byte, res *checker.Results) {
+func writeRun(t testing.TB, dir string, tc *TestConfig, hist []byte, res *checker.Results) {
 	t.Helper()
 	if tc != nil {
 		b, _ := json.Marshal(tc)
@@ -427,7 +427,7 @@ func writeRun(t *testing.T, dir string, tc *TestConfig, hist []byte, res *checke
 	}
 }
 
-func historyBytes(t *testing.T, ops []history.Op) []byte {
+func historyBytes(t testing.TB, ops []history.Op) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "h.jsonl")
 	w, err := history.Create(path)
