@@ -730,7 +730,16 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	for _, c := range cells {
 		rec.Cells = append(rec.Cells, &cellRecord{cell: c, Verdict: verdictNotRun, Summary: cellSummary{Planned: spec.Runs}, Runs: []runRecord{}})
 	}
-	if err := dir.WriteJSON("campaign.json", rec); err != nil {
+	// The record and its index page are rewritten after every run, so a
+	// campaign in progress can be watched (chaos serve) and one killed
+	// outright still shows what finished.
+	save := func() error {
+		if err := dir.WriteJSON("campaign.json", rec); err != nil {
+			return err
+		}
+		return writeCampaignIndex(dir.Dir)
+	}
+	if err := save(); err != nil {
 		return 0, err
 	}
 	if err := relinkLatest(filepath.Join(f.store, "campaigns", "latest"), filepath.Base(dir.Dir)); err != nil {
@@ -755,7 +764,7 @@ runs:
 			rr, refused := cr.runOne(c, r)
 			c.Runs = append(c.Runs, rr)
 			c.summarize()
-			if err := dir.WriteJSON("campaign.json", rec); err != nil && writeErr == nil {
+			if err := save(); err != nil && writeErr == nil {
 				writeErr = err
 			}
 			if cr.interrupted {
@@ -775,10 +784,11 @@ runs:
 		rec.Status, code = "interrupted", exitInterrupted
 	}
 	rec.ExitCode = &code
-	if err := dir.WriteJSON("campaign.json", rec); err != nil && writeErr == nil {
+	if err := save(); err != nil && writeErr == nil {
 		writeErr = err
 	}
 	printCampaignSummary(out, rec, dir.Path("campaign.json"))
+	fmt.Fprintf(out, "index: %s\n", dir.Path(results.CampaignIndexFile))
 	if f.junit != "" {
 		if err := writeJUnit(f.junit, rec); err != nil && writeErr == nil {
 			writeErr = err

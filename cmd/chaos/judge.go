@@ -41,7 +41,18 @@ func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, erro
 	}
 	printVerdict(out, res)
 	fmt.Fprintf(out, "results: %s\n", run.Path("results.json"))
+	writeRunReport(out, run)
 	return res.ExitCode(), nil
+}
+
+// writeRunReport renders the run's report.html. A report that cannot be
+// written is said but does not change the verdict: the results are stored.
+func writeRunReport(out io.Writer, run *results.Run) {
+	if err := results.WriteReport(run.Dir); err != nil {
+		fmt.Fprintf(out, "report: not written: %v\n", err)
+		return
+	}
+	fmt.Fprintf(out, "report: %s\n", run.Path("report.html"))
 }
 
 func readHistory(out io.Writer, path string) ([]history.Op, error) {

@@ -47,7 +47,7 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newCheckCmd(), newCampaignCmd(), newBrokerCmd(), newControllerCmd(), newClusterCmd(), newNetfaultCmd())
+	root.AddCommand(newRunCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newCampaignCmd(), newBrokerCmd(), newControllerCmd(), newClusterCmd(), newNetfaultCmd())
 	return root
 }
 

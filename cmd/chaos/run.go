@@ -314,9 +314,11 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	lc.Close()
 	if ctx.Err() != nil {
 		fmt.Fprintf(errOut, "interrupted: the history so far is in %s\n", run.Path("history.jsonl"))
+		writeRunReport(errOut, run)
 		return exitInterrupted, nil
 	}
 	if runErr != nil {
+		writeRunReport(errOut, run)
 		return 0, fmt.Errorf("workload: %w (history so far in %s)", runErr, run.Path("history.jsonl"))
 	}
 	return judgeRun(out, run, tc)

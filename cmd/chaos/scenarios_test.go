@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
 )
 
 // fast are timings that let a fault window of a few seconds shrink ISRs
@@ -98,4 +100,60 @@ func TestCampaignSmoke(t *testing.T) {
 	if !strings.Contains(out, "lost-write") {
 		t.Fatalf("the summary does not mention lost-write:\n%s", out)
 	}
+	checkReports(t, store)
+}
+
+// checkReports is issue 5's acceptance on the smoke campaign's store: every
+// run has its report and the campaign its index, written as they finished;
+// "chaos serve" shows the store, the index and each report, and headless
+// Chromium loads every page with no console error and the key elements
+// present (screenshots are kept as artifacts). In the acks=1 run's report
+// the lost acknowledged writes are listed by value.
+func checkReports(t *testing.T, store string) {
+	rec := readCampaign(t, store)
+	campaignDir, err := filepath.EvalSymlinks(filepath.Join(store, "campaigns", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(campaignDir, "index.html")); err != nil {
+		t.Errorf("the campaign wrote no index.html: %v", err)
+	}
+	base := serveStoreProcess(t, store)
+	pages := []page{
+		{name: "store", url: base, ids: []string{"runs"}, texts: []string{rec.Cells[0].Name}},
+		{name: "campaign", url: base + "campaigns/latest/", ids: []string{"matrix"}, texts: []string{"partition-leader"}},
+	}
+	for _, c := range rec.Cells {
+		for _, r := range c.Runs {
+			if _, err := os.Stat(filepath.Join(store, r.Dir, "report.html")); err != nil {
+				t.Errorf("run %s wrote no report.html: %v", r.Dir, err)
+			}
+			p := page{name: "report-" + c.Name, url: base + filepath.ToSlash(r.Dir) + "/",
+				ids: []string{"verdict", "guarantees", "config", "faults", "plot-latency", "plot-throughput",
+					"plot-isr", "plot-hw", "anomalies", "history"},
+				texts: []string{fmt.Sprint(r.Seed)}}
+			if c.Acks == 1 {
+				var res checker.Results
+				data, err := os.ReadFile(filepath.Join(store, r.Dir, "results.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(data, &res); err != nil {
+					t.Fatal(err)
+				}
+				ops, err := history.ReadFile(filepath.Join(store, r.Dir, "history.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				lost := checker.LostWrites(checker.NewHistory(ops))
+				if len(lost) == 0 {
+					t.Fatalf("the acks=1 partition-leader run lost nothing; its report cannot be checked for lost writes")
+				}
+				p.ids = append(p.ids, "lost-writes")
+				p.texts = append(p.texts, lost[0].Value, lost[len(lost)-1].Value)
+			}
+			pages = append(pages, p)
+		}
+	}
+	loadPages(t, pages)
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chaos-isr/chaos/results"
+)
+
+func newReportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report PATH...",
+		Short: "Render report.html for runs, and index.html for campaigns, again",
+		Long: `Render the HTML pages again from what is stored. PATH is a run directory
+(store/<test>/<time>, or store/latest), a campaign directory (store/campaigns/<time>), or any
+directory above them, e.g. the whole store: every run and campaign below it is rendered.
+A run's report.html is built from its test.json, history.jsonl and results.json (an
+interrupted run without results.json still gets a report, saying so); a campaign's
+index.html from its campaign.json. Each page written is printed.
+Exit code: 0 all rendered, 3 something could not be.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			failed := 0
+			for _, path := range args {
+				n, err := renderTree(path, func(page string, err error) {
+					if err != nil {
+						failed++
+						fmt.Fprintf(errOut, "chaos: %v\n", err)
+						return
+					}
+					fmt.Fprintln(out, page)
+				})
+				if err != nil {
+					return &exitError{code: exitErrorCode, err: err}
+				}
+				if n == 0 {
+					return &exitError{code: exitErrorCode, err: fmt.Errorf("%s holds no run (test.json) or campaign (campaign.json)", path)}
+				}
+			}
+			if failed > 0 {
+				return &exitError{code: exitErrorCode, err: fmt.Errorf("%d page(s) could not be rendered", failed)}
+			}
+			return nil
+		},
+	}
+}
+
+// renderTree renders every run and campaign at or below root, calling done
+// for each page, and returns how many it found. Symlinks are not followed:
+// store/latest is another name for a run already visited.
+func renderTree(root string, done func(page string, err error)) (int, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return 0, err
+	}
+	if !fi.IsDir() {
+		return 0, fmt.Errorf("%s is not a directory", root)
+	}
+	found := 0
+	visit := func(dir string) bool {
+		page, err := renderDir(dir)
+		if errors.Is(err, errNotRunDir) {
+			return false
+		}
+		found++
+		if err != nil {
+			err = fmt.Errorf("%s: %w", dir, err)
+		}
+		done(page, err)
+		return true
+	}
+	// The root itself may be a symlink such as store/latest.
+	if visit(root) {
+		return found, nil
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || path == root {
+			return nil
+		}
+		if visit(path) {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return found, err
+}
+
+// errNotRunDir marks a directory that is neither a run nor a campaign.
+var errNotRunDir = errors.New("not a run or campaign directory")
+
+// renderDir writes report.html for a run directory or index.html for a
+// campaign directory, and returns the page's path.
+func renderDir(dir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, "test.json")); err == nil {
+		return filepath.Join(dir, "report.html"), results.WriteReport(dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "campaign.json")); err == nil {
+		return filepath.Join(dir, "index.html"), writeCampaignIndex(dir)
+	}
+	return "", errNotRunDir
+}
+
+// writeCampaignIndex renders a campaign directory's index.html from its
+// campaign.json.
+func writeCampaignIndex(dir string) error {
+	v, err := results.ReadCampaign(filepath.Join(dir, results.CampaignFile))
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := results.RenderCampaign(&buf, v); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, results.CampaignIndexFile), buf.Bytes())
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chaos-isr/chaos/results"
+)
+
+func newServeCmd() *cobra.Command {
+	var store, addr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Browse the result store in a web browser (on 127.0.0.1)",
+		Long: `Serve the result store over HTTP on a loopback address: the front page lists every test
+and campaign with its runs, newest first, and links to each run's report, history and node
+logs. A run or campaign without a report gets one rendered on first visit. Nothing outside
+the store is served: paths with "..", and symlinks that lead out of the store, are refused.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signalContext()
+			defer stop()
+			return serveStore(ctx, cmd, store, addr)
+		},
+	}
+	cmd.Flags().StringVar(&store, "store", "store", "the result store directory")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "where to listen: a loopback host and a port (0: any free port)")
+	return cmd
+}
+
+func serveStore(ctx context.Context, cmd *cobra.Command, store, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		// The store holds node logs and histories; it is not for the
+		// network at large.
+		return fmt.Errorf("--addr %q: chaos serve listens on loopback addresses only (127.0.0.1, ::1, localhost)", addr)
+	}
+	h, err := newStoreHandler(store)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(cmd.OutOrStdout(), "serving %s at http://%s/ (Ctrl-C stops)\n", h.root, ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// storeHandler serves one store directory. root is the store's real path
+// (symlinks resolved), against which every request's real path is checked.
+type storeHandler struct {
+	root string
+}
+
+func newStoreHandler(store string) (*storeHandler, error) {
+	abs, err := filepath.Abs(store)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", store, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("store %s is not a directory", store)
+	}
+	return &storeHandler{root: real}, nil
+}
+
+// errOutside marks a request for something outside the store.
+var errOutside = errors.New("outside the store")
+
+// resolve maps a URL path to a real file under the store. It refuses ".."
+// segments outright rather than cleaning them away, so that a link that
+// tries to climb out gets an answer saying so, and it resolves symlinks so
+// that store/latest works but a link to /etc does not.
+func (h *storeHandler) resolve(urlPath string) (string, error) {
+	for _, seg := range strings.Split(urlPath, "/") {
+		if seg == ".." {
+			return "", errOutside
+		}
+	}
+	if strings.ContainsRune(urlPath, 0) || strings.Contains(urlPath, "\\") {
+		return "", errOutside
+	}
+	p := filepath.Join(h.root, filepath.FromSlash(strings.TrimPrefix(urlPath, "/")))
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(h.root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", errOutside
+	}
+	return real, nil
+}
+
+func (h *storeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "only GET and HEAD", http.StatusMethodNotAllowed)
+		return
+	}
+	urlPath := r.URL.Path
+	switch urlPath {
+	case "/", "":
+		h.front(w, r)
+		return
+	case "/favicon.ico":
+		// Browsers ask for it on every site; a 404 would be a console
+		// error on every page.
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write([]byte(favicon))
+		return
+	}
+	real, err := h.resolve(urlPath)
+	switch {
+	case errors.Is(err, errOutside):
+		http.Error(w, "refused: "+urlPath+" is outside the store", http.StatusForbidden)
+		return
+	case errors.Is(err, fs.ErrNotExist):
+		http.NotFound(w, r)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	if fi.IsDir() {
+		h.dir(w, r, real)
+		return
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer f.Close()
+	if strings.HasSuffix(real, ".jsonl") || strings.HasSuffix(real, ".log") {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	http.ServeContent(w, r, fi.Name(), fi.ModTime(), f)
+}
+
+func (h *storeHandler) front(w http.ResponseWriter, _ *http.Request) {
+	view, err := results.ScanStore(h.root)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := results.RenderStore(&buf, view); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// dir sends a run to its report and a campaign to its index, rendering
+// them first if they are missing (runs stored by an older chaos, or
+// interrupted before the report was written); other directories (node
+// logs) get a plain listing.
+func (h *storeHandler) dir(w http.ResponseWriter, r *http.Request, real string) {
+	base := strings.TrimSuffix(r.URL.Path, "/") + "/"
+	for _, page := range []struct{ marker, file string }{{"test.json", "report.html"}, {"campaign.json", "index.html"}} {
+		if _, err := os.Stat(filepath.Join(real, page.marker)); err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(real, page.file)); err != nil {
+			if _, err := renderDir(real); err != nil {
+				http.Error(w, "rendering "+page.file+": "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
+		http.Redirect(w, r, base+page.file, http.StatusFound)
+		return
+	}
+	entries, err := os.ReadDir(real)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	type entry struct {
+		Name, Href string
+		Size       int64
+		Dir        bool
+	}
+	var list []entry
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		list = append(list, entry{Name: e.Name(), Href: base + e.Name(), Size: fi.Size(), Dir: e.IsDir()})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = listingPage.Execute(w, struct {
+		Path    string
+		Entries []entry
+	}{base, list})
+}
+
+const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1a7f37"/><path d="M3 9l3 3 7-8" stroke="#fff" stroke-width="2" fill="none"/></svg>`
+
+var listingPage = template.Must(template.New("listing").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Path}} - chaos store</title>
+<style>body{font-family:system-ui,sans-serif;margin:2em}td{padding:2px 12px}</style></head>
+<body><p><a href="/">store</a></p><h1>{{.Path}}</h1>
+<table id="listing">{{range .Entries}}<tr><td><a href="{{.Href}}">{{.Name}}{{if .Dir}}/{{end}}</a></td><td>{{if not .Dir}}{{.Size}} bytes{{end}}</td></tr>
+{{end}}</table></body></html>
+`))
