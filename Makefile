@@ -39,11 +39,12 @@ test: lint
 run: build
 	$(BIN) run --nemesis kill,partition,pause,slow-follower
 
-## bench: the end-to-end produce benchmarks (bench/), the storage and the checker benchmarks
+## bench: the end-to-end produce benchmarks (bench/), the storage, checker and report benchmarks
 bench:
 	$(GO) test -run=NONE -bench=. -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout 20m ./bench/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./broker/storage/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./checker/
+	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./results/
 
 ## fuzz: fuzz the Kafka request decoder for FUZZTIME (default 5m)
 fuzz:
