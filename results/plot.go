@@ -179,13 +179,23 @@ func newPlot(id, title string, h float64, tl *timeline, xs xScale) *plotView {
 	for s := 0.0; s <= float64(xs.t1)/1e9+1e-9; s += step {
 		p.XTicks = append(p.XTicks, tick{Pos: xs.x(int64(s * 1e9)), Label: strconv.FormatFloat(s, 'f', -1, 64) + " s"})
 	}
-	for i, f := range tl.faults {
-		if i == maxBands {
-			p.Note = fmt.Sprintf("Only the first %d of %d fault windows are shaded; the faults table lists more.", maxBands, len(tl.faults))
-			break
+	labelEnd := 0.0 // where the last label drawn ends
+	for _, g := range bandGroups(tl.faults, xs) {
+		first, last := tl.faults[g[0]], tl.faults[g[1]-1]
+		x0, x1 := xs.x(first.Start), xs.x(last.End)
+		b := band{X: x0, W: max(x1-x0, 1), Title: first.describe(), Class: "band " + faultFamily(first.Fault)}
+		label := first.Fault
+		if n := g[1] - g[0]; n > 1 {
+			b.Title, label = groupTitle(tl.faults[g[0]:g[1]]), fmt.Sprintf("%d faults", n)
+			p.Note = "Fault windows too close together to draw apart at this scale are shaded as one band; the faults table lists each."
 		}
-		x0, x1 := xs.x(f.Start), xs.x(f.End)
-		p.Bands = append(p.Bands, band{X: x0, W: max(x1-x0, 1), Label: f.Fault, Title: f.describe(), Class: "band " + faultFamily(f.Fault)})
+		// Labels that would overlap the previous one are left to the
+		// band's hover title and the faults table.
+		if x0 >= labelEnd {
+			b.Label = label
+			labelEnd = x0 + 6.5*float64(len(label)) + 6
+		}
+		p.Bands = append(p.Bands, b)
 	}
 	for _, h := range tl.heals {
 		p.Markers = append(p.Markers, marker{X: xs.x(h), Title: "heal: every fault undone at " + secs(h), Class: "heal"})
@@ -196,9 +206,45 @@ func newPlot(id, title string, h float64, tl *timeline, xs xScale) *plotView {
 	return p
 }
 
-// maxBands caps the fault windows drawn per plot: a day-long run with a
-// fault every ten seconds would otherwise draw thousands.
+// maxBands is how many fault windows a plot draws one by one: a day-long
+// run with a fault every ten seconds would otherwise draw thousands, so
+// beyond it windows less than a column of the time axis apart are drawn
+// as one band.
 const maxBands = 500
+
+// bandGroups returns [first, end) ranges of faults to draw as one band
+// each: one window a band, unless there are more than maxBands, when
+// windows less than a time column apart share one. At most xBuckets + 1
+// bands result.
+func bandGroups(fs []faultWindow, xs xScale) [][2]int {
+	var out [][2]int
+	gap := int64(-1)
+	if len(fs) > maxBands {
+		gap = xs.t1 / xBuckets
+	}
+	for i, f := range fs {
+		if n := len(out); n > 0 && f.Start-fs[out[n-1][1]-1].End < gap {
+			out[n-1][1] = i + 1
+			continue
+		}
+		out = append(out, [2]int{i, i + 1})
+	}
+	return out
+}
+
+// groupTitle describes fault windows drawn as one band.
+func groupTitle(fs []faultWindow) string {
+	count := map[string]int{}
+	for _, f := range fs {
+		count[f.Fault]++
+	}
+	var kinds []string
+	for _, k := range sortedKeys(count) {
+		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, count[k]))
+	}
+	return fmt.Sprintf("%d fault windows from %s to %s: %s (too close together to draw apart; the faults table lists them)",
+		len(fs), secs(fs[0].Start), secs(fs[len(fs)-1].End), strings.Join(kinds, ", "))
+}
 
 func (f faultWindow) describe() string {
 	var sb strings.Builder

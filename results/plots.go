@@ -237,6 +237,7 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 		}
 		ss := tl.samples[lane]
 		leaderless, blind := noLeader(ss, tl.end)
+		leaderless, blind = mergeWindows(leaderless, xs), mergeWindows(blind, xs)
 		for _, w := range leaderless {
 			x0, x1 := xs.x(w.start), xs.x(w.end)
 			p.Rects = append(p.Rects, rect{X: x0, Y: top + 2, W: max(x1-x0, 1.5), H: laneH - 4, Class: "noleader",
@@ -472,7 +473,7 @@ func unavailabilityPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotVi
 		p.Lines = append(p.Lines, line{D: pathD([][2]float64{{p.X0, top + laneH}, {p.X1, top + laneH}}), Class: "lanesep"})
 		if len(ts) > 0 && span[0] >= 0 {
 			thr := gapThreshold(ts)
-			for _, w := range gaps(ts, span[0], span[1], thr) {
+			for _, w := range mergeWindows(gaps(ts, span[0], span[1], thr), xs) {
 				x0, x1 := xs.x(w.start), xs.x(w.end)
 				p.Rects = append(p.Rects, rect{X: x0, Y: top + 2, W: max(x1-x0, 1), H: laneH/2 - 2, Class: "down",
 					Title: fmt.Sprintf("%s: no send acknowledged from %s to %s (%s)", name, secs(w.start), secs(w.end), dur(w.end-w.start))})
@@ -480,6 +481,7 @@ func unavailabilityPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotVi
 		}
 		if part >= 0 {
 			leaderless, _ := noLeader(tl.samples[part], tl.end)
+			leaderless = mergeWindows(leaderless, xs)
 			for _, w := range leaderless {
 				x0, x1 := xs.x(w.start), xs.x(w.end)
 				p.Rects = append(p.Rects, rect{X: x0, Y: top + laneH/2, W: max(x1-x0, 1.5), H: laneH/2 - 2, Class: "noleader",

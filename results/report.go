@@ -375,7 +375,7 @@ func (v *reportView) config(d ReportData) {
 	run := kvSection{Title: "Run", Rows: []kv{
 		{"test", tc.Name},
 		{"seed", strconv.FormatUint(tc.Seed, 10)},
-		{"started", tc.Start.UTC().Format("2006-01-02 15:04:05.000 UTC")},
+		{"started", orDefault(stamp(tc.Start), "unknown")},
 	}}
 	for _, k := range sortedKeys(tc.Versions) {
 		run.Rows = append(run.Rows, kv{"version of " + k, tc.Versions[k]})

@@ -531,3 +531,68 @@ func TestReport100kSize(t *testing.T) {
 	checkPage(t, page)
 	t.Logf("%d operations, %d lost writes: %d bytes", len(d.Ops), lw.Count, len(page))
 }
+
+// TestLongRunStaysSmall: ten hours with a fault every ten seconds and a
+// leader that flaps at every monitor sample. Every plot stays bounded:
+// bands, rectangles and points are capped or merged per time column.
+func TestLongRunStaysSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders a long history")
+	}
+	h := &hist{}
+	const hours = 10
+	for s := 0.0; s < hours*3600; s += 1 {
+		h.send(s, 0, int32(int(s)%3), fmt.Sprintf("v%d", int(s)), int64(s)/3)
+		if int(s)%5 == 0 {
+			leader := int32(1)
+			if int(s)%10 == 0 {
+				leader = -1
+			}
+			for p := range int32(3) {
+				h.monitor(s+0.1, p, leader, int32(s), []int32{1, 2}, int64(s)/3)
+			}
+		}
+		if int(s)%20 == 0 {
+			h.nemesis(s+0.2, "start-kill", "kill", "broker-1")
+			h.nemesis(s+10, "stop-kill", "kill", "broker-1")
+		}
+	}
+	v := buildReport(ReportData{Config: testConfig(), Ops: h.ops})
+	for _, p := range v.Plots {
+		if len(p.Bands) > maxBands || len(p.Rects) > 3*(xBuckets+1)+maxLanes*maxSegments || len(p.Marks) > 6*len(scatterQuantiles)*xBuckets+maxLanes*maxSegments {
+			t.Errorf("%s: %d bands, %d rects, %d marks", p.ID, len(p.Bands), len(p.Rects), len(p.Marks))
+		}
+		if !strings.Contains(p.Note, "shaded as one band") {
+			t.Errorf("%s does not say it merges fault windows", p.ID)
+		}
+		// The bands cover the whole run, not just its start.
+		if last := p.Bands[len(p.Bands)-1]; last.X+last.W < p.X1-5 {
+			t.Errorf("%s: the last band ends at %g of %g", p.ID, last.X+last.W, p.X1)
+		}
+	}
+	if len(v.Faults) != maxFaultRows || v.FaultsNote == "" || len(v.History) > maxHistoryRows+maxHistoryRows/2 {
+		t.Errorf("%d fault rows (%q), %d history rows", len(v.Faults), v.FaultsNote, len(v.History))
+	}
+	page := render(t, ReportData{Config: testConfig(), Ops: h.ops})
+	checkPage(t, page)
+	if len(page) > 10<<20 {
+		t.Fatalf("%d bytes for %d operations", len(page), len(h.ops))
+	}
+	t.Logf("%d operations: %d bytes", len(h.ops), len(page))
+	if out := os.Getenv("CHAOS_SAMPLE_LONG"); out != "" {
+		os.WriteFile(out, []byte(page), 0o644)
+	}
+}
+
+func TestManyPartitionsCapLanes(t *testing.T) {
+	h := &hist{}
+	for p := range int32(40) {
+		h.send(float64(p)*0.01, 0, p, fmt.Sprintf("v%d", p), 0)
+		h.monitor(float64(p)*0.01, p, 1, 0, []int32{1, 2, 3}, 1)
+	}
+	v := buildReport(ReportData{Ops: h.ops})
+	isr := v.Plots[2]
+	if !strings.Contains(isr.Note, "first 24 of 40 partitions") || isr.H > plotTop+plotBottom+54*maxLanes+1 {
+		t.Fatalf("isr plot: note %q, height %g", isr.Note, isr.H)
+	}
+}

@@ -382,6 +382,23 @@ func gaps(ts []int64, from, to, minGap int64) []window {
 	return out
 }
 
+// mergeWindows joins windows less than a column of the time axis apart:
+// drawn, they would touch anyway, and a flapping partition of a day-long
+// run would otherwise draw thousands of rectangles. At most xBuckets
+// windows remain.
+func mergeWindows(ws []window, xs xScale) []window {
+	gap := xs.t1 / xBuckets
+	var out []window
+	for _, w := range ws {
+		if n := len(out); n > 0 && w.start-out[n-1].end < gap {
+			out[n-1].end = max(out[n-1].end, w.end)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // gapThreshold is how long no acknowledgement must last to count as
 // unavailability: ten times the typical gap between acknowledgements, at
 // least a second, so a slow but steady workload is not called down.
