@@ -25,12 +25,8 @@ type timeline struct {
 
 	faults []faultWindow
 	heals  []int64 // times of "heal" operations (every fault undone)
-	// planned says the fault windows come from test.json's schedule, not
-	// from the history.
-	planned bool
 
 	clients []clientOp // completed client operations, in history order
-	open    int        // client invokes the history ended before completing
 
 	parts   []history.Key // partitions seen, sorted
 	partIdx map[history.Key]int
@@ -178,25 +174,15 @@ func newTimeline(ops []history.Op, sched nemesis.Schedule) *timeline {
 			}
 		}
 	}
-	for p, j := range open {
-		if p >= 0 && ops[j].F != history.Monitor {
-			tl.open++
-		}
-	}
 	tl.end = max(tl.end, int64(time.Second))
+	// A heal closed every window open before it, so a window still open
+	// lasted to the end of the history.
 	for i := range tl.faults {
 		if f := &tl.faults[i]; f.Open {
 			f.End = tl.end
-			for _, h := range tl.heals {
-				if h >= f.Start {
-					f.End = h
-					break
-				}
-			}
 		}
 	}
 	if len(tl.faults) == 0 && len(sched) > 0 {
-		tl.planned = true
 		for _, ev := range sched {
 			tl.faults = append(tl.faults, faultWindow{Fault: ev.Fault, Start: int64(ev.Start), End: int64(ev.End), StartOp: -1, EndOp: -1, Planned: true})
 			tl.end = max(tl.end, int64(ev.End))
