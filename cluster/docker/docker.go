@@ -131,7 +131,7 @@ func randomID() string {
 // Start builds the image if needed, sweeps what dead testers left, creates
 // the network and starts the controller and the brokers, waiting until
 // each listens.
-func Start(ctx context.Context, spec Spec) (c *Cluster, err error) {
+func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	if spec.Nodes < 1 {
 		return nil, fmt.Errorf("a cluster needs at least one node, got %d", spec.Nodes)
 	}
@@ -161,7 +161,7 @@ func Start(ctx context.Context, spec Spec) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{spec: spec, run: randomID(), cli: cli}
+	c := &Cluster{spec: spec, run: randomID(), cli: cli}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -549,5 +549,6 @@ func (c *Cluster) Close() {
 			_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		}
 	}
+	removeOldImages(ctx, c.cli)
 	_ = c.cli.Close()
 }

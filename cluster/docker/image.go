@@ -128,7 +128,9 @@ func ensureImage(ctx context.Context, cli client.APIClient, provider *testcontai
 	if old != "" {
 		// The old build lost its tag; remove it unless a container of a
 		// live run still uses it (the sweep's next removal frees it).
-		_, _ = cli.ImageRemove(ctx, old, client.ImageRemoveOptions{})
+		// PruneChildren also removes its untagged parent layers, the
+		// classic builder's intermediate images.
+		_, _ = cli.ImageRemove(ctx, old, client.ImageRemoveOptions{PruneChildren: true})
 	}
 	return sum, nil
 }
@@ -159,6 +161,6 @@ func RemoveImage(ctx context.Context) error {
 	if _, err := cli.ImageInspect(ctx, Image); err != nil {
 		return nil
 	}
-	_, err = cli.ImageRemove(ctx, Image, client.ImageRemoveOptions{})
+	_, err = cli.ImageRemove(ctx, Image, client.ImageRemoveOptions{PruneChildren: true})
 	return err
 }

@@ -49,10 +49,10 @@ func hostname() string {
 	return h
 }
 
-// ownerAlive reports whether the process named by an owner label still
+// OwnerAlive reports whether the process named by an owner label still
 // runs. An owner from another host is taken to be alive: it cannot be
 // checked from here.
-func ownerAlive(labels map[string]string) bool {
+func OwnerAlive(labels map[string]string) bool {
 	if labels[labelHost] != hostname() {
 		return true
 	}
@@ -95,7 +95,7 @@ func sweep(ctx context.Context, cli client.APIClient, all bool) ([]Leftover, err
 	}
 	var firstErr error
 	for _, c := range cs.Items {
-		alive := ownerAlive(c.Labels)
+		alive := OwnerAlive(c.Labels)
 		if alive && !all {
 			continue
 		}
@@ -113,7 +113,7 @@ func sweep(ctx context.Context, cli client.APIClient, all bool) ([]Leftover, err
 		return removed, fmt.Errorf("listing networks: %w", err)
 	}
 	for _, n := range ns.Items {
-		alive := ownerAlive(n.Labels)
+		alive := OwnerAlive(n.Labels)
 		if alive && !all {
 			continue
 		}
@@ -122,5 +122,23 @@ func sweep(ctx context.Context, cli client.APIClient, all bool) ([]Leftover, err
 		}
 		removed = append(removed, Leftover{Kind: "network", Name: n.Name, Run: n.Labels[labelRun], Alive: alive})
 	}
+	removed = append(removed, removeOldImages(ctx, cli)...)
 	return removed, firstErr
+}
+
+// removeOldImages removes builds of the image that lost their tag to a
+// newer binary while a run still used them, once nothing uses them.
+func removeOldImages(ctx context.Context, cli client.APIClient) []Leftover {
+	imgs, err := cli.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("dangling", "true").Add("label", labelImage)})
+	if err != nil {
+		return nil
+	}
+	var removed []Leftover
+	for _, im := range imgs.Items {
+		// Refused while a container uses it: a later sweep gets it.
+		if _, err := cli.ImageRemove(ctx, im.ID, client.ImageRemoveOptions{PruneChildren: true}); err == nil {
+			removed = append(removed, Leftover{Kind: "image", Name: im.ID})
+		}
+	}
+	return removed
 }

@@ -207,6 +207,10 @@ runs still going; --image also removes the runtime's image (` + docker.Image + `
 			removed, err := docker.Sweep(ctx, all)
 			out := cmd.OutOrStdout()
 			for _, l := range removed {
+				if l.Kind == "image" {
+					fmt.Fprintf(out, "removed untagged image %s (an older build)\n", l.Name)
+					continue
+				}
 				state := "owner gone"
 				if l.Alive {
 					state = "owner still running"
