@@ -118,7 +118,11 @@ func (e *excerpt) rows() ([]historyRow, string) {
 			gap = 0
 		}
 		r := e.row(i, e.marked[i])
-		r.ID = "op-" + strconv.FormatInt(r.Index, 10)
+		// A foreign history may repeat an index; the first op with it
+		// gets the id, which is where tl.pos sends links.
+		if e.tl.pos(r.Index) == i {
+			r.ID = "op-" + strconv.FormatInt(r.Index, 10)
+		}
 		out = append(out, r)
 	}
 	if gap > 0 {
@@ -135,7 +139,7 @@ func (e *excerpt) rows() ([]historyRow, string) {
 // view's copy of an op has one, so ids stay unique.
 func (e *excerpt) row(pos int, mark bool) historyRow {
 	op := &e.tl.ops[pos]
-	r := historyRow{Index: op.Index, InView: e.in[pos], Time: secs(op.Time), Type: string(op.Type), F: op.F,
+	r := historyRow{Index: op.Index, InView: e.has(op.Index), Time: secs(op.Time), Type: string(op.Type), F: op.F,
 		Error: clip(op.Error, 200), Pair: -1, Mark: mark}
 	switch op.Process {
 	case history.NemesisProcess:
@@ -147,7 +151,7 @@ func (e *excerpt) row(pos int, mark bool) historyRow {
 	}
 	if q := e.tl.pair[pos]; q >= 0 {
 		r.Pair = e.tl.ops[q].Index
-		r.PairLink = e.in[q]
+		r.PairLink = e.has(r.Pair)
 	}
 	if v := op.Value; v != nil {
 		if v.Topic != "" {

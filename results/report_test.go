@@ -609,3 +609,40 @@ func TestManyPartitionsCapLanes(t *testing.T) {
 		t.Fatalf("isr plot: note %q, height %g", isr.Note, isr.H)
 	}
 }
+
+// TestArbitraryHistoriesRender feeds the report histories no tool would
+// write (unpaired completions, odd indexes and times, missing values):
+// it must render them, never panic.
+func TestArbitraryHistoriesRender(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	types := []history.Type{history.Invoke, history.OK, history.Fail, history.Info}
+	fs := []string{history.Send, history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead, history.Monitor, "start-kill", "stop-kill", "heal", "start", "x"}
+	for iter := range 200 {
+		var ops []history.Op
+		for i := range rng.IntN(400) {
+			op := history.Op{Index: int64(i), Time: rng.Int64N(20e9) - 1e9, Process: rng.IntN(6) - 2, Type: types[rng.IntN(4)], F: fs[rng.IntN(len(fs))]}
+			if iter%3 == 0 {
+				op.Index = rng.Int64N(1000) - 10
+			}
+			if rng.IntN(5) > 0 {
+				v := &history.Value{Topic: []string{"", "t", "u"}[rng.IntN(3)], Partition: int32(rng.IntN(4) - 1)}
+				if rng.IntN(2) == 0 {
+					v.Offset, v.HW, v.Leader, v.Epoch = history.Int64(rng.Int64N(10)-1), history.Int64(rng.Int64N(10)-1), history.Int32(int32(rng.IntN(4)-1)), history.Int32(int32(rng.IntN(3)))
+					v.ISR = []int32{1, 2}[:rng.IntN(3)%3%2+1]
+					v.Records = []history.Record{{Offset: rng.Int64N(5), Value: "a"}}
+					v.Value, v.Fault, v.Targets = "a", "kill", []string{"broker-1"}
+				}
+				op.Value = v
+			}
+			ops = append(ops, op)
+		}
+		var res *checker.Results
+		if iter%2 == 0 {
+			res = checker.Check(ops, checker.Config{Acks: -1}, checker.Options{SkipLinearizability: true})
+		}
+		tc := testConfig()
+		tc.Schedule = nemesis.Schedule{{Fault: "pause", Start: time.Second, End: 2 * time.Second}}
+		page := render(t, ReportData{Config: tc, Results: res, Ops: ops})
+		checkPage(t, page)
+	}
+}

@@ -98,7 +98,9 @@ func newTimeline(ops []history.Op, sched nemesis.Schedule) *timeline {
 		if ops[i].Index != int64(i) {
 			tl.byIndex = make(map[int64]int, len(ops))
 			for j := range ops {
-				tl.byIndex[ops[j].Index] = j
+				if _, dup := tl.byIndex[ops[j].Index]; !dup {
+					tl.byIndex[ops[j].Index] = j
+				}
 			}
 			break
 		}
