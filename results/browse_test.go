@@ -192,3 +192,20 @@ func TestCampaignViewMatchesTheRecord(t *testing.T) {
 		t.Fatalf("decoded %+v", v)
 	}
 }
+
+func TestEmptyPagesRender(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderCampaign(&buf, CampaignView{}); err != nil {
+		t.Fatal(err)
+	}
+	if ids := checkPage(t, buf.String()); !ids["matrix"] {
+		t.Fatal("an empty campaign has no matrix")
+	}
+	buf.Reset()
+	if err := RenderStore(&buf, StoreView{Root: "store", Problems: []string{"x: permission denied"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids := checkPage(t, buf.String()); !ids["runs"] || !strings.Contains(buf.String(), "permission denied") {
+		t.Fatal("an empty store page lacks its runs table or its problems")
+	}
+}
