@@ -92,13 +92,15 @@ type CampaignRun struct {
 	Seconds  float64   `json:"seconds"`
 	// Dir is the run's directory relative to the store (slashes); Log its
 	// output relative to the campaign's directory.
-	Dir          string   `json:"dir,omitempty"`
-	Log          string   `json:"log"`
-	Expected     []string `json:"expected,omitempty"`
-	Unexpected   []string `json:"unexpected,omitempty"`
-	Unknown      []string `json:"unknown,omitempty"`
-	FaultWindows int      `json:"fault_windows"`
-	Error        string   `json:"error,omitempty"`
+	Dir        string   `json:"dir,omitempty"`
+	Log        string   `json:"log"`
+	Expected   []string `json:"expected,omitempty"`
+	Unexpected []string `json:"unexpected,omitempty"`
+	Unknown    []string `json:"unknown,omitempty"`
+	// Sends counts the run's sends by outcome.
+	Sends        *checker.OpCounts `json:"sends,omitempty"`
+	FaultWindows int               `json:"fault_windows"`
+	Error        string            `json:"error,omitempty"`
 }
 
 // ReadCampaign reads a campaign.json into a view.

@@ -555,46 +555,11 @@ type cellRecord struct {
 	Runs    []runRecord `json:"runs"`
 }
 
-type cellSummary struct {
-	Planned     int `json:"planned"`
-	Runs        int `json:"runs"` // finished with a verdict or an error
-	Valid       int `json:"valid"`
-	Invalid     int `json:"invalid"`
-	Unknown     int `json:"unknown"`
-	Errors      int `json:"errors"`
-	Interrupted int `json:"interrupted"`
-	// ExpectedSeen counts, per permitted anomaly, the runs that showed it;
-	// lost-write is listed (possibly with 0) wherever it is permitted and
-	// observable (acks 1 or -1), since never seeing a permitted loss means
-	// the faults had no teeth.
-	ExpectedSeen map[string]int `json:"expected_seen,omitempty"`
-	// Unexpected counts, per anomaly the model forbids, the runs that
-	// showed it.
-	Unexpected map[string]int `json:"unexpected,omitempty"`
-	// Availability is the share of sends acknowledged over the cell's runs
-	// (absent for acks=0, where nothing is acknowledged).
-	Availability *float64 `json:"availability,omitempty"`
-}
+// cellSummary and runRecord are the campaign index's view types: what
+// campaign.json records is what the index page reads.
+type cellSummary = results.CampaignSummary
 
-type runRecord struct {
-	Run      int       `json:"run"` // 1-based
-	Seed     uint64    `json:"seed"`
-	Verdict  string    `json:"verdict"`
-	ExitCode int       `json:"exit_code"`
-	Start    time.Time `json:"start"`
-	Seconds  float64   `json:"seconds"`
-	// Dir is the run's directory relative to the store; Log the child's
-	// output relative to the campaign's directory.
-	Dir        string            `json:"dir,omitempty"`
-	Log        string            `json:"log"`
-	Expected   []string          `json:"expected,omitempty"`
-	Unexpected []string          `json:"unexpected,omitempty"`
-	Unknown    []string          `json:"unknown,omitempty"` // checkers that could not judge a forbidden anomaly
-	Sends      *checker.OpCounts `json:"sends,omitempty"`
-	// FaultWindows is how many fault windows the run's schedule had.
-	FaultWindows int    `json:"fault_windows"`
-	Error        string `json:"error,omitempty"`
-}
+type runRecord = results.CampaignRun
 
 // verdictRank orders verdicts for the exit code: an invalid run is the
 // finding a campaign exists for and is never hidden behind a flaky one; an

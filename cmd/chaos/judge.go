@@ -18,16 +18,6 @@ import (
 	"github.com/chaos-isr/chaos/results"
 )
 
-// checkerConfig is what the guarantee model needs from a test's
-// configuration.
-func checkerConfig(tc results.TestConfig) checker.Config {
-	return checker.Config{
-		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
-		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
-		Faults: tc.Nemesis, ClientRetries: false, MaxInFlight: 1,
-	}
-}
-
 // judgeRun reads the run's history back and judges it: what is stored is
 // what is checked, so "chaos check" on the run gives the same verdict.
 func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, error) {
@@ -35,7 +25,7 @@ func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	res := checker.Check(ops, checkerConfig(tc), checker.Options{VisualizationPath: run.Path("linearizability.html")})
+	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: run.Path("linearizability.html")})
 	if err := run.WriteJSON("results.json", res); err != nil {
 		return 0, err
 	}
@@ -162,7 +152,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 				if err := json.Unmarshal(data, &tc); err != nil {
 					return &exitError{code: exitErrorCode, err: fmt.Errorf("%s: %w", filepath.Join(dir, "test.json"), err)}
 				}
-				cfg = checkerConfig(tc)
+				cfg = tc.CheckerConfig()
 			}
 			fl := cmd.Flags()
 			if fl.Changed("acks") {
