@@ -175,9 +175,8 @@ func niceStep(raw float64) float64 {
 // fault bands and the event markers.
 func newPlot(id, title string, h float64, tl *timeline, xs xScale) *plotView {
 	p := &plotView{ID: id, Title: title, W: plotW, H: h, X0: xs.x0, X1: xs.x1, Y0: plotTop, Y1: h - plotBottom}
-	step := niceStep(float64(xs.t1) / 1e9 / 12)
-	for s := 0.0; s <= float64(xs.t1)/1e9+1e-9; s += step {
-		p.XTicks = append(p.XTicks, tick{Pos: xs.x(int64(s * 1e9)), Label: strconv.FormatFloat(s, 'f', -1, 64) + " s"})
+	for _, s := range tickValues(0, float64(xs.t1)/1e9, niceStep(float64(xs.t1)/1e9/12)) {
+		p.XTicks = append(p.XTicks, tick{Pos: xs.x(int64(math.Round(s * 1e9))), Label: strconv.FormatFloat(s, 'f', -1, 64) + " s"})
 	}
 	labelEnd := 0.0 // where the last label drawn ends
 	for _, g := range bandGroups(tl.faults, xs) {
@@ -304,10 +303,23 @@ func (s linScale) y(v float64) float64 {
 
 // ticks returns about n nice ticks from lo to hi.
 func (s linScale) ticks(n int, format func(float64) string) []tick {
-	step := niceStep((s.hi - s.lo) / float64(n))
 	var out []tick
-	for v := math.Ceil(s.lo/step) * step; v <= s.hi+step*1e-9; v += step {
+	for _, v := range tickValues(s.lo, s.hi, niceStep((s.hi-s.lo)/float64(n))) {
 		out = append(out, tick{Pos: s.y(v), Label: format(v)})
+	}
+	return out
+}
+
+// tickValues are the multiples of step from lo to hi, rounded to step's
+// decimals: adding 0.1 three times gives 0.30000000000000004, which
+// would be a tick's label.
+func tickValues(lo, hi, step float64) []float64 {
+	// Dividing by a whole power of ten rounds to the nearest float;
+	// multiplying by 0.1 would not.
+	scale := math.Pow(10, math.Max(-math.Floor(math.Log10(step)), 0))
+	var out []float64
+	for i := int64(math.Ceil(lo/step - 1e-9)); float64(i)*step <= hi+step*1e-9; i++ {
+		out = append(out, math.Round(float64(i)*step*scale)/scale)
 	}
 	return out
 }

@@ -116,6 +116,33 @@ func TestFaultBandsAtTheirTimes(t *testing.T) {
 	}
 }
 
+// TestTickLabelsAreRound: a short run's time axis steps by 0.1 s and a
+// quiet partition's HW axis by 0.2; summing such steps in floating point
+// gives labels like "0.30000000000000004 s".
+func TestTickLabelsAreRound(t *testing.T) {
+	h := &hist{}
+	h.monitor(0, 0, 1, 0, []int32{1, 2, 3}, 0)
+	h.monitor(0.9, 0, 1, 0, []int32{1, 2, 3}, 0)
+	v := buildReport(ReportData{Ops: h.ops})
+	want := regexp.MustCompile(`^-?\d+(\.\d)? s$`)
+	for _, tk := range v.Plots[0].XTicks {
+		if !want.MatchString(tk.Label) {
+			t.Errorf("time tick %q", tk.Label)
+		}
+	}
+	if len(v.Plots[0].XTicks) != 11 || v.Plots[0].XTicks[10].Label != "1 s" {
+		t.Errorf("time ticks %+v, want 0 s to 1 s by 0.1 s", v.Plots[0].XTicks)
+	}
+	hw := v.Plots[3]
+	var labels []string
+	for _, tk := range hw.YTicks {
+		labels = append(labels, tk.Label)
+	}
+	if got := strings.Join(labels, " "); got != "0 0.2 0.4 0.6 0.8 1" {
+		t.Errorf("HW ticks %q", got)
+	}
+}
+
 func TestFaultBandsFallBackToTheSchedule(t *testing.T) {
 	h := &hist{}
 	h.send(0, 0, 0, "a", 0)
