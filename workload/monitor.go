@@ -23,7 +23,10 @@ import (
 // monitor prefers the broker that answered last, and a report reads the
 // samples as "what clients were told", which is what matters to them.
 // Requests time out after timeout so that a paused broker delays a sample
-// rather than stopping the monitor.
+// rather than stopping the monitor; for the same reason Monitor returns
+// within about one timeout of ctx ending (a request already sent to a
+// paused broker is waited out, not abandoned), which bounds how long it
+// holds up a run's shutdown.
 func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout time.Duration) error {
 	if interval <= 0 {
 		return fmt.Errorf("monitor interval must be positive, got %s", interval)
@@ -140,6 +143,9 @@ func (m *monitor) metadata(ctx context.Context) error {
 		// this answer must not be reported with old values.
 		m.cl.leaders = nil
 		m.cl.apply(m.cfg.Topic, resp.(*kmsg.MetadataResponse))
+		// Fresh, so listLatest finds the leader here rather than asking
+		// every broker again, a paused one first if it has the lowest id.
+		m.cl.refreshed = time.Now()
 		m.last = addr
 		return nil
 	}
