@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,7 +32,9 @@ func newServeCmd() *cobra.Command {
 		Long: `Serve the result store over HTTP on a loopback address: the front page lists every test
 and campaign with its runs, newest first, and links to each run's report, history and node
 logs. A run or campaign without a report gets one rendered on first visit. Nothing outside
-the store is served: paths with "..", and symlinks that lead out of the store, are refused.`,
+the store is served: paths with "..", and symlinks that lead out of the store, are refused,
+and so are requests addressed to any host name but localhost or a loopback address (a web page
+that points its own name at 127.0.0.1 cannot read the store).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
@@ -126,10 +132,31 @@ func (h *storeHandler) resolve(urlPath string) (string, error) {
 	return real, nil
 }
 
+// loopbackHost reports whether a request's Host header names this
+// machine: localhost or a loopback address, with or without a port.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
 func (h *storeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "only GET and HEAD", http.StatusMethodNotAllowed)
+		return
+	}
+	// Listening on loopback keeps other machines out, but not a web page
+	// in the user's browser that rebinds its own name to 127.0.0.1 to read
+	// the store: such requests carry that name as their Host.
+	if !loopbackHost(r.Host) {
+		http.Error(w, "refused: chaos serve answers requests for localhost or a loopback address only", http.StatusForbidden)
 		return
 	}
 	urlPath := r.URL.Path
@@ -149,7 +176,7 @@ func (h *storeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, errOutside):
 		http.Error(w, "refused: "+urlPath+" is outside the store", http.StatusForbidden)
 		return
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		http.NotFound(w, r)
 		return
 	case err != nil:
@@ -171,7 +198,11 @@ func (h *storeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	if strings.HasSuffix(real, ".jsonl") || strings.HasSuffix(real, ".log") {
+	// Histories and logs are text. So is anything else without a known
+	// type: left empty, ServeContent would guess from the first bytes, and
+	// a node's data file that starts with a record reading "<html>" would
+	// become a page.
+	if ext := filepath.Ext(real); ext == ".jsonl" || ext == ".log" || mime.TypeByExtension(ext) == "" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
 	http.ServeContent(w, r, fi.Name(), fi.ModTime(), f)
@@ -197,7 +228,14 @@ func (h *storeHandler) front(w http.ResponseWriter, _ *http.Request) {
 // interrupted before the report was written); other directories (node
 // logs) get a plain listing.
 func (h *storeHandler) dir(w http.ResponseWriter, r *http.Request, real string) {
-	base := strings.TrimSuffix(r.URL.Path, "/") + "/"
+	// Links and redirects are built from the cleaned path and escaped: a
+	// request for "//name/run/" must not redirect to the host "name", nor
+	// a directory called "a?b" link to a query.
+	base := path.Clean("/"+r.URL.Path) + "/"
+	if base == "//" {
+		base = "/"
+	}
+	href := func(name string) string { return (&url.URL{Path: base + name}).EscapedPath() }
 	for _, page := range []struct{ marker, file string }{{"test.json", "report.html"}, {"campaign.json", "index.html"}} {
 		if _, err := os.Stat(filepath.Join(real, page.marker)); err != nil {
 			continue
@@ -208,7 +246,7 @@ func (h *storeHandler) dir(w http.ResponseWriter, r *http.Request, real string) 
 				return
 			}
 		}
-		http.Redirect(w, r, base+page.file, http.StatusFound)
+		http.Redirect(w, r, href(page.file), http.StatusFound)
 		return
 	}
 	entries, err := os.ReadDir(real)
@@ -227,7 +265,11 @@ func (h *storeHandler) dir(w http.ResponseWriter, r *http.Request, real string) 
 		if err != nil {
 			continue
 		}
-		list = append(list, entry{Name: e.Name(), Href: base + e.Name(), Size: fi.Size(), Dir: e.IsDir()})
+		name := e.Name()
+		if e.IsDir() {
+			name += "/"
+		}
+		list = append(list, entry{Name: e.Name(), Href: href(name), Size: fi.Size(), Dir: e.IsDir()})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -37,30 +38,8 @@ func TestServeRefusesOutsideStore(t *testing.T) {
 	if err := os.Symlink(filepath.Join("t", "20260101T000000.000Z"), filepath.Join(store, "latest")); err != nil {
 		t.Fatal(err)
 	}
-	h, err := newStoreHandler(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := storeServer(t, store)
 
-	// Raw requests: an HTTP client would clean some of these paths itself.
-	raw := func(path string) int {
-		t.Helper()
-		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path)
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
 	for _, p := range []string{
 		"/../secret.txt",
 		"/t/../../secret.txt",
@@ -69,9 +48,17 @@ func TestServeRefusesOutsideStore(t *testing.T) {
 		"/escape/secret.txt",
 		"/escape/",
 		"/..%2fsecret.txt",
+		"/t%5c..%5c..%5csecret.txt",
+		"/t/%00secret.txt",
 	} {
-		if code := raw(p); code != http.StatusForbidden {
+		if code, _, _ := rawGet(t, srv.URL, p, "127.0.0.1"); code != http.StatusForbidden {
 			t.Errorf("GET %s: status %d, want 403", p, code)
+		}
+	}
+	// An absolute path is taken as one below the store, where nothing is.
+	for _, p := range []string{"/" + secret, "//" + strings.TrimPrefix(secret, "/"), "/%2F" + strings.TrimPrefix(secret, "/")} {
+		if code, _, body := rawGet(t, srv.URL, p, "127.0.0.1"); code != http.StatusNotFound || strings.Contains(body, "do not serve") {
+			t.Errorf("GET %s: status %d, want 404:\n%s", p, code, body)
 		}
 	}
 	if code, body := httpGet(t, srv.URL+"/latest/cluster/broker-1.log"); code != 200 || !strings.Contains(body, "hello from broker 1") {
@@ -92,5 +79,131 @@ func TestServeRefusesOutsideStore(t *testing.T) {
 	}
 	if out, code := runChaos(t, "serve", "--store", filepath.Join(root, "no-such-store")); code != exitErrorCode {
 		t.Errorf("chaos serve on a missing store: exit %d:\n%s", code, out)
+	}
+}
+
+// storeServer serves store over HTTP for the test.
+func storeServer(t *testing.T, store string) *httptest.Server {
+	t.Helper()
+	h, err := newStoreHandler(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// writeFiles creates dir with the given files in it.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rawGet sends a GET for path with the given Host header on a connection of
+// its own, as written: an HTTP client would clean some paths itself.
+func rawGet(t *testing.T, base, path, host string) (code int, location, body string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+// TestServeHostsAndLinks: chaos serve answers only requests addressed to
+// this machine (a page that rebinds its own name to 127.0.0.1 must not
+// read the store), redirects and links stay on the server and inside the
+// path asked for, and a file of no known type is text, never a page.
+func TestServeHostsAndLinks(t *testing.T) {
+	store := t.TempDir()
+	writeFiles(t, filepath.Join(store, "t", "a?b#c"), map[string]string{
+		"report.html": "<!doctype html><p>report</p>", "test.json": "{}", "data": "<html><script>alert(1)</script>"})
+	srv := storeServer(t, store)
+	const runURL = "/t/a%3Fb%23c/"
+	for _, host := range []string{"127.0.0.1", "127.0.0.1:8080", "localhost:8080", "LOCALHOST", "[::1]:8080"} {
+		if code, _, _ := rawGet(t, srv.URL, "/", host); code != http.StatusOK {
+			t.Errorf("Host %s: status %d, want 200", host, code)
+		}
+	}
+	for _, host := range []string{"evil.example", "evil.example:8080", "127.0.0.1.evil.example", "0.0.0.0:8080", "192.0.2.1"} {
+		if code, _, _ := rawGet(t, srv.URL, runURL+"report.html", host); code != http.StatusForbidden {
+			t.Errorf("Host %s: status %d, want 403", host, code)
+		}
+	}
+	for _, p := range []string{runURL, "/" + runURL, "//t/a%3Fb%23c"} {
+		code, loc, _ := rawGet(t, srv.URL, p, "127.0.0.1")
+		if code != http.StatusFound || loc != runURL+"report.html" {
+			t.Errorf("GET %s: status %d, Location %q; want 302 to %s", p, code, loc, runURL+"report.html")
+		}
+	}
+	if code, _, body := rawGet(t, srv.URL, "//t/", "127.0.0.1"); code != http.StatusOK || !strings.Contains(body, `href="`+runURL+`"`) {
+		t.Errorf("GET //t/: status %d, want a listing linking to %s:\n%s", code, runURL, body)
+	}
+	resp, err := http.Get(srv.URL + runURL + "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("a file of no known type starting with <html> is served as %q, want text/plain", ct)
+	}
+	if code, _, _ := rawGet(t, srv.URL, runURL+"test.json/x", "127.0.0.1"); code != http.StatusNotFound {
+		t.Errorf("GET below a file: status %d, want 404", code)
+	}
+}
+
+// TestServeRendersOnlyInsideTheStore: a run without a report gets one on
+// first visit, written into its directory, also when reached through
+// store/latest; a link to a run directory outside the store is refused
+// and nothing is written there.
+func TestServeRendersOnlyInsideTheStore(t *testing.T) {
+	root := t.TempDir()
+	store := filepath.Join(root, "store")
+	run := filepath.Join(store, "t", "20260101T000000.000Z")
+	outside := filepath.Join(root, "elsewhere", "run")
+	for _, dir := range []string{run, outside} {
+		writeFiles(t, dir, map[string]string{"test.json": `{"name":"t","seed":5}`})
+	}
+	if err := os.Symlink(filepath.Join("t", "20260101T000000.000Z"), filepath.Join(store, "latest")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(store, "t", "out")); err != nil {
+		t.Fatal(err)
+	}
+	srv := storeServer(t, store)
+	code, loc, _ := rawGet(t, srv.URL, "/latest/", "127.0.0.1")
+	if code != http.StatusFound || loc != "/latest/report.html" {
+		t.Fatalf("GET /latest/: status %d, Location %q", code, loc)
+	}
+	if _, err := os.Stat(filepath.Join(run, "report.html")); err != nil {
+		t.Fatalf("no report rendered into the run: %v", err)
+	}
+	if code, body := httpGet(t, srv.URL+loc); code != 200 || !strings.Contains(body, `id="verdict"`) {
+		t.Errorf("GET %s: %d", loc, code)
+	}
+	for _, p := range []string{"/t/out/", "/t/out/test.json"} {
+		if code, _, _ := rawGet(t, srv.URL, p, "127.0.0.1"); code != http.StatusForbidden {
+			t.Errorf("GET %s: status %d, want 403", p, code)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("the run outside the store has %d files, want its test.json alone", len(entries))
 	}
 }
