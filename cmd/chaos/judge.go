@@ -23,10 +23,14 @@ import (
 func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, error) {
 	ops, err := readHistory(out, run.Path("history.jsonl"))
 	if err != nil {
+		// A report without a verdict still shows the readable prefix and
+		// says what is damaged.
+		writeRunReport(out, run)
 		return 0, err
 	}
 	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: run.Path("linearizability.html")})
 	if err := run.WriteJSON("results.json", res); err != nil {
+		writeRunReport(out, run)
 		return 0, err
 	}
 	printVerdict(out, res)
