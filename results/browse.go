@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -241,12 +241,12 @@ func buildStore(v StoreView) *storePage {
 		verdicts[r.Test][cmp.Or(r.Verdict, "none")]++
 		row := storeRunRow{Test: r.Test, Time: stamp(r.Start), Verdict: cmp.Or(r.Verdict, "none"), Summary: r.Summary,
 			Expected: strings.Join(r.Expected, ", "), Unexpected: strings.Join(r.Unexpected, ", "), Note: r.Note,
-			LostWrites: r.LostWrites, Dir: r.Dir + "/"}
+			LostWrites: r.LostWrites, Dir: storeLink(r.Dir, "")}
 		if r.Seed != 0 {
 			row.Seed = fmt.Sprint(r.Seed)
 		}
 		if r.Report {
-			row.Report = path.Join(r.Dir, ReportFile)
+			row.Report = storeLink(r.Dir, ReportFile)
 		}
 		if t.Runs == 1 {
 			row.Anchor = t.Anchor
@@ -271,13 +271,22 @@ func buildStore(v StoreView) *storePage {
 	}
 	for _, c := range v.Campaigns {
 		row := storeCampaignRow{Time: stamp(c.Start), Status: c.Status, Seed: fmt.Sprint(c.Seed), Verdict: cmp.Or(c.Verdict, "not-run"), Counts: c.Counts,
-			Note: c.Note, Cells: c.Cells, Runs: c.Runs, Dir: c.Dir + "/"}
+			Note: c.Note, Cells: c.Cells, Runs: c.Runs, Dir: storeLink(c.Dir, "")}
 		if c.Index {
-			row.Index = path.Join(c.Dir, CampaignIndexFile)
+			row.Index = storeLink(c.Dir, CampaignIndexFile)
 		}
 		p.Campaigns = append(p.Campaigns, row)
 	}
 	return p
+}
+
+// storeLink is the relative link to file in a directory of the store
+// (the directory itself when file is empty). Directory names come from
+// whatever is in the store, so they are escaped: "a#b" would link to an
+// anchor, and "x:y/" to the scheme x.
+func storeLink(dir, file string) string {
+	u := url.URL{Path: "./" + dir + "/" + file}
+	return u.EscapedPath()
 }
 
 func stamp(t time.Time) string {

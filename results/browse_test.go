@@ -209,3 +209,19 @@ func TestEmptyPagesRender(t *testing.T) {
 		t.Fatal("an empty store page lacks its runs table or its problems")
 	}
 }
+
+// TestStoreLinksEscapeNames: the store page links to directories by
+// whatever names they have; one named like a scheme or with an anchor in
+// it must still link to itself.
+func TestStoreLinksEscapeNames(t *testing.T) {
+	v := StoreView{Runs: []StoreRun{{Test: "x:y", Dir: "x:y/a#b?c", Report: true}}}
+	var buf bytes.Buffer
+	if err := RenderStore(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`href="./x:y/a%23b%3Fc/"`, `href="./x:y/a%23b%3Fc/report.html"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the store page lacks %s", want)
+		}
+	}
+}
