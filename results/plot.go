@@ -51,7 +51,6 @@ type plotView struct {
 type tick struct {
 	Pos   float64 // x or y
 	Label string
-	Minor bool
 }
 
 // band is a fault window, shaded over the plot's height.

@@ -249,12 +249,12 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 				Title: fmt.Sprintf("the monitor got no answer about %s from %s to %s", tl.parts[lane], secs(w.start), secs(w.end))})
 		}
 		var pts []pt
-		for i, s := range ss {
+		for _, s := range ss {
 			v := math.NaN()
 			if s.ok {
 				v = float64(s.isr)
 			}
-			pts = append(pts, pt{t: s.t, v: v, pos: int32(i)})
+			pts = append(pts, pt{t: s.t, v: v, pos: s.pos})
 		}
 		p.Lines = append(p.Lines, line{D: stepPath(downsampleSteps(pts, xs, xBuckets), xs, ys.y), Class: "isr", Title: tl.parts[lane].String() + ": ISR size"})
 		p.Rects = append(p.Rects, isrSegments(tl, lane, xs, top, laneH)...)
@@ -370,11 +370,10 @@ func hwPlot(tl *timeline, xs xScale) *plotView {
 	source := "the monitor's samples (the leader's answer to ListOffsets)"
 	if tl.hasSamples() {
 		for i, ss := range tl.samples {
-			for j, s := range ss {
+			for _, s := range ss {
 				if s.ok && s.hw >= 0 {
 					series[i] = append(series[i], pt{t: s.t, v: float64(s.hw), pos: s.pos})
 				}
-				_ = j
 			}
 		}
 	} else {

@@ -119,7 +119,6 @@ type reportView struct {
 	Notes      []string
 	Problems   []string
 	Guarantees []guaranteeRow
-	FaultClass string
 	ModelNote  string
 	Config     []kvSection
 	Replay     string
@@ -170,7 +169,6 @@ type faultRow struct {
 	Sends, Acked, Note   string
 	StartOp, EndOp       int64
 	StartLink, EndLink   bool
-	Class                string
 }
 
 type anomalyView struct {
@@ -307,15 +305,13 @@ func (v *reportView) guarantees(d ReportData) {
 	var perm map[string]checker.Permission
 	switch {
 	case d.Results != nil:
-		v.FaultClass = d.Results.FaultClass
 		c := d.Results.Config
 		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s.", c.Acks, c.MinInsyncReplicas, orDefault(c.Election, "clean"), d.Results.FaultClass)
 	case d.Config != nil:
 		cfg := d.Config.CheckerConfig()
 		perm = checker.Permitted(cfg)
-		v.FaultClass = checker.FaultClass(cfg.Faults)
 		v.ModelNote = fmt.Sprintf("What the guarantee model permits for acks=%d, min.insync.replicas=%d, %s election, fault class %s. Nothing was checked: there are no results.",
-			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), v.FaultClass)
+			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), checker.FaultClass(cfg.Faults))
 	default:
 		v.ModelNote = "Neither results nor the configuration could be read: nothing is known of the guarantees."
 		return
@@ -526,7 +522,7 @@ func (v *reportView) faults(tl *timeline, ex *excerpt) {
 		sent := f.sends[kOK] + f.sends[kInfo] + f.sends[kFail]
 		row := faultRow{N: i + 1, Fault: f.Fault, Targets: joinTargets(f.Targets), Start: secs(f.Start), End: secs(f.End), Duration: dur(f.End - f.Start),
 			Sends:   fmt.Sprintf("%d ok, %d info, %d fail", f.sends[kOK], f.sends[kInfo], f.sends[kFail]),
-			StartOp: f.StartOp, EndOp: f.EndOp, Class: faultFamily(f.Fault)}
+			StartOp: f.StartOp, EndOp: f.EndOp}
 		row.Acked = "no sends"
 		if sent > 0 {
 			row.Acked = fmt.Sprintf("%.1f%%", 100*float64(f.sends[kOK])/float64(sent))
