@@ -83,6 +83,7 @@ type Cluster struct {
 	net   *testcontainers.DockerNetwork
 	nodes []*Node
 
+	image  string     // the image's id
 	mu     sync.Mutex // serialises lifecycle operations and network rules
 	closed bool
 	faults *Network
@@ -167,6 +168,18 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
+	// Held until the containers exist (see lockImage); released before
+	// Close on a failure, which takes it again.
+	unlock, err := lockImage()
+	if err != nil {
+		return nil, err
+	}
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	if _, err := sweep(ctx, cli, false); err != nil {
 		return nil, fmt.Errorf("removing leftovers of earlier runs: %w", err)
 	}
@@ -175,7 +188,7 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 		return nil, err
 	}
 	defer provider.Close()
-	if c.ImageHash, err = ensureImage(ctx, cli, provider, spec.Binary); err != nil {
+	if c.image, c.ImageHash, err = ensureImage(ctx, cli, provider, spec.Binary); err != nil {
 		return nil, err
 	}
 	labels := c.labels("")
@@ -212,6 +225,8 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 		}()
 	}
 	wg.Wait()
+	unlock()
+	locked = false
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -252,7 +267,7 @@ func (c *Cluster) create(ctx context.Context, n *Node) error {
 	_, hostPort, _ := net.SplitHostPort(n.HostAddr)
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
-			Image:          Image,
+			Image:          c.image,
 			Name:           n.Container,
 			Cmd:            c.args(n),
 			Labels:         c.labels(n.Name),
@@ -549,6 +564,9 @@ func (c *Cluster) Close() {
 			_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		}
 	}
-	removeOldImages(ctx, c.cli)
+	if unlock, err := lockImage(); err == nil {
+		removeOldImages(ctx, c.cli)
+		unlock()
+	}
 	_ = c.cli.Close()
 }

@@ -67,33 +67,37 @@ func fileHash(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// lockImage takes the host-wide lock on the image. Testers on one host
+// (parallel test packages, runs of different binaries) build, retag and
+// remove it under the lock, and a starting cluster holds it from finding
+// its image until its containers exist: no other tester can remove the
+// image in between, which would make the container create fall back to a
+// pull.
+func lockImage() (func(), error) {
+	return lockFile(filepath.Join(os.TempDir(), "chaos-docker-image.lock"))
+}
+
 // ensureImage makes Image hold binary, building it only when the image is
-// missing or holds another binary. A lock file serialises testers on one
-// host (parallel test packages): two builds of one tag would leave an
-// untagged image behind.
-func ensureImage(ctx context.Context, cli client.APIClient, provider *testcontainers.DockerProvider, binary string) (string, error) {
+// missing or holds another binary, and returns the image's id (containers
+// are created from the id: the tag may move to another tester's build)
+// and the binary's sha256. The caller holds lockImage.
+func ensureImage(ctx context.Context, cli client.APIClient, provider *testcontainers.DockerProvider, binary string) (id, sum string, err error) {
 	if err := checkStatic(binary); err != nil {
-		return "", err
+		return "", "", err
 	}
-	sum, err := fileHash(binary)
-	if err != nil {
-		return "", err
+	if sum, err = fileHash(binary); err != nil {
+		return "", "", err
 	}
-	unlock, err := lockFile(filepath.Join(os.TempDir(), "chaos-docker-image.lock"))
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
 	old := ""
 	if img, err := cli.ImageInspect(ctx, Image); err == nil {
 		if img.Config != nil && img.Config.Labels[labelImage] == sum {
-			return sum, nil
+			return img.ID, sum, nil
 		}
 		old = img.ID
 	}
 	bin, err := os.ReadFile(binary)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -103,14 +107,14 @@ func ensureImage(ctx context.Context, cli client.APIClient, provider *testcontai
 		data []byte
 	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"chaos", 0o755, bin}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
-			return "", err
+			return "", "", err
 		}
 		if _, err := tw.Write(f.data); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	req := testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
 		ContextArchive: bytes.NewReader(buf.Bytes()),
@@ -120,10 +124,13 @@ func ensureImage(ctx context.Context, cli client.APIClient, provider *testcontai
 			o.Version = build.BuilderV1
 			o.Labels = map[string]string{labelImage: sum}
 			o.PullParent = false
+			// No cache: a cached layer may be an intermediate image that
+			// another tester is removing with its old build.
+			o.NoCache = true
 		},
 	}}
 	if _, err := provider.BuildImage(ctx, &req); err != nil {
-		return "", fmt.Errorf("building %s: %w", Image, err)
+		return "", "", fmt.Errorf("building %s: %w", Image, err)
 	}
 	if old != "" {
 		// The old build lost its tag; remove it unless a container of a
@@ -132,7 +139,11 @@ func ensureImage(ctx context.Context, cli client.APIClient, provider *testcontai
 		// classic builder's intermediate images.
 		_, _ = cli.ImageRemove(ctx, old, client.ImageRemoveOptions{PruneChildren: true})
 	}
-	return sum, nil
+	img, err := cli.ImageInspect(ctx, Image)
+	if err != nil {
+		return "", "", fmt.Errorf("the image just built: %w", err)
+	}
+	return img.ID, sum, nil
 }
 
 // lockFile takes an exclusive flock on path, waiting for it.
@@ -158,6 +169,11 @@ func RemoveImage(ctx context.Context) error {
 		return err
 	}
 	defer cli.Close()
+	unlock, err := lockImage()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := cli.ImageInspect(ctx, Image); err != nil {
 		return nil
 	}

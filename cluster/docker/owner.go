@@ -84,9 +84,15 @@ func Sweep(ctx context.Context, all bool) ([]Leftover, error) {
 		return nil, err
 	}
 	defer cli.Close()
+	unlock, err := lockImage()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	return sweep(ctx, cli, all)
 }
 
+// sweep is Sweep; the caller holds lockImage.
 func sweep(ctx context.Context, cli client.APIClient, all bool) ([]Leftover, error) {
 	var removed []Leftover
 	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun)})
@@ -127,7 +133,8 @@ func sweep(ctx context.Context, cli client.APIClient, all bool) ([]Leftover, err
 }
 
 // removeOldImages removes builds of the image that lost their tag to a
-// newer binary while a run still used them, once nothing uses them.
+// newer binary while a run still used them, once nothing uses them. The
+// caller holds lockImage.
 func removeOldImages(ctx context.Context, cli client.APIClient) []Leftover {
 	imgs, err := cli.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("dangling", "true").Add("label", labelImage)})
 	if err != nil {
