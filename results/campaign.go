@@ -176,14 +176,7 @@ func buildCampaign(v CampaignView) *campaignPage {
 	if v.End != nil {
 		p.Ended = v.End.UTC().Format("2006-01-02 15:04:05 UTC") + fmt.Sprintf(" (%s)", v.End.Sub(v.Start).Round(time.Second))
 	}
-	if len(v.Command) > 0 {
-		args := slices.Clone(v.Command)
-		args[0] = path.Base(strings.ReplaceAll(args[0], `\`, "/"))
-		for i := range args {
-			args[i] = shellQuote(args[i])
-		}
-		p.Command = strings.Join(args, " ")
-	}
+	p.Command = commandLine(v.Command)
 	if v.ExitCode != nil {
 		p.Exit = fmt.Sprint(*v.ExitCode)
 	}

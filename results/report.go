@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -432,7 +433,6 @@ func replayCommand(tc *TestConfig) string {
 	if len(args) == 0 {
 		return ""
 	}
-	args[0] = filepath.Base(args[0])
 	hasSeed := false
 	for _, a := range args {
 		if a == "--seed" || strings.HasPrefix(a, "--seed=") {
@@ -442,18 +442,32 @@ func replayCommand(tc *TestConfig) string {
 	if !hasSeed {
 		args = append(args, "--seed", strconv.FormatUint(tc.Seed, 10))
 	}
-	for i, a := range args {
-		args[i] = shellQuote(a)
-	}
-	return strings.Join(args, " ")
+	return commandLine(args)
 }
 
-// shellQuote quotes an argument for a POSIX shell when it needs it.
-func shellQuote(a string) string {
-	if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$;&|<>*?()[]{}!#~`") {
-		return a
+// commandLine is a recorded command (os.Args) to paste into a shell: the
+// program by its base name, since the recorded path may be a build
+// directory or another machine's (with either separator).
+func commandLine(args []string) string {
+	if len(args) == 0 {
+		return ""
 	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	args = slices.Clone(args)
+	args[0] = path.Base(strings.ReplaceAll(args[0], `\`, "/"))
+	return ShellJoin(args)
+}
+
+// ShellJoin quotes each argument that a POSIX shell would split or expand,
+// and joins them into one command line.
+func ShellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$;&|<>*?()[]{}!#~`") {
+			quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(quoted, " ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

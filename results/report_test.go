@@ -673,3 +673,15 @@ func TestArbitraryHistoriesRender(t *testing.T) {
 		checkPage(t, page)
 	}
 }
+
+func TestReplayCommandPastesIntoAShell(t *testing.T) {
+	tc := testConfig()
+	tc.Command, tc.Seed = []string{`C:\build\chaos.exe`, "run", "--name", "it's a test", "--nemesis", ""}, 9
+	if got, want := replayCommand(tc), `chaos.exe run --name 'it'\''s a test' --nemesis '' --seed 9`; got != want {
+		t.Errorf("replay command %s, want %s", got, want)
+	}
+	tc.Command = []string{"/usr/bin/chaos", "run", "--seed=3"}
+	if got, want := replayCommand(tc), "chaos run --seed=3"; got != want {
+		t.Errorf("replay command %s, want %s (the recorded seed)", got, want)
+	}
+}

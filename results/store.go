@@ -53,14 +53,16 @@ func (r *Run) MarkLatest() error {
 	if err != nil {
 		return err
 	}
-	if err := relink(filepath.Join(r.Store, "latest"), rel); err != nil {
+	if err := Relink(filepath.Join(r.Store, "latest"), rel); err != nil {
 		return err
 	}
-	return relink(filepath.Join(r.Store, r.Test, "latest"), filepath.Base(r.Dir))
+	return Relink(filepath.Join(r.Store, r.Test, "latest"), filepath.Base(r.Dir))
 }
 
-// relink replaces a symlink atomically (a new link renamed over the old).
-func relink(link, target string) error {
+// Relink points the symlink link at target atomically: a new link renamed
+// over the old, so that a reader finds the old target or the new, never
+// no link.
+func Relink(link, target string) error {
 	tmp := link + ".tmp"
 	os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {

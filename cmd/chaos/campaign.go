@@ -670,7 +670,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 			for r := 1; r <= spec.Runs; r++ {
 				i++
 				s := runSeed(seed, c.Name, r)
-				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, total, c.Label, r, spec.Runs, s, shellJoin(c.Args), s)
+				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, total, c.Label, r, spec.Runs, s, results.ShellJoin(c.Args), s)
 			}
 		}
 		return 0, nil
@@ -707,7 +707,9 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if err := save(); err != nil {
 		return 0, err
 	}
-	if err := relinkLatest(filepath.Join(f.store, "campaigns", "latest"), filepath.Base(dir.Dir)); err != nil {
+	// campaigns/latest, not store/latest: that stays the newest *run*, so
+	// "chaos check store/latest" keeps working during and after a campaign.
+	if err := results.Relink(filepath.Join(f.store, "campaigns", "latest"), filepath.Base(dir.Dir)); err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(out, "campaign %s\nseed %d\n%d cells x %d runs, each %s (about %s in all)\n",
@@ -774,18 +776,6 @@ func isTerminal(w io.Writer) bool {
 		}
 	}
 	return false
-}
-
-// relinkLatest points a symlink at target atomically, as the result store
-// does for store/latest; store/latest itself stays the newest *run*, so
-// "chaos check store/latest" keeps working during and after a campaign.
-func relinkLatest(link, target string) error {
-	tmp := link + ".tmp"
-	os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
-		return err
-	}
-	return os.Rename(tmp, link)
 }
 
 type campaignRunner struct {
@@ -1144,18 +1134,6 @@ func countsOf(m map[string]int, runs int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// shellJoin quotes arguments for a command line a user can paste.
-func shellJoin(args []string) string {
-	var out []string
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$;&|<>*?()[]{}!#~`") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out = append(out, a)
-	}
-	return strings.Join(out, " ")
 }
 
 // JUnit XML, in the shape Jenkins, GitLab and GitHub's test reporters
