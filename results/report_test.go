@@ -685,3 +685,36 @@ func TestReplayCommandPastesIntoAShell(t *testing.T) {
 		t.Errorf("replay command %s, want %s (the recorded seed)", got, want)
 	}
 }
+
+// TestFaultSendsCountedPerWindow: each fault window counts the sends that
+// completed inside it, its ends included, by outcome, whatever the other
+// windows (which may overlap in a foreign history).
+func TestFaultSendsCountedPerWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	types := []history.Type{history.OK, history.Info, history.Fail}
+	h := &hist{}
+	for i := range 300 {
+		at := float64(i) * 0.01
+		h.add(at, 0, history.Invoke, history.Send, &history.Value{Topic: "t", Value: fmt.Sprint(i)}, "")
+		h.add(at+0.005, 0, types[rng.IntN(3)], history.Send, &history.Value{Topic: "t", Value: fmt.Sprint(i)}, "")
+	}
+	tl := newTimeline(h.ops, nil)
+	for range 50 {
+		a, b := rng.Int64N(3.2e9), rng.Int64N(3.2e9)
+		tl.faults = append(tl.faults, faultWindow{Start: min(a, b), End: max(a, b)})
+	}
+	// Windows that end exactly on a completion, and one that is empty.
+	tl.faults = append(tl.faults, faultWindow{Start: h.ops[1].Time, End: h.ops[5].Time}, faultWindow{Start: 5e9, End: 4e9})
+	tl.countFaultSends()
+	for _, f := range tl.faults {
+		var want [3]int
+		for _, op := range h.ops {
+			if op.Type != history.Invoke && op.Time >= f.Start && op.Time <= f.End {
+				want[typeSlot(op.Type)]++
+			}
+		}
+		if f.sends != want {
+			t.Fatalf("window %d to %d: %v, want %v", f.Start, f.End, f.sends, want)
+		}
+	}
+}
