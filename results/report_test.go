@@ -285,6 +285,8 @@ func TestHostileValuesAreEscaped(t *testing.T) {
 	h.add(0.1, 0, history.Info, history.Send, &history.Value{Topic: hostile, Partition: 0, Value: hostile}, hostile)
 	h.nemesis(0.2, "start-"+hostile, hostile, hostile)
 	h.send(0.3, 1, 0, "ok-"+hostile, 0)
+	h.add(0.4, history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: hostile}, "")
+	h.add(0.5, history.MonitorProcess, history.Fail, history.Monitor, &history.Value{Topic: hostile}, hostile)
 	h.final(1, 0, 5, nil) // loses the ok send: it is listed
 	tc := testConfig()
 	tc.Name, tc.Command = hostile, []string{"chaos", "run", "--name", hostile}
@@ -301,6 +303,17 @@ func TestHostileValuesAreEscaped(t *testing.T) {
 	}
 	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Fatal("the hostile value is not shown escaped")
+	}
+	// The store page shows test names and notes from the directories.
+	var buf bytes.Buffer
+	v := StoreView{Root: hostile, Problems: []string{hostile}, Runs: []StoreRun{{Test: hostile, Dir: hostile + "/" + hostile, Summary: hostile, Note: hostile, Report: true}}}
+	if err := RenderStore(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<script", "<img", `href="javascript:`} {
+		if strings.Contains(buf.String(), bad) {
+			t.Fatalf("unescaped %q in the store page", bad)
+		}
 	}
 }
 
