@@ -120,7 +120,12 @@ func (h *storeHandler) resolve(urlPath string) (string, error) {
 	if strings.ContainsRune(urlPath, 0) || strings.Contains(urlPath, "\\") {
 		return "", errOutside
 	}
-	p := filepath.Join(h.root, filepath.FromSlash(strings.TrimPrefix(urlPath, "/")))
+	return h.inside(filepath.Join(h.root, filepath.FromSlash(strings.TrimPrefix(urlPath, "/"))))
+}
+
+// inside resolves the symlinks of a path below the store and returns its
+// real path, or errOutside if that leads out of the store.
+func (h *storeHandler) inside(p string) (string, error) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", err
@@ -241,6 +246,14 @@ func (h *storeHandler) dir(w http.ResponseWriter, r *http.Request, real string) 
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(real, page.file)); err != nil {
+			// The page would show what these files hold, so they are
+			// held to the same rule as a file asked for directly.
+			for _, in := range []string{page.marker, results.HistoryFile, results.ResultsFile} {
+				if _, err := h.inside(filepath.Join(real, in)); errors.Is(err, errOutside) {
+					http.Error(w, "refused: "+in+" leads outside the store", http.StatusForbidden)
+					return
+				}
+			}
 			if _, err := renderDir(real); err != nil {
 				http.Error(w, "rendering "+page.file+": "+err.Error(), http.StatusInternalServerError)
 				return

@@ -172,7 +172,8 @@ func TestServeHostsAndLinks(t *testing.T) {
 // TestServeRendersOnlyInsideTheStore: a run without a report gets one on
 // first visit, written into its directory, also when reached through
 // store/latest; a link to a run directory outside the store is refused
-// and nothing is written there.
+// and nothing is written there, and nothing is rendered from a file that
+// links out of the store.
 func TestServeRendersOnlyInsideTheStore(t *testing.T) {
 	root := t.TempDir()
 	store := filepath.Join(root, "store")
@@ -205,5 +206,18 @@ func TestServeRendersOnlyInsideTheStore(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Errorf("the run outside the store has %d files, want its test.json alone", len(entries))
+	}
+	// A run inside the store whose history is a link out: its report
+	// would show that file, so it is not rendered.
+	planted := filepath.Join(store, "t", "20260102T000000.000Z")
+	writeFiles(t, planted, map[string]string{"test.json": `{"name":"t"}`})
+	if err := os.Symlink(filepath.Join(outside, "test.json"), filepath.Join(planted, "history.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := rawGet(t, srv.URL, "/t/20260102T000000.000Z/", "127.0.0.1"); code != http.StatusForbidden {
+		t.Errorf("GET a run whose history links out of the store: status %d, want 403", code)
+	}
+	if _, err := os.Stat(filepath.Join(planted, "report.html")); err == nil {
+		t.Error("a report was rendered from a history outside the store")
 	}
 }
