@@ -3,8 +3,10 @@ package results
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -120,8 +122,10 @@ func scanRun(dir, test, rel string, start time.Time) StoreRun {
 	var notes []string
 	if tc, err := ReadTestConfig(filepath.Join(dir, TestFile)); err == nil {
 		r.Summary, r.Seed = configSummary(tc), tc.Seed
-	} else {
+	} else if errors.Is(err, fs.ErrNotExist) {
 		notes = append(notes, "no test.json")
+	} else {
+		notes = append(notes, "test.json is damaged")
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, ResultsFile)); err == nil {
 		var res checker.Results

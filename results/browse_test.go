@@ -123,6 +123,7 @@ func TestScanStoreNewestFirst(t *testing.T) {
 	// Damaged files are reported, not fatal.
 	bad := mk("c", "20261129T120000.000Z", nil, nil, false)
 	os.WriteFile(filepath.Join(bad, ResultsFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(bad, TestFile), []byte("{"), 0o644)
 	os.Symlink(last, filepath.Join(store, "latest"))
 	os.Symlink("20261129T175959.999Z", filepath.Join(store, "b", "latest"))
 	camp := filepath.Join(store, "campaigns", "20261129T190000.000Z")
@@ -151,7 +152,7 @@ func TestScanStoreNewestFirst(t *testing.T) {
 	if r := v.Runs[0]; r.Verdict != "" || r.Report || !strings.Contains(r.Note, "no verdict") {
 		t.Fatalf("interrupted run %+v", r)
 	}
-	if r := v.Runs[4]; !strings.Contains(r.Note, "damaged") {
+	if r := v.Runs[4]; !strings.Contains(r.Note, "results.json is damaged") || !strings.Contains(r.Note, "test.json is damaged") {
 		t.Fatalf("damaged run %+v", r)
 	}
 	if len(v.Campaigns) != 2 || v.Campaigns[0].Note == "" || v.Campaigns[1].Verdict != "invalid" || v.Campaigns[1].Cells != 2 || v.Campaigns[1].Runs != 3 {
