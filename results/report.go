@@ -68,11 +68,11 @@ func LoadReport(runDir string) ReportData {
 		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): there are no operations to show.", HistoryFile, shortErr(err)))
 	}
 	if b, err := os.ReadFile(filepath.Join(runDir, ResultsFile)); err != nil {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). `chaos check %s` judges it.", ResultsFile, shortErr(err), runDir))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). %s.", ResultsFile, shortErr(err), judgeAgain(runDir)))
 	} else {
 		var res checker.Results
 		if err := json.Unmarshal(b, &res); err != nil {
-			d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. `chaos check %s` judges the run again.", ResultsFile, err, runDir))
+			d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. %s.", ResultsFile, err, judgeAgain(runDir)))
 		} else {
 			d.Results = &res
 		}
@@ -81,6 +81,13 @@ func LoadReport(runDir string) ReportData {
 		d.Linearizability = LinearizabilityFile
 	}
 	return d
+}
+
+// judgeAgain says how to give a run its verdict and this page after the
+// fact: chaos check alone prints the verdict but stores nothing.
+func judgeAgain(runDir string) string {
+	return fmt.Sprintf("`%s` judges it, and `%s` then renders this page again",
+		ShellJoin([]string{"chaos", "check", runDir, "--out", filepath.Join(runDir, ResultsFile)}), ShellJoin([]string{"chaos", "report", runDir}))
 }
 
 // shortErr drops the path from file errors: the report names the file.

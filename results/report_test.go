@@ -509,7 +509,7 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	}
 	page := string(b)
 	checkPage(t, page)
-	for _, want := range []string{"NO VERDICT", "torn line", fmt.Sprintf("the %d operations before it", len(h.ops)), "results.json could not be read", "not checked", "never stopped"} {
+	for _, want := range []string{"NO VERDICT", "torn line", fmt.Sprintf("the %d operations before it", len(h.ops)), "results.json could not be read", "not checked", "never stopped", "--out", "chaos report"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the report does not say %q", want)
 		}
