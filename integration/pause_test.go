@@ -39,6 +39,9 @@ func TestPausedFollowers(t *testing.T) {
 		acks[v] = off
 	}
 	produceOK("healthy")
+	// On a loaded machine a follower may not have caught up yet and be out
+	// of the ISR already; the timing below is about one that is in it.
+	tc.waitISR(topic, 0, 3, 15*time.Second, leader)
 
 	if err := tc.Pause(int(f1)); err != nil {
 		t.Fatal(err)
