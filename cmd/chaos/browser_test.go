@@ -107,7 +107,7 @@ type loaded struct {
 	problems []string // console errors, uncaught exceptions, browser log errors
 	missing  []string // ids absent or with no size
 	text     string   // the visible text
-	shot     []byte   // a full-page JPEG
+	shot     []byte   // a full-page PNG
 }
 
 // newBrowser starts headless Chromium for the test.
@@ -169,7 +169,7 @@ func load(browser context.Context, url string, ids []string) (loaded, error) {
 	if err != nil {
 		return out, err
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(80))
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 means PNG, which every viewer opens
 	if err != nil {
 		return out, err
 	}
@@ -198,7 +198,7 @@ func loadPages(t *testing.T, pages []page) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			name := filepath.Join(dir, p.name+".jpg")
+			name := filepath.Join(dir, p.name+".png")
 			if err := os.WriteFile(name, got.shot, 0o644); err != nil {
 				t.Fatal(err)
 			}
