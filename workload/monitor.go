@@ -92,6 +92,13 @@ func (m *monitor) sample(ctx context.Context) error {
 				}
 			}
 		}
+		if ctx.Err() != nil {
+			// Stopped during the sample: what it got may be cut short by
+			// the stop rather than by the cluster, so the invoke stays
+			// open (unknown), as a history's last operations may, instead
+			// of a failure that a report would draw as "no answer".
+			return nil
+		}
 		if _, err := m.rec.Record(history.Op{Process: history.MonitorProcess, Type: typ, F: history.Monitor, Value: &done, Error: errText}); err != nil {
 			return err
 		}
