@@ -698,11 +698,20 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	// The record and its index page are rewritten after every run, so a
 	// campaign in progress can be watched (chaos serve) and one killed
 	// outright still shows what finished.
+	indexWarned := false
 	save := func() error {
 		if err := dir.WriteJSON("campaign.json", rec); err != nil {
 			return err
 		}
-		return writeCampaignIndex(dir.Dir)
+		// The page is a view of campaign.json, which is written: a page
+		// that cannot be rendered is said once, and "chaos report" can
+		// render it later; it does not make the campaign's verdict an
+		// error.
+		if err := writeCampaignIndex(dir.Dir); err != nil && !indexWarned {
+			indexWarned = true
+			fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err)
+		}
+		return nil
 	}
 	if err := save(); err != nil {
 		return 0, err
