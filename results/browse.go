@@ -2,7 +2,6 @@ package results
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -127,19 +126,17 @@ func scanRun(dir, test, rel string, start time.Time) StoreRun {
 	} else {
 		notes = append(notes, "test.json is damaged")
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, ResultsFile)); err == nil {
-		var res checker.Results
-		if json.Unmarshal(b, &res) == nil {
-			r.Verdict = verdictWord(res.Valid)
-			r.Expected, r.Unexpected = res.Expected, res.Unexpected
-			if lw, ok := res.Get(checker.LostWriteName); ok {
-				r.LostWrites = lw.Count
-			}
-		} else {
-			notes = append(notes, "results.json is damaged")
+	var pe *fs.PathError
+	if res, err := ReadResults(filepath.Join(dir, ResultsFile)); err == nil {
+		r.Verdict = verdictWord(res.Valid)
+		r.Expected, r.Unexpected = res.Expected, res.Unexpected
+		if lw, ok := res.Get(checker.LostWriteName); ok {
+			r.LostWrites = lw.Count
 		}
-	} else {
+	} else if errors.As(err, &pe) {
 		notes = append(notes, "no verdict (interrupted or still running)")
+	} else {
+		notes = append(notes, "results.json is damaged")
 	}
 	if _, err := os.Stat(filepath.Join(dir, ReportFile)); err == nil {
 		r.Report = true

@@ -2,10 +2,8 @@ package results
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -104,17 +102,7 @@ type CampaignRun struct {
 }
 
 // ReadCampaign reads a campaign.json into a view.
-func ReadCampaign(file string) (CampaignView, error) {
-	var v CampaignView
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return v, err
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return v, fmt.Errorf("%s: %w", file, err)
-	}
-	return v, nil
-}
+func ReadCampaign(file string) (CampaignView, error) { return readJSON[CampaignView](file) }
 
 // RenderCampaign writes a campaign's index page: the matrix of
 // configurations (rows) by nemeses (columns), each cell the model's

@@ -2,10 +2,10 @@ package results
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -67,20 +67,25 @@ func LoadReport(runDir string) ReportData {
 	case err != nil:
 		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): there are no operations to show.", HistoryFile, shortErr(err)))
 	}
-	if b, err := os.ReadFile(filepath.Join(runDir, ResultsFile)); err != nil {
+	var pe *fs.PathError
+	if res, err := ReadResults(filepath.Join(runDir, ResultsFile)); err == nil {
+		d.Results = res
+	} else if errors.As(err, &pe) {
 		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). %s.", ResultsFile, shortErr(err), judgeAgain(runDir)))
 	} else {
-		var res checker.Results
-		if err := json.Unmarshal(b, &res); err != nil {
-			d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. %s.", ResultsFile, err, judgeAgain(runDir)))
-		} else {
-			d.Results = &res
-		}
+		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. %s.", ResultsFile, errors.Unwrap(err), judgeAgain(runDir)))
 	}
-	if _, err := os.Stat(filepath.Join(runDir, LinearizabilityFile)); err == nil {
-		d.Linearizability = LinearizabilityFile
-	}
+	d.Linearizability = linearizabilityLink(runDir)
 	return d
+}
+
+// linearizabilityLink is the report's link to porcupine's visualization,
+// or empty when the run has none.
+func linearizabilityLink(runDir string) string {
+	if _, err := os.Stat(filepath.Join(runDir, LinearizabilityFile)); err != nil {
+		return ""
+	}
+	return LinearizabilityFile
 }
 
 // judgeAgain says how to give a run its verdict and this page after the
@@ -100,12 +105,20 @@ func shortErr(err error) error {
 }
 
 // WriteReport renders the run directory's report into report.html, atomically.
-func WriteReport(runDir string) error {
+func WriteReport(runDir string) error { return writeReport(LoadReport(runDir)) }
+
+// WriteJudgedReport writes the report of a run that was just judged, from
+// what the judging already holds, so the history is not read again.
+func WriteJudgedReport(runDir string, tc TestConfig, res *checker.Results, ops []history.Op) error {
+	return writeReport(ReportData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir)})
+}
+
+func writeReport(d ReportData) error {
 	var buf bytes.Buffer
-	if err := RenderReport(&buf, LoadReport(runDir)); err != nil {
+	if err := RenderReport(&buf, d); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(runDir, ReportFile), buf.Bytes())
+	return WriteFileAtomic(filepath.Join(d.Dir, ReportFile), buf.Bytes())
 }
 
 // RenderReport writes d's report, one self-contained HTML page.

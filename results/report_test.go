@@ -731,3 +731,28 @@ func TestFaultSendsCountedPerWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgedReportIsTheStoredOne: the report chaos run writes from what it
+// just judged (no second read of the history) is the page chaos report
+// renders later from the stored files, byte for byte.
+func TestJudgedReportIsTheStoredOne(t *testing.T) {
+	d := synthReport(2000, 5)
+	dir := t.TempDir()
+	writeRun(t, dir, d.Config, historyBytes(t, d.Ops), d.Results)
+	// What the judge holds is what it stored: the history as written.
+	ops, err := history.ReadFile(filepath.Join(dir, HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJudgedReport(dir, *d.Config, d.Results, ops); err != nil {
+		t.Fatal(err)
+	}
+	judged, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err := WriteReport(dir); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if len(judged) == 0 || !bytes.Equal(judged, stored) {
+		t.Fatalf("the judged report (%d bytes) differs from the one rendered from the store (%d bytes)", len(judged), len(stored))
+	}
+}

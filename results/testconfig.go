@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"time"
 
@@ -44,14 +45,30 @@ type ClusterConfig struct {
 }
 
 // ReadTestConfig reads a run's test.json.
-func ReadTestConfig(path string) (TestConfig, error) {
-	var tc TestConfig
+func ReadTestConfig(path string) (TestConfig, error) { return readJSON[TestConfig](path) }
+
+// ReadResults reads a run's results.json.
+func ReadResults(path string) (*checker.Results, error) {
+	res, err := readJSON[checker.Results](path)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// readJSON reads one of the store's JSON files. A file that cannot be read
+// fails with an *fs.PathError; one that does not decode, with its path and
+// the decoding error: callers tell "missing" from "damaged" that way.
+func readJSON[T any](path string) (T, error) {
+	var v T
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return tc, err
+		return v, err
 	}
-	err = json.Unmarshal(b, &tc)
-	return tc, err
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
 }
 
 // CheckerConfig is what the guarantee model is told about the run: chaos

@@ -975,13 +975,9 @@ func (cr *campaignRunner) readResults(rr *runRecord) error {
 		return fmt.Errorf("chaos run exited %d without printing its run directory", rr.ExitCode)
 	}
 	dir := filepath.Join(cr.store, rr.Dir)
-	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	res, err := results.ReadResults(filepath.Join(dir, results.ResultsFile))
 	if err != nil {
 		return err
-	}
-	var res checker.Results
-	if err := json.Unmarshal(data, &res); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
 	rr.Expected, rr.Unexpected = res.Expected, res.Unexpected
 	for _, r := range res.Results {
@@ -999,12 +995,7 @@ func (cr *campaignRunner) readResults(rr *runRecord) error {
 // got as far as writing one: a cell that claims a nemesis must show it
 // scheduled faults.
 func (cr *campaignRunner) faultWindows(rr *runRecord) {
-	data, err := os.ReadFile(filepath.Join(cr.store, rr.Dir, "test.json"))
-	if err != nil {
-		return
-	}
-	var tc results.TestConfig
-	if json.Unmarshal(data, &tc) == nil {
+	if tc, err := results.ReadTestConfig(filepath.Join(cr.store, rr.Dir, results.TestFile)); err == nil {
 		rr.FaultWindows = len(tc.Schedule)
 	}
 }

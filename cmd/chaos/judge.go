@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,18 +36,24 @@ func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, erro
 	}
 	printVerdict(out, res)
 	fmt.Fprintf(out, "results: %s\n", run.Path("results.json"))
-	writeRunReport(out, run)
+	sayReport(out, run, results.WriteJudgedReport(run.Dir, tc, res, ops))
 	return res.ExitCode(), nil
 }
 
-// writeRunReport renders the run's report.html. A report that cannot be
-// written is said but does not change the verdict: the results are stored.
+// writeRunReport renders the report of a run that has no verdict, from
+// what its directory holds.
 func writeRunReport(out io.Writer, run *results.Run) {
-	if err := results.WriteReport(run.Dir); err != nil {
+	sayReport(out, run, results.WriteReport(run.Dir))
+}
+
+// sayReport says where the report is. A report that cannot be written is
+// said but does not change the verdict: the results are stored.
+func sayReport(out io.Writer, run *results.Run, err error) {
+	if err != nil {
 		fmt.Fprintf(out, "report: not written: %v\n", err)
 		return
 	}
-	fmt.Fprintf(out, "report: %s\n", run.Path("report.html"))
+	fmt.Fprintf(out, "report: %s\n", run.Path(results.ReportFile))
 }
 
 func readHistory(out io.Writer, path string) ([]history.Op, error) {
@@ -151,12 +158,11 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 				dir = filepath.Dir(path)
 			}
 			cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
-			if data, err := os.ReadFile(filepath.Join(dir, "test.json")); err == nil {
-				var tc results.TestConfig
-				if err := json.Unmarshal(data, &tc); err != nil {
-					return &exitError{code: exitErrorCode, err: fmt.Errorf("%s: %w", filepath.Join(dir, "test.json"), err)}
-				}
+			var pe *fs.PathError
+			if tc, err := results.ReadTestConfig(filepath.Join(dir, results.TestFile)); err == nil {
 				cfg = tc.CheckerConfig()
+			} else if !errors.As(err, &pe) {
+				return &exitError{code: exitErrorCode, err: err}
 			}
 			fl := cmd.Flags()
 			if fl.Changed("acks") {
