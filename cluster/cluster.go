@@ -33,14 +33,6 @@ type NodeInfo struct {
 	Log     string // where the node's log is (or will be, for containers)
 }
 
-// NodeName is the nemesis's name of node id.
-func NodeName(id int) string {
-	if id == ControllerNode {
-		return "controller"
-	}
-	return fmt.Sprintf("broker-%d", id)
-}
-
 var _ Cluster = (*Local)(nil)
 
 // Info describes the nodes of the local cluster.
@@ -48,7 +40,7 @@ func (l *Local) Info() []NodeInfo {
 	var out []NodeInfo
 	for _, n := range l.nodes {
 		pid := n.PID()
-		out = append(out, NodeInfo{ID: n.ID, Name: n.name(), Role: n.Role, Addr: n.Addr,
+		out = append(out, NodeInfo{ID: n.ID, Name: nemesis.NodeName(n.ID), Role: n.Role, Addr: n.Addr,
 			Where: fmt.Sprintf("pid %d", pid), Running: pid != 0, Log: n.LogPath})
 	}
 	return out

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/chaos-isr/chaos/nemesis"
 )
 
 // ControllerNode is the node id of the controller; brokers are 1..n.
@@ -108,7 +110,7 @@ func Start(ctx context.Context, spec Spec) (*Local, error) {
 	l.nodes = append(l.nodes, ctrl)
 	for i := 1; i <= spec.Nodes; i++ {
 		addr := net.JoinHostPort(spec.Host, strconv.Itoa(spec.BasePort+i-1))
-		n := &Node{ID: i, Role: "broker", Addr: addr, DataDir: filepath.Join(spec.DataDir, fmt.Sprintf("broker-%d", i))}
+		n := &Node{ID: i, Role: "broker", Addr: addr, DataDir: filepath.Join(spec.DataDir, nemesis.NodeName(i))}
 		n.args = append([]string{"broker", "--id", strconv.Itoa(i), "--listen", addr, "--controller", ctrlAddr, "--data", n.DataDir}, spec.BrokerArgs...)
 		if spec.BrokerArgsFor != nil {
 			n.args = append(n.args, spec.BrokerArgsFor(i)...)
@@ -131,12 +133,7 @@ func Start(ctx context.Context, spec Spec) (*Local, error) {
 	return l, nil
 }
 
-func (n *Node) name() string {
-	if n.Role == "controller" {
-		return "controller"
-	}
-	return fmt.Sprintf("broker-%d", n.ID)
-}
+func (n *Node) name() string { return nemesis.NodeName(n.ID) }
 
 // Nodes returns the controller followed by the brokers.
 func (l *Local) Nodes() []*Node { return l.nodes }

@@ -281,7 +281,9 @@ func (n *Nemesis) delayHow() []string {
 	return nil
 }
 
-func nodeName(id int) string {
+// NodeName is how the nemesis, the network faults and the runtimes name
+// node id: "controller" for node 0, "broker-N" for the brokers.
+func NodeName(id int) string {
 	if id == 0 {
 		return "controller"
 	}
@@ -411,7 +413,7 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 			return nil, err
 		}
 		n.killed[b] = true
-		return []string{nodeName(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
+		return []string{NodeName(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
 	case "pause":
 		b, err := n.randomBroker()
 		if err != nil {
@@ -438,11 +440,11 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 		if err != nil {
 			return nil, err
 		}
-		a := []string{nodeName(l)}
+		a := []string{NodeName(l)}
 		var b []string
 		for _, x := range append([]int{0}, n.brokers()...) {
 			if x != l {
-				b = append(b, nodeName(x))
+				b = append(b, NodeName(x))
 			}
 		}
 		t, err := n.partition(a, b)
@@ -450,7 +452,7 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 	case "partition-controller":
 		var b []string
 		for _, x := range n.brokers() {
-			b = append(b, nodeName(x))
+			b = append(b, NodeName(x))
 		}
 		return n.partition([]string{"controller"}, b)
 	case "slow-followers-kill-leader":
@@ -465,8 +467,8 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 		targets := append([]string{fmt.Sprintf("partition %d", p)}, n.delayHow()...)
 		for _, b := range n.brokers() {
 			if b != l {
-				n.net.Slow(nodeName(b), nodeName(l), d)
-				targets = append(targets, "slow "+nodeName(b))
+				n.net.Slow(NodeName(b), NodeName(l), d)
+				targets = append(targets, "slow "+NodeName(b))
 			}
 		}
 		n.netHurt = true
@@ -500,9 +502,9 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 		// A fetch round trip of twice the lag limit keeps the follower
 		// from ever catching up within it.
 		d := max(n.cfg.LagTimeMax, time.Second)
-		n.net.Slow(nodeName(f), nodeName(l), d)
+		n.net.Slow(NodeName(f), NodeName(l), d)
 		n.netHurt = true
-		return append([]string{nodeName(f), "to " + nodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, n.delayHow()...), nil
+		return append([]string{NodeName(f), "to " + NodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, n.delayHow()...), nil
 	}
 	return nil, fmt.Errorf("unknown fault %q", fault)
 }
@@ -511,7 +513,7 @@ func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error
 func (n *Nemesis) allNodes() []string {
 	nodes := []string{"controller"}
 	for _, b := range n.brokers() {
-		nodes = append(nodes, nodeName(b))
+		nodes = append(nodes, NodeName(b))
 	}
 	return nodes
 }
@@ -540,12 +542,12 @@ func (n *Nemesis) each(ids []int, fault func(int) ([]string, error)) ([]string, 
 
 func (n *Nemesis) kill(id int) ([]string, error) {
 	n.killed[id] = true
-	return []string{nodeName(id)}, n.rt.Kill(id)
+	return []string{NodeName(id)}, n.rt.Kill(id)
 }
 
 func (n *Nemesis) pause(id int) ([]string, error) {
 	n.paused[id] = true
-	return []string{nodeName(id)}, n.rt.Pause(id)
+	return []string{NodeName(id)}, n.rt.Pause(id)
 }
 
 func (n *Nemesis) partition(a, b []string) ([]string, error) {
@@ -576,12 +578,12 @@ func (n *Nemesis) heal(ctx context.Context) ([]string, error) {
 	}
 	for _, id := range sortedKeys(n.paused) {
 		note(n.rt.Resume(id))
-		targets = append(targets, "resume "+nodeName(id))
+		targets = append(targets, "resume "+NodeName(id))
 		delete(n.paused, id)
 	}
 	for _, id := range sortedKeys(n.killed) {
 		note(n.rt.Restart(ctx, id))
-		targets = append(targets, "restart "+nodeName(id))
+		targets = append(targets, "restart "+NodeName(id))
 		delete(n.killed, id)
 	}
 	return targets, first

@@ -26,6 +26,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/nemesis"
 )
 
 // Ports the nodes listen on inside their containers.
@@ -200,7 +201,7 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	ctrl := &Node{ID: cluster.ControllerNode, Name: "controller", port: controllerPort}
 	c.nodes = append(c.nodes, ctrl)
 	for i := 1; i <= spec.Nodes; i++ {
-		c.nodes = append(c.nodes, &Node{ID: i, Name: cluster.NodeName(i), port: brokerPort})
+		c.nodes = append(c.nodes, &Node{ID: i, Name: nemesis.NodeName(i), port: brokerPort})
 	}
 	for _, n := range c.nodes {
 		n.Container = fmt.Sprintf("chaos-%s-%s", c.run, n.Name)
@@ -256,7 +257,7 @@ func (c *Cluster) args(n *Node) []string {
 	a = append(a, c.spec.BrokerArgs...)
 	for j := 1; j <= c.spec.Nodes; j++ {
 		if j != n.ID {
-			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(cluster.NodeName(j), strconv.Itoa(brokerPort))))
+			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(nemesis.NodeName(j), strconv.Itoa(brokerPort))))
 		}
 	}
 	return a

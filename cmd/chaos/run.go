@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -267,14 +268,10 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	} else {
 		monDone <- nil
 	}
-	stopMonitor := func() error {
-		if monCancel == nil {
-			return nil
-		}
+	stopMonitor := sync.OnceValue(func() error {
 		monCancel()
-		monCancel = nil
 		return <-monDone
-	}
+	})
 	defer stopMonitor()
 	nemCtx, nemCancel := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
@@ -382,7 +379,7 @@ func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
 		ctrlPort = spec.BasePort - 1
 	}
 	for i := 1; i <= spec.Nodes; i++ {
-		if _, err := fabric.Add(nodeName(i), "controller", addr(ctrlPort)); err != nil {
+		if _, err := fabric.Add(nemesis.NodeName(i), "controller", addr(ctrlPort)); err != nil {
 			fabric.Close()
 			return nil, err
 		}
@@ -390,22 +387,20 @@ func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
 			if j == i {
 				continue
 			}
-			if _, err := fabric.Add(nodeName(i), nodeName(j), addr(spec.BasePort+j-1)); err != nil {
+			if _, err := fabric.Add(nemesis.NodeName(i), nemesis.NodeName(j), addr(spec.BasePort+j-1)); err != nil {
 				fabric.Close()
 				return nil, err
 			}
 		}
 	}
 	spec.BrokerArgsFor = func(i int) []string {
-		args := []string{"--controller", fabric.Link(nodeName(i), "controller").Addr()}
+		args := []string{"--controller", fabric.Link(nemesis.NodeName(i), "controller").Addr()}
 		for j := 1; j <= spec.Nodes; j++ {
 			if j != i {
-				args = append(args, "--peer-addr", fmt.Sprintf("%d=%s", j, fabric.Link(nodeName(i), nodeName(j)).Addr()))
+				args = append(args, "--peer-addr", fmt.Sprintf("%d=%s", j, fabric.Link(nemesis.NodeName(i), nemesis.NodeName(j)).Addr()))
 			}
 		}
 		return args
 	}
 	return fabric, nil
 }
-
-func nodeName(id int) string { return fmt.Sprintf("broker-%d", id) }
