@@ -11,7 +11,7 @@ import (
 // Mechanisms for delays.
 const (
 	Netem = "netem"    // a netem qdisc: a fixed delay on every packet
-	HTB   = "htb-rate" // no netem in the kernel: an HTB rate of one MTU per delay
+	HTB   = "htb-rate" // no netem in the kernel: an HTB rate of one minimal packet per delay (htbRate)
 )
 
 // Spec is the network fault state of one node.
