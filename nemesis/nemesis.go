@@ -172,7 +172,12 @@ type Config struct {
 	Partitions  int32
 	LagTimeMax  time.Duration // replica.lag.time.max.ms: slow-follower delays beyond it
 	StopTimeout time.Duration // graceful stop before SIGKILL
-	Seed        uint64
+	// LeaderWait is how long a fault aimed at a leader waits for the
+	// partition to have one (default 5 s): right after an election or a
+	// controller restart there may be none for a moment, and a fault
+	// that gave up at once would be a window with no fault in it.
+	LeaderWait time.Duration
+	Seed       uint64
 }
 
 // Nemesis runs a schedule against a cluster.
@@ -315,15 +320,25 @@ func (n *Nemesis) randomBroker() (int, error) {
 // leaderOf picks a random partition and returns its leader.
 func (n *Nemesis) leaderOf(ctx context.Context) (int32, int, error) {
 	p := n.rng.Int32N(max(n.cfg.Partitions, 1))
-	ls, err := n.leaders(ctx)
-	if err != nil {
-		return p, 0, fmt.Errorf("finding the leader of partition %d: %w", p, err)
+	wait := n.cfg.LeaderWait
+	if wait <= 0 {
+		wait = 5 * time.Second
 	}
-	l, ok := ls[p]
-	if !ok || l < 0 {
-		return p, 0, fmt.Errorf("partition %d has no leader", p)
+	deadline := time.Now().Add(wait)
+	for {
+		ls, err := n.leaders(ctx)
+		if err == nil {
+			if l, ok := ls[p]; ok && l >= 0 {
+				return p, int(l), nil
+			}
+			err = fmt.Errorf("partition %d has no leader", p)
+		} else {
+			err = fmt.Errorf("finding the leader of partition %d: %w", p, err)
+		}
+		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
+			return p, 0, err
+		}
 	}
-	return p, int(l), nil
 }
 
 func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error) {

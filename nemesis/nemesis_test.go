@@ -214,3 +214,36 @@ func TestMoreFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaderFaultWaitsForALeader: right after an election a partition may
+// have no leader for a moment; a fault aimed at the leader waits for one
+// (up to LeaderWait) rather than giving up, and says why when none comes.
+func TestLeaderFaultWaitsForALeader(t *testing.T) {
+	calls := 0
+	late := func(context.Context) (map[int32]int32, error) {
+		calls++
+		if calls < 3 {
+			return map[int32]int32{0: -1}, nil
+		}
+		return map[int32]int32{0: 3}, nil
+	}
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 1, LeaderWait: 5 * time.Second}, rt, rt, late, rec)
+	if err := n.Run(context.Background(), time.Now(), Schedule{{Fault: "kill-leader", Start: 0, End: time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"kill 3", "restart 3"}; !reflect.DeepEqual(rt.log, want) || rec.ops[1].Error != "" {
+		t.Fatalf("actions %v (start: %v), want %v after waiting for the leader", rt.log, rec.ops[1], want)
+	}
+
+	never := func(context.Context) (map[int32]int32, error) { return map[int32]int32{0: -1}, nil }
+	rt, rec = &fakeRuntime{}, &memRecorder{}
+	n = New(Config{Brokers: 3, Partitions: 1, Seed: 1, LeaderWait: 300 * time.Millisecond}, rt, rt, never, rec)
+	start := time.Now()
+	if err := n.Run(context.Background(), time.Now(), Schedule{{Fault: "kill-leader", Start: 0, End: time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.log) != 0 || !strings.Contains(rec.ops[1].Error, "no leader") || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("with no leader ever: actions %v, start op %v after %s", rt.log, rec.ops[1], time.Since(start))
+	}
+}
