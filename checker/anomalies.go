@@ -7,145 +7,198 @@ import (
 	"github.com/chaos-isr/chaos/history"
 )
 
-// LostWrite finds acknowledged sends missing from the final read that
-// reached past them: an ok send of v at offset o whose partition's final
-// read has a high watermark above o and does not hold v at any offset. (If v
-// is at another offset, that is a duplicate or inconsistent offset, not a
-// loss.) Count is the number of lost values.
+// LostWrite finds writes that are gone: a value known to have been
+// written, because its send was acknowledged (ok, with an offset) or a
+// consumer read it, whose record the end of the history shows is no longer
+// in the log. It is gone when the final read of its partition reached past
+// its offset without it, or when every replica's log was read and none
+// holds it (the log was cut below it). Count is the number of lost values.
 //
-// Only ok sends are judged: an info or unfinished send may never have
-// happened, so its absence proves nothing. A partition without a final read
-// cannot be judged, and makes the result unknown unless a loss was found
-// elsewhere.
+// Each loss is judged by its cause: a record that was committed (acked
+// under acks=-1, or read by a consumer, who reads only below the high
+// watermark) is a committed truncation; one acknowledged under acks=0/1
+// and never read is an uncommitted one, which acks=1 permits.
+//
+// An info or unfinished send nobody read may never have happened, so its
+// absence proves nothing; nor does the absence of a value whose sends all
+// failed (aborted-read judges that). A value the final phase did not read
+// far enough to judge (no final read of its partition, or its offset
+// beyond the final read while a replica was not read) is undecided, which
+// makes the result unknown if its loss would be forbidden.
 func LostWrite(h *History) Result {
-	f := newFinding(LostWriteName)
-	unjudged := map[int32]int64{}
-	walkLost(h, f.stat, func(part int32) { unjudged[part]++ }, func(s *sendOp, fr *readOp) {
-		f.add(fmt.Sprintf("value %q acknowledged at offset %d (op %d) is missing from the final read of %s (op %d), which reached offset %d",
-			h.vals[s.vid].str, s.offset, h.index(s.done), h.key(s.part), h.index(fr.done), fr.reach), h.index(s.done))
+	f := h.newFinding(LostWriteName)
+	walkLost(h, f, func(w lostValue) {
+		f.add(w.cause, w.describe(h), h.index(w.pos))
 	})
-	for _, part := range sortedParts(unjudged) {
-		f.stat("no-final-read", unjudged[part])
-		f.note("no final read of %s: %d acknowledged sends to it cannot be judged", h.key(part), unjudged[part])
-	}
-	return f.result(len(unjudged) > 0)
+	return f.result()
 }
 
-// LostAck is one lost write: an acknowledged send missing from the final
-// read of its partition.
+// lostValue is one value LostWrite judged gone.
+type lostValue struct {
+	vid   int32
+	pos   int32 // the ack, or the first client read
+	acked bool
+	cause Cause
+}
+
+func (w lostValue) describe(h *History) string {
+	v := &h.vals[w.vid]
+	p := h.parts[v.home()]
+	how := fmt.Sprintf("acknowledged at offset %d (op %d)", v.obsOff, h.index(w.pos))
+	switch {
+	case !w.acked:
+		how = fmt.Sprintf("read by a consumer at offset %d (op %d)", v.obsOff, h.index(w.pos))
+	case v.flags&readByClient != 0:
+		how = fmt.Sprintf("acknowledged at offset %d (op %d) and read by a consumer (op %d)", v.obsOff, h.index(w.pos), h.index(v.readPos))
+	}
+	fr := &h.finals[p.final]
+	where := fmt.Sprintf("the final read of %s (op %d), which reached offset %d", p.key, h.index(fr.done), fr.reach)
+	if v.obsOff >= fr.reach {
+		where += ", nor any replica's log"
+	}
+	return fmt.Sprintf("value %q %s is missing from %s", v.str, how, where)
+}
+
+// LostAck is one lost write: a value known to have been written (an
+// acknowledged send, or a record a consumer read) whose record is gone.
 type LostAck struct {
 	Value     string `json:"value"`
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
-	// Offset is where the broker said it wrote the value.
+	// Offset is where the broker said it wrote the value, or where a
+	// consumer read it.
 	Offset int64 `json:"offset"`
-	// Op and Time are the acknowledgement's (the ok send's) index and
-	// time (ns since the test started).
+	// Op and Time are the acknowledgement's (or the first read's) index
+	// and time (ns since the test started).
 	Op   int64 `json:"op"`
 	Time int64 `json:"time"`
+	// Acked: the send was acknowledged; else only a consumer saw it.
+	Acked bool `json:"acked"`
+	// Cause is how the guarantee model judges the loss.
+	Cause Cause `json:"cause"`
 	// FinalRead is the index of the final read that lacks the value, and
 	// Reach the offset it read up to.
 	FinalRead int64 `json:"final_read"`
 	Reach     int64 `json:"reach"`
 }
 
-// LostWrites lists every write LostWrite counts, in completion order of
-// the acknowledgements, where LostWrite's Result keeps only MaxExamples:
-// a report lists them all.
+// LostWrites lists every write LostWrite counts, in history order of their
+// acknowledgements (or first reads), where LostWrite's Result keeps only
+// MaxExamples: a report lists them all.
 func LostWrites(h *History) []LostAck {
 	var out []LostAck
-	walkLost(h, func(string, int64) {}, func(int32) {}, func(s *sendOp, fr *readOp) {
-		k := h.key(s.part)
-		done := &h.Ops[s.done]
-		out = append(out, LostAck{Value: h.vals[s.vid].str, Topic: k.Topic, Partition: k.Partition, Offset: s.offset,
-			Op: done.Index, Time: done.Time, FinalRead: h.index(fr.done), Reach: fr.reach})
+	walkLost(h, h.newFinding(LostWriteName), func(w lostValue) {
+		v := &h.vals[w.vid]
+		p := h.parts[v.home()]
+		fr := &h.finals[p.final]
+		op := &h.Ops[w.pos]
+		out = append(out, LostAck{Value: v.str, Topic: p.key.Topic, Partition: p.key.Partition, Offset: v.obsOff,
+			Op: op.Index, Time: op.Time, Acked: w.acked, Cause: w.cause, FinalRead: h.index(fr.done), Reach: fr.reach})
 	})
+	slices.SortStableFunc(out, func(a, b LostAck) int { return cmpInt(a.Op, b.Op) })
 	return out
 }
 
-// walkLost finds the lost writes of LostWrite (its doc says which) and
-// calls lost once per lost value, unjudged per ok send of a partition
-// without a final read, and stat with what it judged.
-func walkLost(h *History, stat func(string, int64), unjudged func(part int32), lost func(s *sendOp, fr *readOp)) {
-	seen := map[int32]bool{}
+// walkLost finds the lost values of LostWrite (its doc says which) and
+// calls lost once per lost value, in history order of the ack or read that
+// made it known; it tells f what it judged and left undecided.
+func walkLost(h *History, f *finding, lost func(w lostValue)) {
+	judged := make([]bool, len(h.vals))
+	consider := func(vid int32, pos int32, acked bool) {
+		if judged[vid] {
+			return
+		}
+		judged[vid] = true
+		v := &h.vals[vid]
+		f.stat("judged", 1)
+		switch v.fate {
+		case gone:
+			lost(lostValue{vid: vid, pos: pos, acked: acked, cause: h.truncation(vid)})
+		case undecided:
+			f.undecide(h.truncation(vid), "undecided", 1)
+			if h.parts[v.home()].final < 0 {
+				f.stat("no-final-read", 1)
+			}
+		}
+	}
+	var acked, read int64
 	for i := range h.sends {
 		s := &h.sends[i]
 		if s.typ != history.OK {
 			continue
 		}
-		stat("acknowledged", 1)
+		acked++
 		if s.offset < 0 {
-			stat("acknowledged-without-offset", 1)
+			f.stat("acknowledged-without-offset", 1)
 			continue
 		}
-		p := h.parts[s.part]
-		if p.final < 0 {
-			unjudged(s.part)
+		consider(s.vid, s.done, true)
+	}
+	for vid := range h.vals {
+		v := &h.vals[vid]
+		if v.flags&readByClient == 0 || judged[vid] || !v.sent() || v.onlyFailed() {
 			continue
 		}
-		fr := &h.finals[p.final]
-		if s.offset >= fr.reach {
-			stat("beyond-final-read", 1)
-			continue
-		}
-		stat("judged", 1)
-		if h.vals[s.vid].flags&inOwnFinal != 0 || seen[s.vid] {
-			continue
-		}
-		seen[s.vid] = true // a retried value acknowledged twice is lost once
-		lost(s, fr)
+		read++
+		consider(int32(vid), v.readPos, false)
+	}
+	f.stat("acknowledged", acked)
+	f.stat("read-not-acknowledged", read)
+	if acked == 0 && len(h.polls) == 0 {
+		f.noEvidence("nothing was acknowledged and no consumer read anything")
+	}
+	if n := f.stats["undecided"]; n > 0 {
+		f.note("%d written values could not be judged: the final phase did not read far enough (or at all) to tell whether they are still in the log", n)
 	}
 }
 
 // Unseen finds acknowledged sends whose value no poll and no final read
-// ever returned: lost, or the final read did not get that far. Count is the
-// number of such values. It is invalid if some of them belong to a
-// partition that had a final read (which should have returned them), and
-// unknown if all of them belong to partitions without one.
+// ever returned, and which the end of the history does not show to be in
+// the log: lost (gone), or beyond what the final phase read (undecided,
+// which makes the result unknown where the loss would be forbidden). Count
+// is the number of unseen values that are gone.
 func Unseen(h *History) Result {
-	f := newFinding(UnseenName)
-	unjudged := map[int32]int64{}
-	unseen := map[int32]bool{}
+	f := h.newFinding(UnseenName)
+	seen := make([]bool, len(h.vals))
+	var acked int64
 	for i := range h.sends {
 		s := &h.sends[i]
 		if s.typ != history.OK {
 			continue
 		}
+		acked++
 		val := &h.vals[s.vid]
-		if val.flags&readByClient != 0 || unseen[s.vid] {
+		if val.flags&readByClient != 0 || seen[s.vid] {
 			continue
 		}
-		unseen[s.vid] = true
-		p := h.parts[s.part]
+		seen[s.vid] = true
 		at := "at an unknown offset"
 		if s.offset >= 0 {
 			at = fmt.Sprintf("at offset %d", s.offset)
 		}
-		if p.final < 0 {
-			unjudged[s.part]++
-			continue
+		switch val.fate {
+		case gone:
+			fr := &h.finals[h.parts[s.part].final]
+			f.add(h.truncation(s.vid), fmt.Sprintf("value %q acknowledged %s of %s (op %d) was never read; the final read (op %d) reached offset %d",
+				val.str, at, h.key(s.part), h.index(s.done), h.index(fr.done), fr.reach), h.index(s.done))
+		case undecided, fateNone:
+			f.undecide(h.truncation(s.vid), "unseen-undecided", 1)
 		}
-		fr := &h.finals[p.final]
-		f.add(fmt.Sprintf("value %q acknowledged %s of %s (op %d) was never read; the final read (op %d) reached offset %d",
-			val.str, at, p.key, h.index(s.done), h.index(fr.done), fr.reach), h.index(s.done))
 	}
-	for _, part := range sortedParts(unjudged) {
-		f.count += int(unjudged[part])
-		f.stat("unseen-without-final-read", unjudged[part])
-		f.note("%d acknowledged values of %s were never read, and %s had no final read", unjudged[part], h.key(part), h.key(part))
+	if acked == 0 {
+		f.noEvidence("no send was acknowledged")
+	} else if n := f.stats["unseen-undecided"]; n > 0 {
+		f.note("%d acknowledged values were never read, and the final phase did not read far enough (or at all) to tell whether they are lost", n)
 	}
-	r := f.result(false)
-	if r.Valid == Invalid && f.stats["unseen-without-final-read"] == int64(f.count) {
-		r.Valid = Unknown
-	}
-	return r
+	return f.result()
 }
 
 // Duplicate finds values observed at more than one offset (or in more than
 // one partition), across acks, polls and final reads. Count is the number
-// of such values.
+// of such values. No truncation moves a record to another offset, so only
+// client retries explain one.
 func Duplicate(h *History) Result {
-	f := newFinding(DuplicateName)
+	f := h.newFinding(DuplicateName)
 	seen := map[int32]bool{}
 	for _, d := range h.dups {
 		val := &h.vals[d.vid]
@@ -153,41 +206,131 @@ func Duplicate(h *History) Result {
 			continue
 		}
 		seen[d.vid] = true
-		f.add(fmt.Sprintf("value %q is at offset %d of %s (op %d) and at offset %d of %s (op %d)",
+		f.add(Unexplained, fmt.Sprintf("value %q is at offset %d of %s (op %d) and at offset %d of %s (op %d)",
 			val.str, val.obsOff, h.key(val.obsPart), h.index(val.obsPos), d.offset, h.key(d.part), h.index(d.pos)),
 			h.index(val.obsPos), h.index(d.pos))
 	}
-	return f.result(false)
+	if !h.anyObserved() {
+		f.noEvidence("no send was acknowledged with an offset and no read returned a record")
+	}
+	return f.result()
+}
+
+// anyObserved: some ack or client read put a value at an offset.
+func (h *History) anyObserved() bool {
+	for _, p := range h.parts {
+		if len(p.exist) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// clientRecords: some poll or final read returned a record.
+func (h *History) clientRecords() bool {
+	for _, rs := range [][]readOp{h.polls, h.finals} {
+		for i := range rs {
+			if len(rs[i].recs) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// explain tells what explains an instance that involves the records of
+// vids, any of which a truncation could have removed: the mildest cause
+// among those that are gone; Unexplained when two or more of them are
+// still in the log (no truncation removed what the instance needs
+// removed), or when all are. decided is false when the history cannot
+// tell (a record's fate is undecided and none is gone); c is then the
+// cause it would have.
+func (h *History) explain(vids ...int32) (c Cause, decided bool) {
+	survivors := 0
+	var goneC, openC Cause
+	milder := func(a, b Cause) Cause {
+		if a == "" || (a == CommittedTruncation && b == UncommittedTruncation) {
+			return b
+		}
+		return a
+	}
+	for _, vid := range vids {
+		switch h.vals[vid].fate {
+		case survives:
+			survivors++
+		case gone:
+			goneC = milder(goneC, h.truncation(vid))
+		default:
+			openC = milder(openC, h.truncation(vid))
+		}
+	}
+	switch {
+	case survivors >= 2:
+		return Unexplained, true
+	case goneC != "":
+		return goneC, true
+	case openC == "":
+		return Unexplained, true
+	}
+	return openC, false
+}
+
+// addExplained adds an instance whose cause explain gave: an undecided one
+// is counted under the cause it would have, and leaves the result open if
+// that cause is permitted but an unexplained instance would not be.
+func (f *finding) addExplained(c Cause, decided bool, detail string, ops ...int64) {
+	f.add(c, detail, ops...)
+	if !decided {
+		f.stat("cause-undecided", 1)
+		if f.perm.allows(c) && !f.perm.allows(Unexplained) {
+			f.undecided++
+		}
+	}
 }
 
 // InconsistentOffsets finds offsets that reads (polls and final reads)
 // returned with different values: a consumed record later changed. Count
-// is the number of such offsets.
+// is the number of such offsets. Consumers read only committed records,
+// so an instance is a committed record truncated and its offset reused,
+// unless two of the values read there are still in the log (then no
+// truncation explains it).
 //
-// Acks are left out on purpose. GUARANTEES.md defines the anomaly by reads,
-// and its matrix promises it absent for acks=1 under clean election, where
-// an acknowledged but uncommitted record may legitimately be truncated and
-// its offset reused. The acked value's fate is judged by lost-write,
-// duplicate and nonlinearizable-send; the number of offsets where an ack
-// disagrees with a read is reported as the statistic "ack-conflicts".
+// Acks are left out on purpose. The anomaly is defined by reads, and the
+// guarantee model promises it absent for acks=1 under clean election,
+// where an acknowledged but uncommitted record may legitimately be
+// truncated and its offset reused. The acked value's fate is judged by
+// lost-write, duplicate and nonlinearizable-send; the number of offsets
+// where an ack disagrees with a read is reported as the statistic
+// "ack-conflicts".
 func InconsistentOffsets(h *History) Result {
-	f := newFinding(InconsistentOffsetsName)
+	f := h.newFinding(InconsistentOffsetsName)
 	type at struct {
 		part int32
 		off  int64
 	}
-	seen := map[at]bool{}
+	// Every value read at each conflicting offset, the first read first.
+	var order []at
+	values := map[at][]int32{}
+	firstPos := map[at]int32{}
 	for _, c := range h.conflicts {
 		k := at{c.part, c.offset}
-		if seen[k] {
-			continue
+		if _, ok := values[k]; !ok {
+			s := h.parts[c.part].obs.lookup(c.offset)
+			values[k] = []int32{s.readVid - 1}
+			firstPos[k] = s.readPos
+			order = append(order, k)
 		}
-		seen[k] = true
-		s := h.parts[c.part].obs.lookup(c.offset)
-		first := &h.vals[s.readVid-1]
-		f.add(fmt.Sprintf("offset %d of %s was read as %q (op %d) and as %q (op %d)",
-			c.offset, h.key(c.part), first.str, h.index(s.readPos), h.vals[c.vid].str, h.index(c.pos)),
-			h.index(s.readPos), h.index(c.pos))
+		if !slices.Contains(values[k], c.vid) {
+			values[k] = append(values[k], c.vid)
+		}
+	}
+	for _, k := range order {
+		vids := values[k]
+		c, decided := h.explain(vids...)
+		second := h.conflictPos(k.part, k.off)
+		f.addExplained(c, decided, fmt.Sprintf("offset %d of %s was read as %q (op %d) and as %q (op %d)",
+			k.off, h.key(k.part), h.vals[vids[0]].str, h.index(firstPos[k]), h.vals[vids[1]].str, h.index(second)),
+			h.index(firstPos[k]), h.index(second))
 	}
 	var ack int64
 	for _, p := range h.parts {
@@ -196,19 +339,37 @@ func InconsistentOffsets(h *History) Result {
 	if ack > 0 {
 		f.stat("ack-conflicts", ack)
 	}
-	return f.result(false)
+	if !h.clientRecords() {
+		f.noEvidence("no poll or final read returned a record")
+	}
+	return f.result()
+}
+
+// conflictPos is the op that first read a second value at off.
+func (h *History) conflictPos(part int32, off int64) int32 {
+	for _, c := range h.conflicts {
+		if c.part == part && c.offset == off {
+			return c.pos
+		}
+	}
+	return -1
 }
 
 // NonmonotonicSend finds, for one process and one partition, an ok send
 // that completed after an earlier ok send of that process but landed at an
-// offset not above it. Count is the number of such sends.
+// offset not above it. Count is the number of such sends. With one request
+// in flight only a truncation explains one: the earlier record (or the
+// later) was truncated and the log end moved back; if both are still in
+// the log, nothing does.
 func NonmonotonicSend(h *History) Result {
-	f := newFinding(NonmonotonicSendName)
+	f := h.newFinding(NonmonotonicSendName)
 	type last struct {
 		offset int64
 		pos    int32
+		vid    int32
 	}
 	prev := map[int64]last{}
+	pairs := int64(0)
 	for i := range h.sends {
 		s := &h.sends[i]
 		if s.typ != history.OK || s.offset < 0 {
@@ -216,15 +377,22 @@ func NonmonotonicSend(h *History) Result {
 		}
 		k := int64(s.process)<<32 | int64(uint32(s.part))
 		p, ok := prev[k]
+		if ok {
+			pairs++
+		}
 		if ok && s.offset <= p.offset {
-			f.add(fmt.Sprintf("process %d's send of %q landed at offset %d of %s (op %d), after its earlier send landed at offset %d (op %d)",
-				s.process, h.vals[s.vid].str, s.offset, h.key(s.part), h.index(s.done), p.offset, h.index(p.pos)),
+			c, decided := h.explain(p.vid, s.vid)
+			f.addExplained(c, decided, fmt.Sprintf("process %d's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
+				s.process, h.vals[s.vid].str, s.offset, h.key(s.part), h.index(s.done), h.vals[p.vid].str, p.offset, h.index(p.pos)),
 				h.index(p.pos), h.index(s.done))
 			continue
 		}
-		prev[k] = last{s.offset, s.done}
+		prev[k] = last{s.offset, s.done, s.vid}
 	}
-	return f.result(false)
+	if pairs == 0 {
+		f.noEvidence("no process had two acknowledged sends to one partition")
+	}
+	return f.result()
 }
 
 // PollSkip finds a consumer (process) skipping offsets that exist: for one
@@ -235,16 +403,29 @@ func NonmonotonicSend(h *History) Result {
 // poll, and between consecutive polls all count. Count is the number of
 // gaps.
 func PollSkip(h *History) Result {
-	f := newFinding(PollSkipName)
+	f := h.newFinding(PollSkipName)
 	walkPolls(h, func(r *readOp, from, to int64, n int, prev int32) {
 		where := "after its previous poll"
 		if prev < 0 {
 			where = "from the poll's start"
 		}
-		f.add(fmt.Sprintf("process %d's poll of %s (op %d) skipped %d existing offsets in [%d, %d) %s",
+		f.add(CommittedTruncation, fmt.Sprintf("process %d's poll of %s (op %d) skipped %d existing offsets in [%d, %d) %s",
 			r.process, h.key(r.part), h.index(r.done), n, from, to, where), h.index(r.done))
 	}, nil)
-	return f.result(false)
+	if !h.pollRecords() {
+		f.noEvidence("no poll returned a record")
+	}
+	return f.result()
+}
+
+// pollRecords: some poll returned a record.
+func (h *History) pollRecords() bool {
+	for i := range h.polls {
+		if len(h.polls[i].recs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // NonmonotonicPoll finds a consumer going backwards: for one process and
@@ -252,17 +433,20 @@ func PollSkip(h *History) Result {
 // or a poll whose records are not in strictly increasing offset order.
 // Count is the number of polls that did so.
 func NonmonotonicPoll(h *History) Result {
-	f := newFinding(NonmonotonicPollName)
+	f := h.newFinding(NonmonotonicPollName)
 	walkPolls(h, nil, func(r *readOp, off, after int64, internal bool, prev int32) {
 		if internal {
-			f.add(fmt.Sprintf("process %d's poll of %s (op %d) returned offset %d after offset %d in the same poll",
+			f.add(CommittedTruncation, fmt.Sprintf("process %d's poll of %s (op %d) returned offset %d after offset %d in the same poll",
 				r.process, h.key(r.part), h.index(r.done), off, after), h.index(r.done))
 			return
 		}
-		f.add(fmt.Sprintf("process %d's poll of %s (op %d) returned offset %d, but it had already received offset %d (op %d)",
+		f.add(CommittedTruncation, fmt.Sprintf("process %d's poll of %s (op %d) returned offset %d, but it had already received offset %d (op %d)",
 			r.process, h.key(r.part), h.index(r.done), off, after, h.index(prev)), h.index(prev), h.index(r.done))
 	})
-	return f.result(false)
+	if !h.pollRecords() {
+		f.noEvidence("no poll returned a record")
+	}
+	return f.result()
 }
 
 // walkPolls follows each consumer's position through its ok polls, in
@@ -321,10 +505,10 @@ func walkPolls(h *History,
 // read (poll, final read or replica read) returned. Count is the number of
 // such values.
 func AbortedRead(h *History) Result {
-	f := newFinding(AbortedReadName)
+	f := h.newFinding(AbortedReadName)
 	for vid := range h.vals {
 		val := &h.vals[vid]
-		if val.flags&sentFail == 0 || val.flags&(sentOK|sentInfo|sentOpen) != 0 {
+		if !val.onlyFailed() {
 			continue
 		}
 		pos, by := val.readPos, "a client read"
@@ -334,17 +518,33 @@ func AbortedRead(h *History) Result {
 		if pos < 0 {
 			continue
 		}
-		f.add(fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(val.failPos), by, h.index(pos)),
+		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(val.failPos), by, h.index(pos)),
 			h.index(val.failPos), h.index(pos))
 	}
-	return f.result(false)
+	if !h.anyRecords() {
+		f.noEvidence("no read returned a record")
+	}
+	return f.result()
+}
+
+// anyRecords: some client or replica read returned a record.
+func (h *History) anyRecords() bool {
+	if h.clientRecords() {
+		return true
+	}
+	for i := range h.replicas {
+		if len(h.replicas[i].recs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // GarbageRead finds values that a read returned but no send ever carried
 // (corruption, or a record from outside the test). Count is the number of
 // such values.
 func GarbageRead(h *History) Result {
-	f := newFinding(GarbageReadName)
+	f := h.newFinding(GarbageReadName)
 	for vid := range h.vals {
 		val := &h.vals[vid]
 		if val.sent() {
@@ -354,17 +554,22 @@ func GarbageRead(h *History) Result {
 		if pos < 0 {
 			pos, by = val.repPos, "a replica read"
 		}
-		f.add(fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, by, h.index(pos)), h.index(pos))
+		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, by, h.index(pos)), h.index(pos))
 	}
-	return f.result(false)
+	if !h.anyRecords() {
+		f.noEvidence("no read returned a record")
+	}
+	return f.result()
 }
 
 // ReplicaDivergence compares the replica reads of each partition (the
 // last read of each broker) pairwise: below the smaller of the two
 // replicas' high watermarks, both must hold the same records. Count is the
-// number of (pair, offset) differences.
+// number of (pair, offset) differences. A partition of which fewer than
+// two replicas were read (with a replication factor above one), or whose
+// replicas could not all be read, is not compared: unknown, never "none".
 func ReplicaDivergence(h *History) Result {
-	f := newFinding(ReplicaDivergenceName)
+	f := h.newFinding(ReplicaDivergenceName)
 	byPart := map[int32][]*readOp{}
 	for i := range h.replicas {
 		r := &h.replicas[i]
@@ -380,13 +585,34 @@ func ReplicaDivergence(h *History) Result {
 		}
 	}
 	f.stat("replica-reads", int64(len(h.replicas)))
+	rf := h.cfg.ReplicationFactor
+	if len(h.replicas) == 0 && rf != 1 {
+		f.noEvidence("the history has no replica reads")
+		return f.result()
+	}
+	for part, p := range h.parts {
+		if rf == 1 || !h.written(int32(part)) {
+			continue
+		}
+		switch rs := byPart[int32(part)]; {
+		case len(rs) < 2:
+			f.stat("partitions-not-compared", 1)
+			f.missing("%s: %d replica logs read, fewer than two: not compared", p.key, len(rs))
+		case len(p.tried) < rf:
+			f.stat("partitions-partly-read", 1)
+			f.missing("%s: %d replica logs read, of a replication factor of %d: the others not compared", p.key, len(rs), rf)
+		case !p.allRead:
+			f.stat("partitions-partly-read", 1)
+			f.missing("%s: %d of the %d replica logs the final phase tried were read: the others not compared", p.key, len(rs), len(p.tried))
+		}
+	}
 	for _, part := range sortedParts(byPart) {
 		rs := byPart[part]
 		for i := 0; i < len(rs); i++ {
 			for j := i + 1; j < len(rs); j++ {
 				a, b := rs[i], rs[j]
 				if a.hw < 0 || b.hw < 0 {
-					f.note("replica reads op %d and op %d of %s: a high watermark is missing, not compared", h.index(a.done), h.index(b.done), h.key(part))
+					f.missing("replica reads op %d and op %d of %s: a high watermark is missing, not compared", h.index(a.done), h.index(b.done), h.key(part))
 					continue
 				}
 				f.stat("pairs-compared", 1)
@@ -394,13 +620,18 @@ func ReplicaDivergence(h *History) Result {
 				if n == 0 {
 					continue
 				}
-				f.addN(n, fmt.Sprintf("replicas %d (op %d) and %d (op %d) of %s differ at %d offsets below their common high watermark %d, first at offset %d: %s vs %s",
+				f.addN(n, CommittedTruncation, fmt.Sprintf("replicas %d (op %d) and %d (op %d) of %s differ at %d offsets below their common high watermark %d, first at offset %d: %s vs %s",
 					a.broker, h.index(a.done), b.broker, h.index(b.done), h.key(part), n, min(a.hw, b.hw), first, va, vb),
 					h.index(a.done), h.index(b.done))
 			}
 		}
 	}
-	return f.result(false)
+	return f.result()
+}
+
+// written: some client operation sent to or read the partition.
+func (h *History) written(part int32) bool {
+	return len(h.parts[part].exist) > 0 || h.parts[part].final >= 0
 }
 
 // diverge counts the offsets below limit where two logs sorted by offset

@@ -253,10 +253,10 @@ func BenchmarkCheckAllButLinearizability(b *testing.B) {
 // hardest shape: every operation in one search. Target: at most 10 s.
 func BenchmarkLinearizability(b *testing.B) {
 	ops := synth(linConfig)
-	h := NewHistory(ops)
+	h := NewHistory(ops, strict)
 	b.ResetTimer()
 	for b.Loop() {
-		rs := Linearizability(h, -1, Options{LinearizableTimeout: time.Minute})
+		rs := Linearizability(h, Options{LinearizableTimeout: time.Minute})
 		if rs[0].Stats["porcupine-ok"] != 1 {
 			b.Fatalf("not decided linearizable: %v %v", rs[0].Stats, rs[0].Details)
 		}

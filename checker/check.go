@@ -1,6 +1,9 @@
 package checker
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,7 +30,7 @@ type Options struct {
 // Check runs every checker on ops, marks the anomalies cfg permits as
 // expected, and gives the verdict (see Results.Valid).
 func Check(ops []history.Op, cfg Config, opts Options) *Results {
-	h := NewHistory(ops)
+	h := NewHistory(ops, cfg)
 	checks := []func(*History) Result{
 		LostWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
@@ -36,12 +39,12 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	var wg sync.WaitGroup
 	var lin []Result
 	if !opts.SkipLinearizability {
-		wg.Go(func() { lin = Linearizability(h, cfg.Acks, opts) })
+		wg.Go(func() { lin = Linearizability(h, opts) })
 	} else {
 		for _, name := range []string{NonlinearizableSendName, StaleReadName} {
-			f := newFinding(name)
-			f.note("not checked: linearizability was skipped")
-			lin = append(lin, f.result(true))
+			f := h.newFinding(name)
+			f.noEvidence("linearizability was skipped")
+			lin = append(lin, f.result())
 		}
 	}
 	for i, c := range checks {
@@ -50,23 +53,46 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	wg.Wait()
 	rs = append(rs, lin...)
 
-	perm := Permitted(cfg)
-	out := &Results{Config: cfg, FaultClass: FaultClass(cfg.Faults), Ops: map[string]OpCounts{}, Problems: h.problems}
+	ran := h.faults.ran(cfg)
+	out := &Results{Config: cfg, FaultClass: FaultClass(cfg, ran), Faults: kindsOf(ran), Ops: map[string]OpCounts{}, Problems: h.problems}
 	for f, c := range h.counts {
 		out.Ops[f] = *c
 	}
 	for i := range rs {
-		p := perm[rs[i].Name]
-		rs[i].Expected, rs[i].Why = p.Permitted, p.Why
-		if rs[i].Valid == Invalid {
-			if p.Permitted {
-				out.Expected = append(out.Expected, rs[i].Name)
-			} else {
-				out.Unexpected = append(out.Unexpected, rs[i].Name)
-			}
+		switch {
+		case rs[i].Forbidden > 0:
+			out.Unexpected = append(out.Unexpected, rs[i].Name)
+		case rs[i].Valid == Invalid:
+			out.Expected = append(out.Expected, rs[i].Name)
 		}
 	}
 	out.Results = rs
 	out.Valid = verdict(rs)
+
+	// What limits the verdict as a whole.
+	if h.clientOps == 0 {
+		out.Notes = append(out.Notes, "the history holds no client operation: nothing was tested")
+		if out.Valid == Valid {
+			out.Valid = Unknown
+		}
+	}
+	for _, k := range kindsOf(Declared(cfg.Faults)) {
+		if !slices.Contains(out.Faults, k) {
+			out.FaultsNotStarted = append(out.FaultsNotStarted, k)
+		}
+	}
+	if n := h.faults.failed; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d fault windows reported an error when they started; they are not counted as faults that ran", n))
+	}
+	if len(out.FaultsNotStarted) > 0 {
+		if len(out.Faults) == 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("no fault started, though %s was asked for: the run tested a healthy cluster only", strings.Join(out.FaultsNotStarted, ", ")))
+			if out.Valid == Valid {
+				out.Valid = Unknown
+			}
+		} else {
+			out.Notes = append(out.Notes, fmt.Sprintf("judged by the faults that ran (%s); never started: %s", strings.Join(out.Faults, ", "), strings.Join(out.FaultsNotStarted, ", ")))
+		}
+	}
 	return out
 }

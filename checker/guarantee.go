@@ -2,12 +2,17 @@ package checker
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/chaos-isr/chaos/history"
 )
 
 // Config is what the guarantee model needs to know about a test: the
 // replication settings the producers and the topic used, the faults the
-// nemesis injected, and how the client behaved.
+// nemesis was asked for, the storage settings that decide whether a fault
+// destroys data, and how the client behaved.
 type Config struct {
 	// Acks is the producers' acks: 0, 1 or -1 (all).
 	Acks              int `json:"acks"`
@@ -16,8 +21,22 @@ type Config struct {
 	// "unclean" (any live replica). Empty means clean, Kafka's default.
 	Election          string `json:"election"`
 	ReplicationFactor int    `json:"replication_factor"`
-	// Faults names the fault kinds the nemesis used (see FaultClass).
+	// Faults names the fault kinds the test was asked to inject. What
+	// the model judges by is what ran: the fault windows the history
+	// records (see FaultClass).
 	Faults []string `json:"faults"`
+	// FaultsRecorded: the history records every fault window that
+	// started (as chaos run's does), so a declared kind without a window
+	// never ran. Without it, a history that records no window is judged
+	// by Faults as declared.
+	FaultsRecorded bool `json:"faults_recorded,omitempty"`
+	// LoseUnsynced: a killed broker loses the writes it had not fsynced
+	// (the broker's --lose-unsynced storage mode, or a power loss).
+	LoseUnsynced bool `json:"lose_unsynced,omitempty"`
+	// Fsync is the brokers' fsync policy: "never", "always" or
+	// "interval:D"; empty if unknown. Under "always" nothing is ever
+	// unsynced, so no fault loses unsynced writes.
+	Fsync string `json:"fsync,omitempty"`
 	// ClientRetries: the producer retries sends without idempotence, so
 	// one value may be written twice.
 	ClientRetries bool `json:"client_retries"`
@@ -26,7 +45,28 @@ type Config struct {
 	MaxInFlight int `json:"max_in_flight"`
 }
 
-// Fault classes of GUARANTEES.md, in increasing severity.
+// Validate refuses a configuration no test can have: the same rules
+// chaos run applies to the flags it is given.
+func (c Config) Validate() error {
+	switch {
+	case c.Acks != 0 && c.Acks != 1 && c.Acks != -1:
+		return fmt.Errorf("acks must be 0, 1 or -1, got %d", c.Acks)
+	case c.ReplicationFactor < 1:
+		return fmt.Errorf("the replication factor must be at least 1, got %d", c.ReplicationFactor)
+	case c.MinInsyncReplicas < 1:
+		return fmt.Errorf("min.insync.replicas must be at least 1, got %d", c.MinInsyncReplicas)
+	case c.MinInsyncReplicas > c.ReplicationFactor:
+		return fmt.Errorf("min.insync.replicas %d is above the replication factor %d: no acks=-1 write could ever succeed", c.MinInsyncReplicas, c.ReplicationFactor)
+	case c.Election != "" && c.Election != "clean" && c.Election != "unclean":
+		return fmt.Errorf("the election must be clean or unclean, got %q", c.Election)
+	case c.MaxInFlight < 1:
+		return fmt.Errorf("max in flight must be at least 1, got %d", c.MaxInFlight)
+	}
+	return nil
+}
+
+// Fault classes of the guarantee model (docs/guarantees.md), in increasing
+// severity.
 const (
 	FaultsNone = "none"
 	FaultsF1   = "F1" // crashes with the disk intact, pauses, partitions, slow followers
@@ -34,120 +74,294 @@ const (
 	FaultsF3   = "F3" // unsynced writes lost on two or more nodes at once
 )
 
-// FaultClass maps the fault kinds a test used to the most severe class
-// among them:
+var classRank = map[string]int{FaultsNone: 0, FaultsF1: 1, FaultsF2: 2, FaultsF3: 3}
+
+// FaultRun is one fault window that ran, as far as the guarantee model
+// cares: its kind, and how many brokers it killed at once (0: not known,
+// judged by the kind's name).
+type FaultRun struct {
+	Kind    string
+	Brokers int
+}
+
+// killKinds are the fault kinds that kill broker processes, so that a
+// broker which keeps unsynced writes in memory loses them.
+var killKinds = map[string]bool{
+	"kill": true, "kill-leader": true, "kill-minority": true, "kill-majority": true, "kill-all": true,
+	"lose-unsynced": true, "slow-followers-kill-leader": true,
+}
+
+// FaultClass is the most severe class among the fault windows that ran,
+// given the storage settings:
 //
-//   - "" and "none" add nothing;
-//   - "lose-unsynced" and "lose-unsynced-one" (one node loses its unsynced
-//     writes at a time) are F2;
-//   - any other "lose-unsynced-…" name ("lose-unsynced-multi",
-//     "-majority", "-all", …: several nodes at once) is F3;
-//   - everything else is F1: process faults (kill, stop, pause, restart),
-//     network faults (partition, isolate, delay, drop, slow-follower) and
-//     unknown names. A fault that destroys data must say so in its name;
-//     guessing that an unknown fault might would silently permit lost
-//     writes, and a false alarm is easier to notice than a missed one.
-func FaultClass(faults []string) string {
+//   - no window: none;
+//   - a window that destroys unsynced writes is F2 if it killed one
+//     broker, F3 if it killed several at once. "lose-unsynced…" kinds
+//     destroy them by definition, other kills (kill, kill-leader,
+//     kill-majority, …) when cfg.LoseUnsynced; neither does under fsync
+//     "always", where nothing is unsynced;
+//   - every other window is F1: process faults with the disk intact,
+//     network faults, and unknown kinds. A fault that destroys data must
+//     say so; guessing that an unknown one might would silently permit
+//     lost writes, and a false alarm is easier to notice than a missed
+//     one.
+func FaultClass(cfg Config, runs []FaultRun) string {
 	class := FaultsNone
-	rank := map[string]int{FaultsNone: 0, FaultsF1: 1, FaultsF2: 2, FaultsF3: 3}
-	for _, f := range faults {
-		c := FaultsF1
-		switch name := strings.ToLower(strings.TrimSpace(f)); {
-		case name == "" || name == "none":
-			c = FaultsNone
-		case name == "lose-unsynced" || name == "lose-unsynced-one":
-			c = FaultsF2
-		case strings.HasPrefix(name, "lose-unsynced"):
-			c = FaultsF3
-		}
-		if rank[c] > rank[class] {
+	for _, r := range runs {
+		if c := runClass(cfg, r); classRank[c] > classRank[class] {
 			class = c
 		}
 	}
 	return class
 }
 
-// Permission says whether a configuration permits an anomaly, and why.
-type Permission struct {
-	Permitted bool   `json:"permitted"`
-	Why       string `json:"why"`
+func runClass(cfg Config, r FaultRun) string {
+	name := strings.ToLower(strings.TrimSpace(r.Kind))
+	if name == "" || name == "none" {
+		return FaultsNone
+	}
+	destroys := false
+	switch {
+	case strings.EqualFold(strings.TrimSpace(cfg.Fsync), "always"):
+	case strings.HasPrefix(name, "lose-unsynced"):
+		destroys = true
+	case killKinds[name]:
+		destroys = cfg.LoseUnsynced
+	}
+	if !destroys {
+		return FaultsF1
+	}
+	n := r.Brokers
+	if n == 0 {
+		n = 1
+		for _, many := range []string{"-all", "-majority", "-multi"} {
+			if strings.HasSuffix(name, many) {
+				n = 2
+			}
+		}
+	}
+	if n >= 2 {
+		return FaultsF3
+	}
+	return FaultsF2
 }
 
-// Permitted encodes the guarantee matrix and invariants of GUARANTEES.md:
-// for every anomaly of Names, whether cfg permits it. Fault classes not
-// named by the matrix are read as the closest row says: no faults as F1
-// (an overloaded cluster can still fence a broker and change leaders), and
-// F2/F3 wherever the matrix only promises "under F1".
-func Permitted(cfg Config) map[string]Permission {
-	class := FaultClass(cfg.Faults)
-	unclean := strings.EqualFold(cfg.Election, "unclean")
-	p := map[string]Permission{}
-
-	// lost-write.
-	var loss Permission
-	switch {
-	case unclean:
-		loss = Permission{true, "unclean election: an out-of-sync replica may become leader, and the acknowledged records only the old leader had are truncated"}
-	case cfg.Acks == 0:
-		loss = Permission{true, "acks=0: nothing is acknowledged; a send may vanish without anyone knowing"}
-	case cfg.Acks == 1:
-		loss = Permission{true, "acks=1: the leader acknowledges before followers fetch; if it dies or is cut off first, a follower without the record becomes leader"}
-	case class == FaultsF3:
-		loss = Permission{true, fmt.Sprintf("acks=%d under F3: unsynced writes lost on several nodes at once can erase a committed record from every replica", cfg.Acks)}
-	case class == FaultsF2 && cfg.MinInsyncReplicas <= 1:
-		loss = Permission{true, fmt.Sprintf("acks=%d, min.insync.replicas=%d under F2: the ISR may shrink to the leader alone, which acknowledges and then loses its unsynced writes", cfg.Acks, cfg.MinInsyncReplicas)}
-	case class == FaultsF2:
-		loss = Permission{true, fmt.Sprintf("acks=%d, min.insync.replicas=%d under F2: only via the last replica standing (the ISR shrinks to one replica, which then loses unsynced writes; KIP-966 closes this)", cfg.Acks, cfg.MinInsyncReplicas)}
-	default:
-		loss = Permission{false, fmt.Sprintf("acks=%d, clean election, faults %s: an acknowledged record is on every ISR member and only an ISR member becomes leader, so crashes with intact disks, pauses and partitions cannot lose it", cfg.Acks, class)}
+// Declared turns fault kinds into runs, one window each, for judging a
+// configuration before (or without) a history: what the model predicts.
+func Declared(kinds []string) []FaultRun {
+	var out []FaultRun
+	for _, k := range kinds {
+		out = append(out, FaultRun{Kind: k})
 	}
-	p[LostWriteName] = loss
-	p[UnseenName] = Permission{loss.Permitted, "follows lost-write (an unseen value is lost, or beyond the final read): " + loss.Why}
+	return out
+}
 
-	// inconsistent-offsets, replica-divergence.
-	var rewrite Permission
-	switch {
-	case unclean:
-		rewrite = Permission{true, "unclean election: an out-of-sync replica becomes leader, and the old leader truncates committed records and reuses their offsets"}
-	case class == FaultsF2 || class == FaultsF3:
-		rewrite = Permission{true, fmt.Sprintf("clean election under %s: a replica that loses its unsynced writes can lose committed records (last replica standing) and reuse their offsets", class)}
-	default:
-		rewrite = Permission{false, fmt.Sprintf("clean election, faults %s: consumers read below the high watermark, and every future leader has every record below it", class)}
-	}
-	p[InconsistentOffsetsName] = rewrite
-	p[ReplicaDivergenceName] = Permission{rewrite.Permitted, rewrite.Why + "; replicas must converge on the committed prefix after healing unless that prefix can be rewritten"}
-	p[PollSkipName] = Permission{rewrite.Permitted, "follows inconsistent-offsets (a truncated and rewritten log can make a consumer skip): " + rewrite.Why}
-	p[NonmonotonicPollName] = Permission{rewrite.Permitted, "follows inconsistent-offsets (a truncated log sends a consumer back): " + rewrite.Why}
+// faultLog is the fault windows a history records: the nemesis's
+// start-FAULT operations (process -1).
+type faultLog struct {
+	started []FaultRun // windows that started without an error
+	failed  int        // windows whose start reported an error
+	ops     int        // nemesis operations of any kind
+}
 
-	// nonmonotonic-send, nonlinearizable-send.
-	switch {
-	case cfg.MaxInFlight > 1:
-		p[NonmonotonicSendName] = Permission{true, fmt.Sprintf("max.in.flight=%d: a retried request may land after a later one", cfg.MaxInFlight)}
-	case loss.Permitted:
-		p[NonmonotonicSendName] = Permission{true, "follows lost-write (a truncation rewinds the log end, so a later send can land lower): " + loss.Why}
-	default:
-		p[NonmonotonicSendName] = Permission{false, "one request in flight per producer, and the log end only grows when no acknowledged record can be truncated: " + loss.Why}
+// brokerTarget matches a target naming one killed broker, as the nemesis
+// writes them ("broker-2", "then kill broker-2").
+var brokerTarget = regexp.MustCompile(`^(then kill )?broker-\d+$`)
+
+func (l *faultLog) add(op *history.Op) {
+	l.ops++
+	if op.Type == history.Invoke || !strings.HasPrefix(op.F, "start-") {
+		return
 	}
-	switch {
-	case loss.Permitted || rewrite.Permitted:
-		why := loss.Why
-		if !loss.Permitted {
-			why = rewrite.Why
+	kind := strings.TrimPrefix(op.F, "start-")
+	var targets []string
+	if op.Value != nil {
+		if op.Value.Fault != "" {
+			kind = op.Value.Fault
 		}
-		p[NonlinearizableSendName] = Permission{true, "a truncation rewinds the log end, so a send that began after another completed can get a lower offset: " + why}
+		targets = op.Value.Targets
+	}
+	// A start that reported an error may not have taken effect: counting
+	// it could permit what it never caused, so it does not count.
+	if op.Error != "" {
+		l.failed++
+		return
+	}
+	r := FaultRun{Kind: kind}
+	if killKinds[kind] {
+		for _, t := range targets {
+			if brokerTarget.MatchString(t) {
+				r.Brokers++
+			}
+		}
+	}
+	l.started = append(l.started, r)
+}
+
+// ran is what the model judges by: the windows that started if the
+// history records its faults; else the declared kinds.
+func (l *faultLog) ran(cfg Config) []FaultRun {
+	if l.ops > 0 || cfg.FaultsRecorded {
+		return l.started
+	}
+	return Declared(cfg.Faults)
+}
+
+// kinds lists the kinds that started at least once, sorted.
+func kindsOf(runs []FaultRun) []string {
+	var out []string
+	for _, r := range runs {
+		if k := strings.TrimSpace(r.Kind); k != "" && k != "none" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Permission says whether a configuration permits an anomaly, and why.
+// Anomalies are judged per instance by cause (see Cause): Causes says
+// which of the anomaly's causes are permitted, Permitted whether any is,
+// All whether every one is.
+type Permission struct {
+	Permitted bool           `json:"permitted"`
+	All       bool           `json:"all"`
+	Why       string         `json:"why"`
+	Causes    map[Cause]bool `json:"causes,omitempty"`
+}
+
+func (p Permission) allows(c Cause) bool {
+	if p.Causes == nil {
+		return p.Permitted
+	}
+	return p.Causes[c]
+}
+
+// reason is one base permission of the model with its reason.
+type reason struct {
+	ok  bool
+	why string
+}
+
+// causes builds an anomaly's permission from the permissions of its
+// possible causes; the reason lists what is permitted, then what is not.
+func causes(lead string, cs map[Cause]reason) Permission {
+	p := Permission{All: true, Causes: map[Cause]bool{}}
+	var yes, no []string
+	for _, c := range Causes() {
+		r, ok := cs[c]
+		if !ok {
+			continue
+		}
+		p.Causes[c] = r.ok
+		p.Permitted = p.Permitted || r.ok
+		p.All = p.All && r.ok
+		if r.ok {
+			yes = append(yes, r.why)
+		} else {
+			no = append(no, r.why)
+		}
+	}
+	var why []string
+	if lead != "" {
+		why = append(why, lead)
+	}
+	if len(yes) > 0 {
+		why = append(why, "permitted: "+strings.Join(yes, "; "))
+	}
+	if len(no) > 0 {
+		why = append(why, "forbidden: "+strings.Join(no, "; "))
+	}
+	p.Why = strings.Join(why, ". ")
+	return p
+}
+
+// Permitted encodes the guarantee matrix and invariants of
+// docs/guarantees.md for the faults cfg declares: for every anomaly of
+// Names, which of its causes cfg permits. Check judges a history by the
+// faults that ran instead.
+func Permitted(cfg Config) map[string]Permission {
+	return permitted(cfg, FaultClass(cfg, Declared(cfg.Faults)))
+}
+
+// permitted is the model under a fault class. Classes not named by the
+// matrix are read as the closest row says: no faults as F1 (an
+// overloaded cluster can still fence a broker and change leaders), and
+// F2/F3 wherever the matrix only promises "under F1".
+func permitted(cfg Config, class string) map[string]Permission {
+	unclean := strings.EqualFold(cfg.Election, "unclean")
+
+	// Loss of a record acknowledged before it was committed.
+	var loss reason
+	switch {
+	case unclean:
+		loss = reason{true, "unclean election: an out-of-sync replica may become leader, and the acknowledged records only the old leader had are truncated"}
+	case cfg.Acks == 0:
+		loss = reason{true, "acks=0: nothing is acknowledged; a send may vanish without anyone knowing"}
+	case cfg.Acks == 1:
+		loss = reason{true, "acks=1: the leader acknowledges before followers fetch; if it dies or is cut off first, a follower without the record becomes leader and the record is truncated"}
+	case class == FaultsF3:
+		loss = reason{true, fmt.Sprintf("acks=%d under F3: unsynced writes lost on several nodes at once can erase an acknowledged record from every replica", cfg.Acks)}
+	case class == FaultsF2 && cfg.MinInsyncReplicas <= 1:
+		loss = reason{true, fmt.Sprintf("acks=%d, min.insync.replicas=%d under F2: the ISR may shrink to the leader alone, which acknowledges and then loses its unsynced writes", cfg.Acks, cfg.MinInsyncReplicas)}
+	case class == FaultsF2:
+		loss = reason{true, fmt.Sprintf("acks=%d, min.insync.replicas=%d under F2: only via the last replica standing (the ISR shrinks to one replica, which then loses unsynced writes; KIP-966 closes this)", cfg.Acks, cfg.MinInsyncReplicas)}
 	default:
-		p[NonlinearizableSendName] = Permission{false, "offsets are assigned by one leader at a time from a log end that never moves back, so real-time order holds: " + loss.Why}
+		loss = reason{false, fmt.Sprintf("acks=%d, clean election, faults %s: an acknowledged record is on every ISR member and only an ISR member becomes leader, so crashes with intact disks, pauses and partitions cannot lose it", cfg.Acks, class)}
 	}
+	// Truncation of a record known to be committed (below the HW).
+	var commit reason
+	switch {
+	case unclean:
+		commit = reason{true, "a committed record may be truncated: under unclean election an out-of-sync replica becomes leader, and the others truncate to its log"}
+	case class == FaultsF2 || class == FaultsF3:
+		commit = reason{true, fmt.Sprintf("a committed record may be truncated: under %s a replica that loses its unsynced writes can lose committed records (last replica standing) and reuse their offsets", class)}
+	default:
+		commit = reason{false, fmt.Sprintf("a committed record (acknowledged under acks=-1, or read by a consumer below the high watermark) must never be truncated: clean election, faults %s, and every future leader has every record below the high watermark", class)}
+	}
+	if cfg.Acks < 0 {
+		// Every acks=-1 acknowledgement is a commit: the two reasons are
+		// one.
+		loss = reason{commit.ok, loss.why}
+	}
+	uncommitted := reason{loss.ok, "an acknowledged record that was not yet committed may be truncated: " + loss.why}
+	if !loss.ok {
+		uncommitted.why = "an acknowledged record must never be lost: " + loss.why
+	}
+	if cfg.Acks < 0 {
+		uncommitted.why = "every acknowledgement under acks=-1 is a commit: " + loss.why
+	}
+	none := reason{false, "no truncation explains it (the records involved are still in the log)"}
 
-	// duplicate.
+	p := map[string]Permission{}
+	p[LostWriteName] = causes("judged per lost value by whether it was committed", map[Cause]reason{
+		UncommittedTruncation: uncommitted, CommittedTruncation: commit})
+	p[UnseenName] = causes("follows lost-write (an unseen value is lost, or beyond what the final phase read)", map[Cause]reason{
+		UncommittedTruncation: uncommitted, CommittedTruncation: commit})
+	p[InconsistentOffsetsName] = causes("consumers read only committed records, so a changed offset is a committed record truncated and its offset reused", map[Cause]reason{
+		CommittedTruncation: commit, Unexplained: none})
+	p[ReplicaDivergenceName] = causes("replicas must converge on the committed prefix after healing unless that prefix can be rewritten", map[Cause]reason{
+		CommittedTruncation: commit})
+	p[PollSkipName] = causes("a truncated and rewritten log can make a consumer skip", map[Cause]reason{CommittedTruncation: commit})
+	p[NonmonotonicPollName] = causes("a truncated log sends a consumer back", map[Cause]reason{CommittedTruncation: commit})
+
+	reorder := reason{false, "one request in flight per producer: a later send cannot land below an earlier one that is still in the log"}
+	if cfg.MaxInFlight > 1 {
+		reorder = reason{true, fmt.Sprintf("max.in.flight=%d: a retried request may land after a later one", cfg.MaxInFlight)}
+	}
+	p[NonmonotonicSendName] = causes("a truncation rewinds the log end, so a later send can land lower; judged per instance by the earlier record's fate", map[Cause]reason{
+		UncommittedTruncation: uncommitted, CommittedTruncation: commit, Unexplained: reorder})
+	p[NonlinearizableSendName] = causes("offsets come from one leader at a time from a log end that moves back only by truncation; judged per pair by the truncated record", map[Cause]reason{
+		UncommittedTruncation: uncommitted, CommittedTruncation: commit,
+		Unexplained: {false, "real-time order must hold for records that are still in the log"}})
+
 	if cfg.ClientRetries {
-		p[DuplicateName] = Permission{true, "client retries without idempotence: a retry of a send that was written writes its value again"}
+		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {true, "client retries without idempotence: a retry of a send that was written writes its value again"}})
 	} else {
-		p[DuplicateName] = Permission{false, "invariant: without client retries each value is sent by one request, so it can be written once"}
+		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: without client retries each value is sent by one request, so it can be written once"}})
 	}
-
-	p[StaleReadName] = Permission{true, "permitted everywhere: Kafka does not promise linearizable reads; a new leader's high watermark can lag the old one's"}
-	p[AbortedReadName] = Permission{false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}
-	p[GarbageReadName] = Permission{false, "invariant: every record was sent by someone; anything else is corruption"}
+	p[StaleReadName] = causes("", map[Cause]reason{Unexplained: {true, "everywhere: Kafka does not promise linearizable reads; a new leader's high watermark can lag the old one's"}})
+	p[AbortedReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}})
+	p[GarbageReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: every record was sent by someone; anything else is corruption"}})
 	return p
 }

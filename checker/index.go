@@ -19,6 +19,13 @@ type History struct {
 	// Ops is the history as given.
 	Ops []history.Op
 
+	// cfg is the configuration the history is judged under, model what
+	// the guarantee model permits there (for the faults that ran), and
+	// faults the fault windows the history records.
+	cfg    Config
+	model  map[string]Permission
+	faults faultLog
+
 	keys  []history.Key
 	keyID map[history.Key]int32
 	parts []*partition
@@ -37,8 +44,9 @@ type History struct {
 	dupSeen   map[observation]struct{}
 	confSeen  map[observation]struct{}
 
-	counts   map[string]*OpCounts
-	problems []string
+	counts    map[string]*OpCounts
+	problems  []string
+	clientOps int // operations of clients (not the nemesis or monitor)
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -87,6 +95,24 @@ const (
 	observedTwice // acks or client reads put it at two (partition, offset)s
 )
 
+// fate is what the end of the history tells of a value that was written:
+// whether its record is still in the log.
+type fate uint8
+
+const (
+	// fateNone: the value has no known offset (an unknown send nobody
+	// read, an acknowledgement without an offset), or was never sent.
+	fateNone fate = iota
+	// survives: the final read of its partition holds it.
+	survives
+	// gone: the final read covered its offset without it, or every
+	// replica of the partition was read and none holds it.
+	gone
+	// undecided: neither; the final phase did not read far enough (or at
+	// all) to tell.
+	undecided
+)
+
 type valueInfo struct {
 	str     string
 	part    int32 // partition of its first send; -1 if never sent
@@ -98,9 +124,15 @@ type valueInfo struct {
 	obsPart int32
 	obsOff  int64
 	obsPos  int32
+	fate    fate
 }
 
 func (v *valueInfo) sent() bool { return v.flags&(sentOK|sentInfo|sentFail|sentOpen) != 0 }
+
+// onlyFailed: every send of the value definitely failed.
+func (v *valueInfo) onlyFailed() bool {
+	return v.flags&sentFail != 0 && v.flags&(sentOK|sentInfo|sentOpen) == 0
+}
 
 // partition holds the per-topic-partition tables.
 type partition struct {
@@ -113,6 +145,15 @@ type partition struct {
 	// another ack: reported as a statistic, since the acked value's fate
 	// is judged by lost-write, duplicate and linearizability.
 	ackConflicts int64
+	// tried lists the brokers whose log the final phase tried to read;
+	// read maps each to its last ok replica read (an index into
+	// History.replicas).
+	tried []int32
+	read  map[int32]int
+	// allRead: every replica the final phase tried was read, and at
+	// least as many as the replication factor: a value none of them
+	// holds is nowhere.
+	allRead bool
 }
 
 // slot is what is known about one offset. Value ids are stored +1 so the
@@ -126,41 +167,49 @@ type slot struct {
 
 // offsetTable maps offsets to slots. Offsets of a partition are dense in
 // practice, though they need not start at 0 (a log whose start was
-// deleted), so a slice from a base offset serves them; offsets far from
-// what has been seen (a corrupt or foreign history) go to a map, so they
-// cannot make the slice huge, and move into the slice when it grows over
-// them, so an offset has one slot.
+// deleted), so a slice from a base offset serves them. The slice covers
+// at most a constant times as many offsets as were observed; offsets
+// beyond that (a broker leaving gaps, a corrupt or foreign history) go to
+// a map, so memory follows the records, not the range of their offsets. An
+// overflow offset moves into the slice when the slice grows over it, so an
+// offset has one slot.
 type offsetTable struct {
 	base     int64
 	dense    []slot
-	overflow map[int64]*slot
-	n        int64 // observations so far, bounds the dense growth
+	overflow map[int64]int32 // offset -> index into spare
+	spare    []slot
+	n        int64 // observations so far, bounds the dense span
 }
 
+// get returns the slot of off, creating it. The pointer is valid until
+// the next get.
 func (t *offsetTable) get(off int64) *slot {
 	t.n++
 	if s := t.lookupDense(off); s != nil {
 		return s
 	}
-	slack := 4*t.n + 1024
 	lo, hi := t.base, t.base+int64(len(t.dense))
 	switch {
 	case len(t.dense) == 0:
 		lo, hi = off, off+1
-	case off >= hi && off-hi < slack:
+	case off >= hi:
 		hi = off + 1
-	case off < lo && lo-off < slack:
-		lo = off
 	default:
+		lo = off
+	}
+	// hi-lo in uint64 is exact even where int64 would overflow (offsets
+	// at both ends of the range); off == MaxInt64 has no hi.
+	if off == math.MaxInt64 || uint64(hi)-uint64(lo) > uint64(4*t.n+1024) {
 		if t.overflow == nil {
-			t.overflow = map[int64]*slot{}
+			t.overflow = map[int64]int32{}
 		}
-		s := t.overflow[off]
-		if s == nil {
-			s = &slot{}
-			t.overflow[off] = s
+		i, ok := t.overflow[off]
+		if !ok {
+			i = int32(len(t.spare))
+			t.spare = append(t.spare, slot{})
+			t.overflow[off] = i
 		}
-		return s
+		return &t.spare[i]
 	}
 	t.grow(lo, hi)
 	return t.lookupDense(off)
@@ -168,8 +217,12 @@ func (t *offsetTable) get(off int64) *slot {
 
 // grow makes the slice cover [lo, hi), doubling its capacity as it goes
 // (append's growth for large slices is 1.25x, which copies a growing table
-// five times over), and moves overflow slots it now covers into it.
+// five times over), and moves the overflow slots it now covers into it.
 func (t *offsetTable) grow(lo, hi int64) {
+	oldLo, oldHi := t.base, t.base+int64(len(t.dense))
+	if len(t.dense) == 0 {
+		oldLo, oldHi = lo, lo
+	}
 	if lo == t.base && hi-lo <= int64(cap(t.dense)) {
 		t.dense = t.dense[:hi-lo]
 	} else {
@@ -179,16 +232,28 @@ func (t *offsetTable) grow(lo, hi int64) {
 		}
 		t.base, t.dense = lo, grown
 	}
-	for off, s := range t.overflow {
-		if off >= lo && off < hi {
-			t.dense[off-lo] = *s
-			delete(t.overflow, off)
+	if len(t.overflow) == 0 {
+		return
+	}
+	// Only the newly covered offsets can be in the map; there are at
+	// most as many as the slice grew by, which the density bound keeps
+	// proportional to the observations.
+	adopt := func(from, to int64) {
+		for off := from; off < to; off++ {
+			if i, ok := t.overflow[off]; ok {
+				t.dense[off-t.base] = t.spare[i]
+				delete(t.overflow, off)
+			}
 		}
 	}
+	adopt(lo, oldLo)
+	adopt(oldHi, hi)
 }
 
 func (t *offsetTable) lookupDense(off int64) *slot {
-	if i := off - t.base; i >= 0 && i < int64(len(t.dense)) {
+	// Unsigned, the difference is exact modulo 2^64: off is in the slice
+	// iff it lands below its length, and no overflow can fake that.
+	if i := uint64(off) - uint64(t.base); i < uint64(len(t.dense)) {
 		return &t.dense[i]
 	}
 	return nil
@@ -199,13 +264,31 @@ func (t *offsetTable) lookup(off int64) *slot {
 	if s := t.lookupDense(off); s != nil {
 		return s
 	}
-	return t.overflow[off]
+	if i, ok := t.overflow[off]; ok {
+		return &t.spare[i]
+	}
+	return nil
 }
 
-// NewHistory indexes ops. It never fails: malformations (a completion
-// without an invoke, two open operations on one process) are worked around
-// conservatively and listed by Problems.
-func NewHistory(ops []history.Op) *History {
+// each calls f with every slot and its offset, the slice's first, in
+// offset order, then the map's, in no order.
+func (t *offsetTable) each(f func(off int64, s *slot)) {
+	for i := range t.dense {
+		f(t.base+int64(i), &t.dense[i])
+	}
+	for off, i := range t.overflow {
+		f(off, &t.spare[i])
+	}
+}
+
+// NewHistory indexes ops for judging under cfg. It never fails:
+// malformations (a completion without an invoke, two open operations on
+// one process) are worked around conservatively and listed by Problems.
+//
+// cfg's acks tell which acknowledged sends were committed (acks=-1), and
+// its faults, storage settings and the history's own nemesis operations
+// which fault class the guarantee model judges by (see FaultClass).
+func NewHistory(ops []history.Op, cfg Config) *History {
 	// Sizing the tables up front saves copying them as they grow.
 	var sends, polls, ends int
 	for i := range ops {
@@ -220,6 +303,7 @@ func NewHistory(ops []history.Op) *History {
 	}
 	h := &History{
 		Ops:    ops,
+		cfg:    cfg,
 		keyID:  map[history.Key]int32{},
 		valID:  make(map[string]int32, sends+sends/8),
 		vals:   make([]valueInfo, 0, sends+sends/8),
@@ -247,9 +331,14 @@ func NewHistory(ops []history.Op) *History {
 		case history.Info:
 			c.Info++
 		}
-		if op.Process == history.NemesisProcess || op.Process == history.MonitorProcess {
+		if op.Process == history.NemesisProcess {
+			h.faults.add(op)
 			continue
 		}
+		if op.Process == history.MonitorProcess {
+			continue
+		}
+		h.clientOps++
 		if op.Type == history.Invoke {
 			if j, busy := open[op.Process]; busy {
 				h.problem("op %d: process %d invoked %s while op %d is open; op %d is treated as unknown", op.Index, op.Process, op.F, ops[j].Index, ops[j].Index)
@@ -340,9 +429,35 @@ func (h *History) complete(inv, done int32) {
 	case history.Send:
 		h.addSend(invOp, doneOp, inv, done)
 	case history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
+		if doneOp.F == history.ReplicaRead {
+			h.tryReplica(invOp, doneOp)
+		}
 		if doneOp.Type == history.OK && doneOp.Value != nil {
 			h.addRead(invOp, doneOp, inv, done)
 		}
+	}
+}
+
+// tryReplica notes that the final phase tried to read a replica's log,
+// whatever came of it: a replica it could not read may hold anything.
+func (h *History) tryReplica(invOp, doneOp *history.Op) {
+	v := doneOp.Value
+	if v == nil && invOp != nil {
+		v = invOp.Value
+	}
+	if v == nil {
+		return
+	}
+	b := v.Broker
+	if b == nil && invOp != nil && invOp.Value != nil {
+		b = invOp.Value.Broker
+	}
+	if b == nil {
+		return
+	}
+	p := h.parts[h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})]
+	if !slices.Contains(p.tried, *b) {
+		p.tried = append(p.tried, *b)
 	}
 }
 
@@ -434,6 +549,11 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 				val.repPos = done
 			}
 		}
+		p := h.parts[r.part]
+		if p.read == nil {
+			p.read = map[int32]int{}
+		}
+		p.read[r.broker] = len(h.replicas)
 		h.replicas = append(h.replicas, r)
 		return
 	}
@@ -505,46 +625,96 @@ func (h *History) observe(vid, part int32, off int64, pos int32, ack bool) {
 }
 
 // finish runs the passes that need the whole history: choosing each
-// partition's final read, marking the values it holds, and listing the
-// offsets that exist.
+// partition's final read, marking the values it holds, listing the
+// offsets that exist, telling each value's fate, and applying the
+// guarantee model to the faults that ran.
 func (h *History) finish() {
 	// The last ok final read of a partition is its final read: an earlier
 	// one was a retry that a later, fuller read superseded.
 	for i, r := range h.finals {
 		h.parts[r.part].final = i
 	}
-	for _, p := range h.parts {
+	for part, p := range h.parts {
 		if p.final < 0 {
 			continue
 		}
-		part := h.keyID[p.key]
 		for _, rec := range h.finals[p.final].recs {
 			val := &h.vals[h.valID[rec.Value]]
-			if val.part == part {
+			if val.home() == int32(part) {
 				val.flags |= inOwnFinal
 			}
 		}
 	}
 	for _, p := range h.parts {
 		n := 0
-		for i := range p.obs.dense {
-			if s := &p.obs.dense[i]; s.readVid != 0 || s.ackVid != 0 {
+		p.obs.each(func(_ int64, s *slot) {
+			if s.readVid != 0 || s.ackVid != 0 {
 				n++
 			}
-		}
-		p.exist = make([]int64, 0, n+len(p.obs.overflow))
-		for i := range p.obs.dense {
-			if s := &p.obs.dense[i]; s.readVid != 0 || s.ackVid != 0 {
-				p.exist = append(p.exist, p.obs.base+int64(i))
-			}
-		}
-		if len(p.obs.overflow) > 0 {
-			for off := range p.obs.overflow {
+		})
+		p.exist = make([]int64, 0, n)
+		p.obs.each(func(off int64, s *slot) {
+			if s.readVid != 0 || s.ackVid != 0 {
 				p.exist = append(p.exist, off)
 			}
-			slices.Sort(p.exist)
+		})
+		slices.Sort(p.exist)
+		p.allRead = len(p.tried) > 0 && len(p.tried) >= h.cfg.ReplicationFactor
+		for _, b := range p.tried {
+			if _, ok := p.read[b]; !ok {
+				p.allRead = false
+			}
 		}
 	}
+	for vid := range h.vals {
+		h.vals[vid].fate = h.fateOf(&h.vals[vid])
+	}
+	h.model = permitted(h.cfg, FaultClass(h.cfg, h.faults.ran(h.cfg)))
+}
+
+// home is the partition a value belongs to: where it was sent, or, for a
+// value nobody sent, where it was first seen.
+func (v *valueInfo) home() int32 {
+	if v.part >= 0 {
+		return v.part
+	}
+	return v.obsPart
+}
+
+// fateOf tells whether a value that was written (acknowledged, or read by
+// a client) is still in the log at the end.
+func (h *History) fateOf(v *valueInfo) fate {
+	if v.obsPos < 0 || !v.sent() {
+		return fateNone
+	}
+	if v.flags&inOwnFinal != 0 {
+		return survives
+	}
+	p := h.parts[v.home()]
+	switch {
+	case p.final < 0:
+		return undecided
+	case v.obsPart == v.home() && v.obsOff < h.finals[p.final].reach:
+		return gone
+	case p.allRead && v.flags&readByReplica == 0:
+		return gone
+	}
+	return undecided
+}
+
+// committed: the value is known to have been committed, by an
+// acknowledgement under acks=-1 or by a client read (consumers read only
+// below the high watermark).
+func (h *History) committed(v *valueInfo) bool {
+	return v.flags&readByClient != 0 || (v.flags&sentOK != 0 && h.cfg.Acks < 0)
+}
+
+// truncation is the cause a value's truncation would have.
+func (h *History) truncation(vid int32) Cause {
+	if h.committed(&h.vals[vid]) {
+		return CommittedTruncation
+	}
+	return UncommittedTruncation
 }
 
 // existing counts the offsets in [from, to) of partition part that some

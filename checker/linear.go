@@ -108,7 +108,9 @@ type linOp struct {
 	reach   int64 // read: max(hw, last record + 1)
 	call    int64
 	ret     int64
-	pos     int32 // the op to cite: the completion, or the invoke of an unknown send
+	pos     int32   // the op to cite: the completion, or the invoke of an unknown send
+	vid     int32   // send: its value
+	rd      *readOp // read: what it returned
 	f       string
 	value   string
 	from    int64
@@ -218,13 +220,14 @@ func linModel(c checks) porcupine.Model {
 
 // linOps builds the model's operations of every partition, grouped by
 // partition, with statistics of what was left out.
-func linOps(h *History, acks int, stats func(string, int64)) [][]*linOp {
+func linOps(h *History, stats func(string, int64)) [][]*linOp {
+	acks := h.cfg.Acks
 	parts := make([][]*linOp, len(h.parts))
 	modelled := map[int32]bool{}
 	acked := make(map[int32]int64, len(h.sends))
 	for i := range h.sends {
 		s := &h.sends[i]
-		op := &linOp{part: int(s.part), kind: linSend, value: h.vals[s.vid].str, f: history.Send, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done}
+		op := &linOp{part: int(s.part), kind: linSend, value: h.vals[s.vid].str, f: history.Send, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
 		case history.OK:
 			if s.offset < 0 {
@@ -270,7 +273,7 @@ func linOps(h *History, acks int, stats func(string, int64)) [][]*linOp {
 		for i := range rs {
 			r := &rs[i]
 			op := &linOp{part: int(r.part), kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.Ops[r.done].Time,
-				pos: r.done, f: h.Ops[r.done].F, from: r.from, nrecs: len(r.recs)}
+				pos: r.done, f: h.Ops[r.done].F, from: r.from, nrecs: len(r.recs), vid: -1, rd: r}
 			if op.hw < 0 && op.reach < 0 {
 				continue
 			}
@@ -597,19 +600,49 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
+// cause tells what explains a pair of nonlinearizable-send (see
+// explain): a truncation of the earlier send's record or the later one's
+// (the log end moved back); for a read and a later send, a truncation of
+// the committed record the read saw at the send's offset, unless the read
+// returned the send's own value before the send began (nothing explains
+// that).
+func (h *History) cause(w witness) (Cause, bool) {
+	if w.before.kind == linSend {
+		return h.explain(w.before.vid, w.after.vid)
+	}
+	r := w.before.rd
+	if r == nil {
+		return Unexplained, true
+	}
+	for _, rec := range r.recs {
+		vid, ok := h.valID[rec.Value]
+		switch {
+		case !ok:
+		case vid == w.after.vid:
+			return Unexplained, true
+		case rec.Offset == w.after.offset:
+			return h.explain(vid, w.after.vid)
+		}
+	}
+	// The read saw the log (or its high watermark) reach past the
+	// offset, so a committed record was there and is gone.
+	return CommittedTruncation, true
+}
+
 // Linearizability checks every partition against the model above and
-// returns two results: nonlinearizable-send and stale-read. acks is the
-// producers' acks (-1 makes an acknowledged send raise the HW). Count is
-// the number of contradicting pairs. The search is bounded by
+// returns two results: nonlinearizable-send and stale-read. The
+// configuration's acks say whether an acknowledged send raises the HW
+// (acks=-1). Count is the number of contradicting pairs, each judged by
+// what explains it (see cause). The search is bounded by
 // opts.LinearizableTimeout (and a tenth of it more for the windows); a
 // kind porcupine could not confirm in time is unknown, unless a pair
 // proves it. When a pair is found and opts.VisualizationPath is set,
 // porcupine's HTML visualization of the windows around the first pairs is
 // written there and listed in both results' Artifacts.
-func Linearizability(h *History, acks int, opts Options) []Result {
-	sendF, readF := newFinding(NonlinearizableSendName), newFinding(StaleReadName)
+func Linearizability(h *History, opts Options) []Result {
+	sendF, readF := h.newFinding(NonlinearizableSendName), h.newFinding(StaleReadName)
 	stats := func(k string, v int64) { sendF.stat(k, v); readF.stat(k, v) }
-	parts := linOps(h, acks, stats)
+	parts := linOps(h, stats)
 	clients := map[int]int{}
 	client := func(op *linOp) int {
 		p := h.Ops[op.pos].Process
@@ -633,18 +666,19 @@ func Linearizability(h *History, acks int, opts Options) []Result {
 	slices.SortStableFunc(sendW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
 	slices.SortStableFunc(readW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
 	for _, w := range sendW {
+		c, decided := h.cause(w)
 		if w.bound < 0 {
-			sendF.add(fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
+			sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
 				h.key(w.after.part32()), w.before.describe(), h.index(w.before.pos), w.after.describe(), h.index(w.after.pos), w.after.offset),
 				h.index(w.before.pos), h.index(w.after.pos))
 			continue
 		}
-		sendF.add(fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the log to offset %d",
+		sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the log to offset %d",
 			h.key(w.after.part32()), w.after.describe(), h.index(w.after.pos), w.before.describe(), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 	for _, w := range readW {
-		readF.add(fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the high watermark to %d",
+		readF.add(Unexplained, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the high watermark to %d",
 			h.key(w.after.part32()), w.after.describe(), h.index(w.after.pos), w.before.describe(), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
@@ -686,16 +720,14 @@ func Linearizability(h *History, acks int, opts Options) []Result {
 	conclude := func(f *finding, checked bool) Result {
 		switch {
 		case !checked:
-			return f.result(false)
 		case full == porcupine.Unknown:
-			f.note("porcupine found no verdict within %v", timeout)
-			return f.result(true)
+			f.missing("porcupine found no verdict within %v", timeout)
 		case full == porcupine.Illegal:
 			// No pair of this kind, yet no linearization: the claim
 			// above would be wrong. Report it rather than hide it.
-			f.add("porcupine found no linearization, but no pair of operations explains it: a bug in the checker's model")
+			f.add(Unexplained, "porcupine found no linearization, but no pair of operations explains it: a bug in the checker's model")
 		}
-		return f.result(false)
+		return f.result()
 	}
 
 	// Re-check the first pairs with porcupine, in windows small enough to

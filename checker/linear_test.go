@@ -34,12 +34,15 @@ func concurrentHistory() *hb {
 	b.doneEnd(11, 0, 4)
 	b.poll(10, 0, 2, 4, "2=c 3=d")
 	b.final(0, 4, "0=b 1=a 2=c 3=d")
+	for br := int32(1); br <= 3; br++ {
+		b.replica(0, br, 4, "0=b 1=a 2=c 3=d")
+	}
 	return b
 }
 
 func TestLinearizableHistoryChecksOk(t *testing.T) {
-	h := NewHistory(concurrentHistory().ops)
-	for _, r := range Linearizability(h, -1, Options{}) {
+	h := NewHistory(concurrentHistory().ops, strict)
+	for _, r := range Linearizability(h, Options{}) {
 		if r.Valid != Valid || r.Stats["porcupine-ok"] != 1 {
 			t.Errorf("%s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
 		}
@@ -55,7 +58,7 @@ func TestStaleEndOffsetIsIllegalAndVisualized(t *testing.T) {
 	// acknowledged, yet returns 3: the HW it saw does not cover d.
 	e := b.endOffset(12, 0, 3)
 	path := filepath.Join(t.TempDir(), "linear.html")
-	rs := Linearizability(NewHistory(b.ops), -1, Options{VisualizationPath: path})
+	rs := Linearizability(NewHistory(b.ops, strict), Options{VisualizationPath: path})
 	send, stale := rs[0], rs[1]
 	if send.Valid != Valid || send.Stats["porcupine-ok"] != 1 {
 		t.Errorf("nonlinearizable-send: %s %v %v", send.Valid, send.Details, send.Stats)
@@ -82,7 +85,7 @@ func TestStaleEndOffsetIsIllegalAndVisualized(t *testing.T) {
 	b.send(0, 0, "a", 0)
 	b.endOffset(10, 0, 0)
 	for _, acks := range []int{1, -1} {
-		for _, r := range Linearizability(NewHistory(b.ops), acks, Options{}) {
+		for _, r := range Linearizability(NewHistory(b.ops, Config{Acks: acks, MinInsyncReplicas: 2, ReplicationFactor: 3, MaxInFlight: 1}), Options{}) {
 			if want := r.Name == NonlinearizableSendName || acks == 1; (r.Valid == Valid) != want {
 				t.Errorf("acks=%d: %s %s %v", acks, r.Name, r.Valid, r.Details)
 			}
@@ -108,7 +111,7 @@ func TestContradictionAmongManyConcurrentReads(t *testing.T) {
 		b.doneEnd(100+i, 0, 10)
 	}
 	start := time.Now()
-	rs := Linearizability(NewHistory(b.ops), -1, Options{})
+	rs := Linearizability(NewHistory(b.ops, strict), Options{})
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -140,17 +143,17 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 			fmt.Fprintf(&final, "%d=u%d ", i, n-1-i)
 		}
 		b.final(0, int64(n), final.String())
-		return NewHistory(b.ops)
+		return NewHistory(b.ops, strict)
 	}
 	// Sixty of them already defeat a plain search.
 	var plain []porcupine.Operation
-	for _, op := range linOps(reversed(60), -1, func(string, int64) {})[0] {
+	for _, op := range linOps(reversed(60), func(string, int64) {})[0] {
 		plain = append(plain, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
 	}
 	if r := porcupine.CheckOperationsTimeout(linModel(bothChecks), plain, 300*time.Millisecond); r != porcupine.Unknown {
 		t.Errorf("a plain search of 60 reversed unknown sends: %s", r)
 	}
-	if r := Linearizability(reversed(60), -1, Options{LinearizableTimeout: time.Second}); r[0].Valid != Valid {
+	if r := Linearizability(reversed(60), Options{LinearizableTimeout: time.Second}); r[0].Valid != Valid {
 		t.Errorf("60 reversed unknown sends: %s %v", r[0].Valid, r[0].Stats)
 	}
 
@@ -158,7 +161,7 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	h := reversed(n)
 	const bound = time.Millisecond
 	start := time.Now()
-	rs := Linearizability(h, -1, Options{LinearizableTimeout: bound})
+	rs := Linearizability(h, Options{LinearizableTimeout: bound})
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("took %v with a bound of %v", took, bound)
 	}
@@ -168,7 +171,7 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 		}
 	}
 	start = time.Now()
-	for _, r := range Linearizability(h, -1, Options{}) {
+	for _, r := range Linearizability(h, Options{}) {
 		if r.Valid != Valid || r.Stats["porcupine-ok"] != 1 {
 			t.Errorf("%s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
 		}
@@ -192,7 +195,7 @@ func TestManyUnknownSendsDoNotBlowUp(t *testing.T) {
 	}
 	b.final(0, 2, "0=b 1=a")
 	start := time.Now()
-	rs := Linearizability(NewHistory(b.ops), -1, Options{LinearizableTimeout: 5 * time.Second})
+	rs := Linearizability(NewHistory(b.ops, strict), Options{LinearizableTimeout: 5 * time.Second})
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("took %v", took)
 	}
@@ -275,7 +278,7 @@ func TestVisualizationOfALongHistory(t *testing.T) {
 	b := &hb{ops: ops, t: ops[len(ops)-1].Time}
 	e := b.endOffset(5000, 0, 3)
 	path := filepath.Join(t.TempDir(), "linear.html")
-	rs := Linearizability(NewHistory(b.ops), -1, Options{VisualizationPath: path})
+	rs := Linearizability(NewHistory(b.ops, strict), Options{VisualizationPath: path})
 	stale := rs[1]
 	if stale.Valid != Invalid || stale.Count != 1 || stale.Examples[len(stale.Examples)-1] != e || stale.Stats["segments"] < 5 {
 		t.Fatalf("stale-read: %s count %d examples %v stats %v", stale.Valid, stale.Count, stale.Examples, stale.Stats)

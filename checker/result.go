@@ -60,6 +60,33 @@ func Names() []string {
 	}
 }
 
+// Cause is what explains an instance of an anomaly. The guarantee model
+// permits causes, not anomalies wholesale: under acks=1 a lost record that
+// was acknowledged before it was committed is what the configuration
+// permits, while a lost record a consumer had already read is not, though
+// both are lost writes.
+type Cause string
+
+// The causes.
+const (
+	// UncommittedTruncation: a record acknowledged before it was
+	// committed (acks=0 or 1, never read by a consumer) was truncated
+	// from the log.
+	UncommittedTruncation Cause = "uncommitted-truncation"
+	// CommittedTruncation: a record known to be committed (acknowledged
+	// under acks=-1, or read by a consumer, who reads only below the high
+	// watermark) was truncated, or its offset reused.
+	CommittedTruncation Cause = "committed-truncation"
+	// Unexplained: no truncation explains the instance (both records it
+	// involves are still in the log, a value was read before it was
+	// sent, ...). Only client retries or several requests in flight, or
+	// a property the configuration never promised, permit it.
+	Unexplained Cause = "unexplained"
+)
+
+// Causes lists the causes in order of severity, mildest first.
+func Causes() []Cause { return []Cause{UncommittedTruncation, CommittedTruncation, Unexplained} }
+
 // Result is what one checker found.
 type Result struct {
 	Name  string   `json:"name"`
@@ -67,17 +94,35 @@ type Result struct {
 	// Count is how many instances of the anomaly were found (values,
 	// offsets or operation pairs, as the checker's doc says).
 	Count int `json:"count"`
+	// Forbidden is how many of them the configuration does not permit
+	// (their cause is not one it permits). Any makes the run invalid.
+	Forbidden int `json:"forbidden"`
+	// Causes counts the instances by cause.
+	Causes map[Cause]int `json:"causes,omitempty"`
+	// Undecided counts instances (or values) whose fate or cause the
+	// history cannot tell, where one of the possibilities is forbidden:
+	// they make the result unknown unless it is invalid anyway.
+	Undecided int `json:"undecided,omitempty"`
+	// NotChecked says why the checker had no evidence at all (no replica
+	// reads, no polls, ...); the result is then unknown.
+	NotChecked string `json:"not_checked,omitempty"`
 	// Examples are op indexes (history.Op.Index) of a few instances,
-	// sorted, at most MaxExamples of the first instances found.
+	// sorted, at most MaxExamples: forbidden instances first, then
+	// permitted ones.
 	Examples []int64 `json:"examples,omitempty"`
-	// Details describe the first few instances for a human, and say why a
-	// checker is unknown.
+	// Details describe the first few instances for a human, forbidden
+	// ones first, and say why a checker is unknown.
 	Details []string `json:"details,omitempty"`
-	// Expected is set by the guarantee model: the configuration permits
-	// this anomaly, so finding it does not make the run invalid. Why says
-	// why it is permitted or promised absent.
+	// Expected is set by the guarantee model: nothing this result found
+	// or could not judge makes the run invalid or unknown (every
+	// instance has a permitted cause). For a result that found nothing
+	// it says whether the configuration permits the anomaly at all. Why
+	// says why it is permitted or promised absent.
 	Expected bool   `json:"expected"`
 	Why      string `json:"why,omitempty"`
+	// Permits says which of the anomaly's causes the configuration
+	// permits.
+	Permits map[Cause]bool `json:"permits,omitempty"`
 	// Stats are checker-specific counts (what was judged, what could not
 	// be).
 	Stats map[string]int64 `json:"stats,omitempty"`
@@ -89,44 +134,124 @@ type Result struct {
 // Found reports whether the checker found at least one instance.
 func (r Result) Found() bool { return r.Valid == Invalid }
 
+// Stance says what the configuration permits of the anomaly: "yes" (every
+// cause), "no" (none) or "partly" (some causes: which, Permits says).
+func (r Result) Stance() string {
+	yes, no := 0, 0
+	for _, ok := range r.Permits {
+		if ok {
+			yes++
+		} else {
+			no++
+		}
+	}
+	switch {
+	case yes > 0 && no > 0:
+		return "partly"
+	case yes > 0:
+		return "yes"
+	case no > 0:
+		return "no"
+	}
+	if r.Expected {
+		return "yes"
+	}
+	return "no"
+}
+
 // MaxExamples bounds Result.Examples and Result.Details: a report needs a
 // few concrete instances, not a million.
 const MaxExamples = 10
 
 // finding accumulates a result's instances. Instances are added in history
 // order, so the examples kept are the first ones, which is where a human
-// starts reading.
+// starts reading; forbidden instances are kept apart from permitted ones
+// and listed first, so a permitted flood cannot hide the one that matters.
 type finding struct {
-	name     string
-	count    int
-	examples []int64
-	details  []string
-	stats    map[string]int64
+	name      string
+	perm      Permission
+	count     int
+	forbidden int
+	causes    map[Cause]int
+	undecided int // undecided instances whose cause is forbidden
+	open      int // all undecided instances
+	// unknown: evidence is missing.
+	unknown    bool
+	notChecked string
+	bad, ok    examples
+	notes      []string
+	stats      map[string]int64
 }
 
-func newFinding(name string) *finding { return &finding{name: name} }
+type examples struct {
+	ops     []int64
+	details []string
+}
 
-// add records one instance with the op indexes that show it.
-func (f *finding) add(detail string, ops ...int64) { f.addN(1, detail, ops...) }
-
-// addN records n instances described by one detail.
-func (f *finding) addN(n int, detail string, ops ...int64) {
-	f.count += n
-	if len(f.details) >= MaxExamples {
+func (e *examples) add(detail string, ops []int64) {
+	if len(e.details) >= MaxExamples {
 		return
 	}
-	f.details = append(f.details, detail)
+	e.details = append(e.details, detail)
 	for _, o := range ops {
-		if !slices.Contains(f.examples, o) {
-			f.examples = append(f.examples, o)
+		if !slices.Contains(e.ops, o) {
+			e.ops = append(e.ops, o)
 		}
 	}
 }
 
+// newFinding starts the finding of anomaly name under the model's
+// permission for it.
+func (h *History) newFinding(name string) *finding {
+	return &finding{name: name, perm: h.model[name]}
+}
+
+// add records one instance with its cause and the op indexes that show it.
+func (f *finding) add(c Cause, detail string, ops ...int64) { f.addN(1, c, detail, ops...) }
+
+// addN records n instances with one cause, described by one detail.
+func (f *finding) addN(n int, c Cause, detail string, ops ...int64) {
+	f.count += n
+	if f.causes == nil {
+		f.causes = map[Cause]int{}
+	}
+	f.causes[c] += n
+	if f.perm.allows(c) {
+		f.ok.add(detail, ops)
+		return
+	}
+	f.forbidden += n
+	f.bad.add(detail, ops)
+}
+
+// undecide records that the history cannot tell whether an instance with
+// cause c happened (or which cause it has): it matters only if c is
+// forbidden. The stat names what was left undecided.
+func (f *finding) undecide(c Cause, stat string, n int64) {
+	f.stat(stat, n)
+	f.open += int(n)
+	if !f.perm.allows(c) {
+		f.undecided += int(n)
+	}
+}
+
+// missing marks the result unknown for lack of evidence; it matters to the
+// verdict unless every cause of the anomaly is permitted.
+func (f *finding) missing(format string, args ...any) {
+	f.note(format, args...)
+	f.unknown = true
+}
+
+// noEvidence says the checker had nothing to judge: not checked.
+func (f *finding) noEvidence(format string, args ...any) {
+	f.notChecked = fmt.Sprintf(format, args...)
+	f.missing("not checked: %s", f.notChecked)
+}
+
 // note adds a detail that is not an instance (why a checker is unknown).
 func (f *finding) note(format string, args ...any) {
-	if len(f.details) < 2*MaxExamples {
-		f.details = append(f.details, fmt.Sprintf(format, args...))
+	if len(f.notes) < MaxExamples {
+		f.notes = append(f.notes, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -138,22 +263,31 @@ func (f *finding) stat(name string, v int64) {
 }
 
 // result turns the finding into a Result: invalid if any instance was
-// found, else unknown if the checker could not judge everything, else
-// valid.
-func (f *finding) result(unknown bool) Result {
-	r := Result{Name: f.name, Count: f.count, Details: f.details, Stats: f.stats}
+// found, else unknown if the checker could not judge everything (or had
+// nothing to judge), else valid.
+func (f *finding) result() Result {
+	r := Result{Name: f.name, Count: f.count, Forbidden: f.forbidden, Causes: f.causes, Undecided: f.undecided,
+		NotChecked: f.notChecked, Stats: f.stats, Why: f.perm.Why, Permits: f.perm.Causes}
+	r.Details = slices.Concat(f.bad.details, f.ok.details, f.notes)
+	r.Examples = slices.Concat(f.bad.ops, f.ok.ops)
+	r.Examples = r.Examples[:min(len(r.Examples), MaxExamples)]
+	slices.Sort(r.Examples)
+	r.Examples = slices.Compact(r.Examples)
 	switch {
 	case f.count > 0:
 		r.Valid = Invalid
-	case unknown:
+	case f.unknown || f.open > 0:
 		r.Valid = Unknown
 	default:
 		r.Valid = Valid
 	}
-	r.Examples = append([]int64(nil), f.examples...)
-	slices.Sort(r.Examples)
-	if len(r.Examples) > MaxExamples {
-		r.Examples = r.Examples[:MaxExamples]
+	// What is open matters only where it could hide a forbidden instance.
+	open := f.undecided > 0 || (f.unknown && !f.perm.All)
+	switch {
+	case f.count > 0 || open:
+		r.Expected = f.forbidden == 0 && !open
+	default:
+		r.Expected = f.perm.Permitted
 	}
 	return r
 }
@@ -170,19 +304,28 @@ type OpCounts struct {
 
 // Results is the verdict on a whole history.
 type Results struct {
-	// Valid is invalid iff some anomaly the configuration does not permit
-	// was found; else unknown iff some checker of a non-permitted anomaly
-	// could not judge; else valid. Permitted anomalies never change it.
-	Valid      Validity `json:"valid"`
-	Config     Config   `json:"config"`
-	FaultClass string   `json:"fault_class"`
+	// Valid is invalid iff some instance of an anomaly was found whose
+	// cause the configuration does not permit; else unknown iff some
+	// checker could not judge what could be forbidden, the history holds
+	// no client operation, or none of the faults asked for started; else
+	// valid. Permitted instances never change it.
+	Valid  Validity `json:"valid"`
+	Config Config   `json:"config"`
+	// FaultClass is the class of the faults that ran (see FaultClass),
+	// Faults their kinds, and FaultsNotStarted the kinds Config.Faults
+	// asked for that never started.
+	FaultClass       string   `json:"fault_class"`
+	Faults           []string `json:"faults"`
+	FaultsNotStarted []string `json:"faults_not_started,omitempty"`
+	// Notes say what limits the verdict as a whole.
+	Notes []string `json:"notes,omitempty"`
 	// Ops counts operations by function (send, poll, ..., nemesis
 	// functions).
 	Ops map[string]OpCounts `json:"ops"`
 	// Results holds one Result per anomaly, in the order of Names.
 	Results []Result `json:"results"`
-	// Unexpected and Expected name the anomalies found that the
-	// configuration does not, respectively does, permit.
+	// Unexpected names the anomalies with forbidden instances, Expected
+	// those found whose every instance is permitted.
 	Unexpected []string `json:"unexpected,omitempty"`
 	Expected   []string `json:"expected,omitempty"`
 	// Problems are malformations of the history itself (a completion
@@ -203,17 +346,17 @@ func (r Results) Get(name string) (Result, bool) {
 	return Result{}, false
 }
 
-// verdict combines results whose Expected flags are set.
+// verdict combines results whose Expected flags are set: invalid if any
+// instance is forbidden; else unknown if a result could hide a forbidden
+// one (it is unknown, or found instances whose cause is undecided); else
+// valid.
 func verdict(rs []Result) Validity {
 	v := Valid
 	for _, r := range rs {
-		if r.Expected {
-			continue
-		}
-		switch r.Valid {
-		case Invalid:
+		switch {
+		case r.Forbidden > 0:
 			return Invalid
-		case Unknown:
+		case r.Valid != Valid && !r.Expected:
 			v = Unknown
 		}
 	}

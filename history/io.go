@@ -45,13 +45,18 @@ func Create(path string) (*Writer, error) {
 
 func (w *Writer) writeLine(v any) error {
 	w.buf.Reset()
-	enc := json.NewEncoder(&w.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := encodeLine(&w.buf, v); err != nil {
 		return err
 	}
 	_, err := w.f.Write(w.buf.Bytes())
 	return err
+}
+
+// encodeLine appends v as one line of JSON.
+func encodeLine(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // Append sets op's index and writes it. It returns the op as written. After

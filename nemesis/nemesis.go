@@ -50,7 +50,9 @@ type Recorder interface {
 type Leaders func(ctx context.Context) (map[int32]int32, error)
 
 // Faults is every fault the nemesis knows, with what it does. A name is
-// also its fault kind for the guarantee model (checker.FaultClass).
+// also its fault kind for the guarantee model (checker.FaultClass), which
+// reads the kinds that ran from the start-FAULT operations the nemesis
+// records.
 var Faults = map[string]string{
 	"kill":                 "kill -9 a random broker, restart it at the end of the window",
 	"kill-leader":          "kill -9 the leader of a random partition, restart it at the end",
@@ -117,19 +119,6 @@ func NeedsNetwork(faults []string) bool {
 		}
 	}
 	return false
-}
-
-// Kinds is what the guarantee model must be told about a fault list. With
-// brokers that lose unsynced writes, every kill loses them, and a fault
-// that kills several brokers at once loses them on several nodes (F3).
-func Kinds(faults []string) []string {
-	out := slices.Clone(faults)
-	if slices.Contains(faults, "lose-unsynced") {
-		if slices.Contains(faults, "kill-majority") || slices.Contains(faults, "kill-all") {
-			out = append(out, "lose-unsynced-multi")
-		}
-	}
-	return out
 }
 
 // Event is one fault window of a schedule.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
 )
 
@@ -71,8 +72,36 @@ func TestParse(t *testing.T) {
 	if !NeedsNetwork([]string{"kill", "slow-follower"}) || NeedsNetwork([]string{"kill", "pause"}) {
 		t.Fatal("NeedsNetwork")
 	}
-	if k := Kinds([]string{"lose-unsynced", "kill-majority"}); !slices.Contains(k, "lose-unsynced-multi") {
-		t.Fatalf("several nodes losing unsynced writes must be reported: %v", k)
+}
+
+// TestRecordedKillsAreJudged: the guarantee model reads the fault class
+// from the windows the nemesis records, so what the nemesis writes for a
+// kill must name every broker it took down.
+func TestRecordedKillsAreJudged(t *testing.T) {
+	for _, c := range []struct {
+		fault      string
+		lazy, want string // the class with brokers that lose unsynced writes, and without
+	}{
+		{"kill-all", checker.FaultsF3, checker.FaultsF1},
+		{"kill-majority", checker.FaultsF3, checker.FaultsF1},
+		{"kill", checker.FaultsF2, checker.FaultsF1},
+		{"kill-leader", checker.FaultsF2, checker.FaultsF1},
+		{"lose-unsynced", checker.FaultsF2, checker.FaultsF2},
+		{"pause", checker.FaultsF1, checker.FaultsF1},
+	} {
+		rt, rec := &fakeRuntime{}, &memRecorder{}
+		leaders := func(context.Context) (map[int32]int32, error) { return map[int32]int32{0: 2}, nil }
+		n := New(Config{Brokers: 3, Partitions: 1, Seed: 1}, rt, rt, leaders, rec)
+		if err := n.Run(context.Background(), time.Now(), Schedule{{Fault: c.fault, Start: 0, End: time.Millisecond}}); err != nil {
+			t.Fatal(err)
+		}
+		for lose, want := range map[bool]string{true: c.lazy, false: c.want} {
+			cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, ReplicationFactor: 3, MaxInFlight: 1,
+				Faults: []string{c.fault}, FaultsRecorded: true, LoseUnsynced: lose, Fsync: "never"}
+			if got := checker.Check(rec.ops, cfg, checker.Options{SkipLinearizability: true}).FaultClass; got != want {
+				t.Errorf("%s, lose-unsynced %v: class %s, want %s (recorded %v)", c.fault, lose, got, want, rec.ops)
+			}
+		}
 	}
 }
 

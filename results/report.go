@@ -248,6 +248,18 @@ var anomalyMeaning = map[string]string{
 	checker.StaleReadName:           "a read older than a write that completed before it began",
 }
 
+// checkerConfig is the configuration the history was judged under: the
+// results' own, else what test.json says, else the strictest promise.
+func (d ReportData) checkerConfig() checker.Config {
+	switch {
+	case d.Results != nil:
+		return d.Results.Config
+	case d.Config != nil:
+		return d.Config.CheckerConfig()
+	}
+	return checker.Config{Acks: -1, MinInsyncReplicas: 2, ReplicationFactor: 3, Election: "clean", MaxInFlight: 1}
+}
+
 func buildReport(d ReportData) *reportView {
 	v := &reportView{Dir: d.Dir, Notes: d.Notes, Lin: d.Linearizability}
 	v.Title = "chaos run"
@@ -259,7 +271,7 @@ func buildReport(d ReportData) *reportView {
 		sched = d.Config.Schedule
 	}
 	tl := newTimeline(d.Ops, sched)
-	lost := checker.LostWrites(checker.NewHistory(d.Ops))
+	lost := checker.LostWrites(checker.NewHistory(d.Ops, d.checkerConfig()))
 	v.verdict(d)
 	v.guarantees(d)
 	v.config(d)
@@ -332,7 +344,7 @@ func (v *reportView) guarantees(d ReportData) {
 		cfg := d.Config.CheckerConfig()
 		perm = checker.Permitted(cfg)
 		v.ModelNote = fmt.Sprintf("What the guarantee model permits for acks=%d, min.insync.replicas=%d, %s election, fault class %s. Nothing was checked: there are no results.",
-			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), checker.FaultClass(cfg.Faults))
+			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), checker.FaultClass(cfg, checker.Declared(cfg.Faults)))
 	default:
 		v.ModelNote = "Neither results nor the configuration could be read: nothing is known of the guarantees."
 		return
@@ -430,11 +442,23 @@ func (v *reportView) config(d ReportData) {
 		faults = strings.Join(tc.Nemesis, ", ")
 	}
 	nem := kvSection{Title: "Faults", Rows: []kv{
-		{"fault kinds", faults},
-		{"fault class", checker.FaultClass(tc.Nemesis)},
+		{"fault kinds asked for", faults},
 		{"planned windows", strconv.Itoa(len(tc.Schedule))},
-		{"convergence timeout", tc.Converge.String()},
 	}}
+	if r := d.Results; r != nil {
+		ran := "none"
+		if len(r.Faults) > 0 {
+			ran = strings.Join(r.Faults, ", ")
+		}
+		nem.Rows = append(nem.Rows, kv{"fault kinds that ran", ran}, kv{"fault class judged", r.FaultClass})
+		if len(r.FaultsNotStarted) > 0 {
+			nem.Rows = append(nem.Rows, kv{"never started", strings.Join(r.FaultsNotStarted, ", ")})
+		}
+	} else {
+		cfg := tc.CheckerConfig()
+		nem.Rows = append(nem.Rows, kv{"fault class if every kind runs", checker.FaultClass(cfg, checker.Declared(cfg.Faults))})
+	}
+	nem.Rows = append(nem.Rows, kv{"convergence timeout", tc.Converge.String()})
 	if cv := tc.Convergence; cv != nil {
 		s := fmt.Sprintf("converged after %s", cv.Waited)
 		if !cv.Converged {

@@ -71,12 +71,15 @@ func readJSON[T any](path string) (T, error) {
 	return v, nil
 }
 
-// CheckerConfig is what the guarantee model is told about the run: chaos
-// run's producers have one request in flight and no retries.
+// CheckerConfig is what the guarantee model is told about the run: the
+// replication settings, the faults asked for (the history records which
+// ran), the storage settings that decide whether a kill destroys data,
+// and chaos run's producers, with one request in flight and no retries.
 func (tc TestConfig) CheckerConfig() checker.Config {
 	return checker.Config{
 		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
-		Faults: tc.Nemesis, MaxInFlight: 1,
+		Faults: tc.Nemesis, FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
+		MaxInFlight: 1,
 	}
 }

@@ -476,9 +476,16 @@ func planCell(cs cellSpec, spec campaignSpec, store string) (cell, error) {
 		// faults it never injected.
 		return cell{}, fmt.Errorf("the time limit %s is shorter than twice the nemesis interval %s: no fault window fits", time.Duration(spec.TimeLimit), interval)
 	}
+	// The prediction is what the model permits if every listed fault
+	// runs, under the storage settings the run will have (a fault
+	// destroys data only where the brokers lose unsynced writes); the
+	// run itself is judged by the faults that did run.
+	fsync, _ := fl.GetString("fsync")
+	lose, _ := fl.GetBool("lose-unsynced")
 	model := checker.Config{
 		Acks: acks, MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, ReplicationFactor: int(rf),
-		Faults: nemesis.Kinds(faults), MaxInFlight: 1,
+		Faults: faults, FaultsRecorded: true, LoseUnsynced: lose || slices.Contains(faults, "lose-unsynced"), Fsync: fsync,
+		MaxInFlight: 1,
 	}
 	perm := checker.Permitted(model)
 	prediction := checker.LostWriteName + " forbidden"

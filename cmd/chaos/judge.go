@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 )
 
@@ -68,21 +70,33 @@ func readHistory(out io.Writer, path string) ([]history.Op, error) {
 // printVerdict prints one line per anomaly and the verdict.
 func printVerdict(out io.Writer, res *checker.Results) {
 	cfg := res.Config
-	fmt.Fprintf(out, "\nguarantees judged for acks=%d min.insync.replicas=%d %s election, faults %s\n",
-		cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), res.FaultClass)
+	ran := ""
+	switch {
+	case len(res.Faults) > 0 && len(res.FaultsNotStarted) > 0:
+		ran = fmt.Sprintf(" (ran: %s; never started: %s)", strings.Join(res.Faults, ", "), strings.Join(res.FaultsNotStarted, ", "))
+	case len(res.FaultsNotStarted) > 0:
+		ran = fmt.Sprintf(" (never started: %s)", strings.Join(res.FaultsNotStarted, ", "))
+	case len(res.Faults) > 0:
+		ran = fmt.Sprintf(" (%s)", strings.Join(res.Faults, ", "))
+	}
+	fmt.Fprintf(out, "\nguarantees judged for acks=%d min.insync.replicas=%d %s election, faults %s%s\n",
+		cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), res.FaultClass, ran)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ANOMALY\tRESULT\tCOUNT\tPERMITTED\tEXAMPLE OPS")
 	for _, r := range res.Results {
 		result := map[checker.Validity]string{checker.Valid: "none", checker.Invalid: "FOUND", checker.Unknown: "unknown"}[r.Valid]
-		permitted := "no"
-		if r.Expected {
-			permitted = "yes"
+		if r.NotChecked != "" && r.Valid == checker.Unknown {
+			result = "not checked"
+		}
+		count := fmt.Sprint(r.Count)
+		if r.Forbidden > 0 && r.Forbidden < r.Count {
+			count = fmt.Sprintf("%d (%d forbidden)", r.Count, r.Forbidden)
 		}
 		var ex []string
 		for _, e := range r.Examples {
 			ex = append(ex, fmt.Sprint(e))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Name, result, r.Count, permitted, strings.Join(ex, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, result, count, r.Stance(), strings.Join(ex, " "))
 	}
 	tw.Flush()
 	for _, r := range res.Results {
@@ -90,11 +104,15 @@ func printVerdict(out io.Writer, res *checker.Results) {
 			continue
 		}
 		tag := "unexpected"
-		if r.Expected {
-			tag = "expected"
-		}
-		if r.Valid == checker.Unknown {
+		switch {
+		case r.NotChecked != "" && r.Valid == checker.Unknown:
+			tag = "not checked"
+		case r.Valid == checker.Unknown:
 			tag = "unknown"
+		case r.Forbidden == 0 && r.Expected:
+			tag = "expected"
+		case r.Forbidden == 0:
+			tag = "cause undecided"
 		}
 		fmt.Fprintf(out, "%s (%s):\n", r.Name, tag)
 		for _, d := range r.Details[:min(3, len(r.Details))] {
@@ -107,13 +125,30 @@ func printVerdict(out io.Writer, res *checker.Results) {
 	for _, p := range res.Problems[:min(3, len(res.Problems))] {
 		fmt.Fprintf(out, "history problem: %s\n", p)
 	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(out, "note: %s\n", n)
+	}
 	switch res.Valid {
 	case checker.Valid:
 		fmt.Fprintf(out, "verdict: VALID")
 	case checker.Invalid:
 		fmt.Fprintf(out, "verdict: INVALID: %s", strings.Join(res.Unexpected, ", "))
 	default:
+		var open []string
+		for _, r := range res.Results {
+			if r.Valid != checker.Valid && !r.Expected && r.Forbidden == 0 {
+				open = append(open, r.Name)
+			}
+		}
 		fmt.Fprintf(out, "verdict: UNKNOWN")
+		switch {
+		case len(res.Faults) == 0 && len(res.FaultsNotStarted) > 0:
+			fmt.Fprintf(out, ": no fault started (%s was asked for)", strings.Join(res.FaultsNotStarted, ", "))
+		case len(open) > 0:
+			fmt.Fprintf(out, ": could not judge %s", strings.Join(open, ", "))
+		case len(res.Notes) > 0:
+			fmt.Fprintf(out, ": %s", res.Notes[0])
+		}
 	}
 	if len(res.Expected) > 0 {
 		fmt.Fprintf(out, " (permitted anomalies seen: %s)", strings.Join(res.Expected, ", "))
@@ -130,11 +165,11 @@ func orDefault(s, d string) string {
 
 func newCheckCmd() *cobra.Command {
 	var (
-		acks, election, outPath string
-		minISR, rf, inFlight    int
-		faults                  []string
-		retries, noLin          bool
-		linTimeout              time.Duration
+		acks, election, outPath, fsync string
+		minISR, rf, inFlight           int
+		faults                         []string
+		retries, noLin, lose           bool
+		linTimeout                     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "check PATH",
@@ -143,7 +178,9 @@ func newCheckCmd() *cobra.Command {
 or a history file in the format of docs/history.md, which any tool may write. The
 configuration the guarantee model assumes comes from the run's test.json when there is one;
 flags override it. Without test.json the defaults are the strictest promise:
-acks=-1, min.insync.replicas=2, clean election, no faults.
+acks=-1, min.insync.replicas=2, clean election, no faults. The faults are judged by the
+fault windows the history records (the kinds that started); a history that records none
+is judged by --faults as given.
 Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -185,13 +222,31 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 				cfg.ReplicationFactor = rf
 			}
 			if fl.Changed("faults") {
-				cfg.Faults = faults
+				parsed, err := nemesis.Parse(strings.Join(faults, ","))
+				if err != nil {
+					return &exitError{code: exitErrorCode, err: fmt.Errorf("--faults: %w", err)}
+				}
+				cfg.Faults = parsed
+			}
+			if fl.Changed("lose-unsynced") {
+				cfg.LoseUnsynced = lose
+			}
+			if fl.Changed("fsync") {
+				if _, _, err := storage.ParseFsync(fsync); err != nil {
+					return &exitError{code: exitErrorCode, err: fmt.Errorf("--fsync: %w", err)}
+				}
+				cfg.Fsync = fsync
 			}
 			if fl.Changed("client-retries") {
 				cfg.ClientRetries = retries
 			}
 			if fl.Changed("max-in-flight") {
 				cfg.MaxInFlight = inFlight
+			}
+			// The rules chaos run applies to its flags: a configuration
+			// no run could have is refused, not judged.
+			if err := cfg.Validate(); err != nil {
+				return &exitError{code: exitErrorCode, err: err}
 			}
 			ops, err := readHistory(out, path)
 			if err != nil {
@@ -200,6 +255,9 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 			opts := checker.Options{LinearizableTimeout: linTimeout, SkipLinearizability: noLin}
 			if dir != "" {
 				opts.VisualizationPath = filepath.Join(dir, "linearizability.html")
+			}
+			if len(ops) == 0 {
+				fmt.Fprintf(out, "%s holds no operations: there is nothing to judge\n", path)
 			}
 			res := checker.Check(ops, cfg, opts)
 			printVerdict(out, res)
@@ -220,7 +278,9 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 	fl.IntVar(&minISR, "min-insync-replicas", 2, "the topic's min.insync.replicas")
 	fl.StringVar(&election, "election", "clean", "the topic's election policy: clean or unclean")
 	fl.IntVar(&rf, "replication-factor", 3, "the topic's replication factor")
-	fl.StringSliceVar(&faults, "faults", nil, "fault kinds the test injected (comma list, e.g. kill,partition,lose-unsynced)")
+	fl.StringSliceVar(&faults, "faults", nil, "fault kinds the test was asked to inject (comma list of chaos run's --nemesis names, e.g. kill,partition,lose-unsynced); a history that records its fault windows is judged by those that started")
+	fl.BoolVar(&lose, "lose-unsynced", false, "brokers lost their unsynced writes when killed (chaos broker --lose-unsynced, or a power loss): every kill then counts as losing data")
+	fl.StringVar(&fsync, "fsync", "", "the brokers' fsync policy: never, always or interval:DURATION; under always no fault loses unsynced writes")
 	fl.BoolVar(&retries, "client-retries", false, "producers retried sends without idempotence (permits duplicates)")
 	fl.IntVar(&inFlight, "max-in-flight", 1, "produce requests a producer had in flight (above 1 permits reordering)")
 	fl.DurationVar(&linTimeout, "linearizable-timeout", 0, "bound on the linearizability search; past it that check is unknown (default: the checker's)")

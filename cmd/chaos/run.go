@@ -18,6 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chaos-isr/chaos/broker/storage"
+	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
@@ -180,6 +182,17 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		f.name = fmt.Sprintf("acks%d_isr%d_%s_%s", acks, f.tf.minISR, f.tf.election, nem)
 	}
 	schedule := nemesis.NewSchedule(faults, f.nemInterval, f.timeLimit, f.seed)
+	if len(faults) > 0 && len(schedule) == 0 {
+		// A run whose faults never start would be judged as a healthy
+		// cluster's while claiming the faults: refuse it up front.
+		return 0, fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval; try --time-limit %s or a shorter --nemesis-interval)",
+			f.timeLimit, f.nemInterval, 2*f.nemInterval+f.nemInterval/2)
+	}
+	// The guarantee model's own rules, the ones chaos check applies too.
+	if err := (checker.Config{Acks: int(acks), MinInsyncReplicas: int(f.tf.minISR), Election: f.tf.election,
+		ReplicationFactor: int(f.tf.rf), Faults: faults, MaxInFlight: 1}).Validate(); err != nil {
+		return 0, err
+	}
 	wcfg := workload.Config{
 		Topic: "chaos", Partitions: f.tf.partitions, Acks: acks, Concurrency: f.concurrency, Consumers: f.consumers,
 		Rate: f.rate, TimeLimit: f.timeLimit, Seed: f.seed, RequestTimeout: f.reqTimeout, EndOffsetEvery: 5,
@@ -229,9 +242,9 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Cluster: results.ClusterConfig{
 			Runtime: f.runtime, DelayMechanism: lc.delays, Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
 			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
-			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: f.rf.fsync, LoseUnsynced: f.rf.loseUnsynced,
+			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: storage.FormatFsync(st.Fsync, st.FsyncIntervalMs), LoseUnsynced: f.rf.loseUnsynced,
 		},
-		Workload: wcfg, Nemesis: nemesis.Kinds(faults), Schedule: schedule, Converge: f.converge,
+		Workload: wcfg, Nemesis: faults, Schedule: schedule, Converge: f.converge,
 	}
 	if err := run.WriteJSON("test.json", tc); err != nil {
 		return 0, err

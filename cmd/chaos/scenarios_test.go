@@ -145,7 +145,7 @@ func checkReports(t *testing.T, store string) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				lost := checker.LostWrites(checker.NewHistory(ops))
+				lost := checker.LostWrites(checker.NewHistory(ops, res.Config))
 				if len(lost) == 0 {
 					t.Fatalf("the acks=1 partition-leader run lost nothing; its report cannot be checked for lost writes")
 				}

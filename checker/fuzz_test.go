@@ -1,0 +1,59 @@
+package checker
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// FuzzCheck: no history makes the checkers panic, whatever its offsets,
+// pairing or values, under any configuration; and every verdict is one of
+// the three.
+func FuzzCheck(f *testing.F) {
+	for _, b := range []*hb{lostWriteHistory(), concurrentHistory()} {
+		var buf bytes.Buffer
+		for _, op := range b.ops {
+			if err := encodeOp(&buf, op); err != nil {
+				f.Fatal(err)
+			}
+		}
+		f.Add(buf.Bytes(), uint8(0))
+	}
+	// Offsets at the ends of int64 (this panicked in the offset table).
+	f.Add([]byte(`{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"topic":"t","partition":0,"from":0}}
+{"index":1,"time":2,"process":1,"type":"ok","f":"poll","value":{"topic":"t","partition":0,"from":0,"records":[{"offset":5,"value":"a"},{"offset":-9223372036854775807,"value":"b"},{"offset":9223372036854775807,"value":"c"}],"hw":9223372036854775807}}
+`), uint8(3))
+	corpus, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*.jsonl"))
+	for _, path := range corpus {
+		if data, err := os.ReadFile(path); err == nil && len(data) < 64<<10 {
+			f.Add(data, uint8(1))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, knobs uint8) {
+		ops, _ := history.Read(bytes.NewReader(data))
+		cfg := Config{Acks: []int{-1, 1, 0}[int(knobs)%3], MinInsyncReplicas: 1 + int(knobs>>2)%2, ReplicationFactor: 3,
+			Election: []string{"clean", "unclean"}[int(knobs>>3)%2], MaxInFlight: 1 + int(knobs>>4)%2,
+			LoseUnsynced: knobs&0x20 != 0, FaultsRecorded: knobs&0x40 != 0, Faults: []string{"kill"}}
+		res := Check(ops, cfg, Options{LinearizableTimeout: 200 * time.Millisecond})
+		switch res.Valid {
+		case Valid, Invalid, Unknown:
+		default:
+			t.Fatalf("verdict %q", res.Valid)
+		}
+		if len(res.Results) != len(Names()) {
+			t.Fatalf("%d results", len(res.Results))
+		}
+	})
+}
+
+// encodeOp writes op as a history line.
+func encodeOp(buf *bytes.Buffer, op history.Op) error {
+	b, err := json.Marshal(op)
+	buf.Write(append(b, '\n'))
+	return err
+}
