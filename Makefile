@@ -46,9 +46,12 @@ bench:
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./checker/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./results/
 
-## fuzz: fuzz the Kafka request decoder for FUZZTIME (default 5m)
+## fuzz: fuzz the Kafka request decoder, the history reader and the whole
+## check, each for FUZZTIME (default 5m); seeds live in testdata/fuzz
 fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzParseRequest -fuzztime=$(FUZZTIME) ./broker/wire/
+	$(GO) test -run=NONE -fuzz=FuzzRead -fuzztime=$(FUZZTIME) ./history/
+	$(GO) test -run=NONE -fuzz=FuzzCheck -fuzztime=$(FUZZTIME) ./checker/
 
 ## clean: remove build output (bin/) and stray test binaries and profiles
 clean:

@@ -124,7 +124,7 @@ func walkLost(h *History, f *finding, lost func(w lostValue)) {
 	var acked, read int64
 	for i := range h.sends {
 		s := &h.sends[i]
-		if s.typ != history.OK {
+		if s.typ != outOK {
 			continue
 		}
 		acked++
@@ -163,7 +163,7 @@ func Unseen(h *History) Result {
 	var acked int64
 	for i := range h.sends {
 		s := &h.sends[i]
-		if s.typ != history.OK {
+		if s.typ != outOK {
 			continue
 		}
 		acked++
@@ -372,7 +372,7 @@ func NonmonotonicSend(h *History) Result {
 	pairs := int64(0)
 	for i := range h.sends {
 		s := &h.sends[i]
-		if s.typ != history.OK || s.offset < 0 {
+		if s.typ != outOK || s.offset < 0 {
 			continue
 		}
 		k := int64(s.process)<<32 | int64(uint32(s.part))

@@ -1,6 +1,6 @@
 // Package checker judges a history: pure functions from the operations a
 // test recorded (package history) to results, one per anomaly of
-// GUARANTEES.md, and a guarantee model that says which of them a
+// docs/guarantees.md, and a guarantee model that says which of them a
 // configuration permits.
 //
 // A checker sees only the history. It imports no broker, cluster or network
@@ -14,16 +14,23 @@
 //     never a lost write, and a value it wrote may be read at any time;
 //   - a fail operation definitely did not happen, so its value showing up in
 //     a read is an anomaly (aborted-read);
-//   - a checker that lacks the evidence to judge (no final read, a
-//     linearizability search that ran out of time) says unknown, never
-//     valid.
+//   - a checker that lacks the evidence to judge (no final read, no replica
+//     reads, a linearizability search that ran out of time) says unknown,
+//     or "not checked" when it had nothing at all, never valid;
+//   - an instance is judged by its cause (Cause): the truncation that
+//     explains it, or none. The guarantee model permits causes, so one
+//     anomaly can hold permitted and forbidden instances, and an instance
+//     whose cause the history cannot tell is undecided, never assumed
+//     permitted.
 //
-// NewHistory indexes a history once; LostWrite, Unseen, Duplicate,
-// InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll,
-// AbortedRead, GarbageRead and ReplicaDivergence each read that index and
-// return a Result, and Linearizability returns two (nonlinearizable-send
-// and stale-read, from porcupine; linear.go documents the model). Check
-// runs them all, applies the guarantee model (Permitted) and gives the
-// verdict. LostWrites lists every lost write, where a Result keeps only a
-// few examples, for reports.
+// NewHistory indexes a history once, under the configuration it is
+// judged by; LostWrite, Unseen, Duplicate, InconsistentOffsets,
+// NonmonotonicSend, PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead
+// and ReplicaDivergence each read that index and return a Result, and
+// Linearizability returns two (nonlinearizable-send and stale-read, from
+// porcupine; linear.go documents the model). Check runs them all, with the
+// guarantee model applied to the faults the history shows ran (FaultClass),
+// and gives the verdict. LostWrites lists every lost write, where a Result
+// keeps only a few examples, for reports. testdata/corpus holds recorded
+// and hand-written histories with the verdicts they must get.
 package checker

@@ -50,21 +50,44 @@ type History struct {
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
-// and what the completion said.
+// and what the completion said. It is kept small: a history holds
+// hundreds of thousands.
 type sendOp struct {
 	inv, done int32
 	vid       int32
 	part      int32
-	process   int
-	typ       history.Type // "" if the history ended before it completed
-	offset    int64        // for ok with an offset, else -1
+	offset    int64 // for ok with an offset, else -1
+	process   int32
+	typ       outcome
+}
+
+// outcome is how an operation completed.
+type outcome uint8
+
+const (
+	outOpen outcome = iota // the history ended before it completed
+	outOK
+	outFail
+	outInfo
+)
+
+func outcomeOf(t history.Type) outcome {
+	switch t {
+	case history.OK:
+		return outOK
+	case history.Fail:
+		return outFail
+	case history.Info:
+		return outInfo
+	}
+	return outOpen
 }
 
 // readOp is one ok read: a poll, end-offset, final read or replica read.
 type readOp struct {
 	inv, done int32
 	part      int32
-	process   int
+	process   int32
 	from      int64 // -1 if absent
 	hw        int64 // -1 if absent; end-offset: the offset returned
 	broker    int32 // replica reads; -1 if absent
@@ -305,9 +328,9 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 		Ops:    ops,
 		cfg:    cfg,
 		keyID:  map[history.Key]int32{},
-		valID:  make(map[string]int32, sends+sends/8),
-		vals:   make([]valueInfo, 0, sends+sends/8),
-		sends:  make([]sendOp, 0, sends+sends/8),
+		valID:  make(map[string]int32, sends),
+		vals:   make([]valueInfo, 0, sends),
+		sends:  make([]sendOp, 0, sends),
 		polls:  make([]readOp, 0, polls),
 		ends:   make([]readOp, 0, ends),
 		counts: map[string]*OpCounts{},
@@ -480,7 +503,7 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 		}
 		return
 	}
-	s := sendOp{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), process: process, typ: typ, offset: -1}
+	s := sendOp{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), process: int32(process), typ: outcomeOf(typ), offset: -1}
 	s.vid = h.valueOf(v.Value)
 	val := &h.vals[s.vid]
 	if val.part < 0 {
@@ -508,7 +531,7 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 
 func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	v := doneOp.Value
-	r := readOp{inv: inv, done: done, process: doneOp.Process, from: -1, hw: -1, broker: -1, recs: v.Records}
+	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1, broker: -1, recs: v.Records}
 	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
 	if v.From != nil {
 		r.from = *v.From

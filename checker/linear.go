@@ -229,7 +229,7 @@ func linOps(h *History, stats func(string, int64)) [][]*linOp {
 		s := &h.sends[i]
 		op := &linOp{part: int(s.part), kind: linSend, value: h.vals[s.vid].str, f: history.Send, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
-		case history.OK:
+		case outOK:
 			if s.offset < 0 {
 				stats("sends-without-offset", 1)
 				continue
@@ -241,7 +241,7 @@ func linOps(h *History, stats func(string, int64)) [][]*linOp {
 				continue
 			}
 			acked[s.vid] = s.offset
-		case history.Fail:
+		case outFail:
 			continue
 		default:
 			// Only an unknown send whose record was read at one
@@ -655,6 +655,15 @@ func Linearizability(h *History, opts Options) []Result {
 	}
 	meta := func(op *linOp) any { return h.index(op.pos) }
 
+	nops := 0
+	for _, part := range parts {
+		nops += len(part)
+	}
+	if nops == 0 {
+		sendF.noEvidence("no send was acknowledged and no read reported an offset")
+		readF.noEvidence("no read reported an offset")
+		return []Result{sendF.result(), readF.result()}
+	}
 	var sendW, readW []witness
 	for _, part := range parts {
 		if len(part) > 0 {

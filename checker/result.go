@@ -17,7 +17,7 @@ const (
 	Unknown Validity = "unknown"
 )
 
-// ExitCode maps a verdict to the process exit code of DESIGN.md: 0 valid,
+// ExitCode maps a verdict to the process exit code (docs/guarantees.md): 0 valid,
 // 1 invalid, 2 unknown. Anything else is not a verdict and maps to 3, the
 // first of the codes left for errors.
 func ExitCode(v Validity) int {
@@ -32,7 +32,7 @@ func ExitCode(v Validity) int {
 	return 3
 }
 
-// Anomaly names, as GUARANTEES.md spells them.
+// Anomaly names, as docs/guarantees.md spells them.
 const (
 	LostWriteName           = "lost-write"
 	UnseenName              = "unseen"

@@ -13,7 +13,7 @@ import (
 )
 
 // TestElection is the 2013 Jepsen scenario under both election policies
-// (GUARANTEES.md, classic scenarios 2 and 3): RF=3, min.insync.replicas=1,
+// (docs/guarantees.md, classic scenarios 2 and 3): RF=3, min.insync.replicas=1,
 // followers paused until the ISR is the leader alone, acks=-1 writes that
 // only the leader holds, then the leader dies and the followers come back.
 //

@@ -74,7 +74,7 @@ var Faults = map[string]string{
 	"partition-controller": "cut the controller off from every broker",
 	"slow-follower":        "delay a follower's links to its leader beyond replica.lag.time.max.ms",
 	"lose-unsynced":        "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end",
-	// The 2013 Jepsen finding (GUARANTEES.md scenarios 2 and 3) needs two
+	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3) needs two
 	// steps in order, so it is one fault.
 	"slow-followers-kill-leader": "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end",
 }

@@ -231,7 +231,7 @@ type historyRow struct {
 	Mark                bool // an op an anomaly or a lost write points at
 }
 
-// anomalyMeaning is GUARANTEES.md's table, for readers who do not know
+// anomalyMeaning is docs/guarantees.md's table, for readers who do not know
 // the names.
 var anomalyMeaning = map[string]string{
 	checker.LostWriteName:           "an acknowledged send is missing from the final read, which reached past it",
@@ -312,18 +312,27 @@ func (v *reportView) verdict(d ReportData) {
 		var parts []string
 		for _, name := range r.Unexpected {
 			res, _ := r.Get(name)
-			parts = append(parts, fmt.Sprintf("%s (%d)", name, res.Count))
+			parts = append(parts, fmt.Sprintf("%s (%d)", name, res.Forbidden))
 		}
 		v.Verdict = verdictView{Class: "invalid", Headline: "INVALID", Sentence: "Found anomalies this configuration promises not to have: " + strings.Join(parts, ", ") + "."}
 	default:
 		var parts []string
 		for _, res := range r.Results {
-			if res.Valid == checker.Unknown && !res.Expected {
+			if res.Valid != checker.Valid && !res.Expected && res.Forbidden == 0 {
 				parts = append(parts, res.Name)
 			}
 		}
-		v.Verdict = verdictView{Class: "unknown", Headline: "UNKNOWN", Sentence: "No forbidden anomaly was found, but some checkers could not judge: " + strings.Join(parts, ", ") + "."}
+		sentence := "No forbidden anomaly was found, but some checkers could not judge: " + strings.Join(parts, ", ") + "."
+		switch {
+		case len(r.Faults) == 0 && len(r.FaultsNotStarted) > 0:
+			sentence = "No fault started, though " + strings.Join(r.FaultsNotStarted, ", ") + " was asked for: the run tested a healthy cluster only."
+		case len(parts) == 0 && len(r.Notes) > 0:
+			sentence = "No forbidden anomaly was found, but " + r.Notes[0] + "."
+		}
+		v.Verdict = verdictView{Class: "unknown", Headline: "UNKNOWN", Sentence: sentence}
 	}
+	// What limits the verdict: faults that never ran, an empty history.
+	v.Notes = append(slices.Clone(r.Notes), v.Notes...)
 	if len(r.Expected) > 0 {
 		var parts []string
 		for _, name := range r.Expected {
@@ -339,7 +348,11 @@ func (v *reportView) guarantees(d ReportData) {
 	switch {
 	case d.Results != nil:
 		c := d.Results.Config
-		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s.", c.Acks, c.MinInsyncReplicas, orDefault(c.Election, "clean"), d.Results.FaultClass)
+		ran := "no fault ran"
+		if len(d.Results.Faults) > 0 {
+			ran = "faults that ran: " + strings.Join(d.Results.Faults, ", ")
+		}
+		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s (%s).", c.Acks, c.MinInsyncReplicas, orDefault(c.Election, "clean"), d.Results.FaultClass, ran)
 	case d.Config != nil:
 		cfg := d.Config.CheckerConfig()
 		perm = checker.Permitted(cfg)
@@ -351,25 +364,35 @@ func (v *reportView) guarantees(d ReportData) {
 	}
 	for _, name := range checker.Names() {
 		row := guaranteeRow{Name: name, Meaning: anomalyMeaning[name]}
-		var permitted bool
+		stance := "no"
 		if d.Results != nil {
 			res, ok := d.Results.Get(name)
 			if !ok {
 				continue
 			}
-			permitted, row.Why, row.Count = res.Expected, res.Why, res.Count
+			stance, row.Why, row.Count = res.Stance(), res.Why, res.Count
 			row.Status, _, row.StatusClass = status(res)
+			if res.Forbidden > 0 && res.Forbidden < res.Count {
+				row.Status = fmt.Sprintf("%s (%d forbidden)", row.Status, res.Forbidden)
+			}
 			if res.Valid != checker.Valid || len(res.Details) > 0 {
 				row.Anchor = "anomaly-" + name
 			}
 		} else {
 			p := perm[name]
-			permitted, row.Why = p.Permitted, p.Why
+			stance, row.Why = map[bool]string{true: "yes", false: "no"}[p.Permitted], p.Why
+			if p.Permitted && !p.All {
+				stance = "partly"
+			}
 			row.Status, row.StatusClass = "not checked", "none"
 		}
-		row.Permitted, row.PermitClass = "not permitted", "forbidden"
-		if permitted {
+		switch stance {
+		case "yes":
 			row.Permitted, row.PermitClass = "permitted", "permitted"
+		case "partly":
+			row.Permitted, row.PermitClass = "permitted for some causes", "permitted"
+		default:
+			row.Permitted, row.PermitClass = "not permitted", "forbidden"
 		}
 		v.Guarantees = append(v.Guarantees, row)
 	}
@@ -379,10 +402,14 @@ func (v *reportView) guarantees(d ReportData) {
 // length, with the class that colours it.
 func status(r checker.Result) (short, long, class string) {
 	switch {
-	case r.Valid == checker.Invalid && !r.Expected:
+	case r.Forbidden > 0:
 		return "FOUND: violation", "violation: the configuration promises this never happens", "invalid"
+	case r.Valid == checker.Invalid && !r.Expected:
+		return "found, cause undecided", "seen; whether its cause is one the configuration permits could not be told", "unknown"
 	case r.Valid == checker.Invalid:
 		return "found (permitted)", "seen, and permitted by the configuration", "expected"
+	case r.Valid == checker.Unknown && r.NotChecked != "":
+		return "not checked", "not checked: " + r.NotChecked, "unknown"
 	case r.Valid == checker.Unknown:
 		return "could not judge", "could not judge", "unknown"
 	}

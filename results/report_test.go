@@ -756,3 +756,32 @@ func TestJudgedReportIsTheStoredOne(t *testing.T) {
 		t.Fatalf("the judged report (%d bytes) differs from the one rendered from the store (%d bytes)", len(judged), len(stored))
 	}
 }
+
+// TestReportSaysWhatWasNotTested: a run whose faults never started, and a
+// checker with no evidence, read as such in the report, never as a plain
+// VALID or "not found".
+func TestReportSaysWhatWasNotTested(t *testing.T) {
+	h := &hist{}
+	h.send(0, 0, 0, "a", 0)
+	h.send(1, 0, 0, "b", 1)
+	h.final(2, 0, 2, []history.Record{{Offset: 0, Value: "a"}, {Offset: 1, Value: "b"}})
+	tc := testConfig()
+	tc.Nemesis = []string{"kill"}
+	res := check(h.ops, tc)
+	if res.Valid != checker.Unknown {
+		t.Fatalf("verdict %s, want unknown", res.Valid)
+	}
+	page := render(t, ReportData{Config: tc, Results: res, Ops: h.ops})
+	for _, want := range []string{
+		"No fault started, though kill was asked for",
+		"fault kinds that ran", "never started",
+		"not checked", // replica-divergence and the polls had no evidence
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+	if strings.Contains(page, ">VALID<") {
+		t.Error("the report reads VALID")
+	}
+}

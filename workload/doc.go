@@ -2,7 +2,7 @@
 // as a history (package history).
 //
 // Producers send unique values, one request in flight per process, and
-// classify each outcome as GUARANTEES.md demands: ok with the offset the
+// classify each outcome as docs/guarantees.md demands: ok with the offset the
 // broker assigned, fail only when the record definitely was not written
 // (refused before the append, or never sent), info whenever it may have
 // been. Consumers poll their partitions below the high watermark. After the

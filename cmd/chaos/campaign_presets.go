@@ -19,7 +19,7 @@ var presets = map[string]campaignSpec{
 			// The headline guarantee: no acknowledged write lost under
 			// crashes and pauses.
 			{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "kill,pause"},
-			// GUARANTEES.md scenario 1: lost writes are permitted, and
+			// docs/guarantees.md scenario 1: lost writes are permitted, and
 			// usually seen.
 			{Acks: 1, MinInsyncReplicas: 1, Election: "clean", Nemesis: "partition-leader"},
 		},

@@ -15,7 +15,7 @@ import (
 	"github.com/chaos-isr/chaos/results"
 )
 
-// TestDockerScenarios runs classic scenarios 1 and 4 of GUARANTEES.md with
+// TestDockerScenarios runs classic scenarios 1 and 4 of docs/guarantees.md with
 // the docker runtime, with the same arguments as TestScenarios: the
 // kernel's faults (nftables drops, delays by qdisc) must give the verdicts
 // the proxies give. It ends by checking that no image was pulled and that

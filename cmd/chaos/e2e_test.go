@@ -226,3 +226,53 @@ func processesMentioning(t *testing.T, s string) []string {
 	}
 	return out
 }
+
+// TestCheckRefusesWhatRunRefuses: chaos check applies chaos run's rules to
+// the configuration it is told, so a configuration no run could have is
+// refused with the reason, not judged (issue 17: --faults kil was classed
+// F1, min.insync.replicas 5 of 3 was accepted). A run whose nemesis could
+// never fire is refused before it starts, and an empty history is unknown.
+func TestCheckRefusesWhatRunRefuses(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "h.jsonl")
+	w, err := history.Create(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []history.Op{
+		{Process: 0, Type: history.Invoke, F: history.Send, Value: &history.Value{Topic: "t", Value: "a"}},
+		{Process: 0, Type: history.OK, F: history.Send, Value: &history.Value{Topic: "t", Value: "a", Offset: history.Int64(0)}},
+	} {
+		if _, err := w.Append(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", hist, "--faults", "kil"}, `--faults: unknown nemesis "kil"`},
+		{[]string{"check", hist, "--min-insync-replicas", "5", "--replication-factor", "3"}, "min.insync.replicas 5 is above the replication factor 3"},
+		{[]string{"check", hist, "--acks", "2"}, "--acks"},
+		{[]string{"check", hist, "--fsync", "sometimes"}, "--fsync"},
+		{[]string{"run", "--min-insync-replicas", "5"}, "5"},
+		{[]string{"run", "--nemesis", "kill", "--time-limit", "5s", "--store", dir}, "no fault window fits"},
+	} {
+		out, code := runChaos(t, c.args...)
+		if code != exitErrorCode || !strings.Contains(out, c.want) {
+			t.Errorf("chaos %v exited %d, want %d naming %q:\n%s", c.args, code, exitErrorCode, c.want, out)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a refused run left files in the store: %v", entries)
+	}
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, []byte(`{"history":"chaos","version":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runChaos(t, "check", empty)
+	if code != exitUnknown || !strings.Contains(out, "holds no operations") || !strings.Contains(out, "verdict: UNKNOWN") {
+		t.Errorf("an empty history exited %d:\n%s", code, out)
+	}
+}

@@ -28,7 +28,7 @@ import (
 	"github.com/chaos-isr/chaos/workload"
 )
 
-// Exit codes of run and check (DESIGN.md): 0 valid, 1 invalid, 2 unknown;
+// Exit codes of run and check (docs/guarantees.md): 0 valid, 1 invalid, 2 unknown;
 // 3 and up are errors that left no verdict.
 const (
 	exitValid       = 0

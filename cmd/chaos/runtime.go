@@ -9,7 +9,7 @@ import (
 	"github.com/chaos-isr/chaos/nemesis"
 )
 
-// The runtimes a cluster can run in (DESIGN.md, "Running a cluster").
+// The runtimes a cluster can run in (README, "The docker runtime").
 const (
 	runtimeLocal  = "local"
 	runtimeDocker = "docker"

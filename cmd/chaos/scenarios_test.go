@@ -42,7 +42,7 @@ func found(res *checker.Results, name string) checker.Result {
 	return r
 }
 
-// The classic scenarios of GUARANTEES.md, each a real run: the tester's
+// The classic scenarios of docs/guarantees.md, each a real run: the tester's
 // teeth (it finds the losses a configuration permits) and its honesty (it
 // finds none where the configuration promises none).
 func TestScenarios(t *testing.T) {
