@@ -123,7 +123,7 @@ func (b *hb) endOffset(p int, part int32, off int64) int64 {
 }
 
 func (b *hb) nemesis(f, fault string) int64 {
-	return b.add(history.NemesisProcess, history.Info, f, &history.Value{Fault: fault, Targets: []string{"broker-1"}}, "")
+	return b.add(history.NemesisProcess, history.Info, f, &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: []string{"broker-1"}}}, "")
 }
 
 // strict is the configuration with the strongest promise: acks=-1,

@@ -174,13 +174,10 @@ func (l *faultLog) add(op *history.Op) {
 		return
 	}
 	kind := strings.TrimPrefix(op.F, "start-")
-	var targets []string
-	if op.Value != nil {
-		if op.Value.Fault != "" {
-			kind = op.Value.Fault
-		}
-		targets = op.Value.Targets
+	if f := op.Value.FaultName(); f != "" {
+		kind = f
 	}
+	targets := op.Value.FaultTargets()
 	// A start that reported an error may not have taken effect: counting
 	// it could permit what it never caused, so it does not count.
 	if op.Error != "" {

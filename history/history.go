@@ -61,14 +61,43 @@ type Value struct {
 	HW        *int64   `json:"hw,omitempty"`
 	Broker    *int32   `json:"broker,omitempty"`
 	// Monitor operations add what the cluster's metadata said of the
-	// partition; hw is then the leader's answer to ListOffsets.
+	// partition (hw is then the leader's answer to ListOffsets), nemesis
+	// operations the fault; nil for every other operation. Embedded, so
+	// their fields stay at the top level of the JSON object, and apart,
+	// so the client operations that make up nearly all of a history do
+	// not carry them (a million-operation history is 90 MB smaller).
+	*Sample
+	*FaultInfo
+}
+
+// Sample is what a monitor operation saw of a partition.
+type Sample struct {
 	Leader   *int32  `json:"leader,omitempty"`
 	Epoch    *int32  `json:"epoch,omitempty"`
 	ISR      []int32 `json:"isr,omitempty"`
 	Replicas []int32 `json:"replicas,omitempty"`
-	// Nemesis operations describe the fault in free form.
+}
+
+// FaultInfo describes a nemesis operation's fault in free form.
+type FaultInfo struct {
 	Fault   string   `json:"fault,omitempty"`
 	Targets []string `json:"targets,omitempty"`
+}
+
+// FaultName is the fault a nemesis operation's value names, or "".
+func (v *Value) FaultName() string {
+	if v == nil || v.FaultInfo == nil {
+		return ""
+	}
+	return v.Fault
+}
+
+// FaultTargets are the targets a nemesis operation's value names, or nil.
+func (v *Value) FaultTargets() []string {
+	if v == nil || v.FaultInfo == nil {
+		return nil
+	}
+	return v.Targets
 }
 
 // Op is one operation.
@@ -126,8 +155,8 @@ func (o Op) String() string {
 		if len(v.Records) > 0 {
 			fmt.Fprintf(&sb, " %d records", len(v.Records))
 		}
-		if v.Fault != "" {
-			fmt.Fprintf(&sb, " %s %v", v.Fault, v.Targets)
+		if f := v.FaultName(); f != "" {
+			fmt.Fprintf(&sb, " %s %v", f, v.FaultTargets())
 		}
 	}
 	if o.Error != "" {

@@ -230,7 +230,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // (a fault is neither ok nor failed for the checkers; the error, if any,
 // says what could not be done).
 func (n *Nemesis) record(f, fault string, targets []string, err error) error {
-	v := &history.Value{Fault: fault, Targets: targets}
+	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets}}
 	if _, rerr := n.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: v}); rerr != nil {
 		return rerr
 	}

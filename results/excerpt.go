@@ -194,26 +194,28 @@ func describeValue(f string, v *history.Value) string {
 			parts = append(parts, "no records")
 		}
 	}
-	if v.Leader != nil {
-		parts = append(parts, "leader "+leaderName(*v.Leader))
-	}
-	if v.Epoch != nil {
-		parts = append(parts, fmt.Sprintf("epoch %d", *v.Epoch))
-	}
-	if v.ISR != nil {
-		parts = append(parts, fmt.Sprintf("ISR %v", v.ISR))
-	}
-	if v.Replicas != nil {
-		parts = append(parts, fmt.Sprintf("replicas %v", v.Replicas))
+	if m := v.Sample; m != nil {
+		if m.Leader != nil {
+			parts = append(parts, "leader "+leaderName(*m.Leader))
+		}
+		if m.Epoch != nil {
+			parts = append(parts, fmt.Sprintf("epoch %d", *m.Epoch))
+		}
+		if m.ISR != nil {
+			parts = append(parts, fmt.Sprintf("ISR %v", m.ISR))
+		}
+		if m.Replicas != nil {
+			parts = append(parts, fmt.Sprintf("replicas %v", m.Replicas))
+		}
 	}
 	if v.HW != nil {
 		parts = append(parts, fmt.Sprintf("hw %d", *v.HW))
 	}
-	if v.Fault != "" {
-		parts = append(parts, "fault "+v.Fault)
+	if f := v.FaultName(); f != "" {
+		parts = append(parts, "fault "+f)
 	}
-	if len(v.Targets) > 0 {
-		parts = append(parts, "on "+strings.Join(v.Targets, ", "))
+	if t := v.FaultTargets(); len(t) > 0 {
+		parts = append(parts, "on "+strings.Join(t, ", "))
 	}
 	return strings.Join(parts, ", ")
 }

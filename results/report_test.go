@@ -41,14 +41,14 @@ func (h *hist) final(sec float64, part int32, hw int64, recs []history.Record) i
 }
 
 func (h *hist) nemesis(sec float64, f, fault string, targets ...string) {
-	v := &history.Value{Fault: fault, Targets: targets}
+	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets}}
 	h.add(sec, history.NemesisProcess, history.Invoke, f, v, "")
 	h.add(sec+0.0001, history.NemesisProcess, history.Info, f, v, "")
 }
 
 func (h *hist) monitor(sec float64, part int32, leader int32, epoch int32, isr []int32, hw int64) {
 	h.add(sec, history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: "t", Partition: part}, "")
-	v := &history.Value{Topic: "t", Partition: part, Leader: history.Int32(leader), Epoch: history.Int32(epoch), ISR: isr, Replicas: []int32{1, 2, 3}}
+	v := &history.Value{Topic: "t", Partition: part, Sample: &history.Sample{Leader: history.Int32(leader), Epoch: history.Int32(epoch), ISR: isr, Replicas: []int32{1, 2, 3}}}
 	if hw >= 0 {
 		v.HW = history.Int64(hw)
 	}
@@ -667,6 +667,7 @@ func TestArbitraryHistoriesRender(t *testing.T) {
 			if rng.IntN(5) > 0 {
 				v := &history.Value{Topic: []string{"", "t", "u"}[rng.IntN(3)], Partition: int32(rng.IntN(4) - 1)}
 				if rng.IntN(2) == 0 {
+					v.Sample, v.FaultInfo = &history.Sample{}, &history.FaultInfo{}
 					v.Offset, v.HW, v.Leader, v.Epoch = history.Int64(rng.Int64N(10)-1), history.Int64(rng.Int64N(10)-1), history.Int32(int32(rng.IntN(4)-1)), history.Int32(int32(rng.IntN(3)))
 					v.ISR = []int32{1, 2}[:rng.IntN(3)%3%2+1]
 					v.Records = []history.Record{{Offset: rng.Int64N(5), Value: "a"}}

@@ -198,7 +198,7 @@ func synthRun(n int, seed uint64) ([]history.Op, TestConfig) {
 			at := t + int64(p)*3_000_000
 			v := &history.Value{Topic: "chaos", Partition: int32(p)}
 			emit(at, history.Op{Process: history.MonitorProcess, Type: history.Invoke, F: history.Monitor, Value: v})
-			ok := &history.Value{Topic: "chaos", Partition: int32(p), Leader: history.Int32(leader), Epoch: history.Int32(epoch), ISR: isr, Replicas: []int32{1, 2, 3}}
+			ok := &history.Value{Topic: "chaos", Partition: int32(p), Sample: &history.Sample{Leader: history.Int32(leader), Epoch: history.Int32(epoch), ISR: isr, Replicas: []int32{1, 2, 3}}}
 			if leader >= 0 {
 				ok.HW = history.Int64(hwAt(p, t))
 			}
@@ -215,15 +215,15 @@ func synthRun(n int, seed uint64) ([]history.Op, TestConfig) {
 			f string
 			t int64
 		}{{"start-" + e.Fault, int64(e.Start)}, {"stop-" + e.Fault, int64(e.End)}} {
-			v := &history.Value{Fault: e.Fault, Targets: target}
+			v := &history.Value{FaultInfo: &history.FaultInfo{Fault: e.Fault, Targets: target}}
 			emit(x.t, history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: x.f, Value: v})
 			emit(x.t+1000, history.Op{Process: history.NemesisProcess, Type: history.Info, F: x.f, Value: v})
 		}
 	}
 	// The final phase: a heal, then final reads and replica reads.
 	t := int64(d) + sec(5.5)
-	emit(int64(d)+sec(5), history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: "heal", Value: &history.Value{Fault: "all"}})
-	emit(int64(d)+sec(5)+1000, history.Op{Process: history.NemesisProcess, Type: history.Info, F: "heal", Value: &history.Value{Fault: "all"}})
+	emit(int64(d)+sec(5), history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: "heal", Value: &history.Value{FaultInfo: &history.FaultInfo{Fault: "all"}}})
+	emit(int64(d)+sec(5)+1000, history.Op{Process: history.NemesisProcess, Type: history.Info, F: "heal", Value: &history.Value{FaultInfo: &history.FaultInfo{Fault: "all"}}})
 	for p := range parts {
 		var rs []history.Record
 		for _, r := range logs[p] {

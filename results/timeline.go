@@ -232,8 +232,8 @@ func (tl *timeline) nemesisOp(i int, inv int32, openFault map[string]int) {
 		if f.StartOp != invIndex && f.EndOp != invIndex {
 			continue
 		}
-		if f.StartOp == invIndex && op.Value != nil && len(op.Value.Targets) > 0 {
-			f.Targets = op.Value.Targets
+		if t := op.Value.FaultTargets(); f.StartOp == invIndex && len(t) > 0 {
+			f.Targets = t
 		}
 		if op.Error != "" {
 			f.Error = strings.TrimSpace(f.Error + " " + op.Error)
@@ -250,9 +250,7 @@ func (tl *timeline) nemesisEvent(op *history.Op, openFault map[string]int) {
 			return // a repeated start of an open window
 		}
 		w := faultWindow{Fault: name, Start: op.Time, End: -1, StartOp: op.Index, EndOp: -1, Open: true}
-		if op.Value != nil {
-			w.Targets = op.Value.Targets
-		}
+		w.Targets = op.Value.FaultTargets()
 		openFault[name] = len(tl.faults)
 		tl.faults = append(tl.faults, w)
 	case strings.HasPrefix(op.F, "stop"):
@@ -274,8 +272,8 @@ func (tl *timeline) nemesisEvent(op *history.Op, openFault map[string]int) {
 // faultName is the fault a nemesis op is about: value.fault, or what
 // follows start-/stop- in f.
 func faultName(op *history.Op) string {
-	if op.Value != nil && op.Value.Fault != "" {
-		return op.Value.Fault
+	if f := op.Value.FaultName(); f != "" {
+		return f
 	}
 	for _, p := range []string{"start-", "stop-", "start", "stop"} {
 		if rest, ok := strings.CutPrefix(op.F, p); ok {
@@ -298,16 +296,20 @@ func monitorSample(op *history.Op, pos int32) sample {
 		return s
 	}
 	s.ok = true
-	if v.Leader != nil {
-		s.leader = *v.Leader
-	}
-	if v.Epoch != nil {
-		s.epoch = *v.Epoch
-	}
 	if v.HW != nil {
 		s.hw = *v.HW
 	}
-	s.isr, s.replicas, s.isrList = len(v.ISR), len(v.Replicas), v.ISR
+	m := v.Sample
+	if m == nil {
+		return s
+	}
+	if m.Leader != nil {
+		s.leader = *m.Leader
+	}
+	if m.Epoch != nil {
+		s.epoch = *m.Epoch
+	}
+	s.isr, s.replicas, s.isrList = len(m.ISR), len(m.Replicas), m.ISR
 	return s
 }
 

@@ -80,10 +80,8 @@ func (m *monitor) sample(ctx context.Context) error {
 				errText = mdErr.Error()
 			}
 		} else {
-			done.Leader = history.Int32(leader)
-			done.Epoch = history.Int32(m.cl.epochs[k])
-			done.ISR = slices.Clone(m.cl.isr[k])
-			done.Replicas = slices.Clone(m.cl.replicas[k])
+			done.Sample = &history.Sample{Leader: history.Int32(leader), Epoch: history.Int32(m.cl.epochs[k]),
+				ISR: slices.Clone(m.cl.isr[k]), Replicas: slices.Clone(m.cl.replicas[k])}
 			if leader >= 0 && ctx.Err() == nil {
 				// A leader that does not answer leaves the HW unknown:
 				// the sample still says who was supposed to lead.

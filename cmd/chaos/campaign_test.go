@@ -361,6 +361,27 @@ func TestCampaignPresetsAndModel(t *testing.T) {
 	if cells[0].Prediction != "lost-write forbidden" || cells[1].Prediction != "lost-write permitted" {
 		t.Fatalf("smoke predictions: %q, %q", cells[0].Prediction, cells[1].Prediction)
 	}
+	// Pass-through flags are judged the way the run will be: with brokers
+	// that lose unsynced writes kill-all destroys data on every node (F3,
+	// loss permitted); under fsync always the lose-unsynced nemesis
+	// destroys nothing (F1, loss forbidden).
+	for _, c := range []struct {
+		nemesis string
+		args    []string
+		want    string
+	}{
+		{"kill-all", nil, "lost-write forbidden"},
+		{"kill-all", []string{"--lose-unsynced"}, "lost-write permitted"},
+		{"lose-unsynced", nil, "lost-write permitted"},
+		{"lose-unsynced", []string{"--fsync", "always"}, "lost-write forbidden"},
+	} {
+		spec := campaignSpec{Cells: []cellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: c.nemesis}}, TimeLimit: duration(30 * time.Second),
+			NemesisInterval: duration(5 * time.Second), RunArgs: c.args}
+		cells, err := planCampaign(spec, "store")
+		if err != nil || cells[0].Prediction != c.want {
+			t.Errorf("%s %v: %v, %v; want %q", c.nemesis, c.args, cells, err, c.want)
+		}
+	}
 	// The seed preset's first label is the example of the issue's
 	// progress line's shape.
 	cells, _ = planCampaign(presets["seed"], "store")
