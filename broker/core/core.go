@@ -287,6 +287,8 @@ func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
 		b.reply(conn, corr, b.handleOffsetForLeaderEpoch(r))
 	case *kmsg.CreateTopicsRequest:
 		b.handleCreateTopics(conn, corr, r)
+	case *kmsg.DescribeConfigsRequest:
+		b.reply(conn, corr, b.handleDescribeConfigs(r))
 	default:
 		// The wire layer refuses keys we do not advertise; reaching here is a
 		// driver bug, and answering nothing would hang the client.
