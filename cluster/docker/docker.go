@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ const (
 // readyLine is what a broker and the controller log once they listen. The
 // image has no shell for a health check, and a port bound on the host
 // accepts connections (Docker's proxy) before the node inside listens.
-const readyLine = "listening on"
+const readyLine = cluster.ReadyLine
 
 // Spec describes a cluster in containers.
 type Spec struct {
@@ -51,7 +52,10 @@ type Spec struct {
 	DataDir string
 	// Binary is the static chaos binary put in the image; default: this
 	// executable.
-	Binary         string
+	Binary string
+	// ClusterID is given to every node (--cluster-id), as in the local
+	// runtime.
+	ClusterID      string
 	ControllerArgs []string
 	BrokerArgs     []string
 	// StartTimeout bounds each node's start; default 60s.
@@ -124,6 +128,23 @@ func Available(ctx context.Context) error {
 	return cli.Close()
 }
 
+// Check reports why this process cannot run a cluster in containers: a
+// binary the image cannot run (default: this executable), or no Docker
+// engine. A command calls it before it creates anything, so that a refusal
+// leaves nothing behind.
+func Check(ctx context.Context, binary string) error {
+	if binary == "" {
+		var err error
+		if binary, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	if err := checkStatic(binary); err != nil {
+		return err
+	}
+	return Available(ctx)
+}
+
 func randomID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -155,6 +176,14 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	}
 	if spec.BasePort < 2 || spec.BasePort+spec.Nodes-1 > 65535 {
 		return nil, fmt.Errorf("ports out of range: brokers %d..%d, controller %d", spec.BasePort, spec.BasePort+spec.Nodes-1, spec.BasePort-1)
+	}
+	// The host ports are known before anything starts: one held by
+	// another process is named now, rather than as whatever Docker makes
+	// of it when a container cannot bind it.
+	for id := 0; id <= spec.Nodes; id++ {
+		if err := cluster.CheckFree(nemesis.NodeName(id), net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.BasePort+id-1))); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(spec.DataDir, 0o755); err != nil {
 		return nil, err
@@ -235,7 +264,7 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 }
 
 func (c *Cluster) labels(node string) map[string]string {
-	l := map[string]string{labelRun: c.run, labelOwner: owner(), labelHost: hostname()}
+	l := map[string]string{labelRun: c.run, labelOwner: cluster.Owner(), labelHost: hostname()}
 	if node != "" {
 		l[labelNode] = node
 	}
@@ -245,8 +274,12 @@ func (c *Cluster) labels(node string) map[string]string {
 // args are the node's command line inside its container.
 func (c *Cluster) args(n *Node) []string {
 	listen := "0.0.0.0:" + strconv.Itoa(n.port)
+	var id []string
+	if c.spec.ClusterID != "" {
+		id = []string{"--cluster-id", c.spec.ClusterID}
+	}
 	if n.ID == cluster.ControllerNode {
-		return append([]string{"controller", "--listen", listen, "--data", "/data"}, c.spec.ControllerArgs...)
+		return slices.Concat([]string{"controller", "--listen", listen, "--data", "/data"}, id, c.spec.ControllerArgs)
 	}
 	a := []string{"broker", "--id", strconv.Itoa(n.ID), "--listen", listen,
 		// Clients on the host get the bound host port; peers dial each
@@ -254,7 +287,7 @@ func (c *Cluster) args(n *Node) []string {
 		"--advertise", n.HostAddr,
 		"--controller", net.JoinHostPort("controller", strconv.Itoa(controllerPort)),
 		"--data", "/data"}
-	a = append(a, c.spec.BrokerArgs...)
+	a = slices.Concat(a, id, c.spec.BrokerArgs)
 	for j := 1; j <= c.spec.Nodes; j++ {
 		if j != n.ID {
 			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(nemesis.NodeName(j), strconv.Itoa(brokerPort))))
