@@ -119,7 +119,6 @@ func (c *client) refresh(ctx context.Context, topic string) error {
 	t := kmsg.NewMetadataRequestTopic()
 	t.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, t)
-	var lastErr error
 	// Known brokers first (sorted, for determinism of the order tried),
 	// then the bootstrap list.
 	var ids []int32
@@ -132,7 +131,25 @@ func (c *client) refresh(ctx context.Context, topic string) error {
 		addrs = append(addrs, c.addrs[id])
 	}
 	addrs = append(addrs, c.bootstrap...)
+	md, _, err := c.metadata(ctx, addrs, req)
+	if err != nil {
+		return err
+	}
+	c.apply(topic, md)
+	c.refreshed = time.Now()
+	return nil
+}
+
+// metadata asks each address in turn (each once) until one answers req,
+// and returns the answer and who gave it.
+func (c *client) metadata(ctx context.Context, addrs []string, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, string, error) {
+	tried := map[string]bool{}
+	var lastErr error
 	for _, addr := range addrs {
+		if tried[addr] || ctx.Err() != nil {
+			continue
+		}
+		tried[addr] = true
 		conn, err := c.dial(ctx, addr)
 		if err != nil {
 			lastErr = err
@@ -144,11 +161,12 @@ func (c *client) refresh(ctx context.Context, topic string) error {
 			lastErr = err
 			continue
 		}
-		c.apply(topic, resp.(*kmsg.MetadataResponse))
-		c.refreshed = time.Now()
-		return nil
+		return resp.(*kmsg.MetadataResponse), addr, nil
 	}
-	return fmt.Errorf("no broker answered a metadata request: %w", lastErr)
+	if lastErr == nil {
+		lastErr = ctx.Err()
+	}
+	return nil, "", fmt.Errorf("no broker answered a metadata request: %w", lastErr)
 }
 
 func (c *client) apply(topic string, md *kmsg.MetadataResponse) {

@@ -128,36 +128,17 @@ func (m *monitor) metadata(ctx context.Context) error {
 		addrs = append(addrs, m.cl.addrs[id])
 	}
 	addrs = append(addrs, m.cfg.Bootstrap...)
-	tried := map[string]bool{}
-	var lastErr error
-	for _, addr := range addrs {
-		if tried[addr] || ctx.Err() != nil {
-			continue
-		}
-		tried[addr] = true
-		conn, err := m.cl.dial(ctx, addr)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		resp, _, err := m.cl.roundTrip(ctx, conn, req)
-		conn.Close()
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		// Forget what the previous sample knew: a partition missing from
-		// this answer must not be reported with old values.
-		m.cl.leaders = nil
-		m.cl.apply(m.cfg.Topic, resp.(*kmsg.MetadataResponse))
-		// Fresh, so listLatest finds the leader here rather than asking
-		// every broker again, a paused one first if it has the lowest id.
-		m.cl.refreshed = time.Now()
-		m.last = addr
-		return nil
+	md, addr, err := m.cl.metadata(ctx, addrs, req)
+	if err != nil {
+		return err
 	}
-	if lastErr == nil {
-		lastErr = ctx.Err()
-	}
-	return fmt.Errorf("no broker answered a metadata request: %w", lastErr)
+	// Forget what the previous sample knew: a partition missing from this
+	// answer must not be reported with old values.
+	m.cl.leaders = nil
+	m.cl.apply(m.cfg.Topic, md)
+	// Fresh, so listLatest finds the leader here rather than asking every
+	// broker again, a paused one first if it has the lowest id.
+	m.cl.refreshed = time.Now()
+	m.last = addr
+	return nil
 }
