@@ -2,7 +2,11 @@ package main
 
 import (
 	"bufio"
+	"debug/elf"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -145,5 +149,55 @@ func TestRuntimeRefused(t *testing.T) {
 	out, code := runChaos(t, "campaign", "--runtime", "docker", "--dry-run", "--seed", "1")
 	if code != 0 || !strings.Contains(out, "--runtime docker") {
 		t.Errorf("a docker campaign does not pass --runtime to its runs (exit %d):\n%s", code, out)
+	}
+}
+
+// TestDockerBusyPort: with the docker runtime too, a host port another
+// process holds fails "cluster up" and "run" at once, naming it, with no
+// "ready" and no verdict, and leaves no container or network.
+func TestDockerBusyPort(t *testing.T) {
+	dockertest.Require(t)
+	base := freeBase(t, 2)
+	holdPort(t, base+1) // broker-2's
+	busy := "127.0.0.1:" + strconv.Itoa(base+1) + " (broker-2) is already in use by another process"
+	start := time.Now()
+	out, code := runChaos(t, "cluster", "up", "--runtime", "docker", "--nodes", "2", "--replication-factor", "2",
+		"--base-port", strconv.Itoa(base), "--data", t.TempDir())
+	if code != exitErrorCode || !strings.Contains(out, busy) || strings.Contains("\n"+out, "\nready") {
+		t.Fatalf("cluster up exited %d; want %d naming %q and no ready:\n%s", code, exitErrorCode, busy, out)
+	}
+	out, code = runChaos(t, "run", "--runtime", "docker", "--store", t.TempDir(), "--nodes", "2", "--replication-factor", "2",
+		"--base-port", strconv.Itoa(base), "--time-limit", "5s", "--quiet")
+	if code != exitErrorCode || !strings.Contains(out, busy) || strings.Contains(out, "verdict") {
+		t.Fatalf("run exited %d; want %d naming %q and no verdict:\n%s", code, exitErrorCode, busy, out)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("both refusals took %s; they should be at once", took)
+	}
+	dockertest.NoLeftovers(t)
+}
+
+// TestDockerRefusesDynamicBinary: a docker run that cannot start (the
+// binary is dynamically linked, so the image could not run it) is refused
+// before it creates a run directory: the store stays empty.
+func TestDockerRefusesDynamicBinary(t *testing.T) {
+	dockertest.Require(t)
+	dyn := filepath.Join(t.TempDir(), "chaos")
+	build := exec.Command("go", "build", "-o", dyn, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("no cgo build here: %v\n%s", err, out)
+	}
+	if f, err := elf.Open(dyn); err != nil || !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+		t.Skip("a cgo build here is static; nothing to refuse")
+	}
+	store := t.TempDir()
+	cmd := exec.Command(dyn, "run", "--runtime", "docker", "--store", store, "--time-limit", "5s")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitErrorCode || !strings.Contains(string(out), "is dynamically linked") {
+		t.Fatalf("exit %d; want %d saying the binary is dynamically linked:\n%s", code, exitErrorCode, out)
+	}
+	if left, _ := os.ReadDir(store); len(left) > 0 {
+		t.Fatalf("the refused run left %v in the store:\n%s", left, out)
 	}
 }

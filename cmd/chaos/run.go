@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -197,15 +199,19 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		return 0, err
 	}
 
+	ctx, stop := signalContext()
+	defer stop()
+	if err := runtimeReady(ctx, f.runtime); err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	run, err := results.NewRun(f.store, f.name, start)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(out, "run %s\nseed %d\n", run.Dir, f.seed)
+	clusterID := newClusterID()
+	fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", run.Dir, f.seed, clusterID)
 
-	ctx, stop := signalContext()
-	defer stop()
 	base := f.basePort
 	if base == 0 {
 		if base, err = cluster.FreeBasePort("127.0.0.1", f.nodes); err != nil {
@@ -213,12 +219,12 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		}
 	}
 	spec := cluster.Spec{
-		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"),
+		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"), ClusterID: clusterID,
 		ControllerArgs: f.tf.args(), BrokerArgs: f.rf.args(),
 	}
 	lc, err := startCluster(ctx, f.runtime, spec, nemesis.NeedsNetwork(faults))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("starting the cluster%s: %w", keptLogs(run), err)
 	}
 	defer lc.Close()
 	wcfg.Bootstrap = strings.Split(lc.Bootstrap(), ",")
@@ -227,7 +233,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Name: f.name, Seed: f.seed, Start: start, Command: os.Args,
 		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
 		Cluster: results.ClusterConfig{
-			Runtime: f.runtime, DelayMechanism: lc.delays, Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
+			Runtime: f.runtime, ClusterID: clusterID, DelayMechanism: lc.delays, Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
 			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
 			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: f.rf.fsync, LoseUnsynced: f.rf.loseUnsynced,
 		},
@@ -319,6 +325,19 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		return 0, fmt.Errorf("workload: %w (history so far in %s)", runErr, run.Path("history.jsonl"))
 	}
 	return judgeRun(out, run, tc)
+}
+
+// keptLogs says where a run that could not start its cluster keeps the
+// node logs that say why, or removes the run's directory when nothing was
+// written there: a refused run leaves no empty run behind.
+func keptLogs(run *results.Run) string {
+	if err := os.Remove(run.Path("cluster")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf(" (node logs in %s)", run.Path("cluster"))
+	}
+	// Each only if empty: the test's directory may hold other runs.
+	_ = os.Remove(run.Dir)
+	_ = os.Remove(filepath.Dir(run.Dir))
+	return ""
 }
 
 // progress prints elapsed time, throughput and outcomes once a second until
