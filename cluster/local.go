@@ -78,8 +78,8 @@ func (n *Node) isExited() bool {
 // Local is a running local cluster.
 type Local struct {
 	spec  Spec
-	mu    sync.Mutex
-	nodes []*Node // index 0 is the controller
+	mu    sync.Mutex // guards each node's cmd against Abort
+	nodes []*Node    // index 0 is the controller
 }
 
 // Start launches the controller and the brokers and waits until each
@@ -198,7 +198,9 @@ func (l *Local) start(n *Node) error {
 		logf.Close()
 		return fmt.Errorf("start %s: %w", n.name(), err)
 	}
+	l.mu.Lock()
 	n.cmd, n.paused = cmd, false
+	l.mu.Unlock()
 	n.exited = make(chan struct{})
 	go func(exited chan struct{}) {
 		err := cmd.Wait()
@@ -373,6 +375,18 @@ func (l *Local) Restart(ctx context.Context, id int) error {
 		return err
 	}
 	return waitListening(ctx, n)
+}
+
+// Abort sends SIGKILL to every node and returns: the kernel does the rest
+// (and would anyway when this process exits: PR_SET_PDEATHSIG).
+func (l *Local) Abort() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.nodes {
+		if n.cmd != nil && n.cmd.Process != nil {
+			_ = n.cmd.Process.Kill()
+		}
+	}
 }
 
 // Close stops every node: SIGTERM, then SIGKILL for any still alive after

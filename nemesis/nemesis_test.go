@@ -172,6 +172,60 @@ func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
 	if last := rec.ops[len(rec.ops)-1]; last.F != "heal" {
 		t.Fatalf("heal not recorded: %v", last)
 	}
+	// The window itself closed when it was cut short, saying who stayed
+	// down for the heal to restart.
+	stop := rec.ops[len(rec.ops)-3]
+	if stop.F != "stop-kill-majority" || stop.Type != history.Info || strings.Count(strings.Join(stop.Value.Targets, ","), "left down") != 2 {
+		t.Fatalf("the cut window's stop: %+v", stop)
+	}
+}
+
+// TestInterruptedWindowCloses: a window cut short (Ctrl-C while brokers
+// are paused) is healed at once, without waiting for its end, and its stop
+// is in the history: no fault without its end.
+func TestInterruptedWindowCloses(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- n.Run(ctx, time.Now(), Schedule{{Fault: "pause-majority", Start: 0, End: time.Hour}})
+	}()
+	for {
+		rec.mu.Lock()
+		k := len(rec.ops)
+		rec.mu.Unlock()
+		if k >= 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("closing the window took %s", took)
+	}
+	resumed := 0
+	for _, a := range rt.log {
+		if strings.HasPrefix(a, "resume ") {
+			resumed++
+		}
+	}
+	if resumed != 2 {
+		t.Fatalf("actions %v: the 2 paused brokers were not resumed", rt.log)
+	}
+	if len(rec.ops) != 4 || rec.ops[3].F != "stop-pause-majority" {
+		t.Fatalf("history %v: want the window's start and stop", rec.ops)
+	}
+	if _, err := history.Pairs(rec.ops); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.HealAll(context.Background()); err != nil || len(rec.ops) != 4 {
+		t.Fatalf("HealAll after the window closed did something: %v %v", err, rec.ops)
+	}
 }
 
 // TestMoreFaults checks how many nodes each fault touches and that each

@@ -47,13 +47,21 @@ func (c *client) close() {
 }
 
 // roundTrip sends req on conn and reads its response. sent reports whether
-// any byte of the request may have reached the broker.
+// any byte of the request may have reached the broker. The end of ctx
+// abandons the request at once (a paused broker would otherwise hold an
+// interrupted run for a whole request timeout); the error then says so.
 func (c *client) roundTrip(ctx context.Context, conn net.Conn, req kmsg.Request) (resp kmsg.Response, sent bool, err error) {
 	deadline := time.Now().Add(c.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	_ = conn.SetDeadline(deadline)
+	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })()
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w: %v", context.Cause(ctx), err)
+		}
+	}()
 	c.corr++
 	frame := wire.AppendRequest(nil, c.corr, c.id, req)
 	n, err := conn.Write(frame)

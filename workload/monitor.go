@@ -23,10 +23,9 @@ import (
 // monitor prefers the broker that answered last, and a report reads the
 // samples as "what clients were told", which is what matters to them.
 // Requests time out after timeout so that a paused broker delays a sample
-// rather than stopping the monitor; for the same reason Monitor returns
-// within about one timeout of ctx ending (a request already sent to a
-// paused broker is waited out, not abandoned), which bounds how long it
-// holds up a run's shutdown.
+// rather than stopping the monitor; Monitor returns as soon as ctx ends
+// (a request in flight is abandoned and its sample stays an open invoke),
+// so it does not hold up a run's shutdown.
 func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout time.Duration) error {
 	if interval <= 0 {
 		return fmt.Errorf("monitor interval must be positive, got %s", interval)

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
@@ -560,6 +561,44 @@ func (c *Cluster) Restart(ctx context.Context, id int) error {
 	return c.syncRules(ctx, old != n.ip)
 }
 
+// Abort removes the containers (killing them) and the network at once,
+// without copying the logs. It takes no lock, so it can cut a Close short.
+func (c *Cluster) Abort() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c.removeAll(ctx)
+}
+
+// removeAll removes the run's containers, found by their label (those that
+// failed half-way through creation too), and its network. It checks until
+// they are gone: a removal that Close started at the same time makes ours
+// fail, and the process may exit right after.
+func (c *Cluster) removeAll(ctx context.Context) {
+	for ctx.Err() == nil {
+		cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+c.run)})
+		if err != nil || len(cs.Items) == 0 {
+			break
+		}
+		var wg sync.WaitGroup
+		for _, x := range cs.Items {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			}()
+		}
+		wg.Wait()
+		time.Sleep(50 * time.Millisecond)
+	}
+	for c.net != nil && ctx.Err() == nil {
+		_, err := c.cli.NetworkRemove(ctx, c.net.ID, client.NetworkRemoveOptions{})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Close writes each node's log into the data directory, then removes the
 // containers and the network. Safe to call more than once; it works even
 // when the run's context was cancelled.
@@ -588,16 +627,7 @@ func (c *Cluster) Close() {
 		}()
 	}
 	wg.Wait()
-	if c.net != nil {
-		_, _ = c.cli.NetworkRemove(ctx, c.net.ID, client.NetworkRemoveOptions{})
-	}
-	// Containers of this run that failed half-way through creation are
-	// found by their label.
-	if cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+c.run)}); err == nil {
-		for _, x := range cs.Items {
-			_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		}
-	}
+	c.removeAll(ctx)
 	if unlock, err := lockImage(); err == nil {
 		removeOldImages(ctx, c.cli)
 		unlock()

@@ -70,7 +70,7 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 			if err := ccfg.Validate(); err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
+			ctx, intr, stop := interruptContext(cmd.ErrOrStderr(), "stopping the cluster")
 			defer stop()
 			if err := runtimeReady(ctx, rt); err != nil {
 				return err
@@ -92,10 +92,17 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 				Nodes: nodes, BasePort: basePort, ControllerPort: ctrlPort, DataDir: data, ClusterID: clusterID,
 				ControllerArgs: tf.args(), BrokerArgs: rf.args(),
 			}, false)
+			if err != nil && ctx.Err() != nil {
+				if !keep {
+					os.RemoveAll(data)
+				}
+				return &exitError{code: exitInterrupted, err: errSilent}
+			}
 			if err != nil {
 				// The node logs are the only account of why: kept.
 				return fmt.Errorf("%w\nnode logs kept in %s", err, data)
 			}
+			intr.onSecond(lc.Abort)
 			defer func() {
 				lc.Close()
 				if !keep {
@@ -115,7 +122,6 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 			}
 			fmt.Fprintln(out, "ready; Ctrl-C stops the cluster")
 			watchExits(ctx, lc, out)
-			fmt.Fprintln(out, "stopping")
 			return nil
 		},
 	}

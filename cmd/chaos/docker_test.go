@@ -201,3 +201,20 @@ func TestDockerRefusesDynamicBinary(t *testing.T) {
 		t.Fatalf("the refused run left %v in the store:\n%s", left, out)
 	}
 }
+
+// TestDockerRunSecondInterrupt: a second Ctrl-C stops a docker run at
+// once, and still removes its containers and network.
+func TestDockerRunSecondInterrupt(t *testing.T) {
+	dockertest.Require(t)
+	run, _ := startRunUntil(t, t.TempDir(), `"type":"ok","f":"send"`, "--runtime", "docker", "--nodes", "2", "--replication-factor", "2", "--time-limit", "60s")
+	_ = run.cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(20 * time.Millisecond)
+	second := time.Now()
+	_ = run.cmd.Process.Signal(syscall.SIGINT)
+	code := run.wait()
+	if out := run.output(); code != exitInterrupted || !strings.Contains(out, "interrupted again: killing the cluster now") {
+		t.Fatalf("exit %d; want %d, stopped by the second interrupt:\n%s", code, exitInterrupted, out)
+	}
+	t.Logf("stopped %s after the second Ctrl-C", time.Since(second).Round(10*time.Millisecond))
+	dockertest.NoLeftovers(t)
+}

@@ -199,7 +199,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		return 0, err
 	}
 
-	ctx, stop := signalContext()
+	ctx, intr, stop := interruptContext(errOut, "healing faults and stopping the cluster")
 	defer stop()
 	if err := runtimeReady(ctx, f.runtime); err != nil {
 		return 0, err
@@ -224,9 +224,13 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	}
 	lc, err := startCluster(ctx, f.runtime, spec, nemesis.NeedsNetwork(faults))
 	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted, nil
+		}
 		return 0, fmt.Errorf("starting the cluster%s: %w", keptLogs(run), err)
 	}
 	defer lc.Close()
+	intr.onSecond(lc.Abort)
 	wcfg.Bootstrap = strings.Split(lc.Bootstrap(), ",")
 
 	tc := results.TestConfig{
