@@ -193,6 +193,39 @@ type Nemesis struct {
 	killed  map[int]bool // nodes to restart at heal
 	paused  map[int]bool
 	netHurt bool
+
+	// window is the one open now, if any; its own lock, as n.mu is held
+	// while a fault starts or heals, which can take seconds.
+	winMu  sync.Mutex
+	window *Window
+}
+
+// Window is a fault window as it stands: its fault, whether the fault has
+// started yet (some take seconds to), what it hit or why it could not, and
+// when it is due to heal.
+type Window struct {
+	Fault   string
+	Started bool
+	Targets []string
+	Err     string
+	End     time.Time
+}
+
+// Current returns the fault window open now, if any, so that a display
+// can show the cause next to the effect.
+func (n *Nemesis) Current() (Window, bool) {
+	n.winMu.Lock()
+	defer n.winMu.Unlock()
+	if n.window == nil {
+		return Window{}, false
+	}
+	return *n.window, true
+}
+
+func (n *Nemesis) setWindow(w *Window) {
+	n.winMu.Lock()
+	n.window = w
+	n.winMu.Unlock()
 }
 
 // New returns a nemesis. net may be nil if no network fault is scheduled.
@@ -212,8 +245,14 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 		if !sleepUntil(ctx, start.Add(ev.Start)) {
 			return nil
 		}
+		n.setWindow(&Window{Fault: ev.Fault, End: start.Add(ev.End)})
 		targets, err := n.startFault(ctx, ev.Fault)
 		err = n.netErr(err)
+		w := &Window{Fault: ev.Fault, Started: true, Targets: targets, End: start.Add(ev.End)}
+		if err != nil {
+			w.Err = err.Error()
+		}
+		n.setWindow(w)
 		if rerr := n.record("start-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
 			return rerr
 		}
@@ -222,6 +261,7 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 		}
 		targets, err = n.heal(ctx, true)
 		err = n.netErr(err)
+		n.setWindow(nil)
 		if rerr := n.record("stop-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
 			return rerr
 		}
@@ -241,6 +281,7 @@ func (n *Nemesis) closeEarly(fault string) error {
 		targets = append(targets, NodeName(id)+" left down")
 	}
 	n.mu.Unlock()
+	n.setWindow(nil)
 	return n.record("stop-"+fault, fault, targets, n.netErr(err))
 }
 

@@ -301,3 +301,32 @@ func TestLeaderFaultWaitsForALeader(t *testing.T) {
 		t.Fatalf("with no leader ever: actions %v, start op %v after %s", rt.log, rec.ops[1], time.Since(start))
 	}
 }
+
+// TestCurrentWindow: Current names the window open now, with its targets
+// and end, and nothing between windows.
+func TestCurrentWindow(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	leaders := func(context.Context) (map[int32]int32, error) { return map[int32]int32{0: 3}, nil }
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 1}, rt, rt, leaders, rec)
+	if _, ok := n.Current(); ok {
+		t.Fatal("a window before the schedule started")
+	}
+	start := time.Now()
+	done := make(chan error)
+	go func() {
+		done <- n.Run(context.Background(), start, Schedule{{Fault: "partition-leader", Start: 0, End: 300 * time.Millisecond}})
+	}()
+	var w Window
+	for ok := false; !ok || !w.Started; w, ok = n.Current() {
+		time.Sleep(time.Millisecond)
+	}
+	if w.Fault != "partition-leader" || w.Targets[0] != "broker-3" || !w.End.Equal(start.Add(300*time.Millisecond)) {
+		t.Fatalf("open window %+v", w)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := n.Current(); ok {
+		t.Fatalf("a window after the schedule ended: %+v", w)
+	}
+}

@@ -253,6 +253,9 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: f.tf.rf,
 		MinInsyncReplicas: f.tf.minISR, Unclean: f.tf.election == "unclean",
 	}, 30*time.Second); err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted, nil
+		}
 		return 0, err
 	}
 
@@ -286,7 +289,10 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	nemCtx, nemCancel := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
-	stopProgress := progress(errOut, rec, f.timeLimit, f.quiet)
+	stopProgress := progress(errOut, rec, f.timeLimit, f.quiet, func() string {
+		w, ok := nem.Current()
+		return faultStatus(w, ok, time.Now())
+	})
 	runErr := workload.Run(ctx, wcfg, rec)
 	stopProgress()
 	nemCancel()
@@ -331,6 +337,37 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	return judgeRun(out, run, tc)
 }
 
+// faultStatus describes an open fault window in a few words for the
+// progress line, e.g. "partition-leader broker-3, 4s left": the fault, its
+// first targets (up to the "|" of a partition: the side cut off), why it
+// failed if it did, and the time to its heal. It is empty when no window
+// is open.
+func faultStatus(w nemesis.Window, open bool, now time.Time) string {
+	if !open {
+		return ""
+	}
+	var targets []string
+	for _, t := range w.Targets {
+		if t == "|" || len(targets) == 3 {
+			break
+		}
+		if !strings.HasPrefix(t, "via ") {
+			targets = append(targets, t)
+		}
+	}
+	s := strings.Join(append([]string{w.Fault}, targets...), " ")
+	switch {
+	case !w.Started:
+		s = "starting " + s
+	case w.Err != "":
+		s += " (failed: " + w.Err + ")"
+	}
+	if left := w.End.Sub(now); left > 0 {
+		return fmt.Sprintf("%s, %ds left", s, int((left+time.Second-1)/time.Second))
+	}
+	return s + ", healing"
+}
+
 // keptLogs says where a run that could not start its cluster keeps the
 // node logs that say why, or removes the run's directory when nothing was
 // written there: a refused run leaves no empty run behind.
@@ -344,10 +381,11 @@ func keptLogs(run *results.Run) string {
 	return ""
 }
 
-// progress prints elapsed time, throughput and outcomes once a second until
-// the returned stop is called: on one rewritten line on a terminal, as
-// plain lines every 5 s otherwise.
-func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bool) func() {
+// progress prints elapsed time, throughput, outcomes and the fault window
+// open (fault's description, if any) once a second until the returned
+// stop is called: on one rewritten line on a terminal, as plain lines every
+// 5 s otherwise.
+func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bool, fault func() string) func() {
 	if quiet {
 		return func() {}
 	}
@@ -378,9 +416,12 @@ func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bo
 			s := rec.Stats()
 			line := fmt.Sprintf("[%3ds/%ds] %5d ops/s  ok %d  fail %d  info %d",
 				int(rec.Since().Seconds()), int(limit.Seconds()), s.OK+s.Fail+s.Info-last.OK-last.Fail-last.Info, s.OK, s.Fail, s.Info)
+			if f := fault(); f != "" {
+				line += "  | " + f
+			}
 			last = s
 			if tty {
-				fmt.Fprintf(w, "\r%s   ", line)
+				fmt.Fprintf(w, "\r%s\x1b[K", line)
 			} else if n%5 == 0 {
 				fmt.Fprintln(w, line)
 			}
