@@ -137,27 +137,36 @@ func TestFaultsAndHeal(t *testing.T) {
 	}
 }
 
-func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
-	rt, rec := &fakeRuntime{}, &memRecorder{}
-	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+// cutShort runs an hour-long window of fault, cancels the run once the
+// fault has started (recorded), and returns how long Run took to return.
+func cutShort(t *testing.T, n *Nemesis, rec *memRecorder, fault string) time.Duration {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		done <- n.Run(ctx, time.Now(), Schedule{{Fault: "kill-majority", Start: 0, End: time.Hour}})
+		done <- n.Run(ctx, time.Now(), Schedule{{Fault: fault, Start: 0, End: time.Hour}})
 	}()
 	for {
-		rt.mu.Lock()
-		k := len(rt.log)
-		rt.mu.Unlock()
+		rec.mu.Lock()
+		k := len(rec.ops)
+		rec.mu.Unlock()
 		if k >= 2 {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
+	start := time.Now()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	return time.Since(start)
+}
+
+func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+	cutShort(t, n, rec, "kill-majority")
 	if err := n.HealAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -186,26 +195,7 @@ func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
 func TestInterruptedWindowCloses(t *testing.T) {
 	rt, rec := &fakeRuntime{}, &memRecorder{}
 	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() {
-		done <- n.Run(ctx, time.Now(), Schedule{{Fault: "pause-majority", Start: 0, End: time.Hour}})
-	}()
-	for {
-		rec.mu.Lock()
-		k := len(rec.ops)
-		rec.mu.Unlock()
-		if k >= 2 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	start := time.Now()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > time.Second {
+	if took := cutShort(t, n, rec, "pause-majority"); took > time.Second {
 		t.Fatalf("closing the window took %s", took)
 	}
 	resumed := 0

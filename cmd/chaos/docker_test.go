@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/internal/dockertest"
 	"github.com/chaos-isr/chaos/results"
 )
@@ -70,57 +68,18 @@ func resultsPath(t *testing.T, out string) string {
 // by their labels (their owner is dead) and removes them and the network.
 func TestDockerCleanAfterKill(t *testing.T) {
 	dockertest.Require(t)
-	base, err := cluster.FreeBasePort("127.0.0.1", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(chaosBin(t), "cluster", "up", "--runtime", "docker", "--nodes", "2", "--replication-factor", "2",
-		"--base-port", strconv.Itoa(base), "--data", t.TempDir())
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var out []string
-	timeout := time.After(2 * time.Minute)
-wait:
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("cluster up ended before it was ready:\n%s", strings.Join(out, "\n"))
-			}
-			out = append(out, l)
-			if strings.HasPrefix(l, "ready") {
-				break wait
-			}
-		case <-timeout:
-			_ = cmd.Process.Kill()
-			t.Fatalf("cluster up not ready after 2m:\n%s", strings.Join(out, "\n"))
-		}
-	}
+	up := startChaos(t, nil, "cluster", "up", "--runtime", "docker", "--nodes", "2", "--replication-factor", "2",
+		"--base-port", strconv.Itoa(freeBase(t, 2)), "--data", t.TempDir())
+	up.waitFor("ready", 2*time.Minute)
 	// The run's id, from the containers' names: chaos-RUN-controller.
-	_, after, ok := strings.Cut(strings.Join(out, "\n"), "container chaos-")
+	_, after, ok := strings.Cut(up.output(), "container chaos-")
 	if !ok {
-		t.Fatalf("cluster up does not name the containers:\n%s", strings.Join(out, "\n"))
+		t.Fatalf("cluster up does not name the containers:\n%s", up.output())
 	}
 	run, _, _ := strings.Cut(after, "-")
 	run = "chaos-" + run
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	for range lines {
-	}
+	_ = up.cmd.Process.Signal(syscall.SIGKILL)
+	up.wait()
 	clean, code := runChaos(t, "cluster", "clean")
 	if code != 0 {
 		t.Fatalf("cluster clean exited %d:\n%s", code, clean)

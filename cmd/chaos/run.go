@@ -70,9 +70,15 @@ and consumers for --time-limit while recording every operation in a history, rea
 partition and every replica's log once the cluster has converged, and judges the history
 against what the configuration promises (acks, min.insync.replicas, election policy).
 
+Before the workload starts, every broker must answer (Metadata) with the cluster id this
+run gave its cluster and list exactly its brokers, and the topic must have the requested
+partitions, replication factor, min.insync.replicas and election (DescribeConfigs): a node
+that cannot start, or another cluster on the ports, is an error (exit 3), never a verdict.
+
 Results go to STORE/<name>/<timestamp>/ (history.jsonl, test.json, results.json, node logs)
 and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unknown,
-3 an error left no verdict, 130 interrupted.`,
+3 an error left no verdict, 130 interrupted: Ctrl-C heals the open fault window, records
+its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return exitWith(runTest(cmd, f))
