@@ -7,6 +7,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cockroachdb/datadriven v1.0.3
+	github.com/containerd/errdefs v1.0.0 // docker runtime: which Docker API errors mean "not found"
 	github.com/google/nftables v0.3.0 // netfault: drop rules in a container's namespace, pure Go (docker runtime)
 	github.com/moby/moby/api v1.56.1 // docker runtime: Docker API types (port bindings, log demultiplexing)
 	github.com/moby/moby/client v0.6.2 // docker runtime: kill, stop, pause, exec, sweep through the Docker API
@@ -26,7 +27,6 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
-	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/log v0.1.0 // indirect
 	github.com/containerd/platforms v0.2.1 // indirect

@@ -20,6 +20,10 @@ type Cluster interface {
 	// Close stops every node and releases what the runtime created; safe
 	// to call more than once.
 	Close()
+	// Abort kills every node at once and releases what the runtime
+	// created, without saving anything on the way (a second Ctrl-C asks
+	// for it); safe to call while Close runs.
+	Abort()
 }
 
 // NodeInfo describes one node for people: "cluster up" prints it.

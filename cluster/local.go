@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -29,6 +30,10 @@ type Spec struct {
 	ControllerPort int    // default BasePort-1
 	DataDir        string // each node gets a subdirectory; logs go here too
 	Binary         string // the chaos binary; default: this executable
+	// ClusterID is given to the controller and every broker (--cluster-id):
+	// brokers report it to clients, who can tell this cluster from another
+	// one on the same ports. Empty: the nodes' default.
+	ClusterID      string
 	ControllerArgs []string
 	BrokerArgs     []string
 	// BrokerArgsFor adds flags for one broker after BrokerArgs (a later
@@ -45,10 +50,12 @@ type Node struct {
 	DataDir string
 	LogPath string
 
-	args   []string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	paused bool
+	args     []string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	exitErr  error // how the process ended; set before exited closes
+	logStart int64 // the log's size when this incarnation started
+	paused   bool
 }
 
 // PID is the node's process id, or 0 if it is not running.
@@ -71,8 +78,8 @@ func (n *Node) isExited() bool {
 // Local is a running local cluster.
 type Local struct {
 	spec  Spec
-	mu    sync.Mutex
-	nodes []*Node // index 0 is the controller
+	mu    sync.Mutex // guards each node's cmd against Abort
+	nodes []*Node    // index 0 is the controller
 }
 
 // Start launches the controller and the brokers and waits until each
@@ -106,12 +113,18 @@ func Start(ctx context.Context, spec Spec) (*Local, error) {
 	l := &Local{spec: spec}
 	ctrlAddr := net.JoinHostPort(spec.Host, strconv.Itoa(spec.ControllerPort))
 	ctrl := &Node{ID: ControllerNode, Role: "controller", Addr: ctrlAddr, DataDir: filepath.Join(spec.DataDir, "controller")}
-	ctrl.args = append([]string{"controller", "--listen", ctrlAddr, "--data", ctrl.DataDir}, spec.ControllerArgs...)
+	var idArgs []string
+	if spec.ClusterID != "" {
+		idArgs = []string{"--cluster-id", spec.ClusterID}
+	}
+	ctrl.args = append([]string{"controller", "--listen", ctrlAddr, "--data", ctrl.DataDir}, idArgs...)
+	ctrl.args = append(ctrl.args, spec.ControllerArgs...)
 	l.nodes = append(l.nodes, ctrl)
 	for i := 1; i <= spec.Nodes; i++ {
 		addr := net.JoinHostPort(spec.Host, strconv.Itoa(spec.BasePort+i-1))
 		n := &Node{ID: i, Role: "broker", Addr: addr, DataDir: filepath.Join(spec.DataDir, nemesis.NodeName(i))}
-		n.args = append([]string{"broker", "--id", strconv.Itoa(i), "--listen", addr, "--controller", ctrlAddr, "--data", n.DataDir}, spec.BrokerArgs...)
+		n.args = append([]string{"broker", "--id", strconv.Itoa(i), "--listen", addr, "--controller", ctrlAddr, "--data", n.DataDir}, idArgs...)
+		n.args = append(n.args, spec.BrokerArgs...)
 		if spec.BrokerArgsFor != nil {
 			n.args = append(n.args, spec.BrokerArgsFor(i)...)
 		}
@@ -166,6 +179,12 @@ func (l *Local) start(n *Node) error {
 	if err != nil {
 		return err
 	}
+	fi, err := logf.Stat()
+	if err != nil {
+		logf.Close()
+		return err
+	}
+	n.logStart = fi.Size()
 	cmd := exec.Command(l.spec.Binary, n.args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -179,11 +198,14 @@ func (l *Local) start(n *Node) error {
 		logf.Close()
 		return fmt.Errorf("start %s: %w", n.name(), err)
 	}
+	l.mu.Lock()
 	n.cmd, n.paused = cmd, false
+	l.mu.Unlock()
 	n.exited = make(chan struct{})
 	go func(exited chan struct{}) {
-		_ = cmd.Wait()
+		err := cmd.Wait()
 		logf.Close()
+		n.exitErr = err
 		close(exited)
 	}(n.exited)
 	return nil
@@ -220,26 +242,60 @@ func Spawn(cmd *exec.Cmd) error {
 	return <-done
 }
 
+// ReadyLine is what a broker and the controller log once they listen. A
+// node is up when its own log says so: a connection to its port proves
+// nothing, since another process may hold that port.
+const ReadyLine = "listening on"
+
+// waitListening waits until n's current incarnation logs ReadyLine, and
+// fails at once, with the reason, if it exits first.
 func waitListening(ctx context.Context, n *Node) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", n.Addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
+		if logSince(n.LogPath, n.logStart, ReadyLine) {
 			return nil
 		}
 		if n.isExited() {
-			return fmt.Errorf("%s exited during start-up; see %s:\n%s", n.name(), n.LogPath, tail(n.LogPath, 10))
+			if logSince(n.LogPath, n.logStart, ReadyLine) {
+				// Up, then gone: a later check reports it.
+				return nil
+			}
+			return n.startFailure()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s is not accepting connections on %s after 15s; see %s", n.name(), n.Addr, n.LogPath)
+			return fmt.Errorf("%s is not listening on %s after 15s; see %s", n.name(), n.Addr, n.LogPath)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// startFailure says why n exited before it listened: its exit, whether
+// its address is held by another process, and the end of its log.
+func (n *Node) startFailure() error {
+	how := "exited"
+	if n.exitErr != nil {
+		how = n.exitErr.Error()
+	}
+	busy := ""
+	if err := CheckFree(n.name(), n.Addr); err != nil {
+		busy = ": " + err.Error()
+	}
+	return fmt.Errorf("%s exited during start-up (%s)%s\n%s ends:\n%s", n.name(), how, busy, n.LogPath, tail(n.LogPath, 10))
+}
+
+// logSince reports whether the log holds s past offset.
+func logSince(path string, offset int64, s string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<30))
+	return err == nil && strings.Contains(string(data), s)
 }
 
 func tail(path string, lines int) string {
@@ -319,6 +375,18 @@ func (l *Local) Restart(ctx context.Context, id int) error {
 		return err
 	}
 	return waitListening(ctx, n)
+}
+
+// Abort sends SIGKILL to every node and returns: the kernel does the rest
+// (and would anyway when this process exits: PR_SET_PDEATHSIG).
+func (l *Local) Abort() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.nodes {
+		if n.cmd != nil && n.cmd.Process != nil {
+			_ = n.cmd.Process.Kill()
+		}
+	}
 }
 
 // Close stops every node: SIGTERM, then SIGKILL for any still alive after

@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"syscall"
 )
 
 // FreeBasePort finds n+1 consecutive free ports on host (n brokers and the
@@ -28,4 +30,18 @@ func FreeBasePort(host string, n int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %d consecutive free ports found on %s", n+1, host)
+}
+
+// CheckFree reports, as an error naming the address and the node meant to
+// hold it, that another process listens on addr.
+func CheckFree(node, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s (%s) is already in use by another process: is another cluster on these ports?", addr, node)
+		}
+		return fmt.Errorf("%s (%s): %w", addr, node, err)
+	}
+	ln.Close()
+	return nil
 }

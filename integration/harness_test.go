@@ -35,6 +35,7 @@ type clusterOpts struct {
 	sessionMs int64  // controller --session-timeout-ms
 	lagMs     int64  // broker --replica-lag-time-max-ms
 	election  string // controller --election: clean (default) or unclean
+	clusterID string // every node's --cluster-id; default: the nodes' own
 }
 
 // testCluster is a running local cluster owned by one test.
@@ -110,6 +111,7 @@ func startCluster(t testing.TB, o clusterOpts) *testCluster {
 			BasePort:       base + 1,
 			DataDir:        dir,
 			Binary:         chaosBin,
+			ClusterID:      o.clusterID,
 			ControllerArgs: []string{
 				"--session-timeout-ms", fmt.Sprint(o.sessionMs),
 				"--election", o.election,

@@ -182,6 +182,39 @@ type Nemesis struct {
 	killed  map[int]bool // nodes to restart at heal
 	paused  map[int]bool
 	netHurt bool
+
+	// window is the one open now, if any; its own lock, as n.mu is held
+	// while a fault starts or heals, which can take seconds.
+	winMu  sync.Mutex
+	window *Window
+}
+
+// Window is a fault window as it stands: its fault, whether the fault has
+// started yet (some take seconds to), what it hit or why it could not, and
+// when it is due to heal.
+type Window struct {
+	Fault   string
+	Started bool
+	Targets []string
+	Err     string
+	End     time.Time
+}
+
+// Current returns the fault window open now, if any, so that a display
+// can show the cause next to the effect.
+func (n *Nemesis) Current() (Window, bool) {
+	n.winMu.Lock()
+	defer n.winMu.Unlock()
+	if n.window == nil {
+		return Window{}, false
+	}
+	return *n.window, true
+}
+
+func (n *Nemesis) setWindow(w *Window) {
+	n.winMu.Lock()
+	n.window = w
+	n.winMu.Unlock()
 }
 
 // New returns a nemesis. net may be nil if no network fault is scheduled.
@@ -194,27 +227,51 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 }
 
 // Run carries out the schedule, measuring times from start, until it ends
-// or ctx does. Each window is recorded as a start and a stop operation.
+// or ctx does. Each window is recorded as a start and a stop operation,
+// also a window that ctx ends (an interrupt): see closeEarly.
 func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 	for _, ev := range s {
 		if !sleepUntil(ctx, start.Add(ev.Start)) {
 			return nil
 		}
+		n.setWindow(&Window{Fault: ev.Fault, End: start.Add(ev.End)})
 		targets, err := n.startFault(ctx, ev.Fault)
 		err = n.netErr(err)
+		w := &Window{Fault: ev.Fault, Started: true, Targets: targets, End: start.Add(ev.End)}
+		if err != nil {
+			w.Err = err.Error()
+		}
+		n.setWindow(w)
 		if rerr := n.record("start-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
 			return rerr
 		}
 		if !sleepUntil(ctx, start.Add(ev.End)) {
-			return nil
+			return n.closeEarly(ev.Fault)
 		}
-		targets, err = n.heal(ctx)
+		targets, err = n.heal(ctx, true)
 		err = n.netErr(err)
+		n.setWindow(nil)
 		if rerr := n.record("stop-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
 			return rerr
 		}
 	}
 	return nil
+}
+
+// closeEarly ends a window that ctx cut short, so that the history never
+// shows a fault without its end: it resumes paused nodes and heals the
+// network, which takes no waiting, and records the window's stop. Killed
+// nodes stay down (a restart waits for the node to listen, which an
+// interrupted run should not): HealAll restarts them if the run goes on.
+func (n *Nemesis) closeEarly(fault string) error {
+	targets, err := n.heal(context.Background(), false)
+	n.mu.Lock()
+	for _, id := range sortedKeys(n.killed) {
+		targets = append(targets, NodeName(id)+" left down")
+	}
+	n.mu.Unlock()
+	n.setWindow(nil)
+	return n.record("stop-"+fault, fault, targets, n.netErr(err))
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {
@@ -244,7 +301,7 @@ func (n *Nemesis) record(f, fault string, targets []string, err error) error {
 
 // HealAll undoes every fault still in effect and records it.
 func (n *Nemesis) HealAll(ctx context.Context) error {
-	targets, err := n.heal(ctx)
+	targets, err := n.heal(ctx, true)
 	err = n.netErr(err)
 	if len(targets) == 0 && err == nil {
 		return nil
@@ -563,9 +620,9 @@ func (n *Nemesis) partition(a, b []string) ([]string, error) {
 	return []string{strings.Join(a, "+"), "|", strings.Join(b, "+")}, nil
 }
 
-// heal resumes paused nodes, restarts killed ones and heals the network,
-// returning what it touched and the first error.
-func (n *Nemesis) heal(ctx context.Context) ([]string, error) {
+// heal resumes paused nodes, restarts killed ones (with restart) and heals
+// the network, returning what it touched and the first error.
+func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var targets []string
@@ -586,6 +643,9 @@ func (n *Nemesis) heal(ctx context.Context) ([]string, error) {
 		delete(n.paused, id)
 	}
 	for _, id := range sortedKeys(n.killed) {
+		if !restart {
+			break
+		}
 		note(n.rt.Restart(ctx, id))
 		targets = append(targets, "restart "+NodeName(id))
 		delete(n.killed, id)

@@ -166,27 +166,36 @@ func TestFaultsAndHeal(t *testing.T) {
 	}
 }
 
-func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
-	rt, rec := &fakeRuntime{}, &memRecorder{}
-	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+// cutShort runs an hour-long window of fault, cancels the run once the
+// fault has started (recorded), and returns how long Run took to return.
+func cutShort(t *testing.T, n *Nemesis, rec *memRecorder, fault string) time.Duration {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		done <- n.Run(ctx, time.Now(), Schedule{{Fault: "kill-majority", Start: 0, End: time.Hour}})
+		done <- n.Run(ctx, time.Now(), Schedule{{Fault: fault, Start: 0, End: time.Hour}})
 	}()
 	for {
-		rt.mu.Lock()
-		k := len(rt.log)
-		rt.mu.Unlock()
+		rec.mu.Lock()
+		k := len(rec.ops)
+		rec.mu.Unlock()
 		if k >= 2 {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
+	start := time.Now()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	return time.Since(start)
+}
+
+func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+	cutShort(t, n, rec, "kill-majority")
 	if err := n.HealAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +209,41 @@ func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
 	}
 	if last := rec.ops[len(rec.ops)-1]; last.F != "heal" {
 		t.Fatalf("heal not recorded: %v", last)
+	}
+	// The window itself closed when it was cut short, saying who stayed
+	// down for the heal to restart.
+	stop := rec.ops[len(rec.ops)-3]
+	if stop.F != "stop-kill-majority" || stop.Type != history.Info || strings.Count(strings.Join(stop.Value.Targets, ","), "left down") != 2 {
+		t.Fatalf("the cut window's stop: %+v", stop)
+	}
+}
+
+// TestInterruptedWindowCloses: a window cut short (Ctrl-C while brokers
+// are paused) is healed at once, without waiting for its end, and its stop
+// is in the history: no fault without its end.
+func TestInterruptedWindowCloses(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+	if took := cutShort(t, n, rec, "pause-majority"); took > time.Second {
+		t.Fatalf("closing the window took %s", took)
+	}
+	resumed := 0
+	for _, a := range rt.log {
+		if strings.HasPrefix(a, "resume ") {
+			resumed++
+		}
+	}
+	if resumed != 2 {
+		t.Fatalf("actions %v: the 2 paused brokers were not resumed", rt.log)
+	}
+	if len(rec.ops) != 4 || rec.ops[3].F != "stop-pause-majority" {
+		t.Fatalf("history %v: want the window's start and stop", rec.ops)
+	}
+	if _, err := history.Pairs(rec.ops); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.HealAll(context.Background()); err != nil || len(rec.ops) != 4 {
+		t.Fatalf("HealAll after the window closed did something: %v %v", err, rec.ops)
 	}
 }
 
@@ -274,5 +318,34 @@ func TestLeaderFaultWaitsForALeader(t *testing.T) {
 	}
 	if len(rt.log) != 0 || !strings.Contains(rec.ops[1].Error, "no leader") || time.Since(start) < 300*time.Millisecond {
 		t.Fatalf("with no leader ever: actions %v, start op %v after %s", rt.log, rec.ops[1], time.Since(start))
+	}
+}
+
+// TestCurrentWindow: Current names the window open now, with its targets
+// and end, and nothing between windows.
+func TestCurrentWindow(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	leaders := func(context.Context) (map[int32]int32, error) { return map[int32]int32{0: 3}, nil }
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 1}, rt, rt, leaders, rec)
+	if _, ok := n.Current(); ok {
+		t.Fatal("a window before the schedule started")
+	}
+	start := time.Now()
+	done := make(chan error)
+	go func() {
+		done <- n.Run(context.Background(), start, Schedule{{Fault: "partition-leader", Start: 0, End: 300 * time.Millisecond}})
+	}()
+	var w Window
+	for ok := false; !ok || !w.Started; w, ok = n.Current() {
+		time.Sleep(time.Millisecond)
+	}
+	if w.Fault != "partition-leader" || w.Targets[0] != "broker-3" || !w.End.Equal(start.Add(300*time.Millisecond)) {
+		t.Fatalf("open window %+v", w)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := n.Current(); ok {
+		t.Fatalf("a window after the schedule ended: %+v", w)
 	}
 }

@@ -29,7 +29,10 @@ type TestConfig struct {
 
 // ClusterConfig is the system under test's configuration.
 type ClusterConfig struct {
-	Runtime              string `json:"runtime"`
+	Runtime string `json:"runtime"`
+	// ClusterID is the id the tester gave the cluster it started, and
+	// checked that every broker answered with before the workload began.
+	ClusterID            string `json:"cluster_id,omitempty"`
 	Nodes                int    `json:"nodes"`
 	ReplicationFactor    int16  `json:"replication_factor"`
 	MinInsyncReplicas    int32  `json:"min_insync_replicas"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,9 +21,12 @@ type TopicSpec struct {
 	Unclean           bool
 }
 
-// CreateTopic creates the test's topic with CreateTopics and waits until
-// every partition has a leader. The topic must not exist: a test that
-// reused another's data would judge a history it did not write.
+// CreateTopic creates the test's topic with CreateTopics, waits until
+// every partition has a leader, and checks that the topic has exactly
+// spec's settings (VerifyTopic). The topic must not exist: a test that
+// reused another's data would judge a history it did not write. Only when
+// an earlier attempt's outcome is unknown (its answer was lost) may the
+// topic exist, and then it must be exactly spec.
 func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeout time.Duration) error {
 	cl := newClient(bootstrap, 5*time.Second, "chaos-admin")
 	defer cl.close()
@@ -39,13 +43,29 @@ func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeou
 		t.Configs = append(t.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: name, Value: kmsg.StringPtr(val)})
 	}
 	req.Topics = append(req.Topics, t)
+	// mayExist: an attempt may have created the topic without our hearing.
+	mayExist := false
 	for {
 		err := createOnce(ctx, cl, req)
 		if err == nil {
 			break
 		}
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			if diffs, derr := topicDiffs(ctx, cl, spec); derr != nil {
+				return fmt.Errorf("create topic %s: it already exists, and %w", spec.Name, derr)
+			} else if len(diffs) > 0 {
+				return fmt.Errorf("create topic %s: it already exists with other settings: %s", spec.Name, strings.Join(diffs, ", "))
+			} else if !mayExist {
+				return fmt.Errorf("create topic %s: it already exists; a test writes to a topic of its own, on a cluster of its own", spec.Name)
+			}
+			break
+		}
 		var ke *kerr.Error
-		retriable := errors.As(err, &ke) && (ke.Retriable || ke == kerr.InvalidReplicationFactor)
+		isKafka := errors.As(err, &ke)
+		if !errors.Is(err, errNotSent) && (!isKafka || ke == kerr.RequestTimedOut) {
+			mayExist = true
+		}
+		retriable := isKafka && (ke.Retriable || ke == kerr.InvalidReplicationFactor)
 		if !retriable && !errors.Is(err, errNotSent) || time.Now().After(deadline) {
 			return fmt.Errorf("create topic %s: %w", spec.Name, err)
 		}
@@ -56,7 +76,7 @@ func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeou
 	for {
 		why := converged(ctx, cl, Config{Topic: spec.Name, Partitions: spec.Partitions})
 		if why == "" {
-			return nil
+			return VerifyTopic(ctx, bootstrap, spec)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("topic %s created but not ready after %s: %s", spec.Name, timeout, why)

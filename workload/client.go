@@ -47,13 +47,21 @@ func (c *client) close() {
 }
 
 // roundTrip sends req on conn and reads its response. sent reports whether
-// any byte of the request may have reached the broker.
+// any byte of the request may have reached the broker. The end of ctx
+// abandons the request at once (a paused broker would otherwise hold an
+// interrupted run for a whole request timeout); the error then says so.
 func (c *client) roundTrip(ctx context.Context, conn net.Conn, req kmsg.Request) (resp kmsg.Response, sent bool, err error) {
 	deadline := time.Now().Add(c.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	_ = conn.SetDeadline(deadline)
+	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })()
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w: %v", context.Cause(ctx), err)
+		}
+	}()
 	c.corr++
 	frame := wire.AppendRequest(nil, c.corr, c.id, req)
 	n, err := conn.Write(frame)
@@ -119,7 +127,6 @@ func (c *client) refresh(ctx context.Context, topic string) error {
 	t := kmsg.NewMetadataRequestTopic()
 	t.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, t)
-	var lastErr error
 	// Known brokers first (sorted, for determinism of the order tried),
 	// then the bootstrap list.
 	var ids []int32
@@ -132,7 +139,25 @@ func (c *client) refresh(ctx context.Context, topic string) error {
 		addrs = append(addrs, c.addrs[id])
 	}
 	addrs = append(addrs, c.bootstrap...)
+	md, _, err := c.metadata(ctx, addrs, req)
+	if err != nil {
+		return err
+	}
+	c.apply(topic, md)
+	c.refreshed = time.Now()
+	return nil
+}
+
+// metadata asks each address in turn (each once) until one answers req,
+// and returns the answer and who gave it.
+func (c *client) metadata(ctx context.Context, addrs []string, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, string, error) {
+	tried := map[string]bool{}
+	var lastErr error
 	for _, addr := range addrs {
+		if tried[addr] || ctx.Err() != nil {
+			continue
+		}
+		tried[addr] = true
 		conn, err := c.dial(ctx, addr)
 		if err != nil {
 			lastErr = err
@@ -144,11 +169,12 @@ func (c *client) refresh(ctx context.Context, topic string) error {
 			lastErr = err
 			continue
 		}
-		c.apply(topic, resp.(*kmsg.MetadataResponse))
-		c.refreshed = time.Now()
-		return nil
+		return resp.(*kmsg.MetadataResponse), addr, nil
 	}
-	return fmt.Errorf("no broker answered a metadata request: %w", lastErr)
+	if lastErr == nil {
+		lastErr = ctx.Err()
+	}
+	return nil, "", fmt.Errorf("no broker answered a metadata request: %w", lastErr)
 }
 
 func (c *client) apply(topic string, md *kmsg.MetadataResponse) {

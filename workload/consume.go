@@ -21,15 +21,14 @@ const (
 )
 
 // consumer polls its partitions in turn, each from where it left off, and
-// now and then reads a partition's end offset.
-func consumer(ctx context.Context, cfg Config, rec *Recorder, slot int, parts []int32) error {
+// now and then reads a partition's end offset, until ctx ends. An invoked
+// operation runs under opCtx, to its end even when the time limit passes
+// meanwhile: only new operations stop.
+func consumer(ctx, opCtx context.Context, cfg Config, rec *Recorder, slot int, parts []int32) error {
 	proc := rec.NewProcess()
 	cl := newClient(cfg.Bootstrap, cfg.RequestTimeout+2*time.Second, fmt.Sprintf("chaos-consumer-%d", slot))
 	defer cl.close()
 	from := make([]int64, len(parts))
-	// An invoked operation runs to its end even when the time limit
-	// passes meanwhile: only new operations stop.
-	opCtx := context.WithoutCancel(ctx)
 	for n := 0; ctx.Err() == nil; n++ {
 		i := n % len(parts)
 		k := history.Key{Topic: cfg.Topic, Partition: parts[i]}

@@ -123,11 +123,13 @@ func (r *Recorder) Record(op history.Op) (history.Op, error) {
 
 // Run drives producers and consumers until the time limit or ctx ends. It
 // returns the first history write error: a history that cannot be written
-// makes the test meaningless.
+// makes the test meaningless. At the time limit an operation in flight
+// runs to its honest outcome; the end of ctx (an interrupt) abandons it.
 func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	opCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, cfg.TimeLimit)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -136,7 +138,7 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- producer(ctx, cfg, rec, i)
+			errs <- producer(ctx, opCtx, cfg, rec, i)
 		}()
 	}
 	for i := 0; i < cfg.Consumers; i++ {
@@ -150,7 +152,7 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- consumer(ctx, cfg, rec, i, parts)
+			errs <- consumer(ctx, opCtx, cfg, rec, i, parts)
 		}()
 	}
 	wg.Wait()
@@ -163,10 +165,11 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	return nil
 }
 
-// producer sends unique values "<process>-<n>", one at a time. After an
-// info outcome the process's state is unknown, so (as in Jepsen) it
-// continues under a fresh process id.
-func producer(ctx context.Context, cfg Config, rec *Recorder, slot int) error {
+// producer sends unique values "<process>-<n>", one at a time, until ctx
+// ends; each send runs under opCtx. After an info outcome the process's
+// state is unknown, so (as in Jepsen) it continues under a fresh process
+// id.
+func producer(ctx, opCtx context.Context, cfg Config, rec *Recorder, slot int) error {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(slot)+1))
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -197,7 +200,7 @@ func producer(ctx context.Context, cfg Config, rec *Recorder, slot int) error {
 		}
 		// The send itself is not cut short by the time limit: an operation
 		// that was invoked gets its honest outcome.
-		typ, off, errText := send(context.WithoutCancel(ctx), cl, k, v.Value, cfg)
+		typ, off, errText := send(opCtx, cl, k, v.Value, cfg)
 		done := *v
 		if typ == history.OK {
 			done.Offset = history.Int64(off)

@@ -12,6 +12,26 @@ const (
 // NoLeader marks a partition that is offline.
 const NoLeader int32 = -1
 
+// DefaultClusterID is the cluster id of a controller or broker not given
+// one. A tester gives each cluster it starts its own, so that it can tell
+// its cluster from another one on the same ports.
+const DefaultClusterID = "chaos"
+
+// ValidClusterID refuses a cluster id that could not be shown or compared
+// plainly: empty, longer than 64 bytes, or other than letters, digits,
+// '.', '_' and '-'.
+func ValidClusterID(id string) error {
+	if id == "" || len(id) > 64 {
+		return fmt.Errorf("cluster id must be 1 to 64 characters, got %q", id)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("cluster id %q: only letters, digits, '.', '_' and '-' are allowed", id)
+		}
+	}
+	return nil
+}
+
 // Broker is a registered broker as the controller sees it.
 type Broker struct {
 	ID     int32
@@ -50,6 +70,11 @@ type Snapshot struct {
 // RegisterRequest is sent by a broker when it starts. Incarnation differs on
 // every process start, so the controller can tell a restart from a retry.
 type RegisterRequest struct {
+	// ClusterID is the cluster the broker was started for: a controller
+	// of another cluster refuses it (Kafka's InconsistentClusterIdException),
+	// so a broker never joins a cluster that happens to hold the
+	// controller's address.
+	ClusterID   string
 	BrokerID    int32
 	Incarnation string
 	Host        string
@@ -125,6 +150,7 @@ type CreateTopicsResponse struct {
 
 // Error strings shared by controller and brokers.
 const (
+	ErrClusterID         = "cluster-id-mismatch"
 	ErrUnknownBroker     = "unknown-broker"
 	ErrStaleBrokerEpoch  = "stale-broker-epoch"
 	ErrNotLeader         = "not-leader"

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"hash/fnv"
@@ -21,6 +22,7 @@ const (
 
 // Config holds the controller's settings and the cluster's topic defaults.
 type Config struct {
+	ClusterID                string // brokers of another cluster are refused; empty: control.DefaultClusterID
 	SessionTimeoutMs         int64
 	DefaultPartitions        int32
 	DefaultReplicationFactor int16
@@ -31,6 +33,7 @@ type Config struct {
 // DefaultConfig returns the defaults the CLI documents.
 func DefaultConfig() Config {
 	return Config{
+		ClusterID:                control.DefaultClusterID,
 		SessionTimeoutMs:         3000,
 		DefaultPartitions:        3,
 		DefaultReplicationFactor: 3,
@@ -41,6 +44,11 @@ func DefaultConfig() Config {
 
 // Validate refuses impossible settings with the reason.
 func (c Config) Validate() error {
+	if c.ClusterID != "" {
+		if err := control.ValidClusterID(c.ClusterID); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.SessionTimeoutMs <= 0:
 		return fmt.Errorf("session timeout must be positive, got %dms", c.SessionTimeoutMs)
@@ -65,13 +73,14 @@ type Controller struct {
 	md            control.Snapshot
 	incarnation   map[int32]string
 	lastHeartbeat map[int32]int64
+	refused       map[int32]string // the cluster id last refused, by broker
 	started       bool
 	log           []string
 }
 
 // New returns a controller, resuming from a persisted snapshot if not nil.
 func New(cfg Config, restored *control.Snapshot) *Controller {
-	c := &Controller{cfg: cfg, incarnation: map[int32]string{}, lastHeartbeat: map[int32]int64{}}
+	c := &Controller{cfg: cfg, incarnation: map[int32]string{}, lastHeartbeat: map[int32]int64{}, refused: map[int32]string{}}
 	if restored != nil {
 		c.md = *clone(restored)
 	}
@@ -151,6 +160,16 @@ func (c *Controller) live(id int32) bool {
 }
 
 func (c *Controller) register(now int64, r *control.RegisterRequest) *control.RegisterResponse {
+	mine, theirs := cmp.Or(c.cfg.ClusterID, control.DefaultClusterID), cmp.Or(r.ClusterID, control.DefaultClusterID)
+	if theirs != mine {
+		// Said once per broker and id: the broker keeps asking.
+		if c.refused[r.BrokerID] != theirs {
+			c.refused[r.BrokerID] = theirs
+			c.logf("refused broker %d of cluster %q: this is cluster %q", r.BrokerID, theirs, mine)
+		}
+		return &control.RegisterResponse{Error: fmt.Sprintf("%s: the controller runs cluster %q, the broker was started for %q",
+			control.ErrClusterID, mine, theirs)}
+	}
 	b := c.broker(r.BrokerID)
 	if b != nil && c.incarnation[r.BrokerID] == r.Incarnation {
 		return &control.RegisterResponse{BrokerEpoch: b.Epoch}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/chaos-isr/chaos/broker/control"
@@ -221,5 +222,33 @@ func TestRestoreGivesBrokersAFreshSession(t *testing.T) {
 	r.Tick(51001)
 	if p := part(r); p.Leader != control.NoLeader {
 		t.Fatalf("no heartbeats for a session after restore, yet leader %d", p.Leader)
+	}
+}
+
+// TestRegisterRefusesOtherCluster: a broker started for another cluster
+// is refused (and said once in the log, however often it asks), and one
+// of this cluster is accepted; an unset id on both sides is the default.
+func TestRegisterRefusesOtherCluster(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ClusterID = "run-a"
+	c := New(cfg, nil)
+	for range 3 {
+		r := c.Handle(0, &control.RegisterRequest{ClusterID: "run-b", BrokerID: 1, Incarnation: "x", Host: "h", Port: 1}).(*control.RegisterResponse)
+		if !strings.HasPrefix(r.Error, control.ErrClusterID) || !strings.Contains(r.Error, `"run-a"`) || !strings.Contains(r.Error, `"run-b"`) || r.BrokerEpoch != 0 {
+			t.Fatalf("a broker of run-b got %+v", r)
+		}
+	}
+	if ev := c.Events(); len(ev) != 1 {
+		t.Fatalf("refusals logged %d times, want once: %q", len(ev), ev)
+	}
+	if len(c.Snapshot().Brokers) != 0 {
+		t.Fatal("the refused broker is in the metadata")
+	}
+	if r := c.Handle(0, &control.RegisterRequest{ClusterID: "run-a", BrokerID: 1, Incarnation: "x", Host: "h", Port: 1}).(*control.RegisterResponse); r.Error != "" {
+		t.Fatalf("a broker of run-a refused: %s", r.Error)
+	}
+	d := New(Config{SessionTimeoutMs: 1000, DefaultPartitions: 1, DefaultReplicationFactor: 1, DefaultMinInsyncReplicas: 1, DefaultElection: control.Clean}, nil)
+	if r := d.Handle(0, &control.RegisterRequest{ClusterID: control.DefaultClusterID, BrokerID: 1, Incarnation: "x"}).(*control.RegisterResponse); r.Error != "" {
+		t.Fatalf("the default id refused by a controller without one: %s", r.Error)
 	}
 }

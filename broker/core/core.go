@@ -22,6 +22,11 @@ const (
 
 // Config holds one broker's settings.
 type Config struct {
+	// ClusterID is the cluster the broker belongs to: it registers only
+	// with a controller of that cluster and reports it in Metadata, where
+	// a client can tell this cluster from another on the same address.
+	// Empty: control.DefaultClusterID.
+	ClusterID   string
 	BrokerID    int32
 	Host        string // advertised to clients and peers
 	Port        int32
@@ -55,6 +60,11 @@ func DefaultConfig() Config {
 
 // Validate refuses impossible settings with the reason.
 func (c Config) Validate() error {
+	if c.ClusterID != "" {
+		if err := control.ValidClusterID(c.ClusterID); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.BrokerID < 0:
 		return fmt.Errorf("broker id must be >= 0, got %d", c.BrokerID)
@@ -135,6 +145,7 @@ type Broker struct {
 	// controller session
 	brokerEpoch    int64 // 0 until registered
 	registering    bool
+	registerErr    string // the last refusal logged, said once
 	hbInFlight     bool
 	nextHeartbeat  int64
 	nextRegister   int64
@@ -276,6 +287,8 @@ func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
 		b.reply(conn, corr, b.handleOffsetForLeaderEpoch(r))
 	case *kmsg.CreateTopicsRequest:
 		b.handleCreateTopics(conn, corr, r)
+	case *kmsg.DescribeConfigsRequest:
+		b.reply(conn, corr, b.handleDescribeConfigs(r))
 	default:
 		// The wire layer refuses keys we do not advertise; reaching here is a
 		// driver bug, and answering nothing would hang the client.

@@ -1,19 +1,20 @@
 package core
 
 import (
+	"cmp"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/broker/control"
 )
 
-// ClusterID is what Metadata reports.
-const ClusterID = "chaos"
+func (b *Broker) clusterID() string { return cmp.Or(b.cfg.ClusterID, control.DefaultClusterID) }
 
 func (b *Broker) handleMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	resp.SetVersion(req.Version)
-	cluster := ClusterID
+	cluster := b.clusterID()
 	resp.ClusterID = &cluster
 	resp.ControllerID = b.cfg.BrokerID // every broker forwards admin requests to the real controller
 	md := b.md

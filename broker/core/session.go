@@ -24,7 +24,7 @@ func (b *Broker) controllerSession() {
 		if !b.registering && b.now >= b.nextRegister {
 			b.registering = true
 			b.sendController("register", &control.RegisterRequest{
-				BrokerID: b.cfg.BrokerID, Incarnation: b.cfg.Incarnation, Host: b.cfg.Host, Port: b.cfg.Port,
+				ClusterID: b.clusterID(), BrokerID: b.cfg.BrokerID, Incarnation: b.cfg.Incarnation, Host: b.cfg.Host, Port: b.cfg.Port,
 			})
 		}
 		return
@@ -50,9 +50,14 @@ func (b *Broker) controllerResponse(id uint64, what string, resp any, err error)
 		b.registering = false
 		r, _ := resp.(*control.RegisterResponse)
 		if err != nil || r == nil || r.Error != "" {
+			if r != nil && r.Error != b.registerErr {
+				b.registerErr = r.Error
+				b.logf("controller refused registration: %s", r.Error)
+			}
 			b.nextRegister = b.now + b.cfg.RetryBackoffMs
 			return
 		}
+		b.registerErr = ""
 		b.brokerEpoch = r.BrokerEpoch
 		b.logf("registered with broker epoch %d", r.BrokerEpoch)
 		b.heartbeat()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/core"
 	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/broker/wire"
@@ -119,8 +121,8 @@ func StartBroker(ctx context.Context, opts BrokerOptions) (*Broker, error) {
 		requests: make(chan inbound), results: make(chan peerResult, 64), closed: make(chan core.ConnID, 64),
 		replies: map[core.ConnID]chan core.Reply{}, lanes: map[string]*lane{}, conns: map[net.Conn]struct{}{},
 	}
-	b.log.Printf("listening on %s (advertised %s), controller %s, data %s, incarnation %s",
-		ln.Addr(), opts.Advertise, opts.Controller, opts.DataDir, cfg.Incarnation)
+	b.log.Printf("listening on %s (advertised %s), cluster %s, controller %s, data %s, incarnation %s",
+		ln.Addr(), opts.Advertise, cmp.Or(cfg.ClusterID, control.DefaultClusterID), opts.Controller, opts.DataDir, cfg.Incarnation)
 	b.wg.Add(2)
 	go b.accept(ctx)
 	go b.loop(ctx)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,8 +75,8 @@ func StartController(ctx context.Context, opts ControllerOptions) (*Controller, 
 	c := &Controller{opts: opts, ln: ln, ctrl: controller.New(opts.Config, restored), start: time.Now(),
 		log: opts.Logger, calls: make(chan controlCall)}
 	c.saved = c.ctrl.Version()
-	c.log.Printf("listening on %s, data %s, metadata version %d, session timeout %dms",
-		ln.Addr(), opts.DataDir, c.ctrl.Version(), opts.Config.SessionTimeoutMs)
+	c.log.Printf("listening on %s, cluster %s, data %s, metadata version %d, session timeout %dms",
+		ln.Addr(), cmp.Or(opts.Config.ClusterID, control.DefaultClusterID), opts.DataDir, c.ctrl.Version(), opts.Config.SessionTimeoutMs)
 	c.wg.Add(2)
 	go c.accept(ctx)
 	go c.loop(ctx)

@@ -92,6 +92,14 @@ func sampleRequest(key, version int16) kmsg.Request {
 		t.Partitions = append(t.Partitions, p)
 		r.Topics = append(r.Topics, t)
 		req = r
+	case 32:
+		r := kmsg.NewPtrDescribeConfigsRequest()
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType = kmsg.ConfigResourceTypeTopic
+		res.ResourceName = sampleTopic
+		res.ConfigNames = []string{"min.insync.replicas"}
+		r.Resources = append(r.Resources, res)
+		req = r
 	default:
 		panic(fmt.Sprintf("no sample request for key %d", key))
 	}
@@ -128,6 +136,10 @@ func requestTopic(req kmsg.Request) string {
 	case *kmsg.OffsetForLeaderEpochRequest:
 		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].LeaderEpoch == 3 {
 			return r.Topics[0].Topic
+		}
+	case *kmsg.DescribeConfigsRequest:
+		if len(r.Resources) == 1 && r.Resources[0].ResourceType == kmsg.ConfigResourceTypeTopic && len(r.Resources[0].ConfigNames) == 1 {
+			return r.Resources[0].ResourceName
 		}
 	}
 	return ""
@@ -199,6 +211,15 @@ func sampleResponse(key, version int16) kmsg.Response {
 		t.Partitions = append(t.Partitions, p)
 		r.Topics = append(r.Topics, t)
 		resp = r
+	case 32:
+		r := kmsg.NewPtrDescribeConfigsResponse()
+		res := kmsg.NewDescribeConfigsResponseResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, sampleTopic
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("2")
+		res.Configs = append(res.Configs, c)
+		r.Resources = append(r.Resources, res)
+		resp = r
 	default:
 		panic(fmt.Sprintf("no sample response for key %d", key))
 	}
@@ -238,6 +259,10 @@ func responseMarker(resp kmsg.Response) string {
 	case *kmsg.OffsetForLeaderEpochResponse:
 		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].EndOffset == 42 {
 			return r.Topics[0].Topic
+		}
+	case *kmsg.DescribeConfigsResponse:
+		if len(r.Resources) == 1 && len(r.Resources[0].Configs) == 1 && r.Resources[0].Configs[0].Value != nil && *r.Resources[0].Configs[0].Value == "2" {
+			return r.Resources[0].ResourceName
 		}
 	}
 	return ""

@@ -39,6 +39,9 @@ type VersionRange struct {
 //   - CreateTopics 0-7: all versions kmsg knows. They differ only in optional
 //     fields (validate-only, response configs, topic ID), and the tester and
 //     admin clients of every age create topics through it.
+//   - DescribeConfigs 0-4: all versions kmsg knows, for topics only; it is
+//     how a client (the tester first) sees a topic's min.insync.replicas
+//     and election policy. Later versions add only optional fields.
 //
 // Each maximum is at most what kmsg can encode and decode (checked by a test).
 // Sorted by key, as Kafka lists them.
@@ -50,6 +53,7 @@ var supported = [...]VersionRange{
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 23, Min: 0, Max: 4}, // OffsetForLeaderEpoch
+	{Key: 32, Min: 0, Max: 4}, // DescribeConfigs
 }
 
 // apiVersionsKey is ApiVersions' key. It is special in three places: its

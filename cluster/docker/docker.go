@@ -11,11 +11,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
@@ -38,7 +40,7 @@ const (
 // readyLine is what a broker and the controller log once they listen. The
 // image has no shell for a health check, and a port bound on the host
 // accepts connections (Docker's proxy) before the node inside listens.
-const readyLine = "listening on"
+const readyLine = cluster.ReadyLine
 
 // Spec describes a cluster in containers.
 type Spec struct {
@@ -51,7 +53,10 @@ type Spec struct {
 	DataDir string
 	// Binary is the static chaos binary put in the image; default: this
 	// executable.
-	Binary         string
+	Binary string
+	// ClusterID is given to every node (--cluster-id), as in the local
+	// runtime.
+	ClusterID      string
 	ControllerArgs []string
 	BrokerArgs     []string
 	// StartTimeout bounds each node's start; default 60s.
@@ -124,6 +129,23 @@ func Available(ctx context.Context) error {
 	return cli.Close()
 }
 
+// Check reports why this process cannot run a cluster in containers: a
+// binary the image cannot run (default: this executable), or no Docker
+// engine. A command calls it before it creates anything, so that a refusal
+// leaves nothing behind.
+func Check(ctx context.Context, binary string) error {
+	if binary == "" {
+		var err error
+		if binary, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	if err := checkStatic(binary); err != nil {
+		return err
+	}
+	return Available(ctx)
+}
+
 func randomID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -155,6 +177,14 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	}
 	if spec.BasePort < 2 || spec.BasePort+spec.Nodes-1 > 65535 {
 		return nil, fmt.Errorf("ports out of range: brokers %d..%d, controller %d", spec.BasePort, spec.BasePort+spec.Nodes-1, spec.BasePort-1)
+	}
+	// The host ports are known before anything starts: one held by
+	// another process is named now, rather than as whatever Docker makes
+	// of it when a container cannot bind it.
+	for id := 0; id <= spec.Nodes; id++ {
+		if err := cluster.CheckFree(nemesis.NodeName(id), net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.BasePort+id-1))); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(spec.DataDir, 0o755); err != nil {
 		return nil, err
@@ -235,7 +265,7 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 }
 
 func (c *Cluster) labels(node string) map[string]string {
-	l := map[string]string{labelRun: c.run, labelOwner: owner(), labelHost: hostname()}
+	l := map[string]string{labelRun: c.run, labelOwner: cluster.Owner(), labelHost: hostname()}
 	if node != "" {
 		l[labelNode] = node
 	}
@@ -245,8 +275,12 @@ func (c *Cluster) labels(node string) map[string]string {
 // args are the node's command line inside its container.
 func (c *Cluster) args(n *Node) []string {
 	listen := "0.0.0.0:" + strconv.Itoa(n.port)
+	var id []string
+	if c.spec.ClusterID != "" {
+		id = []string{"--cluster-id", c.spec.ClusterID}
+	}
 	if n.ID == cluster.ControllerNode {
-		return append([]string{"controller", "--listen", listen, "--data", "/data"}, c.spec.ControllerArgs...)
+		return slices.Concat([]string{"controller", "--listen", listen, "--data", "/data"}, id, c.spec.ControllerArgs)
 	}
 	a := []string{"broker", "--id", strconv.Itoa(n.ID), "--listen", listen,
 		// Clients on the host get the bound host port; peers dial each
@@ -254,7 +288,7 @@ func (c *Cluster) args(n *Node) []string {
 		"--advertise", n.HostAddr,
 		"--controller", net.JoinHostPort("controller", strconv.Itoa(controllerPort)),
 		"--data", "/data"}
-	a = append(a, c.spec.BrokerArgs...)
+	a = slices.Concat(a, id, c.spec.BrokerArgs)
 	for j := 1; j <= c.spec.Nodes; j++ {
 		if j != n.ID {
 			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(nemesis.NodeName(j), strconv.Itoa(brokerPort))))
@@ -527,6 +561,44 @@ func (c *Cluster) Restart(ctx context.Context, id int) error {
 	return c.syncRules(ctx, old != n.ip)
 }
 
+// Abort removes the containers (killing them) and the network at once,
+// without copying the logs. It takes no lock, so it can cut a Close short.
+func (c *Cluster) Abort() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c.removeAll(ctx)
+}
+
+// removeAll removes the run's containers, found by their label (those that
+// failed half-way through creation too), and its network. It checks until
+// they are gone: a removal that Close started at the same time makes ours
+// fail, and the process may exit right after.
+func (c *Cluster) removeAll(ctx context.Context) {
+	for ctx.Err() == nil {
+		cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+c.run)})
+		if err != nil || len(cs.Items) == 0 {
+			break
+		}
+		var wg sync.WaitGroup
+		for _, x := range cs.Items {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			}()
+		}
+		wg.Wait()
+		time.Sleep(50 * time.Millisecond)
+	}
+	for c.net != nil && ctx.Err() == nil {
+		_, err := c.cli.NetworkRemove(ctx, c.net.ID, client.NetworkRemoveOptions{})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Close writes each node's log into the data directory, then removes the
 // containers and the network. Safe to call more than once; it works even
 // when the run's context was cancelled.
@@ -555,16 +627,7 @@ func (c *Cluster) Close() {
 		}()
 	}
 	wg.Wait()
-	if c.net != nil {
-		_, _ = c.cli.NetworkRemove(ctx, c.net.ID, client.NetworkRemoveOptions{})
-	}
-	// Containers of this run that failed half-way through creation are
-	// found by their label.
-	if cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+c.run)}); err == nil {
-		for _, x := range cs.Items {
-			_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		}
-	}
+	c.removeAll(ctx)
 	if unlock, err := lockImage(); err == nil {
 		removeOldImages(ctx, c.cli)
 		unlock()

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/moby/moby/client"
+
+	"github.com/chaos-isr/chaos/cluster"
 )
 
 // Labels on everything the runtime creates.
@@ -18,31 +19,6 @@ const (
 	labelNode  = "chaos.node"  // controller, broker-N
 	labelImage = "chaos.image" // on the image: the binary's sha256
 )
-
-// owner identifies this process across pid reuse: its pid and its start
-// time in clock ticks since boot (field 22 of /proc/PID/stat).
-func owner() string {
-	return fmt.Sprintf("%d:%s", os.Getpid(), startTime(os.Getpid()))
-}
-
-func startTime(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	// The command name (field 2) may hold spaces and parentheses; the
-	// fields after it start past the last ')'.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19]
-}
 
 func hostname() string {
 	h, _ := os.Hostname()
@@ -56,16 +32,7 @@ func OwnerAlive(labels map[string]string) bool {
 	if labels[labelHost] != hostname() {
 		return true
 	}
-	pidStr, start, ok := strings.Cut(labels[labelOwner], ":")
-	if !ok {
-		return true
-	}
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil || pid <= 0 {
-		return true
-	}
-	st := startTime(pid)
-	return st != "" && st == start
+	return cluster.OwnerAlive(labels[labelOwner])
 }
 
 // Leftover is a container or network a sweep found.

@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/chaos-isr/chaos/broker/wire"
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/cluster/docker"
 )
@@ -39,11 +36,15 @@ func newClusterUpCmd() *cobra.Command {
 		Short: "Start a cluster (child processes or containers) and stay in the foreground",
 		Long: `Start the controller and --nodes brokers as child processes on 127.0.0.1 (--runtime
 local) or as containers on a private Docker network (--runtime docker). Broker i is
-reached at 127.0.0.1:--base-port+i-1, the controller at --controller-port. Prints one line
-per node (id, role, address, pid or container) and the bootstrap address, then runs until
-Ctrl-C or SIGTERM, when it stops every node. Local children also die if this process is
-killed; containers left by a killed process are removed by the next docker run or by
-"chaos cluster clean".`,
+reached at 127.0.0.1:--base-port+i-1, the controller at --controller-port. Prints where
+the data and node logs are, then, once every broker answers with the cluster id chosen
+for this cluster and lists every broker, one line per node (id, role, address, pid or
+container), the cluster id and the bootstrap address, and "ready". It runs until Ctrl-C
+or SIGTERM, when it stops every node (a second Ctrl-C stops them at once). A node that
+cannot start (a port held by another process, say) fails the command at once with the
+reason; the data directory is then kept, temporary or not. Local children also die if
+this process is killed; containers and the temporary data directory left by a killed
+process are removed by "chaos cluster clean" (containers also by the next docker run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if nodes < 1 {
@@ -69,29 +70,45 @@ killed; containers left by a killed process are removed by the next docker run o
 			if err := ccfg.Validate(); err != nil {
 				return err
 			}
+			ctx, intr, stop := interruptContext(cmd.ErrOrStderr(), "stopping the cluster")
+			defer stop()
+			if err := runtimeReady(ctx, rt); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
 			keep := data != ""
-			if !keep {
-				dir, err := os.MkdirTemp("", "chaos-cluster-")
+			if keep {
+				fmt.Fprintf(out, "data and node logs: %s\n", data)
+			} else {
+				dir, err := cluster.NewTempDataDir()
 				if err != nil {
 					return err
 				}
 				data = dir
-				defer os.RemoveAll(dir)
+				fmt.Fprintf(out, "data and node logs: %s (removed on exit; pass --data to keep them; \"chaos cluster clean\" removes it if this process is killed)\n", data)
 			}
-			ctx, stop := signalContext()
-			defer stop()
+			clusterID := newClusterID()
 			lc, err := startCluster(ctx, rt, cluster.Spec{
-				Nodes: nodes, BasePort: basePort, ControllerPort: ctrlPort, DataDir: data,
+				Nodes: nodes, BasePort: basePort, ControllerPort: ctrlPort, DataDir: data, ClusterID: clusterID,
 				ControllerArgs: tf.args(), BrokerArgs: rf.args(),
 			}, false)
+			if err != nil && ctx.Err() != nil {
+				if !keep {
+					os.RemoveAll(data)
+				}
+				return &exitError{code: exitInterrupted, err: errSilent}
+			}
 			if err != nil {
-				return err
+				// The node logs are the only account of why: kept.
+				return fmt.Errorf("%w\nnode logs kept in %s", err, data)
 			}
-			defer lc.Close()
-			if err := waitRegistered(ctx, lc.Info()[1].Addr, nodes); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
+			intr.onSecond(lc.Abort)
+			defer func() {
+				lc.Close()
+				if !keep {
+					os.RemoveAll(data)
+				}
+			}()
 			for _, n := range lc.Info() {
 				id := fmt.Sprint(n.ID)
 				if n.Role == "controller" {
@@ -99,18 +116,12 @@ killed; containers left by a killed process are removed by the next docker run o
 				}
 				fmt.Fprintf(out, "%-3s %-10s %-21s %s\n", id, n.Role, n.Addr, n.Where)
 			}
-			fmt.Fprintf(out, "bootstrap: %s\n", lc.Bootstrap())
-			if keep {
-				fmt.Fprintf(out, "data and node logs: %s\n", data)
-			} else {
-				fmt.Fprintf(out, "data and node logs: %s (removed on exit; pass --data to keep them)\n", data)
-			}
+			fmt.Fprintf(out, "cluster id: %s\nbootstrap: %s\n", clusterID, lc.Bootstrap())
 			if rt == runtimeDocker {
 				fmt.Fprintln(out, "node logs: docker logs CONTAINER while up; copied into the data directory on exit")
 			}
 			fmt.Fprintln(out, "ready; Ctrl-C stops the cluster")
 			watchExits(ctx, lc, out)
-			fmt.Fprintln(out, "stopping")
 			return nil
 		},
 	}
@@ -149,63 +160,42 @@ func watchExits(ctx context.Context, lc cluster.Cluster, out interface{ Write([]
 	}
 }
 
-// waitRegistered asks a broker for metadata until it lists n brokers.
-func waitRegistered(ctx context.Context, addr string, n int) error {
-	deadline := time.Now().Add(20 * time.Second)
-	var last int
-	for time.Now().Before(deadline) {
-		got, err := brokerCount(addr)
-		if err == nil && got >= n {
-			return nil
-		}
-		last = got
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("only %d of %d brokers registered after 20s", last, n)
-}
-
-func brokerCount(addr string) (int, error) {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	req := kmsg.NewPtrMetadataRequest()
-	req.Version = 9
-	if _, err := c.Write(wire.AppendRequest(nil, 1, "chaos-cli", req)); err != nil {
-		return 0, err
-	}
-	frame, err := wire.ReadFrame(c, 0, nil)
-	if err != nil {
-		return 0, err
-	}
-	_, resp, err := wire.ParseResponse(frame, req)
-	if err != nil {
-		return 0, err
-	}
-	return len(resp.(*kmsg.MetadataResponse).Brokers), nil
-}
-
 func newClusterCleanCmd() *cobra.Command {
 	var all, image bool
 	cmd := &cobra.Command{
 		Use:   "clean",
-		Short: "Remove containers and networks that docker runs left behind",
-		Long: `Remove the containers and networks of docker-runtime runs whose tester process is gone
-(killed with SIGKILL, say): every object the runtime creates is labelled with its run and
-its owner's pid. Every docker run does this at its start too. --all also removes those of
-runs still going; --image also removes the runtime's image (` + docker.Image + `).`,
+		Short: "Remove what killed clusters left behind: temporary data directories, containers, networks",
+		Long: `Remove what "chaos cluster up" and docker-runtime runs left behind when their process was
+killed (with SIGKILL, say, when no cleanup runs):
+
+- the temporary data directories of "cluster up" (` + os.TempDir() + `/chaos-cluster-*) whose owner
+  is gone: each records its owner's pid and start time, so a live cluster's directory is
+  never removed, not even with --all;
+- the containers and networks of the docker runtime whose owner is gone: every object the
+  runtime creates is labelled with its run and its owner's pid. Every docker run does this
+  at its start too. --all also removes those of runs still going; --image also removes the
+  runtime's image (` + docker.Image + `). Without a Docker engine this part is skipped,
+  unless --all or --image asks for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
 			defer stop()
-			removed, err := docker.Sweep(ctx, all)
 			out := cmd.OutOrStdout()
+			dirs, err := cluster.SweepTempDirs()
+			for _, d := range dirs {
+				fmt.Fprintf(out, "removed data directory %s (owner gone)\n", d)
+			}
+			if err != nil {
+				return err
+			}
+			if err := docker.Available(ctx); err != nil && !all && !image {
+				fmt.Fprintf(out, "no containers looked for: %v\n", err)
+				if len(dirs) == 0 {
+					fmt.Fprintln(out, "nothing to remove")
+				}
+				return nil
+			}
+			removed, err := docker.Sweep(ctx, all)
 			for _, l := range removed {
 				if l.Kind == "image" {
 					fmt.Fprintf(out, "removed untagged image %s (an older build)\n", l.Name)
@@ -226,13 +216,13 @@ runs still going; --image also removes the runtime's image (` + docker.Image + `
 				}
 				fmt.Fprintf(out, "removed image %s\n", docker.Image)
 			}
-			if len(removed) == 0 && !image {
+			if len(dirs) == 0 && len(removed) == 0 && !image {
 				fmt.Fprintln(out, "nothing to remove")
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "also remove the containers and networks of runs still going")
+	cmd.Flags().BoolVar(&all, "all", false, "also remove the containers and networks of runs still going (never a live cluster's data directory)")
 	cmd.Flags().BoolVar(&image, "image", false, "also remove the runtime's image")
 	return cmd
 }

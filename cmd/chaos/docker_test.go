@@ -1,8 +1,11 @@
 package main
 
 import (
-	"bufio"
+	"debug/elf"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -10,7 +13,6 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/internal/dockertest"
 	"github.com/chaos-isr/chaos/results"
 )
@@ -66,57 +68,18 @@ func resultsPath(t *testing.T, out string) string {
 // by their labels (their owner is dead) and removes them and the network.
 func TestDockerCleanAfterKill(t *testing.T) {
 	dockertest.Require(t)
-	base, err := cluster.FreeBasePort("127.0.0.1", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(chaosBin(t), "cluster", "up", "--runtime", "docker", "--nodes", "2", "--replication-factor", "2",
-		"--base-port", strconv.Itoa(base), "--data", t.TempDir())
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var out []string
-	timeout := time.After(2 * time.Minute)
-wait:
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("cluster up ended before it was ready:\n%s", strings.Join(out, "\n"))
-			}
-			out = append(out, l)
-			if strings.HasPrefix(l, "ready") {
-				break wait
-			}
-		case <-timeout:
-			_ = cmd.Process.Kill()
-			t.Fatalf("cluster up not ready after 2m:\n%s", strings.Join(out, "\n"))
-		}
-	}
+	up := startChaos(t, nil, "cluster", "up", "--runtime", "docker", "--nodes", "2", "--replication-factor", "2",
+		"--base-port", strconv.Itoa(freeBase(t, 2)), "--data", t.TempDir())
+	up.waitFor("ready", 2*time.Minute)
 	// The run's id, from the containers' names: chaos-RUN-controller.
-	_, after, ok := strings.Cut(strings.Join(out, "\n"), "container chaos-")
+	_, after, ok := strings.Cut(up.output(), "container chaos-")
 	if !ok {
-		t.Fatalf("cluster up does not name the containers:\n%s", strings.Join(out, "\n"))
+		t.Fatalf("cluster up does not name the containers:\n%s", up.output())
 	}
 	run, _, _ := strings.Cut(after, "-")
 	run = "chaos-" + run
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	for range lines {
-	}
+	_ = up.cmd.Process.Signal(syscall.SIGKILL)
+	up.wait()
 	clean, code := runChaos(t, "cluster", "clean")
 	if code != 0 {
 		t.Fatalf("cluster clean exited %d:\n%s", code, clean)
@@ -146,4 +109,71 @@ func TestRuntimeRefused(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "--runtime docker") {
 		t.Errorf("a docker campaign does not pass --runtime to its runs (exit %d):\n%s", code, out)
 	}
+}
+
+// TestDockerBusyPort: with the docker runtime too, a host port another
+// process holds fails "cluster up" and "run" at once, naming it, with no
+// "ready" and no verdict, and leaves no container or network.
+func TestDockerBusyPort(t *testing.T) {
+	dockertest.Require(t)
+	base := freeBase(t, 2)
+	holdPort(t, base+1) // broker-2's
+	busy := "127.0.0.1:" + strconv.Itoa(base+1) + " (broker-2) is already in use by another process"
+	start := time.Now()
+	out, code := runChaos(t, "cluster", "up", "--runtime", "docker", "--nodes", "2", "--replication-factor", "2",
+		"--base-port", strconv.Itoa(base), "--data", t.TempDir())
+	if code != exitErrorCode || !strings.Contains(out, busy) || strings.Contains("\n"+out, "\nready") {
+		t.Fatalf("cluster up exited %d; want %d naming %q and no ready:\n%s", code, exitErrorCode, busy, out)
+	}
+	out, code = runChaos(t, "run", "--runtime", "docker", "--store", t.TempDir(), "--nodes", "2", "--replication-factor", "2",
+		"--base-port", strconv.Itoa(base), "--time-limit", "5s", "--quiet")
+	if code != exitErrorCode || !strings.Contains(out, busy) || strings.Contains(out, "verdict") {
+		t.Fatalf("run exited %d; want %d naming %q and no verdict:\n%s", code, exitErrorCode, busy, out)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("both refusals took %s; they should be at once", took)
+	}
+	dockertest.NoLeftovers(t)
+}
+
+// TestDockerRefusesDynamicBinary: a docker run that cannot start (the
+// binary is dynamically linked, so the image could not run it) is refused
+// before it creates a run directory: the store stays empty.
+func TestDockerRefusesDynamicBinary(t *testing.T) {
+	dockertest.Require(t)
+	dyn := filepath.Join(t.TempDir(), "chaos")
+	build := exec.Command("go", "build", "-o", dyn, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("no cgo build here: %v\n%s", err, out)
+	}
+	if f, err := elf.Open(dyn); err != nil || !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+		t.Skip("a cgo build here is static; nothing to refuse")
+	}
+	store := t.TempDir()
+	cmd := exec.Command(dyn, "run", "--runtime", "docker", "--store", store, "--time-limit", "5s")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitErrorCode || !strings.Contains(string(out), "is dynamically linked") {
+		t.Fatalf("exit %d; want %d saying the binary is dynamically linked:\n%s", code, exitErrorCode, out)
+	}
+	if left, _ := os.ReadDir(store); len(left) > 0 {
+		t.Fatalf("the refused run left %v in the store:\n%s", left, out)
+	}
+}
+
+// TestDockerRunSecondInterrupt: a second Ctrl-C stops a docker run at
+// once, and still removes its containers and network.
+func TestDockerRunSecondInterrupt(t *testing.T) {
+	dockertest.Require(t)
+	run, _ := startRunUntil(t, t.TempDir(), `"type":"ok","f":"send"`, "--runtime", "docker", "--nodes", "2", "--replication-factor", "2", "--time-limit", "60s")
+	_ = run.cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(20 * time.Millisecond)
+	second := time.Now()
+	_ = run.cmd.Process.Signal(syscall.SIGINT)
+	code := run.wait()
+	if out := run.output(); code != exitInterrupted || !strings.Contains(out, "interrupted again: killing the cluster now") {
+		t.Fatalf("exit %d; want %d, stopped by the second interrupt:\n%s", code, exitInterrupted, out)
+	}
+	t.Logf("stopped %s after the second Ctrl-C", time.Since(second).Round(10*time.Millisecond))
+	dockertest.NoLeftovers(t)
 }

@@ -78,6 +78,7 @@ func (f *replicationFlags) apply(cfg *core.Config, st *storage.Options) error {
 func newBrokerCmd() *cobra.Command {
 	var (
 		id         int32
+		clusterID  string
 		listen     string
 		advertise  string
 		controller string
@@ -96,8 +97,11 @@ it recovers its logs and rejoins the cluster.`,
 			if data == "" {
 				return fmt.Errorf("--data is required")
 			}
+			if err := control.ValidClusterID(clusterID); err != nil {
+				return fmt.Errorf("--cluster-id: %w", err)
+			}
 			cfg := core.DefaultConfig()
-			cfg.BrokerID = id
+			cfg.BrokerID, cfg.ClusterID = id, clusterID
 			var st storage.Options
 			if err := rf.apply(&cfg, &st); err != nil {
 				return err
@@ -128,6 +132,7 @@ it recovers its logs and rejoins the cluster.`,
 	}
 	fl := cmd.Flags()
 	fl.Int32Var(&id, "id", 1, "broker id (>= 0, unique in the cluster)")
+	fl.StringVar(&clusterID, "cluster-id", control.DefaultClusterID, clusterIDUsage)
 	fl.StringVar(&listen, "listen", "127.0.0.1:9092", "address for Kafka clients and peer brokers")
 	fl.StringVar(&advertise, "advertise", "", "address given to clients and peers (default: --listen)")
 	fl.StringVar(&controller, "controller", "127.0.0.1:9091", "the controller's address")
@@ -170,11 +175,15 @@ func (f *topicFlags) args() []string {
 	}
 }
 
+// clusterIDUsage is the --cluster-id flag of the broker and the controller.
+const clusterIDUsage = "the cluster's id: a broker registers only with a controller of the same id, and reports it to clients in Metadata"
+
 func newControllerCmd() *cobra.Command {
 	var (
-		listen string
-		data   string
-		tf     topicFlags
+		listen    string
+		data      string
+		clusterID string
+		tf        topicFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -184,7 +193,11 @@ func newControllerCmd() *cobra.Command {
 			if data == "" {
 				return fmt.Errorf("--data is required")
 			}
+			if err := control.ValidClusterID(clusterID); err != nil {
+				return fmt.Errorf("--cluster-id: %w", err)
+			}
 			cfg := tf.config()
+			cfg.ClusterID = clusterID
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -200,6 +213,7 @@ func newControllerCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:9091", "address brokers reach the controller at")
 	cmd.Flags().StringVar(&data, "data", "", "data directory for the cluster metadata (required)")
+	cmd.Flags().StringVar(&clusterID, "cluster-id", control.DefaultClusterID, clusterIDUsage)
 	tf.register(cmd)
 	return cmd
 }

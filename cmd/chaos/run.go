@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -70,9 +72,15 @@ and consumers for --time-limit while recording every operation in a history, rea
 partition and every replica's log once the cluster has converged, and judges the history
 against what the configuration promises (acks, min.insync.replicas, election policy).
 
+Before the workload starts, every broker must answer (Metadata) with the cluster id this
+run gave its cluster and list exactly its brokers, and the topic must have the requested
+partitions, replication factor, min.insync.replicas and election (DescribeConfigs): a node
+that cannot start, or another cluster on the ports, is an error (exit 3), never a verdict.
+
 Results go to STORE/<name>/<timestamp>/ (history.jsonl, test.json, results.json, node logs)
 and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unknown,
-3 an error left no verdict, 130 interrupted.`,
+3 an error left no verdict, 130 interrupted: Ctrl-C heals the open fault window, records
+its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return exitWith(runTest(cmd, f))
@@ -210,15 +218,19 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		return 0, err
 	}
 
+	ctx, intr, stop := interruptContext(errOut, "healing faults and stopping the cluster")
+	defer stop()
+	if err := runtimeReady(ctx, f.runtime); err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	run, err := results.NewRun(f.store, f.name, start)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(out, "run %s\nseed %d\n", run.Dir, f.seed)
+	clusterID := newClusterID()
+	fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", run.Dir, f.seed, clusterID)
 
-	ctx, stop := signalContext()
-	defer stop()
 	base := f.basePort
 	if base == 0 {
 		if base, err = cluster.FreeBasePort("127.0.0.1", f.nodes); err != nil {
@@ -226,21 +238,25 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		}
 	}
 	spec := cluster.Spec{
-		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"),
+		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"), ClusterID: clusterID,
 		ControllerArgs: f.tf.args(), BrokerArgs: f.rf.args(),
 	}
 	lc, err := startCluster(ctx, f.runtime, spec, nemesis.NeedsNetwork(faults))
 	if err != nil {
-		return 0, err
+		if ctx.Err() != nil {
+			return exitInterrupted, nil
+		}
+		return 0, fmt.Errorf("starting the cluster%s: %w", keptLogs(run), err)
 	}
 	defer lc.Close()
+	intr.onSecond(lc.Abort)
 	wcfg.Bootstrap = strings.Split(lc.Bootstrap(), ",")
 
 	tc := results.TestConfig{
 		Name: f.name, Seed: f.seed, Start: start, Command: os.Args,
 		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
 		Cluster: results.ClusterConfig{
-			Runtime: f.runtime, DelayMechanism: lc.delays, Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
+			Runtime: f.runtime, ClusterID: clusterID, DelayMechanism: lc.delays, Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
 			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
 			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: storage.FormatFsync(st.Fsync, st.FsyncIntervalMs), LoseUnsynced: f.rf.loseUnsynced,
 		},
@@ -256,6 +272,9 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: f.tf.rf,
 		MinInsyncReplicas: f.tf.minISR, Unclean: f.tf.election == "unclean",
 	}, 30*time.Second); err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted, nil
+		}
 		return 0, err
 	}
 
@@ -289,7 +308,10 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	nemCtx, nemCancel := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
-	stopProgress := progress(errOut, rec, f.timeLimit, f.quiet)
+	stopProgress := progress(errOut, rec, f.timeLimit, f.quiet, func() string {
+		w, ok := nem.Current()
+		return faultStatus(w, ok, time.Now())
+	})
 	runErr := workload.Run(ctx, wcfg, rec)
 	stopProgress()
 	nemCancel()
@@ -334,10 +356,55 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	return judgeRun(out, run, tc)
 }
 
-// progress prints elapsed time, throughput and outcomes once a second until
-// the returned stop is called: on one rewritten line on a terminal, as
-// plain lines every 5 s otherwise.
-func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bool) func() {
+// faultStatus describes an open fault window in a few words for the
+// progress line, e.g. "partition-leader broker-3, 4s left": the fault, its
+// first targets (up to the "|" of a partition: the side cut off), why it
+// failed if it did, and the time to its heal. It is empty when no window
+// is open.
+func faultStatus(w nemesis.Window, open bool, now time.Time) string {
+	if !open {
+		return ""
+	}
+	var targets []string
+	for _, t := range w.Targets {
+		if t == "|" || len(targets) == 3 {
+			break
+		}
+		if !strings.HasPrefix(t, "via ") {
+			targets = append(targets, t)
+		}
+	}
+	s := strings.Join(append([]string{w.Fault}, targets...), " ")
+	switch {
+	case !w.Started:
+		s = "starting " + s
+	case w.Err != "":
+		s += " (failed: " + w.Err + ")"
+	}
+	if left := w.End.Sub(now); left > 0 {
+		return fmt.Sprintf("%s, %ds left", s, int((left+time.Second-1)/time.Second))
+	}
+	return s + ", healing"
+}
+
+// keptLogs says where a run that could not start its cluster keeps the
+// node logs that say why, or removes the run's directory when nothing was
+// written there: a refused run leaves no empty run behind.
+func keptLogs(run *results.Run) string {
+	if err := os.Remove(run.Path("cluster")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf(" (node logs in %s)", run.Path("cluster"))
+	}
+	// Each only if empty: the test's directory may hold other runs.
+	_ = os.Remove(run.Dir)
+	_ = os.Remove(filepath.Dir(run.Dir))
+	return ""
+}
+
+// progress prints elapsed time, throughput, outcomes and the fault window
+// open (fault's description, if any) once a second until the returned
+// stop is called: on one rewritten line on a terminal, as plain lines every
+// 5 s otherwise.
+func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bool, fault func() string) func() {
 	if quiet {
 		return func() {}
 	}
@@ -368,9 +435,12 @@ func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bo
 			s := rec.Stats()
 			line := fmt.Sprintf("[%3ds/%ds] %5d ops/s  ok %d  fail %d  info %d",
 				int(rec.Since().Seconds()), int(limit.Seconds()), s.OK+s.Fail+s.Info-last.OK-last.Fail-last.Info, s.OK, s.Fail, s.Info)
+			if f := fault(); f != "" {
+				line += "  | " + f
+			}
 			last = s
 			if tty {
-				fmt.Fprintf(w, "\r%s   ", line)
+				fmt.Fprintf(w, "\r%s\x1b[K", line)
 			} else if n%5 == 0 {
 				fmt.Fprintln(w, line)
 			}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// interrupts is how run and cluster up take Ctrl-C (or SIGTERM): the first
+// ends the context, after saying what the command does about it, so that
+// the command heals and stops its cluster in order; a second one says it
+// stops now, calls the abort set by onSecond (which kills every node) and
+// exits 130 without waiting for the first's cleanup.
+type interrupts struct {
+	sigs  chan os.Signal
+	done  chan struct{}
+	once  sync.Once
+	abort atomic.Pointer[func()]
+}
+
+// interruptContext starts watching for SIGINT and SIGTERM; first is what
+// the first one prints on w. The returned stop ends the watch (a later
+// signal then has its default effect).
+func interruptContext(w io.Writer, first string) (context.Context, *interrupts, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &interrupts{sigs: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-in.sigs:
+		case <-in.done:
+			return
+		}
+		fmt.Fprintf(w, "\ninterrupted: %s; Ctrl-C again to stop now\n", first)
+		cancel()
+		select {
+		case <-in.sigs:
+		case <-in.done:
+			return
+		}
+		fmt.Fprintln(w, "interrupted again: killing the cluster now")
+		if f := in.abort.Load(); f != nil {
+			(*f)()
+		}
+		os.Exit(exitInterrupted)
+	}()
+	return ctx, in, func() {
+		in.once.Do(func() {
+			signal.Stop(in.sigs)
+			close(in.done)
+			cancel()
+		})
+	}
+}
+
+// onSecond sets what a second interrupt runs before the process exits: it
+// must stop every node the command started, at once.
+func (in *interrupts) onSecond(abort func()) { in.abort.Store(&abort) }
