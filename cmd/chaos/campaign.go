@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -235,6 +236,14 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		}
 	}
 	switch {
+	case fl.Changed("runs") && f.runs < 1:
+		return spec, flagError("runs", f.runs, "fewer than 1", "the runs per cell, 1 or more")
+	case fl.Changed("time-limit") && f.timeLimit <= 0:
+		return spec, flagError("time-limit", f.timeLimit, "not positive", "each run's duration, e.g. 30s")
+	case f.nemInterval < 0:
+		return spec, flagError("nemesis-interval", f.nemInterval, "negative", "a duration such as 5s, or leave it out for chaos run's 10s")
+	}
+	switch {
 	case f.preset != "" && f.spec != "":
 		return spec, errors.New("--preset and --spec exclude each other")
 	case (f.preset != "" || f.spec != "") && len(matrixSet) > 0:
@@ -242,21 +251,26 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	case f.preset != "":
 		p, ok := presets[f.preset]
 		if !ok {
-			return spec, fmt.Errorf("unknown --preset %q; known: %s", f.preset, strings.Join(sortedPresetNames(), ", "))
+			return spec, flagError("preset", f.preset, "not a preset", "use "+strings.Join(sortedPresetNames(), " or "))
 		}
 		spec = p
 		spec.RunArgs = slices.Clone(p.RunArgs)
 	case f.spec != "":
 		data, err := os.ReadFile(f.spec)
 		if err != nil {
-			return spec, err
+			reason := err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				reason = pe.Err.Error()
+			}
+			return spec, flagError("spec", f.spec, "cannot be read ("+reason+")", "a JSON campaign spec file (README: chaos campaign)")
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		// A misspelt field would otherwise fall back to a default without
 		// a word, and the campaign would test something else.
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec); err != nil {
-			return spec, fmt.Errorf("%s: %w", f.spec, err)
+			return spec, flagError("spec", f.spec, "not a campaign spec ("+err.Error()+")", "a JSON campaign spec; --preset seed --dry-run prints one")
 		}
 	default:
 		for _, s := range splitList(f.acks, ",") {
@@ -269,18 +283,31 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		for _, s := range splitList(f.minISR, ",") {
 			n, err := strconv.Atoi(s)
 			if err != nil {
-				return spec, fmt.Errorf("--min-insync-replicas: %q is not a number", s)
+				return spec, flagError("min-insync-replicas", s, "not a number", "a comma list of numbers, e.g. 1,2")
+			}
+			if n < 1 {
+				return spec, flagError("min-insync-replicas", n, "fewer than 1", "a comma list of numbers from 1 to the replication factor, e.g. 1,2")
 			}
 			spec.MinInsyncReplicas = append(spec.MinInsyncReplicas, n)
 		}
 		spec.Election = splitList(f.election, ",")
+		for _, e := range spec.Election {
+			if err := checkElection(e); err != nil {
+				return spec, err
+			}
+		}
 		spec.Nemesis = splitList(f.nem, ";")
+		for _, n := range spec.Nemesis {
+			if _, err := parseNemesisFlag(n); err != nil {
+				return spec, err
+			}
+		}
 		for _, l := range []struct {
-			name string
-			n    int
-		}{{"--acks", len(spec.Acks)}, {"--min-insync-replicas", len(spec.MinInsyncReplicas)}, {"--election", len(spec.Election)}, {"--nemesis", len(spec.Nemesis)}} {
+			name, value string
+			n           int
+		}{{"acks", f.acks, len(spec.Acks)}, {"min-insync-replicas", f.minISR, len(spec.MinInsyncReplicas)}, {"election", f.election, len(spec.Election)}, {"nemesis", f.nem, len(spec.Nemesis)}} {
 			if l.n == 0 {
-				return spec, fmt.Errorf("%s is empty: the matrix would have no cells", l.name)
+				return spec, flagError(l.name, l.value, "an empty list", "at least one value, or the matrix has no cells")
 			}
 		}
 	}
@@ -314,7 +341,9 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	}
 	rfl := newRunCmd().Flags()
 	if err := rfl.Parse(spec.RunArgs); err != nil {
-		return spec, fmt.Errorf("flags for chaos run: %w", err)
+		run := newRunCmd()
+		(&cobra.Command{Use: "chaos"}).AddCommand(run)
+		return spec, fmt.Errorf("flags for chaos run: %w", flagParseError(run, err))
 	}
 	if rfl.NArg() > 0 {
 		return spec, fmt.Errorf("flags for chaos run: unexpected argument %q", rfl.Arg(0))
@@ -655,6 +684,9 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	}
 	cells, err := planCampaign(spec, f.store)
 	if err != nil {
+		return 0, err
+	}
+	if err := stopIfValidating(cmd); err != nil {
 		return 0, err
 	}
 	seed := f.seed

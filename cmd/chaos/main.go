@@ -64,6 +64,8 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
+func (e *exitError) Unwrap() error { return e.err }
+
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "chaos",
@@ -75,6 +77,8 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// Bad flag values are refused in one style, by every command.
+	root.SetFlagErrorFunc(flagParseError)
 	root.AddCommand(newRunCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newCampaignCmd(), newBrokerCmd(), newControllerCmd(), newClusterCmd(), newNetfaultCmd())
 	return root
 }

@@ -22,7 +22,7 @@ func checkRuntime(rt string) error {
 	case runtimeLocal, runtimeDocker:
 		return nil
 	}
-	return fmt.Errorf("--runtime must be %s or %s, got %q", runtimeLocal, runtimeDocker, rt)
+	return flagError("runtime", rt, "not a runtime", "use "+runtimeLocal+" or "+runtimeDocker)
 }
 
 // startedCluster is a running cluster with the network faults of its
