@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -58,6 +57,10 @@ func sayReport(out io.Writer, run *results.Run, err error) {
 
 func readHistory(out io.Writer, path string) ([]history.Op, error) {
 	ops, err := history.ReadFile(path)
+	var pe *fs.PathError
+	if err != nil && len(ops) == 0 && !errors.Is(err, history.ErrTornTail) && !errors.As(err, &pe) {
+		return nil, notHistory(path, err)
+	}
 	if errors.Is(err, history.ErrTornTail) {
 		fmt.Fprintf(out, "note: %s ends in a torn line (the tester was killed while writing); judging the %d operations before it\n", path, len(ops))
 		err = nil
@@ -145,17 +148,12 @@ configuration the guarantee model assumes comes from the run's test.json when th
 flags override it. Without test.json the defaults are the strictest promise:
 acks=-1, min.insync.replicas=2, clean election, no faults.
 Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
-		Args: cobra.ExactArgs(1),
+		Args: checkArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			path := args[0]
-			dir := path
-			if fi, err := os.Stat(path); err != nil {
+			path, dir, err := checkPath(args[0])
+			if err != nil {
 				return &exitError{code: exitErrorCode, err: err}
-			} else if fi.IsDir() {
-				path = filepath.Join(path, "history.jsonl")
-			} else {
-				dir = filepath.Dir(path)
 			}
 			cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
 			var pe *fs.PathError
