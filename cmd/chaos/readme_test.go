@@ -434,23 +434,7 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 
 // run runs the chaos binary in the working directory.
 func (r *readmeRunner) run(timeout time.Duration, args ...string) (string, int) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, r.bin, args...)
-	cmd.Dir = r.dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), 0
-	case ctx.Err() != nil:
-		return out.String() + fmt.Sprintf("\n(killed after %s)", timeout), -1
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	}
-	return out.String() + "\n" + err.Error(), -1
+	return runChaosIn(r.t, r.dir, timeout, args...)
 }
 
 var (
