@@ -130,6 +130,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"check", hist, "--linearizable-timeout", "x"}, "linearizable-timeout", false},
 		{[]string{"check", hist, "--election", "x"}, "election", true},
 
+		{[]string{"report", "store", "--bogus"}, "bogus", false},
+		{[]string{"cluster", "clean", "--all=maybe"}, "all", false},
+
 		{[]string{"serve", "--addr", "8080"}, "addr", false},
 		{[]string{"serve", "--addr", "0.0.0.0:8080"}, "addr", false},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, "addr", false},
@@ -145,10 +148,10 @@ func TestFlagErrors(t *testing.T) {
 		}
 		msg := err.Error()
 		t.Logf("chaos %s\n    %s", strings.Join(tc.args, " "), msg)
-		// "--NAME: WHAT, got VALUE; ACCEPTED", or "--NAME: missing; ..."
-		// for a required flag, possibly after a campaign's "flags for
-		// chaos run: ".
-		style := regexp.MustCompile(`(^|: )--` + regexp.QuoteMeta(tc.flag) + `: (missing|.+, got .+); .+`)
+		// "--NAME: WHAT, got VALUE; ACCEPTED", "--NAME: missing; ..." for
+		// a required flag or "--NAME: no such flag for ...", possibly
+		// after a campaign's "flags for chaos run: ".
+		style := regexp.MustCompile(`(^|: )--` + regexp.QuoteMeta(tc.flag) + `: (missing|no such flag for .+|.+, got .+); .+`)
 		if tc.loose {
 			style = regexp.MustCompile(`--` + regexp.QuoteMeta(tc.flag) + `\b`)
 		}
