@@ -12,6 +12,7 @@ require (
 	github.com/moby/moby/api v1.56.1 // docker runtime: Docker API types (port bindings, log demultiplexing)
 	github.com/moby/moby/client v0.6.2 // docker runtime: kill, stop, pause, exec, sweep through the Docker API
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9 // cobra's flags: their parse errors, reworded in one style (cmd/chaos/flags.go)
 	github.com/testcontainers/testcontainers-go v0.45.0 // docker runtime: image build, network, containers, readiness
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
@@ -71,7 +72,6 @@ require (
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect

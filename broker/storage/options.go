@@ -49,8 +49,8 @@ func (p Fsync) String() string {
 //	always             FsyncAlways
 //	interval           FsyncInterval every DefaultFsyncIntervalMs
 //	interval:<dur>     FsyncInterval every <dur>, e.g. interval:100ms
-//	<dur>              the same, e.g. 100ms or 2s
 //
+// A bare duration ("100ms") is refused: the policy is always named.
 // A duration is Go's time.ParseDuration syntax and must be a positive whole
 // number of milliseconds, since that is the resolution of the policy. The
 // interval returned is in milliseconds and is 0 unless the policy is
@@ -65,9 +65,13 @@ func ParseFsync(s string) (Fsync, int64, error) {
 	case "interval":
 		return FsyncInterval, DefaultFsyncIntervalMs, nil
 	}
-	d, err := time.ParseDuration(strings.TrimPrefix(v, "interval:"))
+	dur, ok := strings.CutPrefix(v, "interval:")
+	if !ok {
+		return 0, 0, fmt.Errorf("storage: fsync policy %q: want never, always, interval or interval:<duration>", s)
+	}
+	d, err := time.ParseDuration(dur)
 	if err != nil {
-		return 0, 0, fmt.Errorf("storage: fsync policy %q: want never, always, interval, interval:<duration> or <duration>", s)
+		return 0, 0, fmt.Errorf("storage: fsync interval %q: want a duration such as 100ms", s)
 	}
 	if d < time.Millisecond || d%time.Millisecond != 0 {
 		return 0, 0, fmt.Errorf("storage: fsync interval %q: want a positive whole number of milliseconds", s)

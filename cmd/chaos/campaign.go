@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -37,6 +38,11 @@ import (
 // code, and a child that crashes or hangs takes only its own run with it.
 // The store layout and results.json stay exactly what "chaos run" writes,
 // so "chaos check" judges a campaign's runs like any other.
+
+// runOverhead is what a run takes beyond its time limit: starting the
+// cluster, the final reads, the checkers and the report (measured on a
+// 2-core machine: 1-1.5 s). The campaign's first estimate uses it.
+const runOverhead = 2 * time.Second
 
 // campaignFormat is the version of campaign.json's layout.
 const campaignFormat = 1
@@ -206,7 +212,7 @@ campaign; 130 interrupted.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.preset, "preset", "", "a predefined campaign: smoke (CI, about a minute) or seed (the full 36-cell matrix, about 20 minutes)")
+	fl.StringVar(&f.preset, "preset", "", "a predefined campaign: smoke (CI, 2 runs of 20 s, about 45 s) or seed (the full 36-cell matrix of 30 s runs, about 19 minutes)")
 	fl.StringVar(&f.spec, "spec", "", "read the campaign from a JSON spec file (see README)")
 	fl.StringVar(&f.acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
 	fl.StringVar(&f.minISR, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
@@ -235,6 +241,14 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		}
 	}
 	switch {
+	case fl.Changed("runs") && f.runs < 1:
+		return spec, flagError("runs", f.runs, "fewer than 1", "the runs per cell, 1 or more")
+	case fl.Changed("time-limit") && f.timeLimit <= 0:
+		return spec, flagError("time-limit", f.timeLimit, "not positive", "each run's duration, e.g. 30s")
+	case f.nemInterval < 0:
+		return spec, flagError("nemesis-interval", f.nemInterval, "negative", "a duration such as 5s, or leave it out for chaos run's 10s")
+	}
+	switch {
 	case f.preset != "" && f.spec != "":
 		return spec, errors.New("--preset and --spec exclude each other")
 	case (f.preset != "" || f.spec != "") && len(matrixSet) > 0:
@@ -242,21 +256,26 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	case f.preset != "":
 		p, ok := presets[f.preset]
 		if !ok {
-			return spec, fmt.Errorf("unknown --preset %q; known: %s", f.preset, strings.Join(sortedPresetNames(), ", "))
+			return spec, flagError("preset", f.preset, "not a preset", "use "+strings.Join(sortedPresetNames(), " or "))
 		}
 		spec = p
 		spec.RunArgs = slices.Clone(p.RunArgs)
 	case f.spec != "":
 		data, err := os.ReadFile(f.spec)
 		if err != nil {
-			return spec, err
+			reason := err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				reason = pe.Err.Error()
+			}
+			return spec, flagError("spec", f.spec, "cannot be read ("+reason+")", "a JSON campaign spec file (README: chaos campaign)")
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		// A misspelt field would otherwise fall back to a default without
 		// a word, and the campaign would test something else.
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec); err != nil {
-			return spec, fmt.Errorf("%s: %w", f.spec, err)
+			return spec, flagError("spec", f.spec, "not a campaign spec ("+err.Error()+")", "a JSON campaign spec; --preset seed --dry-run prints one")
 		}
 	default:
 		for _, s := range splitList(f.acks, ",") {
@@ -269,18 +288,31 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		for _, s := range splitList(f.minISR, ",") {
 			n, err := strconv.Atoi(s)
 			if err != nil {
-				return spec, fmt.Errorf("--min-insync-replicas: %q is not a number", s)
+				return spec, flagError("min-insync-replicas", s, "not a number", "a comma list of numbers, e.g. 1,2")
+			}
+			if n < 1 {
+				return spec, flagError("min-insync-replicas", n, "fewer than 1", "a comma list of numbers from 1 to the replication factor, e.g. 1,2")
 			}
 			spec.MinInsyncReplicas = append(spec.MinInsyncReplicas, n)
 		}
 		spec.Election = splitList(f.election, ",")
+		for _, e := range spec.Election {
+			if err := checkElection(e); err != nil {
+				return spec, err
+			}
+		}
 		spec.Nemesis = splitList(f.nem, ";")
+		for _, n := range spec.Nemesis {
+			if _, err := parseNemesisFlag(n); err != nil {
+				return spec, err
+			}
+		}
 		for _, l := range []struct {
-			name string
-			n    int
-		}{{"--acks", len(spec.Acks)}, {"--min-insync-replicas", len(spec.MinInsyncReplicas)}, {"--election", len(spec.Election)}, {"--nemesis", len(spec.Nemesis)}} {
+			name, value string
+			n           int
+		}{{"acks", f.acks, len(spec.Acks)}, {"min-insync-replicas", f.minISR, len(spec.MinInsyncReplicas)}, {"election", f.election, len(spec.Election)}, {"nemesis", f.nem, len(spec.Nemesis)}} {
 			if l.n == 0 {
-				return spec, fmt.Errorf("%s is empty: the matrix would have no cells", l.name)
+				return spec, flagError(l.name, l.value, "an empty list", "at least one value, or the matrix has no cells")
 			}
 		}
 	}
@@ -314,7 +346,9 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	}
 	rfl := newRunCmd().Flags()
 	if err := rfl.Parse(spec.RunArgs); err != nil {
-		return spec, fmt.Errorf("flags for chaos run: %w", err)
+		run := newRunCmd()
+		(&cobra.Command{Use: "chaos"}).AddCommand(run)
+		return spec, fmt.Errorf("flags for chaos run: %w", flagParseError(run, err))
 	}
 	if rfl.NArg() > 0 {
 		return spec, fmt.Errorf("flags for chaos run: unexpected argument %q", rfl.Arg(0))
@@ -664,6 +698,9 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if err != nil {
 		return 0, err
 	}
+	if err := stopIfValidating(cmd); err != nil {
+		return 0, err
+	}
 	seed := f.seed
 	if seed == 0 {
 		seed = randomSeed()
@@ -729,7 +766,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		return 0, err
 	}
 	fmt.Fprintf(out, "campaign %s\nseed %d\n%d cells x %d runs, each %s (about %s in all)\n",
-		dir.Dir, seed, len(cells), spec.Runs, time.Duration(spec.TimeLimit), (time.Duration(total) * (time.Duration(spec.TimeLimit) + 5*time.Second)).Round(time.Second))
+		dir.Dir, seed, len(cells), spec.Runs, time.Duration(spec.TimeLimit), (time.Duration(total) * (time.Duration(spec.TimeLimit) + runOverhead)).Round(time.Second))
 
 	cr := &campaignRunner{
 		out: out, tty: isTerminal(out), exe: exe, store: f.store, dir: dir, rec: rec, total: total,
@@ -877,7 +914,7 @@ func (cr *campaignRunner) runOne(c *cellRecord, run int) (rr runRecord, refused 
 	}
 	line := prefix + " " + describeRun(rr) + " " + elapsed.Round(time.Second).String()
 	if left := cr.total - cr.done - cr.skipped; left > 0 && !cr.interrupted {
-		per := cr.timeLimit + 5*time.Second
+		per := cr.timeLimit + runOverhead
 		if cr.judged > 0 {
 			per = cr.spent / time.Duration(cr.judged)
 		}

@@ -267,21 +267,29 @@ func TestCampaignRunRefusalIsPerCell(t *testing.T) {
 func TestCampaignRefusesImpossible(t *testing.T) {
 	requireCampaign(t)
 	store := t.TempDir()
+	spec := filepath.Join(store, "spec.json")
+	if err := os.WriteFile(spec, []byte(`{"min_insync_replicas": [2, 4], "nemesis": ["kill", "meteor"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want []string
 	}{
-		{[]string{"--min-insync-replicas", "2,4", "--nemesis", "kill;meteor"},
+		{[]string{"--spec", spec},
 			[]string{"3 impossible", "isr=4 clean kill: min.insync.replicas 4 exceeds the replication factor 3", `unknown nemesis "meteor"`}},
+		{[]string{"--min-insync-replicas", "2,4", "--nemesis", "kill;pause"},
+			[]string{"2 impossible", "isr=4 clean kill: min.insync.replicas 4 exceeds the replication factor 3", "isr=4 clean pause:"}},
+		// A bad value of a matrix flag is the flag's error, before any cell.
+		{[]string{"--nemesis", "kill;meteor"}, []string{`--nemesis: not a fault, got "meteor"`}},
 		{[]string{"--min-insync-replicas", "3", "--", "--replication-factor", "2"},
 			[]string{"min.insync.replicas 3 exceeds the replication factor 2"}},
 		{[]string{"--nemesis", "kill", "--time-limit", "10s"},
 			[]string{"shorter than twice the nemesis interval"}},
-		{[]string{"--election", "clean,maybe"}, []string{`election must be clean or unclean, got "maybe"`}},
+		{[]string{"--election", "clean,maybe"}, []string{`--election: not an election policy, got "maybe"; use clean or unclean`}},
 		{[]string{"--preset", "smoke", "--acks", "1"}, []string{"cannot be combined"}},
-		{[]string{"--preset", "nope"}, []string{"unknown --preset"}},
+		{[]string{"--preset", "nope"}, []string{`--preset: not a preset, got "nope"; use seed or smoke`}},
 		{[]string{"--", "--seed", "4"}, []string{"--seed set by the campaign"}},
-		{[]string{"--", "--no-such-flag"}, []string{"unknown flag"}},
+		{[]string{"--", "--no-such-flag"}, []string{"--no-such-flag: no such flag for chaos run"}},
 	} {
 		args := append([]string{"campaign", "--store", store}, tc.args...)
 		out, code := runChaos(t, args...)

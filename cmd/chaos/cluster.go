@@ -47,17 +47,24 @@ this process is killed; containers and the temporary data directory left by a ki
 process are removed by "chaos cluster clean" (containers also by the next docker run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if nodes < 1 {
-				return fmt.Errorf("--nodes must be at least 1, got %d", nodes)
+			if err := checkNodes(nodes, tf.rf); err != nil {
+				return err
 			}
 			if err := checkRuntime(rt); err != nil {
 				return err
 			}
-			if rt == runtimeDocker && ctrlPort != 0 && ctrlPort != basePort-1 {
-				return fmt.Errorf("--controller-port: the docker runtime puts the controller at --base-port-1 (%d)", basePort-1)
+			if err := checkBasePort(basePort, nodes, false); err != nil {
+				return err
 			}
-			if int(tf.rf) > nodes {
-				return fmt.Errorf("--replication-factor %d needs at least %d nodes, --nodes is %d", tf.rf, tf.rf, nodes)
+			if ctrlPort < 0 || ctrlPort > 65535 {
+				return flagError("controller-port", ctrlPort, "out of range", "a port from 1 to 65535, or 0 for base-port-1")
+			}
+			if rt == runtimeDocker && ctrlPort != 0 && ctrlPort != basePort-1 {
+				return flagError("controller-port", ctrlPort, "not --base-port-1 with --runtime docker",
+					fmt.Sprintf("leave it out: the docker runtime puts the controller at base-port-1 (%d)", basePort-1))
+			}
+			if err := tf.validate(); err != nil {
+				return err
 			}
 			if err := tf.config().Validate(); err != nil {
 				return err
@@ -68,6 +75,9 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 				return err
 			}
 			if err := ccfg.Validate(); err != nil {
+				return err
+			}
+			if err := stopIfValidating(cmd); err != nil {
 				return err
 			}
 			ctx, intr, stop := interruptContext(cmd.ErrOrStderr(), "stopping the cluster")
@@ -178,6 +188,9 @@ killed (with SIGKILL, say, when no cleanup runs):
   unless --all or --image asks for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := stopIfValidating(cmd); err != nil {
+				return err
+			}
 			ctx, stop := signalContext()
 			defer stop()
 			out := cmd.OutOrStdout()

@@ -101,7 +101,7 @@ func TestRuntimeRefused(t *testing.T) {
 		{"campaign", "--runtime", "podman", "--dry-run"},
 	} {
 		out, code := runChaos(t, args...)
-		if code != exitErrorCode || !strings.Contains(out, "--runtime must be local or docker") {
+		if code != exitErrorCode || !strings.Contains(out, `--runtime: not a runtime, got "podman"; use local or docker`) {
 			t.Errorf("chaos %v: exit %d:\n%s", args, code, out)
 		}
 	}

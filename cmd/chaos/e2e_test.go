@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +35,22 @@ func chaosBin(t *testing.T) string {
 // runChaos runs the real binary and returns its output and exit code.
 func runChaos(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(chaosBin(t), args...)
+	return runChaosIn(t, "", 0, args...)
+}
+
+// runChaosIn runs the real binary in dir (the test's own when empty),
+// killed after timeout (none when 0), and returns its output and exit
+// code: -1, with a note in the output, when it was killed.
+func runChaosIn(t *testing.T, dir string, timeout time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, chaosBin(t), args...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -41,6 +58,8 @@ func runChaos(t *testing.T, args ...string) (string, int) {
 	switch {
 	case err == nil:
 		return out.String(), 0
+	case ctx.Err() != nil:
+		return out.String() + fmt.Sprintf("\n(killed after %s)", timeout), -1
 	case errors.As(err, &ee):
 		return out.String(), ee.ExitCode()
 	default:
@@ -252,8 +271,8 @@ func TestCheckRefusesWhatRunRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"check", hist, "--faults", "kil"}, `--faults: unknown nemesis "kil"`},
-		{[]string{"check", hist, "--min-insync-replicas", "5", "--replication-factor", "3"}, "min.insync.replicas 5 is above the replication factor 3"},
+		{[]string{"check", hist, "--faults", "kil"}, `--faults: not a fault list, got "kil"`},
+		{[]string{"check", hist, "--min-insync-replicas", "5", "--replication-factor", "3"}, "--min-insync-replicas: above the replication factor 3"},
 		{[]string{"check", hist, "--acks", "2"}, "--acks"},
 		{[]string{"check", hist, "--fsync", "sometimes"}, "--fsync"},
 		{[]string{"run", "--min-insync-replicas", "5"}, "5"},

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/checker"
@@ -60,6 +60,10 @@ func sayReport(out io.Writer, run *results.Run, err error) {
 
 func readHistory(out io.Writer, path string) ([]history.Op, error) {
 	ops, err := history.ReadFile(path)
+	var pe *fs.PathError
+	if err != nil && len(ops) == 0 && !errors.Is(err, history.ErrTornTail) && !errors.As(err, &pe) {
+		return nil, notHistory(path, err)
+	}
 	if errors.Is(err, history.ErrTornTail) {
 		fmt.Fprintf(out, "note: %s ends in a torn line (the tester was killed while writing); judging the %d operations before it\n", path, len(ops))
 		err = nil
@@ -156,6 +160,32 @@ func printVerdict(out io.Writer, res *checker.Results) {
 	fmt.Fprintln(out)
 }
 
+// flagsChanged: the user set one of the named flags.
+func flagsChanged(fl *pflag.FlagSet, names ...string) bool {
+	for _, n := range names {
+		if fl.Changed(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkConfigFlags refuses, naming the flag, a configuration no run could
+// have; checker.Config.Validate is the same rules without flag names.
+func checkConfigFlags(cfg checker.Config) error {
+	switch {
+	case cfg.ReplicationFactor < 1:
+		return flagError("replication-factor", cfg.ReplicationFactor, "below 1", "a topic has at least one replica")
+	case cfg.MinInsyncReplicas < 1:
+		return flagError("min-insync-replicas", cfg.MinInsyncReplicas, "below 1", "use 1 up to --replication-factor")
+	case cfg.MinInsyncReplicas > cfg.ReplicationFactor:
+		return flagError("min-insync-replicas", cfg.MinInsyncReplicas, fmt.Sprintf("above the replication factor %d (no acks=-1 write could succeed)", cfg.ReplicationFactor), "use 1 up to --replication-factor")
+	case cfg.MaxInFlight < 1:
+		return flagError("max-in-flight", cfg.MaxInFlight, "below 1", "a producer has at least one request in flight")
+	}
+	return cfg.Validate()
+}
+
 func orDefault(s, d string) string {
 	if s == "" {
 		return d
@@ -182,17 +212,12 @@ acks=-1, min.insync.replicas=2, clean election, no faults. The faults are judged
 fault windows the history records (the kinds that started); a history that records none
 is judged by --faults as given.
 Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
-		Args: cobra.ExactArgs(1),
+		Args: checkArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			path := args[0]
-			dir := path
-			if fi, err := os.Stat(path); err != nil {
+			path, dir, err := checkPath(args[0])
+			if err != nil {
 				return &exitError{code: exitErrorCode, err: err}
-			} else if fi.IsDir() {
-				path = filepath.Join(path, "history.jsonl")
-			} else {
-				dir = filepath.Dir(path)
 			}
 			cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
 			var pe *fs.PathError
@@ -213,8 +238,8 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 				cfg.MinInsyncReplicas = minISR
 			}
 			if fl.Changed("election") {
-				if election != "clean" && election != "unclean" {
-					return &exitError{code: exitErrorCode, err: fmt.Errorf("--election must be clean or unclean, got %q", election)}
+				if err := checkElection(election); err != nil {
+					return &exitError{code: exitErrorCode, err: err}
 				}
 				cfg.Election = election
 			}
@@ -224,7 +249,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 			if fl.Changed("faults") {
 				parsed, err := nemesis.Parse(strings.Join(faults, ","))
 				if err != nil {
-					return &exitError{code: exitErrorCode, err: fmt.Errorf("--faults: %w", err)}
+					return &exitError{code: exitErrorCode, err: flagError("faults", strings.Join(faults, ","), "not a fault list", "use a comma list of: "+strings.Join(nemesis.Names(), ", "))}
 				}
 				cfg.Faults = parsed
 			}
@@ -232,10 +257,11 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 				cfg.LoseUnsynced = lose
 			}
 			if fl.Changed("fsync") {
-				if _, _, err := storage.ParseFsync(fsync); err != nil {
-					return &exitError{code: exitErrorCode, err: fmt.Errorf("--fsync: %w", err)}
+				p, ms, err := parseFsyncFlag(fsync)
+				if err != nil {
+					return &exitError{code: exitErrorCode, err: err}
 				}
-				cfg.Fsync = fsync
+				cfg.Fsync = storage.FormatFsync(p, ms)
 			}
 			if fl.Changed("client-retries") {
 				cfg.ClientRetries = retries
@@ -243,13 +269,16 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 			if fl.Changed("max-in-flight") {
 				cfg.MaxInFlight = inFlight
 			}
-			// The rules chaos run applies to its flags: a configuration
-			// no run could have is refused, not judged.
-			if err := cfg.Validate(); err != nil {
-				return &exitError{code: exitErrorCode, err: err}
-			}
 			ops, err := readHistory(out, path)
 			if err != nil {
+				return &exitError{code: exitErrorCode, err: err}
+			}
+			// The rules chaos run applies to its flags: a configuration
+			// no run could have is refused, not judged.
+			if err := checkConfigFlags(cfg); err != nil {
+				if !flagsChanged(fl, "acks", "min-insync-replicas", "election", "replication-factor", "max-in-flight") {
+					err = fmt.Errorf("%s: %w", filepath.Join(dir, results.TestFile), cfg.Validate())
+				}
 				return &exitError{code: exitErrorCode, err: err}
 			}
 			opts := checker.Options{LinearizableTimeout: linTimeout, SkipLinearizability: noLin}

@@ -9,21 +9,49 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..." (make
+// build stamps git describe); "dev" means it was not.
 var version = "dev"
 
 func fullVersion() string {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, _ := debug.ReadBuildInfo()
+	return versionString(version, bi)
+}
+
+// versionString is what chaos --version prints: the stamped version, or,
+// for a binary built without one (go install, go build), the module
+// version the Go toolchain recorded ("v1.2.0" for a release installed with
+// go install ...@version, a pseudo-version for a commit), followed by the
+// commit when the toolchain recorded one that the version does not
+// already name.
+func versionString(stamp string, bi *debug.BuildInfo) string {
+	v := stamp
+	var rev string
+	modified := false
+	if bi != nil {
+		if stamp == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (" + s.Value[:12] + ")"
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
 			}
 		}
+	}
+	if len(rev) >= 12 && !strings.Contains(v, rev[:7]) {
+		v += " (" + rev[:12]
+		if modified && !strings.Contains(v, "dirty") {
+			v += ", modified"
+		}
+		v += ")"
 	}
 	return v
 }
@@ -36,6 +64,8 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
+func (e *exitError) Unwrap() error { return e.err }
+
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "chaos",
@@ -47,6 +77,8 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// Bad flag values are refused in one style, by every command.
+	root.SetFlagErrorFunc(flagParseError)
 	root.AddCommand(newRunCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newCampaignCmd(), newBrokerCmd(), newControllerCmd(), newClusterCmd(), newNetfaultCmd())
 	return root
 }

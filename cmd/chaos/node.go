@@ -67,9 +67,12 @@ func (f *replicationFlags) apply(cfg *core.Config, st *storage.Options) error {
 	cfg.ReplicaLagTimeMaxMs, cfg.ReplicaLagMaxMessages = f.lagTimeMs, f.lagMessages
 	cfg.ReplicaFetchWaitMaxMs, cfg.HeartbeatIntervalMs = f.fetchWaitMs, f.heartbeatMs
 	cfg.AutoCreateTopics = !f.noAutoCreate
-	policy, interval, err := storage.ParseFsync(f.fsync)
+	if err := f.validate(); err != nil {
+		return err
+	}
+	policy, interval, err := parseFsyncFlag(f.fsync)
 	if err != nil {
-		return fmt.Errorf("--fsync: %w", err)
+		return err
 	}
 	st.Fsync, st.FsyncIntervalMs, st.LoseUnsynced = policy, interval, f.loseUnsynced
 	return nil
@@ -95,7 +98,21 @@ it recovers its logs and rejoins the cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if data == "" {
-				return fmt.Errorf("--data is required")
+				return flagError("data", nil, "missing", "the broker's data directory, e.g. --data /tmp/c/broker-1")
+			}
+			if id < 0 {
+				return flagError("id", id, "negative", "a broker id, 0 or more, unique in the cluster")
+			}
+			if err := checkHostPort("listen", listen, "127.0.0.1:9092"); err != nil {
+				return err
+			}
+			if advertise != "" {
+				if err := checkHostPort("advertise", advertise, "127.0.0.1:9092"); err != nil {
+					return err
+				}
+			}
+			if err := checkHostPort("controller", controller, "127.0.0.1:9091"); err != nil {
+				return err
 			}
 			if err := control.ValidClusterID(clusterID); err != nil {
 				return fmt.Errorf("--cluster-id: %w", err)
@@ -110,12 +127,15 @@ it recovers its logs and rejoins the cluster.`,
 			for k, v := range peers {
 				pid, err := strconv.ParseInt(k, 10, 32)
 				if err != nil || pid < 0 {
-					return fmt.Errorf("--peer-addr %s=%s: %q is not a broker id", k, v, k)
+					return flagError("peer-addr", k+"="+v, "not a broker id before the =", "ID=HOST:PORT, e.g. --peer-addr 2=127.0.0.1:9093")
 				}
 				if _, _, err := net.SplitHostPort(v); err != nil {
-					return fmt.Errorf("--peer-addr %s=%s: %w", k, v, err)
+					return flagError("peer-addr", k+"="+v, "not HOST:PORT after the =", "ID=HOST:PORT, e.g. --peer-addr 2=127.0.0.1:9093")
 				}
 				peerAddrs[int32(pid)] = v
+			}
+			if err := stopIfValidating(cmd); err != nil {
+				return err
 			}
 			ctx, stop := signalContext()
 			defer stop()
@@ -191,7 +211,13 @@ func newControllerCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if data == "" {
-				return fmt.Errorf("--data is required")
+				return flagError("data", nil, "missing", "the controller's data directory, e.g. --data /tmp/c/controller")
+			}
+			if err := checkHostPort("listen", listen, "127.0.0.1:9091"); err != nil {
+				return err
+			}
+			if err := tf.validate(); err != nil {
+				return err
 			}
 			if err := control.ValidClusterID(clusterID); err != nil {
 				return fmt.Errorf("--cluster-id: %w", err)
@@ -199,6 +225,9 @@ func newControllerCmd() *cobra.Command {
 			cfg := tf.config()
 			cfg.ClusterID = clusterID
 			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			if err := stopIfValidating(cmd); err != nil {
 				return err
 			}
 			ctx, stop := signalContext()

@@ -24,7 +24,12 @@ A run's report.html is built from its test.json, history.jsonl and results.json 
 interrupted run without results.json still gets a report, saying so); a campaign's
 index.html from its campaign.json. Each page written is printed.
 Exit code: 0 all rendered, 3 something could not be.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("PATH: missing; chaos report takes run directories, campaign directories or a directory above them, e.g. chaos report store/latest, or chaos report store for everything")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			failed := 0

@@ -126,18 +126,6 @@ func exitWith(code int, err error) error {
 	return nil
 }
 
-func parseAcks(s string) (int16, error) {
-	switch strings.ToLower(s) {
-	case "0":
-		return 0, nil
-	case "1":
-		return 1, nil
-	case "-1", "all":
-		return -1, nil
-	}
-	return 0, fmt.Errorf("--acks must be 0, 1, -1 or all, got %q", s)
-}
-
 func randomSeed() uint64 {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -146,35 +134,13 @@ func randomSeed() uint64 {
 
 func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	acks, err := parseAcks(f.acks)
+	acks, faults, err := f.validate()
 	if err != nil {
-		return 0, err
-	}
-	faults, err := nemesis.Parse(f.nemesis)
-	if err != nil {
-		return 0, fmt.Errorf("--nemesis: %w", err)
-	}
-	if err := checkRuntime(f.runtime); err != nil {
 		return 0, err
 	}
 	if slices.Contains(faults, "lose-unsynced") {
 		// Only brokers that keep unsynced writes in memory lose them.
 		f.rf.loseUnsynced = true
-	}
-	if len(faults) > 0 && f.nemInterval <= 0 {
-		return 0, fmt.Errorf("--nemesis-interval must be positive, got %s", f.nemInterval)
-	}
-	if f.monitor < 0 {
-		return 0, fmt.Errorf("--monitor-interval must be 0 (off) or positive, got %s", f.monitor)
-	}
-	if f.nodes < 1 {
-		return 0, fmt.Errorf("--nodes must be at least 1, got %d", f.nodes)
-	}
-	if int(f.tf.rf) > f.nodes {
-		return 0, fmt.Errorf("--replication-factor %d needs at least %d nodes, --nodes is %d", f.tf.rf, f.tf.rf, f.nodes)
-	}
-	if err := f.tf.config().Validate(); err != nil {
-		return 0, err
 	}
 	if f.consumers < 0 {
 		f.consumers = int(f.tf.partitions)
@@ -215,6 +181,9 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		return 0, err
 	}
 	if err := ccfg.Validate(); err != nil {
+		return 0, err
+	}
+	if err := stopIfValidating(cmd); err != nil {
 		return 0, err
 	}
 

@@ -26,7 +26,7 @@ func checkRuntime(rt string) error {
 	case runtimeLocal, runtimeDocker:
 		return nil
 	}
-	return fmt.Errorf("--runtime must be %s or %s, got %q", runtimeLocal, runtimeDocker, rt)
+	return flagError("runtime", rt, "not a runtime", "use "+runtimeLocal+" or "+runtimeDocker)
 }
 
 // runtimeReady reports why the runtime cannot start a cluster from here,

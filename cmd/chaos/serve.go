@@ -48,17 +48,20 @@ that points its own name at 127.0.0.1 cannot read the store).`,
 }
 
 func serveStore(ctx context.Context, cmd *cobra.Command, store, addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--addr %q: %w", addr, err)
+	if err := checkHostPort("addr", addr, "127.0.0.1:8080"); err != nil {
+		return err
 	}
+	host, _, _ := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		// The store holds node logs and histories; it is not for the
 		// network at large.
-		return fmt.Errorf("--addr %q: chaos serve listens on loopback addresses only (127.0.0.1, ::1, localhost)", addr)
+		return flagError("addr", addr, "not a loopback address", "chaos serve listens on 127.0.0.1, ::1 or localhost only, e.g. --addr 127.0.0.1:8080")
 	}
 	h, err := newStoreHandler(store)
 	if err != nil {
+		return flagError("store", store, err.Error(), "the result store chaos run writes to (store by default)")
+	}
+	if err := stopIfValidating(cmd); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -91,15 +94,18 @@ func newStoreHandler(store string) (*storeHandler, error) {
 		return nil, err
 	}
 	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New("no such directory")
+	}
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", store, err)
+		return nil, err
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("store %s is not a directory", store)
+		return nil, errors.New("not a directory")
 	}
 	return &storeHandler{root: real}, nil
 }
