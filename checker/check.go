@@ -76,7 +76,7 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 			out.Valid = Unknown
 		}
 	}
-	for _, k := range kindsOf(Declared(cfg.Faults)) {
+	for _, k := range kindsOf(declared(cfg)) {
 		if !slices.Contains(out.Faults, k) {
 			out.FaultsNotStarted = append(out.FaultsNotStarted, k)
 		}

@@ -2,7 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -25,6 +24,11 @@ type Config struct {
 	// the model judges by is what ran: the fault windows the history
 	// records (see FaultClass).
 	Faults []string `json:"faults"`
+	// Declared is what the faults would do if each ran once, for judging
+	// without a history that records its windows: the kinds with the
+	// brokers each kills at once. Callers build it from the nemesis's
+	// registry; the checker never reads meaning into a fault's name.
+	Declared []FaultRun `json:"declared,omitempty"`
 	// FaultsRecorded: the history records every fault window that
 	// started (as chaos run's does), so a declared kind without a window
 	// never ran. Without it, a history that records no window is judged
@@ -77,34 +81,25 @@ const (
 var classRank = map[string]int{FaultsNone: 0, FaultsF1: 1, FaultsF2: 2, FaultsF3: 3}
 
 // FaultRun is one fault window that ran, as far as the guarantee model
-// cares: its kind, and how many brokers it killed at once (0: not known,
-// judged by the kind's name).
+// cares: its kind (for people) and the brokers it killed at once.
 type FaultRun struct {
-	Kind    string
-	Brokers int
-}
-
-// killKinds are the fault kinds that kill broker processes, so that a
-// broker which keeps unsynced writes in memory loses them.
-var killKinds = map[string]bool{
-	"kill": true, "kill-leader": true, "kill-minority": true, "kill-majority": true, "kill-all": true,
-	"lose-unsynced": true, "slow-followers-kill-leader": true,
+	Kind          string `json:"kind"`
+	KilledBrokers int    `json:"killed_brokers,omitempty"`
 }
 
 // FaultClass is the most severe class among the fault windows that ran,
 // given the storage settings:
 //
 //   - no window: none;
-//   - a window that destroys unsynced writes is F2 if it killed one
-//     broker, F3 if it killed several at once. "lose-unsynced…" kinds
-//     destroy them by definition, other kills (kill, kill-leader,
-//     kill-majority, …) when cfg.LoseUnsynced; neither does under fsync
-//     "always", where nothing is unsynced;
+//   - a window that killed brokers that lose their unsynced writes
+//     (cfg.LoseUnsynced, and an fsync policy other than "always", under
+//     which nothing is unsynced) is F2 if it killed one, F3 if several at
+//     once;
 //   - every other window is F1: process faults with the disk intact,
-//     network faults, and unknown kinds. A fault that destroys data must
-//     say so; guessing that an unknown one might would silently permit
-//     lost writes, and a false alarm is easier to notice than a missed
-//     one.
+//     network faults, and kinds the model knows nothing of. A fault that
+//     destroys data must say so (by the brokers it killed); guessing that
+//     an unknown one might would silently permit lost writes, and a false
+//     alarm is easier to notice than a missed one.
 func FaultClass(cfg Config, runs []FaultRun) string {
 	class := FaultsNone
 	for _, r := range runs {
@@ -120,37 +115,25 @@ func runClass(cfg Config, r FaultRun) string {
 	if name == "" || name == "none" {
 		return FaultsNone
 	}
-	destroys := false
+	destroys := cfg.LoseUnsynced && !strings.EqualFold(strings.TrimSpace(cfg.Fsync), "always")
 	switch {
-	case strings.EqualFold(strings.TrimSpace(cfg.Fsync), "always"):
-	case strings.HasPrefix(name, "lose-unsynced"):
-		destroys = true
-	case killKinds[name]:
-		destroys = cfg.LoseUnsynced
-	}
-	if !destroys {
+	case !destroys || r.KilledBrokers == 0:
 		return FaultsF1
-	}
-	n := r.Brokers
-	if n == 0 {
-		n = 1
-		for _, many := range []string{"-all", "-majority", "-multi"} {
-			if strings.HasSuffix(name, many) {
-				n = 2
-			}
-		}
-	}
-	if n >= 2 {
+	case r.KilledBrokers >= 2:
 		return FaultsF3
 	}
 	return FaultsF2
 }
 
-// Declared turns fault kinds into runs, one window each, for judging a
-// configuration before (or without) a history: what the model predicts.
-func Declared(kinds []string) []FaultRun {
+// declared is what the model judges a configuration by before (or
+// without) a history: cfg.Declared, or, where the caller gave only names,
+// one window of each kind that kills nothing.
+func declared(cfg Config) []FaultRun {
+	if len(cfg.Declared) > 0 {
+		return cfg.Declared
+	}
 	var out []FaultRun
-	for _, k := range kinds {
+	for _, k := range cfg.Faults {
 		out = append(out, FaultRun{Kind: k})
 	}
 	return out
@@ -164,10 +147,6 @@ type faultLog struct {
 	ops     int        // nemesis operations of any kind
 }
 
-// brokerTarget matches a target naming one killed broker, as the nemesis
-// writes them ("broker-2", "then kill broker-2").
-var brokerTarget = regexp.MustCompile(`^(then kill )?broker-\d+$`)
-
 func (l *faultLog) add(op *history.Op) {
 	l.ops++
 	if op.Type == history.Invoke || !strings.HasPrefix(op.F, "start-") {
@@ -177,7 +156,6 @@ func (l *faultLog) add(op *history.Op) {
 	if f := op.Value.FaultName(); f != "" {
 		kind = f
 	}
-	targets := op.Value.FaultTargets()
 	// A start that reported an error may not have taken effect: counting
 	// it could permit what it never caused, so it does not count.
 	if op.Error != "" {
@@ -185,12 +163,8 @@ func (l *faultLog) add(op *history.Op) {
 		return
 	}
 	r := FaultRun{Kind: kind}
-	if killKinds[kind] {
-		for _, t := range targets {
-			if brokerTarget.MatchString(t) {
-				r.Brokers++
-			}
-		}
+	if op.Value != nil && op.Value.FaultInfo != nil {
+		r.KilledBrokers = len(op.Value.KilledBrokers)
 	}
 	l.started = append(l.started, r)
 }
@@ -201,7 +175,7 @@ func (l *faultLog) ran(cfg Config) []FaultRun {
 	if l.ops > 0 || cfg.FaultsRecorded {
 		return l.started
 	}
-	return Declared(cfg.Faults)
+	return declared(cfg)
 }
 
 // kinds lists the kinds that started at least once, sorted.
@@ -278,8 +252,16 @@ func causes(lead string, cs map[Cause]reason) Permission {
 // Names, which of its causes cfg permits. Check judges a history by the
 // faults that ran instead.
 func Permitted(cfg Config) map[string]Permission {
-	return permitted(cfg, FaultClass(cfg, Declared(cfg.Faults)))
+	return permitted(cfg, FaultClass(cfg, declared(cfg)))
 }
+
+// DeclaredClass is the class the faults cfg declares would have if each
+// ran once: what Permitted judges by.
+func DeclaredClass(cfg Config) string { return FaultClass(cfg, declared(cfg)) }
+
+// PermittedUnder is the model for cfg under a fault class the caller
+// knows (e.g. from History.FaultClass).
+func PermittedUnder(cfg Config, class string) map[string]Permission { return permitted(cfg, class) }
 
 // permitted is the model under a fault class. Classes not named by the
 // matrix are read as the closest row says: no faults as F1 (an

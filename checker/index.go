@@ -695,6 +695,10 @@ func (h *History) finish() {
 	h.model = permitted(h.cfg, FaultClass(h.cfg, h.faults.ran(h.cfg)))
 }
 
+// FaultClass is the class of the faults the history shows ran, under its
+// configuration (see FaultClass).
+func (h *History) FaultClass() string { return FaultClass(h.cfg, h.faults.ran(h.cfg)) }
+
 // home is the partition a value belongs to: where it was sent, or, for a
 // value nobody sent, where it was first seen.
 func (v *valueInfo) home() int32 {

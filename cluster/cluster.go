@@ -1,17 +1,55 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
-
-	"github.com/chaos-isr/chaos/nemesis"
+	"time"
 )
+
+// Runtime controls the cluster's processes: what process faults need. Node
+// 0 is the controller, brokers are 1..n.
+type Runtime interface {
+	Kill(id int) error
+	Stop(id int, timeout time.Duration) error
+	Restart(ctx context.Context, id int) error
+	Pause(id int) error
+	Resume(id int) error
+}
+
+// Network controls the links between nodes, named as NodeName names them.
+// Clients are never cut off: the faults are between nodes. The local
+// runtime's is a proxy on every link (package proxy), the docker
+// runtime's the kernel of each container (cluster/docker).
+type Network interface {
+	// Partition cuts every link between the two groups, both ways.
+	Partition(a, b []string)
+	// Slow delays both directions of the links from one node to another.
+	Slow(from, to string, d time.Duration)
+	// OneWay drops every packet from a node of from to a node of to.
+	OneWay(from, to []string)
+	// DelayAll adds latency to every link; DropAll resets connections
+	// with probability p per chunk of bytes.
+	DelayAll(d time.Duration)
+	DropAll(p float64, seed uint64)
+	// HealAll removes every network fault.
+	HealAll()
+}
+
+// NodeName is how runtimes, network faults and the nemesis name node id:
+// "controller" for node 0, "broker-N" for the brokers.
+func NodeName(id int) string {
+	if id == 0 {
+		return "controller"
+	}
+	return fmt.Sprintf("broker-%d", id)
+}
 
 // Cluster is a running cluster as the tester drives it, whichever runtime
 // runs it (child processes here, containers in cluster/docker): the
-// nemesis's process faults, the addresses clients use, what to show of
-// each node, and Close. Node 0 is the controller, brokers are 1..n.
+// process faults, the addresses clients use, what to show of each node,
+// and Close. Node 0 is the controller, brokers are 1..n.
 type Cluster interface {
-	nemesis.Runtime
+	Runtime
 	// Bootstrap is the comma-separated broker addresses clients dial.
 	Bootstrap() string
 	ControllerAddr() string
@@ -44,7 +82,7 @@ func (l *Local) Info() []NodeInfo {
 	var out []NodeInfo
 	for _, n := range l.nodes {
 		pid := n.PID()
-		out = append(out, NodeInfo{ID: n.ID, Name: nemesis.NodeName(n.ID), Role: n.Role, Addr: n.Addr,
+		out = append(out, NodeInfo{ID: n.ID, Name: NodeName(n.ID), Role: n.Role, Addr: n.Addr,
 			Where: fmt.Sprintf("pid %d", pid), Running: pid != 0, Log: n.LogPath})
 	}
 	return out

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/chaos-isr/chaos/nemesis"
 )
 
 // ControllerNode is the node id of the controller; brokers are 1..n.
@@ -122,7 +120,7 @@ func Start(ctx context.Context, spec Spec) (*Local, error) {
 	l.nodes = append(l.nodes, ctrl)
 	for i := 1; i <= spec.Nodes; i++ {
 		addr := net.JoinHostPort(spec.Host, strconv.Itoa(spec.BasePort+i-1))
-		n := &Node{ID: i, Role: "broker", Addr: addr, DataDir: filepath.Join(spec.DataDir, nemesis.NodeName(i))}
+		n := &Node{ID: i, Role: "broker", Addr: addr, DataDir: filepath.Join(spec.DataDir, NodeName(i))}
 		n.args = append([]string{"broker", "--id", strconv.Itoa(i), "--listen", addr, "--controller", ctrlAddr, "--data", n.DataDir}, idArgs...)
 		n.args = append(n.args, spec.BrokerArgs...)
 		if spec.BrokerArgsFor != nil {
@@ -146,7 +144,7 @@ func Start(ctx context.Context, spec Spec) (*Local, error) {
 	return l, nil
 }
 
-func (n *Node) name() string { return nemesis.NodeName(n.ID) }
+func (n *Node) name() string { return NodeName(n.ID) }
 
 // Nodes returns the controller followed by the brokers.
 func (l *Local) Nodes() []*Node { return l.nodes }

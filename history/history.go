@@ -78,10 +78,14 @@ type Sample struct {
 	Replicas []int32 `json:"replicas,omitempty"`
 }
 
-// FaultInfo describes a nemesis operation's fault in free form.
+// FaultInfo describes a nemesis operation's fault: its kind and targets
+// in free form, for people, and as data what the guarantee model needs:
+// the brokers a window's start killed (whose unsynced writes are lost
+// where the brokers keep them in memory).
 type FaultInfo struct {
-	Fault   string   `json:"fault,omitempty"`
-	Targets []string `json:"targets,omitempty"`
+	Fault         string   `json:"fault,omitempty"`
+	Targets       []string `json:"targets,omitempty"`
+	KilledBrokers []int32  `json:"killed_brokers,omitempty"`
 }
 
 // FaultName is the fault a nemesis operation's value names, or "".

@@ -5,41 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
 )
 
-// Runtime controls the cluster's processes. Node 0 is the controller,
-// brokers are 1..n.
-type Runtime interface {
-	Kill(id int) error
-	Stop(id int, timeout time.Duration) error
-	Restart(ctx context.Context, id int) error
-	Pause(id int) error
-	Resume(id int) error
-}
-
-// Network controls the links between nodes, named "controller" and
-// "broker-N". Clients are never cut off: the faults are between nodes.
-type Network interface {
-	// Partition cuts every link between the two groups, both ways.
-	Partition(a, b []string)
-	// Slow delays both directions of the links from one node to another.
-	Slow(from, to string, d time.Duration)
-	// OneWay drops every packet from a node of from to a node of to.
-	OneWay(from, to []string)
-	// DelayAll adds latency to every link; DropAll resets connections
-	// with probability p per chunk of bytes.
-	DelayAll(d time.Duration)
-	DropAll(p float64, seed uint64)
-	// HealAll removes every network fault.
-	HealAll()
-}
+// Runtime and Network are the cluster's: what process and network
+// faults act on.
+type (
+	Runtime = cluster.Runtime
+	Network = cluster.Network
+)
 
 // Recorder appends operations to the history.
 type Recorder interface {
@@ -48,78 +28,6 @@ type Recorder interface {
 
 // Leaders returns the current leader of each partition (-1: none).
 type Leaders func(ctx context.Context) (map[int32]int32, error)
-
-// Faults is every fault the nemesis knows, with what it does. A name is
-// also its fault kind for the guarantee model (checker.FaultClass), which
-// reads the kinds that ran from the start-FAULT operations the nemesis
-// records.
-var Faults = map[string]string{
-	"kill":                 "kill -9 a random broker, restart it at the end of the window",
-	"kill-leader":          "kill -9 the leader of a random partition, restart it at the end",
-	"kill-controller":      "kill -9 the controller, restart it at the end",
-	"kill-majority":        "kill -9 a random majority of the brokers, restart them at the end",
-	"kill-minority":        "kill -9 a random minority of the brokers (at least one), restart them at the end",
-	"kill-all":             "kill -9 every broker, restart them at the end",
-	"pause-majority":       "pause a random majority of the brokers, resume them at the end",
-	"isolate":              "cut a random node (broker or controller) off from every other node",
-	"majority-ring":        "cut links so that every node sees a majority, but no two nodes the same one",
-	"one-way":              "drop every packet from one random node to another, not the way back",
-	"latency":              "delay every link between nodes by 50ms each way",
-	"drop":                 "reset connections between nodes at random (2% of deliveries)",
-	"stop":                 "stop a random broker gracefully (SIGTERM), restart it at the end",
-	"pause":                "pause a random broker (SIGSTOP), resume it at the end",
-	"pause-leader":         "pause the leader of a random partition, resume it at the end",
-	"partition":            "split the nodes (brokers and controller) into two random halves",
-	"partition-leader":     "cut the leader of a random partition off from every other node (clients still reach it)",
-	"partition-controller": "cut the controller off from every broker",
-	"slow-follower":        "delay a follower's links to its leader beyond replica.lag.time.max.ms",
-	"lose-unsynced":        "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end",
-	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3) needs two
-	// steps in order, so it is one fault.
-	"slow-followers-kill-leader": "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end",
-}
-
-// Names returns the fault names, sorted.
-func Names() []string {
-	var out []string
-	for n := range Faults {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Parse splits a comma list of fault names and checks each one. "none"
-// (alone) means no faults.
-func Parse(list string) ([]string, error) {
-	list = strings.TrimSpace(list)
-	if list == "" || list == "none" {
-		return nil, nil
-	}
-	var out []string
-	for _, f := range strings.Split(list, ",") {
-		f = strings.TrimSpace(f)
-		if _, ok := Faults[f]; !ok {
-			return nil, fmt.Errorf("unknown nemesis %q; known: none, %s", f, strings.Join(Names(), ", "))
-		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return out, nil
-}
-
-// NeedsNetwork reports whether any of the faults cuts or slows links.
-func NeedsNetwork(faults []string) bool {
-	for _, f := range faults {
-		switch {
-		case strings.HasPrefix(f, "partition"), strings.HasPrefix(f, "slow-follower"),
-			f == "isolate", f == "majority-ring", f == "one-way", f == "latency", f == "drop":
-			return true
-		}
-	}
-	return false
-}
 
 // Event is one fault window of a schedule.
 type Event struct {
@@ -180,6 +88,7 @@ type Nemesis struct {
 
 	mu      sync.Mutex
 	killed  map[int]bool // nodes to restart at heal
+	kills   []int32      // brokers the window starting now killed
 	paused  map[int]bool
 	netHurt bool
 
@@ -235,14 +144,14 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 			return nil
 		}
 		n.setWindow(&Window{Fault: ev.Fault, End: start.Add(ev.End)})
-		targets, err := n.startFault(ctx, ev.Fault)
+		targets, killed, err := n.startFault(ctx, ev.Fault)
 		err = n.netErr(err)
 		w := &Window{Fault: ev.Fault, Started: true, Targets: targets, End: start.Add(ev.End)}
 		if err != nil {
 			w.Err = err.Error()
 		}
 		n.setWindow(w)
-		if rerr := n.record("start-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
+		if rerr := n.record("start-"+ev.Fault, ev.Fault, targets, killed, err); rerr != nil {
 			return rerr
 		}
 		if !sleepUntil(ctx, start.Add(ev.End)) {
@@ -251,7 +160,7 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 		targets, err = n.heal(ctx, true)
 		err = n.netErr(err)
 		n.setWindow(nil)
-		if rerr := n.record("stop-"+ev.Fault, ev.Fault, targets, err); rerr != nil {
+		if rerr := n.record("stop-"+ev.Fault, ev.Fault, targets, nil, err); rerr != nil {
 			return rerr
 		}
 	}
@@ -267,11 +176,11 @@ func (n *Nemesis) closeEarly(fault string) error {
 	targets, err := n.heal(context.Background(), false)
 	n.mu.Lock()
 	for _, id := range sortedKeys(n.killed) {
-		targets = append(targets, NodeName(id)+" left down")
+		targets = append(targets, cluster.NodeName(id)+" left down")
 	}
 	n.mu.Unlock()
 	n.setWindow(nil)
-	return n.record("stop-"+fault, fault, targets, n.netErr(err))
+	return n.record("stop-"+fault, fault, targets, nil, n.netErr(err))
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {
@@ -285,9 +194,10 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // record writes a nemesis operation: an invoke and its info completion
 // (a fault is neither ok nor failed for the checkers; the error, if any,
-// says what could not be done).
-func (n *Nemesis) record(f, fault string, targets []string, err error) error {
-	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets}}
+// says what could not be done). killed are the brokers a window's start
+// killed, for the guarantee model.
+func (n *Nemesis) record(f, fault string, targets []string, killed []int32, err error) error {
+	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets, KilledBrokers: killed}}
 	if _, rerr := n.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: v}); rerr != nil {
 		return rerr
 	}
@@ -306,7 +216,7 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 	if len(targets) == 0 && err == nil {
 		return nil
 	}
-	if rerr := n.record("heal", "all", targets, err); rerr != nil {
+	if rerr := n.record("heal", "all", targets, nil, err); rerr != nil {
 		return rerr
 	}
 	return err
@@ -330,15 +240,6 @@ func (n *Nemesis) delayHow() []string {
 		return []string{"via " + m.DelayMechanism()}
 	}
 	return nil
-}
-
-// NodeName is how the nemesis, the network faults and the runtimes name
-// node id: "controller" for node 0, "broker-N" for the brokers.
-func NodeName(id int) string {
-	if id == 0 {
-		return "controller"
-	}
-	return fmt.Sprintf("broker-%d", id)
 }
 
 func (n *Nemesis) brokers() []int {
@@ -387,194 +288,29 @@ func (n *Nemesis) leaderOf(ctx context.Context) (int32, int, error) {
 	}
 }
 
-func (n *Nemesis) startFault(ctx context.Context, fault string) ([]string, error) {
+// startFault starts one window's fault and returns what it hit and the
+// brokers it killed (which lose their unsynced writes where the brokers
+// keep them in memory: what the guarantee model must know).
+func (n *Nemesis) startFault(ctx context.Context, fault string) (targets []string, killed []int32, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	switch fault {
-	case "kill", "lose-unsynced":
-		b, err := n.randomBroker()
-		if err != nil {
-			return nil, err
-		}
-		return n.kill(b)
-	case "kill-leader":
-		p, l, err := n.leaderOf(ctx)
-		if err != nil {
-			return nil, err
-		}
-		t, err := n.kill(l)
-		return append(t, fmt.Sprintf("leader of partition %d", p)), err
-	case "kill-controller":
-		return n.kill(0)
-	case "kill-majority":
-		return n.each(n.someBrokers(len(n.brokers())/2+1), n.kill)
-	case "kill-minority":
-		return n.each(n.someBrokers(max((len(n.brokers())-1)/2, 1)), n.kill)
-	case "kill-all":
-		return n.each(n.brokers(), n.kill)
-	case "pause-majority":
-		return n.each(n.someBrokers(len(n.brokers())/2+1), n.pause)
-	case "isolate":
-		nodes := n.allNodes()
-		x := nodes[n.rng.IntN(len(nodes))]
-		var others []string
-		for _, o := range nodes {
-			if o != x {
-				others = append(others, o)
-			}
-		}
-		return n.partition([]string{x}, others)
-	case "majority-ring":
-		if n.net == nil {
-			return nil, fmt.Errorf("no network fabric")
-		}
-		// Nodes in a random ring each keep links to the nearest half of
-		// the others: a majority counting itself, different for each.
-		ring := n.allNodes()
-		n.rng.Shuffle(len(ring), func(i, j int) { ring[i], ring[j] = ring[j], ring[i] })
-		k := len(ring)
-		var cuts []string
-		for i := 0; i < k; i++ {
-			for j := i + 1; j < k; j++ {
-				if d := min(j-i, k-(j-i)); d > (k-1)/2 {
-					n.net.Partition([]string{ring[i]}, []string{ring[j]})
-					cuts = append(cuts, ring[i]+"|"+ring[j])
-				}
-			}
-		}
-		n.netHurt = true
-		return append([]string{"ring " + strings.Join(ring, ">")}, cuts...), nil
-	case "one-way":
-		if n.net == nil {
-			return nil, fmt.Errorf("no network fabric")
-		}
-		nodes := n.allNodes()
-		i := n.rng.IntN(len(nodes))
-		j := (i + 1 + n.rng.IntN(len(nodes)-1)) % len(nodes)
-		n.net.OneWay([]string{nodes[i]}, []string{nodes[j]})
-		n.netHurt = true
-		return []string{nodes[i] + " -> " + nodes[j] + " dropped"}, nil
-	case "latency":
-		if n.net == nil {
-			return nil, fmt.Errorf("no network fabric")
-		}
-		n.net.DelayAll(50 * time.Millisecond)
-		n.netHurt = true
-		return append([]string{"all links", "50ms each way"}, n.delayHow()...), nil
-	case "drop":
-		if n.net == nil {
-			return nil, fmt.Errorf("no network fabric")
-		}
-		n.net.DropAll(0.02, n.rng.Uint64())
-		n.netHurt = true
-		return []string{"all links", "2% resets"}, nil
-	case "stop":
-		b, err := n.randomBroker()
-		if err != nil {
-			return nil, err
-		}
-		n.killed[b] = true
-		return []string{NodeName(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
-	case "pause":
-		b, err := n.randomBroker()
-		if err != nil {
-			return nil, err
-		}
-		return n.pause(b)
-	case "pause-leader":
-		p, l, err := n.leaderOf(ctx)
-		if err != nil {
-			return nil, err
-		}
-		t, err := n.pause(l)
-		return append(t, fmt.Sprintf("leader of partition %d", p)), err
-	case "partition":
-		nodes := n.allNodes()
-		n.rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
-		cut := 1 + n.rng.IntN(len(nodes)-1)
-		a, b := nodes[:cut], nodes[cut:]
-		sort.Strings(a)
-		sort.Strings(b)
-		return n.partition(a, b)
-	case "partition-leader":
-		p, l, err := n.leaderOf(ctx)
-		if err != nil {
-			return nil, err
-		}
-		a := []string{NodeName(l)}
-		var b []string
-		for _, x := range append([]int{0}, n.brokers()...) {
-			if x != l {
-				b = append(b, NodeName(x))
-			}
-		}
-		t, err := n.partition(a, b)
-		return append(t, fmt.Sprintf("leader of partition %d", p)), err
-	case "partition-controller":
-		var b []string
-		for _, x := range n.brokers() {
-			b = append(b, NodeName(x))
-		}
-		return n.partition([]string{"controller"}, b)
-	case "slow-followers-kill-leader":
-		if n.net == nil {
-			return nil, fmt.Errorf("no network fabric")
-		}
-		p, l, err := n.leaderOf(ctx)
-		if err != nil {
-			return nil, err
-		}
-		d := max(n.cfg.LagTimeMax, time.Second)
-		targets := append([]string{fmt.Sprintf("partition %d", p)}, n.delayHow()...)
-		for _, b := range n.brokers() {
-			if b != l {
-				n.net.Slow(NodeName(b), NodeName(l), d)
-				targets = append(targets, "slow "+NodeName(b))
-			}
-		}
-		n.netHurt = true
-		// The leader drops the slow followers from the ISR after the lag
-		// time, checked every half of it; then it acknowledges alone.
-		select {
-		case <-ctx.Done():
-			return targets, ctx.Err()
-		case <-time.After(2*d + d/2):
-		}
-		t, err := n.kill(l)
-		return append(targets, "then kill "+t[0]), err
-	case "slow-follower":
-		if n.net == nil {
-			return nil, fmt.Errorf("no network fabric")
-		}
-		p, l, err := n.leaderOf(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var followers []int
-		for _, b := range n.brokers() {
-			if b != l && !n.killed[b] {
-				followers = append(followers, b)
-			}
-		}
-		if len(followers) == 0 {
-			return nil, fmt.Errorf("partition %d has no live follower", p)
-		}
-		f := followers[n.rng.IntN(len(followers))]
-		// A fetch round trip of twice the lag limit keeps the follower
-		// from ever catching up within it.
-		d := max(n.cfg.LagTimeMax, time.Second)
-		n.net.Slow(NodeName(f), NodeName(l), d)
-		n.netHurt = true
-		return append([]string{NodeName(f), "to " + NodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, n.delayHow()...), nil
+	f, ok := Lookup(fault)
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown fault %q", fault)
 	}
-	return nil, fmt.Errorf("unknown fault %q", fault)
+	if f.Network && n.net == nil {
+		return nil, nil, fmt.Errorf("no network fabric")
+	}
+	n.kills = nil
+	targets, err = f.start(n, ctx)
+	return targets, n.kills, err
 }
 
 // allNodes names the controller and every broker.
 func (n *Nemesis) allNodes() []string {
 	nodes := []string{"controller"}
 	for _, b := range n.brokers() {
-		nodes = append(nodes, NodeName(b))
+		nodes = append(nodes, cluster.NodeName(b))
 	}
 	return nodes
 }
@@ -603,12 +339,16 @@ func (n *Nemesis) each(ids []int, fault func(int) ([]string, error)) ([]string, 
 
 func (n *Nemesis) kill(id int) ([]string, error) {
 	n.killed[id] = true
-	return []string{NodeName(id)}, n.rt.Kill(id)
+	err := n.rt.Kill(id)
+	if err == nil && id != 0 {
+		n.kills = append(n.kills, int32(id))
+	}
+	return []string{cluster.NodeName(id)}, err
 }
 
 func (n *Nemesis) pause(id int) ([]string, error) {
 	n.paused[id] = true
-	return []string{NodeName(id)}, n.rt.Pause(id)
+	return []string{cluster.NodeName(id)}, n.rt.Pause(id)
 }
 
 func (n *Nemesis) partition(a, b []string) ([]string, error) {
@@ -639,7 +379,7 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 	}
 	for _, id := range sortedKeys(n.paused) {
 		note(n.rt.Resume(id))
-		targets = append(targets, "resume "+NodeName(id))
+		targets = append(targets, "resume "+cluster.NodeName(id))
 		delete(n.paused, id)
 	}
 	for _, id := range sortedKeys(n.killed) {
@@ -647,7 +387,7 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 			break
 		}
 		note(n.rt.Restart(ctx, id))
-		targets = append(targets, "restart "+NodeName(id))
+		targets = append(targets, "restart "+cluster.NodeName(id))
 		delete(n.killed, id)
 	}
 	return targets, first

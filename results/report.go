@@ -355,9 +355,10 @@ func (v *reportView) guarantees(d ReportData) {
 		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s (%s).", c.Acks, c.MinInsyncReplicas, orDefault(c.Election, "clean"), d.Results.FaultClass, ran)
 	case d.Config != nil:
 		cfg := d.Config.CheckerConfig()
-		perm = checker.Permitted(cfg)
-		v.ModelNote = fmt.Sprintf("What the guarantee model permits for acks=%d, min.insync.replicas=%d, %s election, fault class %s. Nothing was checked: there are no results.",
-			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), checker.FaultClass(cfg, checker.Declared(cfg.Faults)))
+		class := checker.NewHistory(d.Ops, cfg).FaultClass()
+		perm = checker.PermittedUnder(cfg, class)
+		v.ModelNote = fmt.Sprintf("What the guarantee model permits for acks=%d, min.insync.replicas=%d, %s election, fault class %s (the faults the history shows started). Nothing was checked: there are no results.",
+			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), class)
 	default:
 		v.ModelNote = "Neither results nor the configuration could be read: nothing is known of the guarantees."
 		return
@@ -481,9 +482,6 @@ func (v *reportView) config(d ReportData) {
 		if len(r.FaultsNotStarted) > 0 {
 			nem.Rows = append(nem.Rows, kv{"never started", strings.Join(r.FaultsNotStarted, ", ")})
 		}
-	} else {
-		cfg := tc.CheckerConfig()
-		nem.Rows = append(nem.Rows, kv{"fault class if every kind runs", checker.FaultClass(cfg, checker.Declared(cfg.Faults))})
 	}
 	nem.Rows = append(nem.Rows, kv{"convergence timeout", tc.Converge.String()})
 	if cv := tc.Convergence; cv != nil {

@@ -28,7 +28,6 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/chaos-isr/chaos/cluster"
-	"github.com/chaos-isr/chaos/nemesis"
 )
 
 // Ports the nodes listen on inside their containers.
@@ -182,7 +181,7 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	// another process is named now, rather than as whatever Docker makes
 	// of it when a container cannot bind it.
 	for id := 0; id <= spec.Nodes; id++ {
-		if err := cluster.CheckFree(nemesis.NodeName(id), net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.BasePort+id-1))); err != nil {
+		if err := cluster.CheckFree(cluster.NodeName(id), net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.BasePort+id-1))); err != nil {
 			return nil, err
 		}
 	}
@@ -231,7 +230,7 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	ctrl := &Node{ID: cluster.ControllerNode, Name: "controller", port: controllerPort}
 	c.nodes = append(c.nodes, ctrl)
 	for i := 1; i <= spec.Nodes; i++ {
-		c.nodes = append(c.nodes, &Node{ID: i, Name: nemesis.NodeName(i), port: brokerPort})
+		c.nodes = append(c.nodes, &Node{ID: i, Name: cluster.NodeName(i), port: brokerPort})
 	}
 	for _, n := range c.nodes {
 		n.Container = fmt.Sprintf("chaos-%s-%s", c.run, n.Name)
@@ -291,7 +290,7 @@ func (c *Cluster) args(n *Node) []string {
 	a = slices.Concat(a, id, c.spec.BrokerArgs)
 	for j := 1; j <= c.spec.Nodes; j++ {
 		if j != n.ID {
-			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(nemesis.NodeName(j), strconv.Itoa(brokerPort))))
+			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(cluster.NodeName(j), strconv.Itoa(brokerPort))))
 		}
 	}
 	return a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/chaos-isr/chaos/cluster"
 	"io"
 	"slices"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 
-	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/netfault"
 )
 
@@ -42,7 +42,7 @@ type delayLink struct {
 	link bool
 }
 
-var _ nemesis.Network = (*Network)(nil)
+var _ cluster.Network = (*Network)(nil)
 
 // Network returns the cluster's network faults, probing once (in the
 // controller's container) which delay mechanism the kernel offers.
@@ -77,7 +77,7 @@ func (w *Network) DelayMechanism() string {
 func (w *Network) Mechanism() string { return w.mechanism }
 
 // TakeErr returns the first error since the last call: installing rules
-// runs commands in containers, which can fail, and nemesis.Network's
+// runs commands in containers, which can fail, and cluster.Network's
 // methods return nothing.
 func (w *Network) TakeErr() error {
 	w.c.mu.Lock()

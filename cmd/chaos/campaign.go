@@ -518,7 +518,8 @@ func planCell(cs cellSpec, spec campaignSpec, store string) (cell, error) {
 	lose, _ := fl.GetBool("lose-unsynced")
 	model := checker.Config{
 		Acks: acks, MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, ReplicationFactor: int(rf),
-		Faults: faults, FaultsRecorded: true, LoseUnsynced: lose || slices.Contains(faults, "lose-unsynced"), Fsync: fsync,
+		Faults: faults, Declared: declaredRuns(faults, nodes), FaultsRecorded: true,
+		LoseUnsynced: lose || nemesis.LosesUnsynced(faults), Fsync: fsync,
 		MaxInFlight: 1,
 	}
 	perm := checker.Permitted(model)

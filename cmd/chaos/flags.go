@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chaos-isr/chaos/checker"
 	"math"
 	"net"
 	"strconv"
@@ -109,11 +110,26 @@ func checkElection(s string) error {
 	return nil
 }
 
+// declaredRuns is what the guarantee model is told of a fault list before
+// (or without) a history that records its windows: each kind once, with
+// the brokers it kills at once in a cluster of that many brokers.
+func declaredRuns(names []string, brokers int) []checker.FaultRun {
+	var out []checker.FaultRun
+	for _, name := range names {
+		r := checker.FaultRun{Kind: name}
+		if f, ok := nemesis.Lookup(name); ok {
+			r.KilledBrokers = f.Kills(brokers)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // parseNemesisFlag reads --nemesis: none, or a comma list of faults.
 func parseNemesisFlag(s string) ([]string, error) {
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if _, ok := nemesis.Faults[f]; !ok && f != "none" && f != "" {
+		if _, ok := nemesis.Lookup(f); !ok && f != "none" && f != "" {
 			return nil, flagError("nemesis", f, "not a fault", "use none or a comma list of: "+strings.Join(nemesis.Names(), ", "))
 		}
 	}

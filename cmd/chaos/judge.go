@@ -252,6 +252,13 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 					return &exitError{code: exitErrorCode, err: flagError("faults", strings.Join(faults, ","), "not a fault list", "use a comma list of: "+strings.Join(nemesis.Names(), ", "))}
 				}
 				cfg.Faults = parsed
+				// A history that records no windows is judged by these,
+				// as the registry says each acts; one that needs brokers
+				// losing unsynced writes implies them.
+				cfg.Declared = declaredRuns(parsed, cfg.ReplicationFactor)
+				if nemesis.LosesUnsynced(parsed) && !fl.Changed("lose-unsynced") {
+					cfg.LoseUnsynced = true
+				}
 			}
 			if fl.Changed("lose-unsynced") {
 				cfg.LoseUnsynced = lose

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,7 +137,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if slices.Contains(faults, "lose-unsynced") {
+	if nemesis.LosesUnsynced(faults) {
 		// Only brokers that keep unsynced writes in memory lose them.
 		f.rf.loseUnsynced = true
 	}
@@ -431,7 +430,7 @@ func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
 		ctrlPort = spec.BasePort - 1
 	}
 	for i := 1; i <= spec.Nodes; i++ {
-		if _, err := fabric.Add(nemesis.NodeName(i), "controller", addr(ctrlPort)); err != nil {
+		if _, err := fabric.Add(cluster.NodeName(i), "controller", addr(ctrlPort)); err != nil {
 			fabric.Close()
 			return nil, err
 		}
@@ -439,17 +438,17 @@ func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
 			if j == i {
 				continue
 			}
-			if _, err := fabric.Add(nemesis.NodeName(i), nemesis.NodeName(j), addr(spec.BasePort+j-1)); err != nil {
+			if _, err := fabric.Add(cluster.NodeName(i), cluster.NodeName(j), addr(spec.BasePort+j-1)); err != nil {
 				fabric.Close()
 				return nil, err
 			}
 		}
 	}
 	spec.BrokerArgsFor = func(i int) []string {
-		args := []string{"--controller", fabric.Link(nemesis.NodeName(i), "controller").Addr()}
+		args := []string{"--controller", fabric.Link(cluster.NodeName(i), "controller").Addr()}
 		for j := 1; j <= spec.Nodes; j++ {
 			if j != i {
-				args = append(args, "--peer-addr", fmt.Sprintf("%d=%s", j, fabric.Link(nemesis.NodeName(i), nemesis.NodeName(j)).Addr()))
+				args = append(args, "--peer-addr", fmt.Sprintf("%d=%s", j, fabric.Link(cluster.NodeName(i), cluster.NodeName(j)).Addr()))
 			}
 		}
 		return args

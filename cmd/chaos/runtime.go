@@ -9,7 +9,6 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/cluster/docker"
-	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/workload"
 )
 
@@ -53,7 +52,7 @@ func newClusterID() string {
 // runtime (nil when none were asked for).
 type startedCluster struct {
 	cluster.Cluster
-	net nemesis.Network
+	net cluster.Network
 	// delays says how the network delays links: "proxy" for the local
 	// runtime, "netem" or "htb-rate" in containers; empty without faults.
 	delays string
@@ -104,7 +103,7 @@ func verifyIdentity(ctx context.Context, c cluster.Cluster, id string) error {
 func startRuntime(ctx context.Context, rt string, spec cluster.Spec, withNet bool) (*startedCluster, error) {
 	switch rt {
 	case runtimeLocal:
-		var fabric nemesis.Network
+		var fabric cluster.Network
 		closeFabric := func() {}
 		if withNet {
 			// Network faults need every inter-node link to pass through

@@ -1,0 +1,318 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/cluster"
+)
+
+// Fault is one kind of fault: its name (what --nemesis, the schedule and
+// the history call it), what it does, what it needs and how it starts.
+// Every fault heals the same way: the nemesis undoes whatever is in effect
+// (resume, restart, heal the network).
+type Fault struct {
+	Name string
+	Doc  string
+	// Network: the fault cuts or slows links, so the run needs a network
+	// fabric (the local runtime's proxies, or the docker runtime's
+	// in-container rules).
+	Network bool
+	// LeaderAimed: the fault picks its target from a partition's leader.
+	LeaderAimed bool
+	// LosesUnsynced: the fault is meant to destroy unsynced writes, so
+	// the brokers must keep them in memory (chaos broker --lose-unsynced);
+	// a run using it turns that storage mode on.
+	LosesUnsynced bool
+	// Kills is how many brokers the fault kills at once in a cluster of n
+	// brokers. Where brokers lose unsynced writes on a kill, one is the
+	// guarantee model's F2 and several F3; the history records the
+	// brokers each window really killed.
+	Kills func(n int) int
+	start func(n *Nemesis, ctx context.Context) ([]string, error)
+}
+
+func none(int) int       { return 0 }
+func one(int) int        { return 1 }
+func all(n int) int      { return n }
+func majority(n int) int { return n/2 + 1 }
+func minority(n int) int { return max((n-1)/2, 1) }
+
+// faults is the registry: every fault the nemesis knows, in name order.
+var faults = []*Fault{
+	{Name: "drop", Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
+	{Name: "isolate", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
+	{Name: "kill", Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
+	{Name: "kill-all", Doc: "kill -9 every broker, restart them at the end", Kills: all,
+		start: func(n *Nemesis, _ context.Context) ([]string, error) { return n.each(n.brokers(), n.kill) }},
+	{Name: "kill-controller", Doc: "kill -9 the controller, restart it at the end", Kills: none,
+		start: func(n *Nemesis, _ context.Context) ([]string, error) { return n.kill(0) }},
+	{Name: "kill-leader", Doc: "kill -9 the leader of a random partition, restart it at the end", LeaderAimed: true, Kills: one, start: (*Nemesis).killLeader},
+	{Name: "kill-majority", Doc: "kill -9 a random majority of the brokers, restart them at the end", Kills: majority,
+		start: func(n *Nemesis, _ context.Context) ([]string, error) {
+			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.kill)
+		}},
+	{Name: "kill-minority", Doc: "kill -9 a random minority of the brokers (at least one), restart them at the end", Kills: minority,
+		start: func(n *Nemesis, _ context.Context) ([]string, error) {
+			return n.each(n.someBrokers(minority(n.cfg.Brokers)), n.kill)
+		}},
+	{Name: "latency", Doc: "delay every link between nodes by 50ms each way", Network: true, Kills: none, start: (*Nemesis).latency},
+	{Name: "lose-unsynced", Doc: "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end", LosesUnsynced: true, Kills: one, start: (*Nemesis).killRandom},
+	{Name: "majority-ring", Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
+	{Name: "one-way", Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
+	{Name: "partition", Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
+	{Name: "partition-controller", Doc: "cut the controller off from every broker", Network: true, Kills: none, start: (*Nemesis).partitionController},
+	{Name: "partition-leader", Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
+	{Name: "pause", Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
+	{Name: "pause-leader", Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
+	{Name: "pause-majority", Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,
+		start: func(n *Nemesis, _ context.Context) ([]string, error) {
+			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.pause)
+		}},
+	{Name: "slow-follower", Doc: "delay a follower's links to its leader beyond replica.lag.time.max.ms", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).slowFollower},
+	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3)
+	// needs two steps in order, so it is one fault.
+	{Name: "slow-followers-kill-leader", Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one, start: (*Nemesis).slowFollowersKillLeader},
+	{Name: "stop", Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
+}
+
+// Faults lists every fault kind, in name order.
+func Faults() []*Fault { return slices.Clone(faults) }
+
+// Lookup returns the fault kind called name.
+func Lookup(name string) (*Fault, bool) {
+	i, ok := slices.BinarySearchFunc(faults, name, func(f *Fault, name string) int { return strings.Compare(f.Name, name) })
+	if !ok {
+		return nil, false
+	}
+	return faults[i], true
+}
+
+// Names returns the fault names, sorted.
+func Names() []string {
+	out := make([]string, len(faults))
+	for i, f := range faults {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// Parse splits a comma list of fault names and checks each one. "none"
+// (alone) means no faults.
+func Parse(list string) ([]string, error) {
+	list = strings.TrimSpace(list)
+	if list == "" || list == "none" {
+		return nil, nil
+	}
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := Lookup(f); !ok {
+			return nil, fmt.Errorf("unknown nemesis %q; known: none, %s", f, strings.Join(Names(), ", "))
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// any reports whether a fault of the list has the property.
+func anyOf(names []string, has func(*Fault) bool) bool {
+	for _, name := range names {
+		if f, ok := Lookup(name); ok && has(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsNetwork reports whether any of the faults cuts or slows links.
+func NeedsNetwork(names []string) bool { return anyOf(names, func(f *Fault) bool { return f.Network }) }
+
+// LosesUnsynced reports whether any of the faults needs brokers that keep
+// unsynced writes in memory.
+func LosesUnsynced(names []string) bool {
+	return anyOf(names, func(f *Fault) bool { return f.LosesUnsynced })
+}
+
+func (n *Nemesis) killRandom(context.Context) ([]string, error) {
+	b, err := n.randomBroker()
+	if err != nil {
+		return nil, err
+	}
+	return n.kill(b)
+}
+
+func (n *Nemesis) killLeader(ctx context.Context) ([]string, error) {
+	p, l, err := n.leaderOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := n.kill(l)
+	return append(t, fmt.Sprintf("leader of partition %d", p)), err
+}
+
+func (n *Nemesis) stopRandom(context.Context) ([]string, error) {
+	b, err := n.randomBroker()
+	if err != nil {
+		return nil, err
+	}
+	n.killed[b] = true
+	return []string{cluster.NodeName(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
+}
+
+func (n *Nemesis) pauseRandom(context.Context) ([]string, error) {
+	b, err := n.randomBroker()
+	if err != nil {
+		return nil, err
+	}
+	return n.pause(b)
+}
+
+func (n *Nemesis) pauseLeader(ctx context.Context) ([]string, error) {
+	p, l, err := n.leaderOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := n.pause(l)
+	return append(t, fmt.Sprintf("leader of partition %d", p)), err
+}
+
+func (n *Nemesis) isolate(context.Context) ([]string, error) {
+	nodes := n.allNodes()
+	x := nodes[n.rng.IntN(len(nodes))]
+	var others []string
+	for _, o := range nodes {
+		if o != x {
+			others = append(others, o)
+		}
+	}
+	return n.partition([]string{x}, others)
+}
+
+func (n *Nemesis) majorityRing(context.Context) ([]string, error) {
+	// Nodes in a random ring each keep links to the nearest half of the
+	// others: a majority counting itself, different for each.
+	ring := n.allNodes()
+	n.rng.Shuffle(len(ring), func(i, j int) { ring[i], ring[j] = ring[j], ring[i] })
+	k := len(ring)
+	var cuts []string
+	for i := 0; i < k; i++ {
+		for j := i + 1; j < k; j++ {
+			if d := min(j-i, k-(j-i)); d > (k-1)/2 {
+				n.net.Partition([]string{ring[i]}, []string{ring[j]})
+				cuts = append(cuts, ring[i]+"|"+ring[j])
+			}
+		}
+	}
+	n.netHurt = true
+	return append([]string{"ring " + strings.Join(ring, ">")}, cuts...), nil
+}
+
+func (n *Nemesis) oneWay(context.Context) ([]string, error) {
+	nodes := n.allNodes()
+	i := n.rng.IntN(len(nodes))
+	j := (i + 1 + n.rng.IntN(len(nodes)-1)) % len(nodes)
+	n.net.OneWay([]string{nodes[i]}, []string{nodes[j]})
+	n.netHurt = true
+	return []string{nodes[i] + " -> " + nodes[j] + " dropped"}, nil
+}
+
+func (n *Nemesis) latency(context.Context) ([]string, error) {
+	n.net.DelayAll(50 * time.Millisecond)
+	n.netHurt = true
+	return append([]string{"all links", "50ms each way"}, n.delayHow()...), nil
+}
+
+func (n *Nemesis) drop(context.Context) ([]string, error) {
+	n.net.DropAll(0.02, n.rng.Uint64())
+	n.netHurt = true
+	return []string{"all links", "2% resets"}, nil
+}
+
+func (n *Nemesis) halves(context.Context) ([]string, error) {
+	nodes := n.allNodes()
+	n.rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+	cut := 1 + n.rng.IntN(len(nodes)-1)
+	a, b := nodes[:cut], nodes[cut:]
+	sort.Strings(a)
+	sort.Strings(b)
+	return n.partition(a, b)
+}
+
+func (n *Nemesis) partitionLeader(ctx context.Context) ([]string, error) {
+	p, l, err := n.leaderOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a := []string{cluster.NodeName(l)}
+	var b []string
+	for _, x := range append([]int{0}, n.brokers()...) {
+		if x != l {
+			b = append(b, cluster.NodeName(x))
+		}
+	}
+	t, err := n.partition(a, b)
+	return append(t, fmt.Sprintf("leader of partition %d", p)), err
+}
+
+func (n *Nemesis) partitionController(context.Context) ([]string, error) {
+	var b []string
+	for _, x := range n.brokers() {
+		b = append(b, cluster.NodeName(x))
+	}
+	return n.partition([]string{"controller"}, b)
+}
+
+func (n *Nemesis) slowFollowersKillLeader(ctx context.Context) ([]string, error) {
+	p, l, err := n.leaderOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := max(n.cfg.LagTimeMax, time.Second)
+	targets := append([]string{fmt.Sprintf("partition %d", p)}, n.delayHow()...)
+	for _, b := range n.brokers() {
+		if b != l {
+			n.net.Slow(cluster.NodeName(b), cluster.NodeName(l), d)
+			targets = append(targets, "slow "+cluster.NodeName(b))
+		}
+	}
+	n.netHurt = true
+	// The leader drops the slow followers from the ISR after the lag
+	// time, checked every half of it; then it acknowledges alone.
+	select {
+	case <-ctx.Done():
+		return targets, ctx.Err()
+	case <-time.After(2*d + d/2):
+	}
+	t, err := n.kill(l)
+	return append(targets, "then kill "+t[0]), err
+}
+
+func (n *Nemesis) slowFollower(ctx context.Context) ([]string, error) {
+	p, l, err := n.leaderOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var followers []int
+	for _, b := range n.brokers() {
+		if b != l && !n.killed[b] {
+			followers = append(followers, b)
+		}
+	}
+	if len(followers) == 0 {
+		return nil, fmt.Errorf("partition %d has no live follower", p)
+	}
+	f := followers[n.rng.IntN(len(followers))]
+	// A fetch round trip of twice the lag limit keeps the follower from
+	// ever catching up within it.
+	d := max(n.cfg.LagTimeMax, time.Second)
+	n.net.Slow(cluster.NodeName(f), cluster.NodeName(l), d)
+	n.netHurt = true
+	return append([]string{cluster.NodeName(f), "to " + cluster.NodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, n.delayHow()...), nil
+}
