@@ -20,10 +20,14 @@ type Run struct {
 
 var safeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// TestName is the directory name the store gives a test name: anything
+// but letters, digits, dot, dash and underscore becomes "_".
+func TestName(name string) string { return safeName.ReplaceAllString(name, "_") }
+
 // NewRun creates store/<test>/<timestamp>/ for a run starting at t. The
 // timestamp is UTC with milliseconds so that runs sort by name.
 func NewRun(store, test string, t time.Time) (*Run, error) {
-	test = safeName.ReplaceAllString(test, "_")
+	test = TestName(test)
 	if test == "" || test == "." || test == ".." {
 		return nil, fmt.Errorf("bad test name %q", test)
 	}

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -31,6 +30,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 // A campaign runs every run as a child "chaos run" process rather than in
@@ -419,9 +419,6 @@ func (s campaignSpec) cellSpecs() []cellSpec {
 	return out
 }
 
-// storeName mirrors the result store's sanitizing of test names, so a
-// cell's name is the directory its runs land in.
-var storeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // planCampaign checks every cell and builds its "chaos run" arguments. All
 // impossible cells are named at once, with the reason, before anything
@@ -466,11 +463,13 @@ func planCell(cs cellSpec, spec campaignSpec, store string) (cell, error) {
 	if err != nil {
 		return cell{}, err
 	}
-	nem, nameNem := "none", "none"
+	nem := "none"
 	if len(faults) > 0 {
-		nem, nameNem = strings.Join(faults, ","), strings.Join(faults, "+")
+		nem = strings.Join(faults, ",")
 	}
-	name := storeName.ReplaceAllString(fmt.Sprintf("acks%d_isr%d_%s_%s", acks, cs.MinInsyncReplicas, election, nameNem), "_")
+	named := runner.DefaultSpec()
+	named.Acks, named.Settings.MinInsyncReplicas, named.Settings.Election, named.Faults = int16(acks), int32(cs.MinInsyncReplicas), election, faults
+	name := results.TestName(named.DefaultName())
 	args := []string{"run", "--store", store, "--name", name, "--quiet",
 		"--acks", strconv.Itoa(acks), "--min-insync-replicas", strconv.Itoa(cs.MinInsyncReplicas),
 		"--election", election, "--nemesis", nem, "--time-limit", time.Duration(spec.TimeLimit).String()}
@@ -704,7 +703,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	}
 	seed := f.seed
 	if seed == 0 {
-		seed = randomSeed()
+		seed = runner.RandomSeed()
 	}
 	total := len(cells) * spec.Runs
 	if f.dryRun {

@@ -146,7 +146,7 @@ func TestCampaignSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	second := filepath.Join(store, "acks-1_isr2_clean_pause", "latest", "history.jsonl")
+	second := filepath.Join(store, "acksall_isr2_clean_pause", "latest", "history.jsonl")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if data, err := os.ReadFile(second); err == nil && bytes.Contains(data, []byte(`"type":"info","f":"start-pause"`)) {
@@ -207,7 +207,7 @@ func TestCampaignSIGKILL(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	hist := filepath.Join(store, "acks-1_isr2_clean_pause", "latest", "history.jsonl")
+	hist := filepath.Join(store, "acksall_isr2_clean_pause", "latest", "history.jsonl")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if fi, err := os.Stat(hist); err == nil && fi.Size() > 10_000 {

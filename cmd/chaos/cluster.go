@@ -10,6 +10,7 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/cluster/docker"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -82,7 +83,7 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 			}
 			ctx, intr, stop := interruptContext(cmd.ErrOrStderr(), "stopping the cluster")
 			defer stop()
-			if err := runtimeReady(ctx, rt); err != nil {
+			if err := runner.RuntimeReady(ctx, rt); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -97,10 +98,13 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 				data = dir
 				fmt.Fprintf(out, "data and node logs: %s (removed on exit; pass --data to keep them; \"chaos cluster clean\" removes it if this process is killed)\n", data)
 			}
-			clusterID := newClusterID()
-			lc, err := startCluster(ctx, rt, cluster.Spec{
+			clusterID := runner.NewClusterID()
+			settings := cluster.DefaultSettings()
+			rf.settings(&settings)
+			tf.settings(&settings)
+			lc, err := runner.StartCluster(ctx, rt, cluster.Spec{
 				Nodes: nodes, BasePort: basePort, ControllerPort: ctrlPort, DataDir: data, ClusterID: clusterID,
-				ControllerArgs: tf.args(), BrokerArgs: rf.args(),
+				ControllerArgs: settings.ControllerArgs(), BrokerArgs: settings.BrokerArgs(),
 			}, false)
 			if err != nil && ctx.Err() != nil {
 				if !keep {

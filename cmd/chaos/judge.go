@@ -21,43 +21,6 @@ import (
 	"github.com/chaos-isr/chaos/results"
 )
 
-// judgeRun reads the run's history back and judges it: what is stored is
-// what is checked, so "chaos check" on the run gives the same verdict.
-func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, error) {
-	ops, err := readHistory(out, run.Path("history.jsonl"))
-	if err != nil {
-		// A report without a verdict still shows the readable prefix and
-		// says what is damaged.
-		writeRunReport(out, run)
-		return 0, err
-	}
-	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: run.Path("linearizability.html")})
-	if err := run.WriteJSON("results.json", res); err != nil {
-		writeRunReport(out, run)
-		return 0, err
-	}
-	printVerdict(out, res)
-	fmt.Fprintf(out, "results: %s\n", run.Path("results.json"))
-	sayReport(out, run, results.WriteJudgedReport(run.Dir, tc, res, ops))
-	return res.ExitCode(), nil
-}
-
-// writeRunReport renders the report of a run that has no verdict, from
-// what its directory holds.
-func writeRunReport(out io.Writer, run *results.Run) {
-	sayReport(out, run, results.WriteReport(run.Dir))
-}
-
-// sayReport says where the report is. A report that cannot be written is
-// said but does not change the verdict: the results are stored.
-func sayReport(out io.Writer, run *results.Run, err error) {
-	if err != nil {
-		fmt.Fprintf(out, "report: not written: %v\n", err)
-		return
-	}
-	fmt.Fprintf(out, "report: %s\n", run.Path(results.ReportFile))
-}
-
 func readHistory(out io.Writer, path string) ([]history.Op, error) {
 	ops, err := history.ReadFile(path)
 	var pe *fs.PathError

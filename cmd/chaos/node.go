@@ -16,6 +16,7 @@ import (
 	"github.com/chaos-isr/chaos/broker/core"
 	"github.com/chaos-isr/chaos/broker/server"
 	"github.com/chaos-isr/chaos/broker/storage"
+	"github.com/chaos-isr/chaos/cluster"
 )
 
 // signalContext ends on SIGINT or SIGTERM.
@@ -35,32 +36,22 @@ type replicationFlags struct {
 }
 
 func (f *replicationFlags) register(cmd *cobra.Command) {
-	d := core.DefaultConfig()
+	d := cluster.DefaultSettings()
 	fl := cmd.Flags()
 	fl.Int64Var(&f.lagTimeMs, "replica-lag-time-max-ms", d.ReplicaLagTimeMaxMs, "a follower not caught up with the leader for this long leaves the ISR")
 	fl.Int64Var(&f.lagMessages, "replica-lag-max-messages", d.ReplicaLagMaxMessages, "a follower this many messages behind the leader leaves the ISR (0 disables the rule)")
 	fl.Int32Var(&f.fetchWaitMs, "replica-fetch-wait-max-ms", d.ReplicaFetchWaitMaxMs, "how long a follower's fetch waits at the leader for new data")
 	fl.Int64Var(&f.heartbeatMs, "heartbeat-interval-ms", d.HeartbeatIntervalMs, "how often a broker heartbeats to the controller")
-	fl.StringVar(&f.fsync, "fsync", "never", "fsync policy: never (rely on replication, Kafka's default), always, or interval:DURATION (e.g. interval:100ms)")
+	fl.StringVar(&f.fsync, "fsync", d.Fsync, "fsync policy: never (rely on replication, Kafka's default), always, or interval:DURATION (e.g. interval:100ms)")
 	fl.BoolVar(&f.loseUnsynced, "lose-unsynced", false, "keep unsynced writes in process memory so that a kill -9 loses them (simulates power loss)")
 	fl.BoolVar(&f.noAutoCreate, "no-auto-create-topics", false, "do not create unknown topics named in Metadata requests")
 }
 
-func (f *replicationFlags) args() []string {
-	a := []string{
-		"--replica-lag-time-max-ms", fmt.Sprint(f.lagTimeMs),
-		"--replica-lag-max-messages", fmt.Sprint(f.lagMessages),
-		"--replica-fetch-wait-max-ms", fmt.Sprint(f.fetchWaitMs),
-		"--heartbeat-interval-ms", fmt.Sprint(f.heartbeatMs),
-		"--fsync", f.fsync,
-	}
-	if f.loseUnsynced {
-		a = append(a, "--lose-unsynced")
-	}
-	if f.noAutoCreate {
-		a = append(a, "--no-auto-create-topics")
-	}
-	return a
+// settings puts the broker flags into s.
+func (f *replicationFlags) settings(s *cluster.Settings) {
+	s.ReplicaLagTimeMaxMs, s.ReplicaLagMaxMessages = f.lagTimeMs, f.lagMessages
+	s.ReplicaFetchWaitMaxMs, s.HeartbeatIntervalMs = f.fetchWaitMs, f.heartbeatMs
+	s.Fsync, s.LoseUnsynced, s.NoAutoCreateTopics = f.fsync, f.loseUnsynced, f.noAutoCreate
 }
 
 func (f *replicationFlags) apply(cfg *core.Config, st *storage.Options) error {
@@ -172,26 +163,25 @@ type topicFlags struct {
 }
 
 func (f *topicFlags) register(cmd *cobra.Command) {
-	d := controller.DefaultConfig()
+	d := cluster.DefaultSettings()
 	fl := cmd.Flags()
 	fl.Int64Var(&f.sessionMs, "session-timeout-ms", d.SessionTimeoutMs, "a broker without a heartbeat for this long is fenced and loses its leaderships")
-	fl.Int32Var(&f.partitions, "partitions", d.DefaultPartitions, "partitions of auto-created topics and of CreateTopics without a count")
-	fl.Int16Var(&f.rf, "replication-factor", d.DefaultReplicationFactor, "replication factor of auto-created topics")
-	fl.Int32Var(&f.minISR, "min-insync-replicas", d.DefaultMinInsyncReplicas, "min.insync.replicas of new topics (acks=-1 writes need this many in-sync replicas)")
-	fl.StringVar(&f.election, "election", control.Clean, "leader election policy of new topics: clean (only an in-sync replica) or unclean (the first live replica)")
+	fl.Int32Var(&f.partitions, "partitions", d.Partitions, "partitions of auto-created topics and of CreateTopics without a count")
+	fl.Int16Var(&f.rf, "replication-factor", d.ReplicationFactor, "replication factor of auto-created topics")
+	fl.Int32Var(&f.minISR, "min-insync-replicas", d.MinInsyncReplicas, "min.insync.replicas of new topics (acks=-1 writes need this many in-sync replicas)")
+	fl.StringVar(&f.election, "election", d.Election, "leader election policy of new topics: clean (only an in-sync replica) or unclean (the first live replica)")
+}
+
+// settings puts the topic flags into s.
+func (f *topicFlags) settings(s *cluster.Settings) {
+	s.SessionTimeoutMs, s.Partitions, s.ReplicationFactor = f.sessionMs, f.partitions, f.rf
+	s.MinInsyncReplicas, s.Election = f.minISR, f.election
 }
 
 func (f *topicFlags) config() controller.Config {
 	return controller.Config{
 		SessionTimeoutMs: f.sessionMs, DefaultPartitions: f.partitions, DefaultReplicationFactor: f.rf,
 		DefaultMinInsyncReplicas: f.minISR, DefaultElection: f.election,
-	}
-}
-
-func (f *topicFlags) args() []string {
-	return []string{
-		"--session-timeout-ms", fmt.Sprint(f.sessionMs), "--partitions", fmt.Sprint(f.partitions),
-		"--replication-factor", fmt.Sprint(f.rf), "--min-insync-replicas", fmt.Sprint(f.minISR), "--election", f.election,
 	}
 }
 

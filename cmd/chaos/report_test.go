@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/chaos-isr/chaos/results"
 )
 
 // A history whose second line is damaged: one readable operation.
@@ -17,27 +13,6 @@ const damagedHistory = `{"history":"chaos","version":1}
 {"index":1,"time":2000,"process":0,"type":"maybe","f":"send"}
 {"index":2,"time":3000,"process":0,"type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"0-1","offset":0}}
 `
-
-// TestJudgeRunReportsADamagedHistory: a run whose history cannot be judged
-// ends with an error, and still with a report saying what is damaged.
-func TestJudgeRunReportsADamagedHistory(t *testing.T) {
-	run, err := results.NewRun(t.TempDir(), "t", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFiles(t, run.Dir, map[string]string{"history.jsonl": damagedHistory})
-	var out bytes.Buffer
-	if _, err := judgeRun(&out, run, results.TestConfig{Name: "t"}); err == nil {
-		t.Fatal("a damaged history was judged")
-	}
-	page, err := os.ReadFile(run.Path("report.html"))
-	if err != nil {
-		t.Fatalf("no report for a run with a damaged history: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(string(page), "history.jsonl is damaged") || !strings.Contains(string(page), "NO VERDICT") {
-		t.Errorf("the report does not say the history is damaged and there is no verdict")
-	}
-}
 
 // TestReportCommand: "chaos report STORE" renders every run and campaign
 // below the store once (store/latest is another name, not another run),

@@ -1,32 +1,19 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/chaos-isr/chaos/broker/storage"
-	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/cluster"
-	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/proxy"
 	"github.com/chaos-isr/chaos/results"
-	"github.com/chaos-isr/chaos/workload"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 // Exit codes of run and check (docs/guarantees.md): 0 valid, 1 invalid, 2 unknown;
@@ -86,7 +73,7 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.name, "name", "", "test name (default: from the configuration, e.g. acks-1_isr2_clean_none)")
+	fl.StringVar(&f.name, "name", "", "test name (default: from the configuration, e.g. acksall_isr2_clean_none for acks=-1)")
 	fl.StringVar(&f.store, "store", "store", "the result store directory")
 	fl.IntVar(&f.nodes, "nodes", 3, "number of brokers")
 	fl.IntVar(&f.basePort, "base-port", 0, "broker i listens on base-port+i-1, the controller on base-port-1 (default: free ports)")
@@ -125,10 +112,18 @@ func exitWith(code int, err error) error {
 	return nil
 }
 
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:]) >> 1
+// spec maps chaos run's flags to the runner's spec.
+func (f runFlags) spec(acks int16, faults []string) runner.Spec {
+	s := runner.DefaultSpec()
+	s.Name, s.Store, s.Seed, s.Runtime, s.Nodes, s.BasePort = f.name, f.store, f.seed, f.runtime, f.nodes, f.basePort
+	f.rf.settings(&s.Settings)
+	f.tf.settings(&s.Settings)
+	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.concurrency, f.consumers, f.rate
+	s.TimeLimit, s.RequestTimeout = f.timeLimit, f.reqTimeout
+	s.Faults, s.NemesisInterval = faults, f.nemInterval
+	s.ConvergeTimeout, s.MonitorInterval = f.converge, f.monitor
+	s.Command = os.Args
+	return s
 }
 
 func runTest(cmd *cobra.Command, f runFlags) (int, error) {
@@ -137,191 +132,61 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if nemesis.LosesUnsynced(faults) {
-		// Only brokers that keep unsynced writes in memory lose them.
-		f.rf.loseUnsynced = true
-	}
-	if f.consumers < 0 {
-		f.consumers = int(f.tf.partitions)
-	}
-	if f.seed == 0 {
-		f.seed = randomSeed()
-	}
-	if f.name == "" {
-		nem := "none"
-		if len(faults) > 0 {
-			nem = strings.Join(faults, "+")
-		}
-		f.name = fmt.Sprintf("acks%d_isr%d_%s_%s", acks, f.tf.minISR, f.tf.election, nem)
-	}
-	schedule := nemesis.NewSchedule(faults, f.nemInterval, f.timeLimit, f.seed)
-	if len(faults) > 0 && len(schedule) == 0 {
-		// A run whose faults never start would be judged as a healthy
-		// cluster's while claiming the faults: refuse it up front.
-		return 0, fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval; try --time-limit %s or a shorter --nemesis-interval)",
-			f.timeLimit, f.nemInterval, 2*f.nemInterval+f.nemInterval/2)
-	}
-	// The guarantee model's own rules, the ones chaos check applies too.
-	if err := (checker.Config{Acks: int(acks), MinInsyncReplicas: int(f.tf.minISR), Election: f.tf.election,
-		ReplicationFactor: int(f.tf.rf), Faults: faults, MaxInFlight: 1}).Validate(); err != nil {
-		return 0, err
-	}
-	wcfg := workload.Config{
-		Topic: "chaos", Partitions: f.tf.partitions, Acks: acks, Concurrency: f.concurrency, Consumers: f.consumers,
-		Rate: f.rate, TimeLimit: f.timeLimit, Seed: f.seed, RequestTimeout: f.reqTimeout, EndOffsetEvery: 5,
-		Bootstrap: []string{"placeholder"},
-	}
-	if err := wcfg.Validate(); err != nil {
-		return 0, err
-	}
-	ccfg := coreDefaults()
-	var st storageOpts
-	if err := f.rf.apply(&ccfg, &st); err != nil {
-		return 0, err
-	}
-	if err := ccfg.Validate(); err != nil {
-		return 0, err
+	spec := f.spec(acks, faults)
+	if err := spec.Validate(); err != nil {
+		// Flags the checks above passed but the spec refuses: a
+		// combination (e.g. a schedule with no window).
+		return 0, flagCombination(err, f)
 	}
 	if err := stopIfValidating(cmd); err != nil {
 		return 0, err
 	}
-
 	ctx, intr, stop := interruptContext(errOut, "healing faults and stopping the cluster")
 	defer stop()
-	if err := runtimeReady(ctx, f.runtime); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	run, err := results.NewRun(f.store, f.name, start)
-	if err != nil {
-		return 0, err
-	}
-	clusterID := newClusterID()
-	fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", run.Dir, f.seed, clusterID)
-
-	base := f.basePort
-	if base == 0 {
-		if base, err = cluster.FreeBasePort("127.0.0.1", f.nodes); err != nil {
-			return 0, err
-		}
-	}
-	spec := cluster.Spec{
-		Nodes: f.nodes, BasePort: base, DataDir: run.Path("cluster"), ClusterID: clusterID,
-		ControllerArgs: f.tf.args(), BrokerArgs: f.rf.args(),
-	}
-	lc, err := startCluster(ctx, f.runtime, spec, nemesis.NeedsNetwork(faults))
-	if err != nil {
-		if ctx.Err() != nil {
-			return exitInterrupted, nil
-		}
-		return 0, fmt.Errorf("starting the cluster%s: %w", keptLogs(run), err)
-	}
-	defer lc.Close()
-	intr.onSecond(lc.Abort)
-	wcfg.Bootstrap = strings.Split(lc.Bootstrap(), ",")
-
-	tc := results.TestConfig{
-		Name: f.name, Seed: f.seed, Start: start, Command: os.Args,
-		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
-		Cluster: results.ClusterConfig{
-			Runtime: f.runtime, ClusterID: clusterID, DelayMechanism: lc.delays, Nodes: f.nodes, ReplicationFactor: f.tf.rf, MinInsyncReplicas: f.tf.minISR,
-			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
-			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: storage.FormatFsync(st.Fsync, st.FsyncIntervalMs), LoseUnsynced: f.rf.loseUnsynced,
+	outcome, err := runner.Run(ctx, spec, runner.Options{
+		Version: fullVersion(),
+		Started: func(dir string, seed uint64, clusterID string) {
+			fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", dir, seed, clusterID)
 		},
-		Workload: wcfg, Nemesis: faults, Schedule: schedule, Converge: f.converge,
-	}
-	if err := run.WriteJSON("test.json", tc); err != nil {
-		return 0, err
-	}
-	if err := run.MarkLatest(); err != nil {
-		return 0, err
-	}
-	if err := workload.CreateTopic(ctx, wcfg.Bootstrap, workload.TopicSpec{
-		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: f.tf.rf,
-		MinInsyncReplicas: f.tf.minISR, Unclean: f.tf.election == "unclean",
-	}, 30*time.Second); err != nil {
-		if ctx.Err() != nil {
-			return exitInterrupted, nil
-		}
-		return 0, err
-	}
-
-	hw, err := history.Create(run.Path("history.jsonl"))
-	if err != nil {
-		return 0, err
-	}
-	wstart := time.Now()
-	rec := workload.NewRecorder(hw, wstart)
-	leaders := func(ctx context.Context) (map[int32]int32, error) {
-		return workload.Leaders(ctx, wcfg.Bootstrap, wcfg.Topic)
-	}
-	nem := nemesis.New(nemesis.Config{
-		Brokers: f.nodes, Partitions: f.tf.partitions, Seed: f.seed,
-		LagTimeMax: time.Duration(f.rf.lagTimeMs) * time.Millisecond,
-	}, lc, lc.net, leaders, rec)
-	// The monitor runs until the final reads are done, so the report shows
-	// the cluster healing as well as breaking.
-	monCtx, monCancel := context.WithCancel(ctx)
-	monDone := make(chan error, 1)
-	if f.monitor > 0 {
-		go func() { monDone <- workload.Monitor(monCtx, wcfg, rec, f.monitor, time.Second) }()
-	} else {
-		monDone <- nil
-	}
-	stopMonitor := sync.OnceValue(func() error {
-		monCancel()
-		return <-monDone
+		ClusterUp: intr.onSecond,
+		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.quiet) },
+		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
 	})
-	defer stopMonitor()
-	nemCtx, nemCancel := context.WithCancel(ctx)
-	nemDone := make(chan error, 1)
-	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
-	stopProgress := progress(errOut, rec, f.timeLimit, f.quiet, func() string {
-		w, ok := nem.Current()
-		return faultStatus(w, ok, time.Now())
-	})
-	runErr := workload.Run(ctx, wcfg, rec)
-	stopProgress()
-	nemCancel()
-	if err := <-nemDone; err != nil && runErr == nil {
-		runErr = err
-	}
-	if len(faults) > 0 && ctx.Err() == nil {
-		if err := nem.HealAll(ctx); err != nil {
-			fmt.Fprintf(errOut, "healing: %v\n", err)
-		}
-	}
-	if runErr == nil && ctx.Err() == nil {
-		fmt.Fprintf(errOut, "final phase: waiting up to %s for the cluster to converge\n", f.converge)
-		var conv workload.Convergence
-		conv, runErr = workload.Final(ctx, wcfg, rec, f.converge)
-		if runErr == nil {
-			if conv.Converged {
-				fmt.Fprintf(errOut, "converged after %s; final reads done\n", conv.Waited.Round(time.Millisecond))
-			} else {
-				fmt.Fprintf(errOut, "did NOT converge within %s: %s\n", f.converge, conv.Why)
-			}
-			tc.Convergence = &conv
-			_ = run.WriteJSON("test.json", tc)
-		}
-	}
-	if err := stopMonitor(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := hw.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	lc.Close()
-	if ctx.Err() != nil {
-		fmt.Fprintf(errOut, "interrupted: the history so far is in %s\n", run.Path("history.jsonl"))
-		writeRunReport(errOut, run)
+	switch {
+	case outcome.Interrupted:
+		sayReport(errOut, outcome)
 		return exitInterrupted, nil
+	case err != nil:
+		if outcome.Dir != "" && (outcome.Report != "" || outcome.ReportErr != "") {
+			sayReport(errOut, outcome)
+		}
+		return 0, err
 	}
-	if runErr != nil {
-		writeRunReport(errOut, run)
-		return 0, fmt.Errorf("workload: %w (history so far in %s)", runErr, run.Path("history.jsonl"))
+	printVerdict(out, outcome.Results)
+	fmt.Fprintf(out, "results: %s\n", filepath.Join(outcome.Dir, results.ResultsFile))
+	sayReport(out, outcome)
+	return outcome.ExitCode(), nil
+}
+
+// flagCombination says which flags a refused spec is about: chaos run
+// names its flags, where the runner names the spec's fields.
+func flagCombination(err error, f runFlags) error {
+	if strings.Contains(err.Error(), "no fault window fits") {
+		return fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval; try --time-limit %s or a shorter --nemesis-interval)",
+			f.timeLimit, f.nemInterval, 2*f.nemInterval+f.nemInterval/2)
 	}
-	return judgeRun(out, run, tc)
+	return err
+}
+
+// sayReport says where the run's report is, or why it is not there.
+func sayReport(w io.Writer, o runner.Outcome) {
+	if o.ReportErr != "" {
+		fmt.Fprintf(w, "report: not written: %s\n", o.ReportErr)
+		return
+	}
+	if o.Report != "" {
+		fmt.Fprintf(w, "report: %s\n", o.Report)
+	}
 }
 
 // faultStatus describes an open fault window in a few words for the
@@ -355,24 +220,11 @@ func faultStatus(w nemesis.Window, open bool, now time.Time) string {
 	return s + ", healing"
 }
 
-// keptLogs says where a run that could not start its cluster keeps the
-// node logs that say why, or removes the run's directory when nothing was
-// written there: a refused run leaves no empty run behind.
-func keptLogs(run *results.Run) string {
-	if err := os.Remove(run.Path("cluster")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf(" (node logs in %s)", run.Path("cluster"))
-	}
-	// Each only if empty: the test's directory may hold other runs.
-	_ = os.Remove(run.Dir)
-	_ = os.Remove(filepath.Dir(run.Dir))
-	return ""
-}
-
 // progress prints elapsed time, throughput, outcomes and the fault window
 // open (fault's description, if any) once a second until the returned
 // stop is called: on one rewritten line on a terminal, as plain lines every
 // 5 s otherwise.
-func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bool, fault func() string) func() {
+func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 	if quiet {
 		return func() {}
 	}
@@ -388,7 +240,7 @@ func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bo
 		defer close(finished)
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		var last workload.Stats
+		var last runner.Stats
 		n := 0
 		for {
 			select {
@@ -400,11 +252,11 @@ func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bo
 			case <-t.C:
 			}
 			n++
-			s := rec.Stats()
+			s := st.Stats()
 			line := fmt.Sprintf("[%3ds/%ds] %5d ops/s  ok %d  fail %d  info %d",
-				int(rec.Since().Seconds()), int(limit.Seconds()), s.OK+s.Fail+s.Info-last.OK-last.Fail-last.Info, s.OK, s.Fail, s.Info)
-			if f := fault(); f != "" {
-				line += "  | " + f
+				int(st.Since().Seconds()), int(st.Limit.Seconds()), s.OK+s.Fail+s.Info-last.OK-last.Fail-last.Info, s.OK, s.Fail, s.Info)
+			if win, open := st.Fault(); open {
+				line += "  | " + faultStatus(win, true, time.Now())
 			}
 			last = s
 			if tty {
@@ -418,40 +270,4 @@ func progress(w io.Writer, rec *workload.Recorder, limit time.Duration, quiet bo
 		close(done)
 		<-finished
 	}
-}
-
-// linkFabric puts a proxy on every link a broker dials (to each peer and to
-// the controller) and points the brokers at them.
-func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
-	fabric := proxy.NewFabric()
-	addr := func(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-	ctrlPort := spec.ControllerPort
-	if ctrlPort == 0 {
-		ctrlPort = spec.BasePort - 1
-	}
-	for i := 1; i <= spec.Nodes; i++ {
-		if _, err := fabric.Add(cluster.NodeName(i), "controller", addr(ctrlPort)); err != nil {
-			fabric.Close()
-			return nil, err
-		}
-		for j := 1; j <= spec.Nodes; j++ {
-			if j == i {
-				continue
-			}
-			if _, err := fabric.Add(cluster.NodeName(i), cluster.NodeName(j), addr(spec.BasePort+j-1)); err != nil {
-				fabric.Close()
-				return nil, err
-			}
-		}
-	}
-	spec.BrokerArgsFor = func(i int) []string {
-		args := []string{"--controller", fabric.Link(cluster.NodeName(i), "controller").Addr()}
-		for j := 1; j <= spec.Nodes; j++ {
-			if j != i {
-				args = append(args, "--peer-addr", fmt.Sprintf("%d=%s", j, fabric.Link(cluster.NodeName(i), cluster.NodeName(j)).Addr()))
-			}
-		}
-		return args
-	}
-	return fabric, nil
 }

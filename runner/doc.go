@@ -1,0 +1,14 @@
+// Package runner is the test lifecycle as a library, in the manner of
+// Jepsen's core/run!: a Spec in, an Outcome out. Run validates the spec,
+// starts the cluster in its runtime and checks that the cluster it talks
+// to is the one it started, creates and verifies the topic, runs the
+// workload while the nemesis injects the schedule's faults and the monitor
+// samples the cluster, heals, waits for convergence, runs the final reads,
+// judges the stored history and writes the report. chaos run maps flags to
+// a Spec and the Outcome to an exit code; a campaign runs Specs in-process
+// or in child processes (RunChild) that write their Outcome to a file.
+//
+// What varies between worlds is only the runtime that starts the cluster
+// (StartCluster: local processes or docker containers, with their network
+// fabric); everything above it is the same code.
+package runner

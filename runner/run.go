@@ -1,0 +1,378 @@
+package runner
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/workload"
+)
+
+// Options are what a caller adds to a spec: the version of chaos to
+// record, and hooks to show the run as it goes (each may be nil).
+type Options struct {
+	// Version is recorded in test.json as the version of chaos.
+	Version string
+	// Started: the run's directory exists, and its seed and cluster id
+	// are chosen (chaos run prints them first).
+	Started func(dir string, seed uint64, clusterID string)
+	// ClusterUp: the cluster runs; abort kills every node at once and
+	// releases what the runtime made (a second interrupt calls it).
+	ClusterUp func(abort func())
+	// Workload: the workload starts; the Status tells a display what
+	// happens. The returned function is called when the workload ends.
+	Workload func(s *Status) (done func())
+	// Log: a line saying what the run does now (the final phase,
+	// convergence, a heal that failed, an interruption).
+	Log func(format string, args ...any)
+}
+
+func (h Options) log(format string, args ...any) {
+	if h.Log != nil {
+		h.Log(format, args...)
+	}
+}
+
+// Status is what a progress display shows of a running workload.
+type Status struct {
+	rec   *workload.Recorder
+	nem   *nemesis.Nemesis
+	Limit time.Duration // the workload's time limit
+}
+
+// Stats counts completed operations.
+type Stats = workload.Stats
+
+// Stats counts the operations completed so far.
+func (s *Status) Stats() Stats { return s.rec.Stats() }
+
+// Since is the time since the workload started.
+func (s *Status) Since() time.Duration { return s.rec.Since() }
+
+// Fault is the fault window open now, if any.
+func (s *Status) Fault() (nemesis.Window, bool) { return s.nem.Current() }
+
+// Outcome is how a run ended.
+type Outcome struct {
+	// Dir is the run's directory in the store ("" if the run was
+	// refused before it had one).
+	Dir       string `json:"dir,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Seed      uint64 `json:"seed"`
+	ClusterID string `json:"cluster_id,omitempty"`
+	// Verdict is the checkers' verdict; empty when the run ended without
+	// one (interrupted, or an error).
+	Verdict checker.Validity `json:"verdict,omitempty"`
+	// Interrupted: the context ended before the run did; the history so
+	// far and a report without a verdict are in Dir.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Results are the checkers' results (also in Dir/results.json).
+	Results *checker.Results `json:"-"`
+	// Report is the path of report.html, or ReportErr why it could not
+	// be written (the verdict stands either way).
+	Report    string `json:"report,omitempty"`
+	ReportErr string `json:"report_error,omitempty"`
+	// Error is why the run left no verdict, when Run returned an error
+	// (for outcome files; Run's error says the same).
+	Error string `json:"error,omitempty"`
+}
+
+// Exit codes of a run (README): 0 valid, 1 invalid, 2 unknown, 3 an error
+// left no verdict, 130 interrupted.
+const (
+	ExitError       = 3
+	ExitInterrupted = 130
+)
+
+// ExitCode maps the outcome to chaos run's exit code.
+func (o Outcome) ExitCode() int {
+	switch {
+	case o.Interrupted:
+		return ExitInterrupted
+	case o.Verdict == "" || o.Error != "":
+		return ExitError
+	}
+	return checker.ExitCode(o.Verdict)
+}
+
+// RandomSeed draws a seed for a run (or a campaign) that was given none.
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) >> 1
+}
+
+// Run runs one test: see the package doc. It returns an error, with the
+// Outcome so far, when the run could not reach a verdict (a refused spec,
+// a cluster that did not start or is not the one started, a workload that
+// failed); an interrupted run (ctx ended) returns Interrupted and no
+// error.
+func Run(ctx context.Context, spec Spec, opts Options) (Outcome, error) {
+	if err := spec.Validate(); err != nil {
+		return Outcome{}, err
+	}
+	if err := RuntimeReady(ctx, spec.Runtime); err != nil {
+		return Outcome{}, err
+	}
+	spec = spec.normalized()
+	if spec.Seed == 0 {
+		spec.Seed = RandomSeed()
+		if len(spec.Command) > 0 {
+			spec.Command = append(spec.Command, "--seed", fmt.Sprint(spec.Seed))
+		}
+	}
+	r := &run{spec: spec, hooks: opts}
+	err := r.do(ctx)
+	if err != nil {
+		r.out.Error = err.Error()
+	}
+	return r.out, err
+}
+
+type run struct {
+	spec  Spec
+	hooks Options
+	out   Outcome
+	dir   *results.Run
+}
+
+func (r *run) do(ctx context.Context) error {
+	s := r.spec
+	start := time.Now()
+	dir, err := results.NewRun(s.Store, s.Name, start)
+	if err != nil {
+		return err
+	}
+	r.dir = dir
+	clusterID := NewClusterID()
+	r.out = Outcome{Dir: dir.Dir, Name: s.Name, Seed: s.Seed, ClusterID: clusterID}
+	if r.hooks.Started != nil {
+		r.hooks.Started(dir.Dir, s.Seed, clusterID)
+	}
+
+	base := s.BasePort
+	if base == 0 {
+		if base, err = cluster.FreeBasePort("127.0.0.1", s.Nodes); err != nil {
+			return err
+		}
+	}
+	cspec := cluster.Spec{
+		Nodes: s.Nodes, BasePort: base, DataDir: dir.Path("cluster"), ClusterID: clusterID, Binary: s.Binary,
+		ControllerArgs: s.Settings.ControllerArgs(), BrokerArgs: s.Settings.BrokerArgs(),
+	}
+	lc, err := StartCluster(ctx, s.Runtime, cspec, nemesis.NeedsNetwork(s.Faults))
+	if err != nil {
+		if ctx.Err() != nil {
+			r.out.Interrupted = true
+			return nil
+		}
+		return fmt.Errorf("starting the cluster%s: %w", keptLogs(dir), err)
+	}
+	defer lc.Close()
+	if r.hooks.ClusterUp != nil {
+		r.hooks.ClusterUp(lc.Abort)
+	}
+
+	wcfg := workload.Config{
+		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
+		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
+		Bootstrap: strings.Split(lc.Bootstrap(), ","),
+	}
+	schedule := s.Schedule()
+	tc := results.TestConfig{
+		Name: s.Name, Seed: s.Seed, Start: start, Command: s.Command,
+		Versions: map[string]string{"chaos": r.version(), "go": runtime.Version()},
+		Cluster: results.ClusterConfig{
+			Runtime: s.Runtime, ClusterID: clusterID, DelayMechanism: lc.Delays, Nodes: s.Nodes,
+			ReplicationFactor: s.Settings.ReplicationFactor, MinInsyncReplicas: s.Settings.MinInsyncReplicas,
+			Election: s.Settings.Election, SessionTimeoutMs: s.Settings.SessionTimeoutMs,
+			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
+			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced,
+		},
+		Workload: wcfg, Nemesis: s.Faults, Schedule: schedule, Converge: s.ConvergeTimeout,
+	}
+	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
+		return err
+	}
+	if err := dir.MarkLatest(); err != nil {
+		return err
+	}
+	if err := workload.CreateTopic(ctx, wcfg.Bootstrap, workload.TopicSpec{
+		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: s.Settings.ReplicationFactor,
+		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean",
+	}, 30*time.Second); err != nil {
+		if ctx.Err() != nil {
+			r.out.Interrupted = true
+			return nil
+		}
+		return err
+	}
+
+	runErr := r.workload(ctx, lc, wcfg, schedule, &tc)
+	lc.Close()
+	switch {
+	case ctx.Err() != nil:
+		r.hooks.log("interrupted: the history so far is in %s", dir.Path(results.HistoryFile))
+		r.out.Interrupted = true
+		r.report(results.WriteReport(dir.Dir))
+		return nil
+	case runErr != nil:
+		r.report(results.WriteReport(dir.Dir))
+		return fmt.Errorf("workload: %w (history so far in %s)", runErr, dir.Path(results.HistoryFile))
+	}
+	return r.judge(tc)
+}
+
+// workload records the history: the workload, the nemesis's schedule and
+// the monitor, then the heal and the final phase.
+func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, schedule nemesis.Schedule, tc *results.TestConfig) error {
+	s := r.spec
+	hw, err := history.Create(r.dir.Path(results.HistoryFile))
+	if err != nil {
+		return err
+	}
+	wstart := time.Now()
+	rec := workload.NewRecorder(hw, wstart)
+	leaders := func(ctx context.Context) (map[int32]int32, error) {
+		return workload.Leaders(ctx, wcfg.Bootstrap, wcfg.Topic)
+	}
+	nem := nemesis.New(nemesis.Config{
+		Brokers: s.Nodes, Partitions: s.Settings.Partitions, Seed: s.Seed,
+		LagTimeMax: time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
+	}, lc, lc.Net, leaders, rec)
+	// The monitor runs until the final reads are done, so the report shows
+	// the cluster healing as well as breaking.
+	monCtx, monCancel := context.WithCancel(ctx)
+	monDone := make(chan error, 1)
+	if s.MonitorInterval > 0 {
+		go func() { monDone <- workload.Monitor(monCtx, wcfg, rec, s.MonitorInterval, time.Second) }()
+	} else {
+		monDone <- nil
+	}
+	stopMonitor := sync.OnceValue(func() error {
+		monCancel()
+		return <-monDone
+	})
+	defer stopMonitor()
+	nemCtx, nemCancel := context.WithCancel(ctx)
+	nemDone := make(chan error, 1)
+	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
+	done := func() {}
+	if r.hooks.Workload != nil {
+		done = r.hooks.Workload(&Status{rec: rec, nem: nem, Limit: s.TimeLimit})
+	}
+	runErr := workload.Run(ctx, wcfg, rec)
+	done()
+	nemCancel()
+	if err := <-nemDone; err != nil && runErr == nil {
+		runErr = err
+	}
+	if len(s.Faults) > 0 && ctx.Err() == nil {
+		if err := nem.HealAll(ctx); err != nil {
+			r.hooks.log("healing: %v", err)
+		}
+	}
+	if runErr == nil && ctx.Err() == nil {
+		r.hooks.log("final phase: waiting up to %s for the cluster to converge", s.ConvergeTimeout)
+		var conv workload.Convergence
+		conv, runErr = workload.Final(ctx, wcfg, rec, s.ConvergeTimeout)
+		if runErr == nil {
+			if conv.Converged {
+				r.hooks.log("converged after %s; final reads done", conv.Waited.Round(time.Millisecond))
+			} else {
+				r.hooks.log("did NOT converge within %s: %s", s.ConvergeTimeout, conv.Why)
+			}
+			tc.Convergence = &conv
+			_ = r.dir.WriteJSON(results.TestFile, tc)
+		}
+	}
+	if err := stopMonitor(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := hw.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// judge reads the run's history back and judges it.
+func (r *run) judge(tc results.TestConfig) error {
+	o, err := Judge(r.dir, tc)
+	r.out.Verdict, r.out.Results, r.out.Report, r.out.ReportErr = o.Verdict, o.Results, o.Report, o.ReportErr
+	return err
+}
+
+// Judge judges a stored run as its test.json says, writes results.json and
+// the report, and returns the verdict: what is stored is what is checked,
+// so "chaos check" on the run gives the same verdict. A history that cannot
+// be read is an error, with a report that says what is damaged.
+func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
+	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
+	report := func(err error) {
+		if err != nil {
+			o.ReportErr = err.Error()
+			return
+		}
+		o.Report = dir.Path(results.ReportFile)
+	}
+	ops, err := history.ReadFile(dir.Path(results.HistoryFile))
+	if errors.Is(err, history.ErrTornTail) {
+		err = nil
+	}
+	if err != nil {
+		// A report without a verdict still shows the readable prefix and
+		// says what is damaged.
+		report(results.WriteReport(dir.Dir))
+		return o, err
+	}
+	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path("linearizability.html")})
+	if err := dir.WriteJSON(results.ResultsFile, res); err != nil {
+		report(results.WriteReport(dir.Dir))
+		return o, err
+	}
+	o.Verdict, o.Results = res.Valid, res
+	report(results.WriteJudgedReport(dir.Dir, tc, res, ops))
+	return o, nil
+}
+
+func (r *run) report(err error) {
+	if err != nil {
+		r.out.ReportErr = err.Error()
+		return
+	}
+	r.out.Report = r.dir.Path(results.ReportFile)
+}
+
+func (r *run) version() string {
+	if v := r.hooks.Version; v != "" {
+		return v
+	}
+	return "dev"
+}
+
+// keptLogs says where a run that could not start its cluster keeps the
+// node logs that say why, or removes the run's directory when nothing was
+// written there: a refused run leaves no empty run behind.
+func keptLogs(run *results.Run) string {
+	if err := os.Remove(run.Path("cluster")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf(" (node logs in %s)", run.Path("cluster"))
+	}
+	// Each only if empty: the test's directory may hold other runs.
+	_ = os.Remove(run.Dir)
+	_ = os.Remove(filepath.Dir(run.Dir))
+	return ""
+}

@@ -1,0 +1,199 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/nemesis"
+)
+
+// Spec is one test: everything Run needs, as data. It travels as JSON to a
+// campaign's child processes, so it holds no functions.
+type Spec struct {
+	// Name is the test's name in the store; empty: DefaultName.
+	Name string `json:"name,omitempty"`
+	// Store is the result store's directory.
+	Store string `json:"store"`
+	// Seed drives the workload's and the nemesis's choices; 0 draws one
+	// at random (reported in the Outcome and stored in test.json).
+	Seed uint64 `json:"seed,omitempty"`
+	// Runtime is where the cluster runs: RuntimeLocal or RuntimeDocker.
+	Runtime string `json:"runtime"`
+	// Nodes is the number of brokers.
+	Nodes int `json:"nodes"`
+	// BasePort puts broker i at BasePort+i-1 and the controller at
+	// BasePort-1; 0 picks free ports.
+	BasePort int `json:"base_port,omitempty"`
+	// Settings are the brokers' and the controller's; the topic gets
+	// their partitions, replication factor, min.insync.replicas and
+	// election.
+	Settings cluster.Settings `json:"settings"`
+
+	// The workload.
+	Acks        int16 `json:"acks"`
+	Concurrency int   `json:"concurrency"`
+	// Consumers is the number of consumer processes; -1: one per
+	// partition.
+	Consumers      int           `json:"consumers"`
+	Rate           float64       `json:"rate"`
+	TimeLimit      time.Duration `json:"time_limit"`
+	RequestTimeout time.Duration `json:"request_timeout"`
+
+	// The nemesis: fault kinds (registry names) and the length of quiet
+	// periods and windows.
+	Faults          []string      `json:"faults,omitempty"`
+	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
+
+	// ConvergeTimeout bounds the final phase's wait for every replica to
+	// be back in the ISR; MonitorInterval is how often the monitor
+	// samples (0: no monitor).
+	ConvergeTimeout time.Duration `json:"converge_timeout"`
+	MonitorInterval time.Duration `json:"monitor_interval"`
+
+	// Command is what test.json records as the command that replays the
+	// run (the seed is added to it when it was drawn at random).
+	Command []string `json:"command,omitempty"`
+	// Binary is the chaos binary the local runtime starts nodes with;
+	// empty: this executable (the docker runtime builds its image from
+	// it too).
+	Binary string `json:"binary,omitempty"`
+}
+
+// DefaultSpec is chaos run's defaults: 3 brokers, acks=-1,
+// min.insync.replicas=2, clean election, 5 producers at 500 sends/s, one
+// consumer per partition, 60 s, no faults.
+func DefaultSpec() Spec {
+	s := cluster.DefaultSettings()
+	s.MinInsyncReplicas = 2
+	return Spec{
+		Store: "store", Runtime: RuntimeLocal, Nodes: 3, Settings: s,
+		Acks: -1, Concurrency: 5, Consumers: -1, Rate: 500, TimeLimit: 60 * time.Second, RequestTimeout: 5 * time.Second,
+		NemesisInterval: 10 * time.Second, ConvergeTimeout: 60 * time.Second, MonitorInterval: 250 * time.Millisecond,
+	}
+}
+
+// DefaultName names a test by what it tests, e.g. acksall_isr2_clean_kill
+// (acks -1 reads as "all": "acks-1" read as acks=1 at a glance).
+func (s Spec) DefaultName() string {
+	acks := fmt.Sprint(s.Acks)
+	if s.Acks < 0 {
+		acks = "all"
+	}
+	nem := "none"
+	if len(s.Faults) > 0 {
+		nem = strings.Join(s.Faults, "+")
+	}
+	return fmt.Sprintf("acks%s_isr%d_%s_%s", acks, s.Settings.MinInsyncReplicas, s.Settings.Election, nem)
+}
+
+// Schedule is the spec's fault schedule: seeded, the same for the same
+// seed, faults and times.
+func (s Spec) Schedule() nemesis.Schedule {
+	return nemesis.NewSchedule(s.Faults, s.NemesisInterval, s.TimeLimit, s.Seed)
+}
+
+// Validate refuses a spec no test can run, with the reason; the names are
+// the JSON fields'. (chaos run checks its flags first and names them.)
+func (s Spec) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !slices.Contains(Runtimes(), s.Runtime) {
+		bad("runtime: %q is not one of %s", s.Runtime, strings.Join(Runtimes(), ", "))
+	}
+	if s.Store == "" {
+		bad("store: empty")
+	}
+	st := s.Settings
+	switch {
+	case s.Nodes < 1:
+		bad("nodes: %d, need at least 1", s.Nodes)
+	case int(st.ReplicationFactor) > s.Nodes:
+		bad("settings.replication_factor: %d is above nodes %d", st.ReplicationFactor, s.Nodes)
+	}
+	if s.BasePort != 0 && (s.BasePort < 2 || s.BasePort+s.Nodes-1 > 65535) {
+		bad("base_port: %d leaves no room for the controller and %d brokers below 65536", s.BasePort, s.Nodes)
+	}
+	switch {
+	case st.Partitions < 1:
+		bad("settings.partitions: %d, need at least 1", st.Partitions)
+	case st.SessionTimeoutMs <= 0:
+		bad("settings.session_timeout_ms: %d, need a positive duration", st.SessionTimeoutMs)
+	case st.ReplicaLagTimeMaxMs <= 0:
+		bad("settings.replica_lag_time_max_ms: %d, need a positive duration", st.ReplicaLagTimeMaxMs)
+	case st.ReplicaLagMaxMessages < 0:
+		bad("settings.replica_lag_max_messages: %d is negative", st.ReplicaLagMaxMessages)
+	case st.ReplicaFetchWaitMaxMs < 0 || int64(st.ReplicaFetchWaitMaxMs) >= st.ReplicaLagTimeMaxMs:
+		bad("settings.replica_fetch_wait_max_ms: %d, need 0 up to below replica_lag_time_max_ms", st.ReplicaFetchWaitMaxMs)
+	case st.HeartbeatIntervalMs <= 0:
+		bad("settings.heartbeat_interval_ms: %d, need a positive duration", st.HeartbeatIntervalMs)
+	}
+	switch {
+	case s.Concurrency < 1:
+		bad("concurrency: %d, need at least 1 producer", s.Concurrency)
+	case s.Consumers < -1:
+		bad("consumers: %d is negative", s.Consumers)
+	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		bad("rate: %g, need 0 or a positive number of sends per second", s.Rate)
+	case s.TimeLimit <= 0:
+		bad("time_limit: %s, need a positive duration", s.TimeLimit)
+	case s.RequestTimeout <= 0:
+		bad("request_timeout: %s, need a positive duration", s.RequestTimeout)
+	case s.ConvergeTimeout <= 0:
+		bad("converge_timeout: %s, need a positive duration", s.ConvergeTimeout)
+	case s.MonitorInterval < 0:
+		bad("monitor_interval: %s is negative", s.MonitorInterval)
+	}
+	for _, f := range s.Faults {
+		if _, ok := nemesis.Lookup(f); !ok {
+			bad("faults: %q is not a fault; known: %s", f, strings.Join(nemesis.Names(), ", "))
+		}
+	}
+	if len(s.Faults) > 0 {
+		switch {
+		case s.NemesisInterval <= 0:
+			bad("nemesis_interval: %s, need a positive duration for the faults' windows", s.NemesisInterval)
+		case len(errs) == 0 && len(s.Schedule()) == 0:
+			// A run whose faults never start would be judged as a
+			// healthy cluster's while claiming the faults.
+			bad("time_limit: %s is too short for nemesis_interval %s: no fault window fits (a run needs at least twice the interval)", s.TimeLimit, s.NemesisInterval)
+		}
+	}
+	// The guarantee model's own rules, the ones chaos check applies too.
+	if err := s.checkerConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkerConfig is what the guarantee model is told before the run, from
+// the spec alone (Run judges by test.json, which says the same).
+func (s Spec) checkerConfig() checker.Config {
+	return checker.Config{
+		Acks: int(s.Acks), MinInsyncReplicas: int(s.Settings.MinInsyncReplicas), Election: s.Settings.Election,
+		ReplicationFactor: int(s.Settings.ReplicationFactor), Faults: s.Faults, FaultsRecorded: true,
+		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: 1,
+	}
+}
+
+// normalized fills what Run derives from the spec: the storage mode the
+// faults need, consumers per partition, the name.
+func (s Spec) normalized() Spec {
+	s.Faults = slices.Clone(s.Faults)
+	if nemesis.LosesUnsynced(s.Faults) {
+		// Only brokers that keep unsynced writes in memory lose them.
+		s.Settings.LoseUnsynced = true
+	}
+	if s.Consumers < 0 {
+		s.Consumers = int(s.Settings.Partitions)
+	}
+	if s.Name == "" {
+		s.Name = s.DefaultName()
+	}
+	return s
+}
