@@ -419,7 +419,6 @@ func (s campaignSpec) cellSpecs() []cellSpec {
 	return out
 }
 
-
 // planCampaign checks every cell and builds its "chaos run" arguments. All
 // impossible cells are named at once, with the reason, before anything
 // runs: finding the fifth one twenty minutes in helps nobody.
