@@ -16,7 +16,6 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
 )
 
 // The files of a run directory that the report reads and writes.
@@ -266,7 +265,7 @@ func buildReport(d ReportData) *reportView {
 	if d.Config != nil && d.Config.Name != "" {
 		v.Title = d.Config.Name
 	}
-	var sched nemesis.Schedule
+	var sched Schedule
 	if d.Config != nil {
 		sched = d.Config.Schedule
 	}

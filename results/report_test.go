@@ -15,8 +15,6 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/workload"
 )
 
 // hist builds small histories: each op gets the next index and the time
@@ -58,7 +56,7 @@ func (h *hist) monitor(sec float64, part int32, leader int32, epoch int32, isr [
 func testConfig() *TestConfig {
 	return &TestConfig{Name: "t", Seed: 7, Command: []string{"chaos", "run"},
 		Cluster:  ClusterConfig{ReplicationFactor: 3, MinInsyncReplicas: 2, Election: "clean"},
-		Workload: workload.Config{Acks: -1}}
+		Workload: Workload{Acks: -1}}
 }
 
 func render(t testing.TB, d ReportData) string {
@@ -148,7 +146,7 @@ func TestFaultBandsFallBackToTheSchedule(t *testing.T) {
 	h.send(0, 0, 0, "a", 0)
 	h.send(9.999, 0, 0, "b", 1)
 	tc := testConfig()
-	tc.Schedule = nemesis.Schedule{{Fault: "pause", Start: 5 * time.Second, End: 8 * time.Second}}
+	tc.Schedule = Schedule{{Fault: "pause", Start: 5 * time.Second, End: 8 * time.Second}}
 	v := buildReport(ReportData{Config: tc, Ops: h.ops})
 	end := h.ops[len(h.ops)-1].Time
 	b := v.Plots[0].Bands
@@ -682,7 +680,7 @@ func TestArbitraryHistoriesRender(t *testing.T) {
 			res = checker.Check(ops, checker.Config{Acks: -1}, checker.Options{SkipLinearizability: true})
 		}
 		tc := testConfig()
-		tc.Schedule = nemesis.Schedule{{Fault: "pause", Start: time.Second, End: 2 * time.Second}}
+		tc.Schedule = Schedule{{Fault: "pause", Start: time.Second, End: 2 * time.Second}}
 		page := render(t, ReportData{Config: tc, Results: res, Ops: ops})
 		checkPage(t, page)
 	}

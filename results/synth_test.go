@@ -10,8 +10,6 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/workload"
 )
 
 // synthRun simulates a run of about n operations the way chaos run
@@ -29,21 +27,21 @@ func synthRun(n int, seed uint64) ([]history.Op, TestConfig) {
 	// offsets 300, monitor 24, less while faults slow the producers.
 	d := (time.Duration(float64(n)/1555*1e9) + time.Second).Round(time.Second)
 	sec := func(s float64) int64 { return int64(s * 1e9) }
-	var sched nemesis.Schedule
+	var sched Schedule
 	for i, t := 0, 4.0; sec(t+8) < int64(d); i, t = i+1, t+18 {
 		f := "partition-leader"
 		if i%2 == 1 {
 			f = "kill"
 		}
-		sched = append(sched, nemesis.Event{Fault: f, Start: time.Duration(sec(t)), End: time.Duration(sec(t + 8))})
+		sched = append(sched, PlannedFault{Fault: f, Start: time.Duration(sec(t)), End: time.Duration(sec(t + 8))})
 	}
-	in := func(t int64, fault string, from, to float64) (nemesis.Event, bool) {
+	in := func(t int64, fault string, from, to float64) (PlannedFault, bool) {
 		for _, ev := range sched {
 			if ev.Fault == fault && t >= int64(ev.Start)+sec(from) && t < int64(ev.End)+sec(to) {
 				return ev, true
 			}
 		}
-		return nemesis.Event{}, false
+		return PlannedFault{}, false
 	}
 	type ev struct {
 		t   int64
@@ -251,10 +249,10 @@ func synthRun(n int, seed uint64) ([]history.Op, TestConfig) {
 		Versions: map[string]string{"chaos": "v0.0.0-synthetic", "go": "go1.26.8"},
 		Cluster: ClusterConfig{Runtime: "local", Nodes: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: "clean",
 			SessionTimeoutMs: 3000, ReplicaLagTimeMaxMs: 2000, ReplicaLagMaxMessage: 4000, Fsync: "never"},
-		Workload: workload.Config{Topic: "chaos", Partitions: parts, Acks: 1, Concurrency: 5, Consumers: parts, Rate: 400, TimeLimit: d,
+		Workload: Workload{Topic: "chaos", Partitions: parts, Acks: 1, Concurrency: 5, Consumers: parts, Rate: 400, TimeLimit: d,
 			RequestTimeout: 5 * time.Second, EndOffsetEvery: 5},
 		Nemesis: []string{"partition-leader", "kill"}, Schedule: sched, Converge: time.Minute,
-		Convergence: &workload.Convergence{Converged: true, Waited: 1200 * time.Millisecond},
+		Convergence: &Convergence{Converged: true, Waited: 1200 * time.Millisecond},
 	}
 	return ops, tc
 }

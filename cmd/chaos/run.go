@@ -228,7 +228,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 			Election: f.tf.election, SessionTimeoutMs: f.tf.sessionMs, ReplicaLagTimeMaxMs: f.rf.lagTimeMs,
 			ReplicaLagMaxMessage: f.rf.lagMessages, Fsync: storage.FormatFsync(st.Fsync, st.FsyncIntervalMs), LoseUnsynced: f.rf.loseUnsynced,
 		},
-		Workload: wcfg, Nemesis: faults, Schedule: schedule, Converge: f.converge,
+		Workload: storedWorkload(wcfg), Nemesis: faults, Schedule: storedSchedule(schedule), Converge: f.converge,
 	}
 	if err := run.WriteJSON("test.json", tc); err != nil {
 		return 0, err
@@ -301,7 +301,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 			} else {
 				fmt.Fprintf(errOut, "did NOT converge within %s: %s\n", f.converge, conv.Why)
 			}
-			tc.Convergence = &conv
+			tc.Convergence = storedConvergence(conv)
 			_ = run.WriteJSON("test.json", tc)
 		}
 	}
