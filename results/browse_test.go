@@ -42,10 +42,11 @@ const campaignJSON = `{
 func TestCampaignMatrix(t *testing.T) {
 	path := filepath.Join(t.TempDir(), CampaignFile)
 	os.WriteFile(path, []byte(campaignJSON), 0o644)
-	v, err := ReadCampaign(path)
+	c, err := ReadCampaign(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	v := CampaignView{Campaign: c}
 	p := buildCampaign(v)
 	// Rows go from the weakest promise to the strongest; columns keep
 	// the campaign's order.

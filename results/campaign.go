@@ -13,96 +13,17 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 )
 
-// CampaignFile is a campaign's record in its directory, and
-// CampaignIndexFile the index page rendered from it.
-const (
-	CampaignFile      = "campaign.json"
-	CampaignIndexFile = "index.html"
-)
-
-// CampaignView is what a campaign's index page shows. Its fields and JSON
-// names follow campaign.json as chaos campaign writes it, so the record
-// converts field by field or decodes straight into it (ReadCampaign).
+// CampaignView is a campaign's index page: its record, and where the page
+// sits.
 type CampaignView struct {
+	Campaign
 	// Title heads the page; empty: "campaign" and the start time.
-	Title    string            `json:"-"`
-	Seed     uint64            `json:"seed"`
-	Preset   string            `json:"preset,omitempty"`
-	Command  []string          `json:"command"`
-	Versions map[string]string `json:"versions"`
-	Start    time.Time         `json:"start"`
-	End      *time.Time        `json:"end,omitempty"`
-	// Status is running, complete or interrupted.
-	Status   string         `json:"status"`
-	ExitCode *int           `json:"exit_code,omitempty"`
-	Cells    []CampaignCell `json:"cells"`
+	Title string `json:"-"`
 	// StoreRoot is the store's root as a URL relative to the page: a
 	// run's report is linked as StoreRoot/<run dir>/report.html. Empty
 	// means "../..", right for store/campaigns/<timestamp>/index.html.
 	StoreRoot string `json:"-"`
 }
-
-// CampaignCell is one configuration x nemesis of the matrix and its runs.
-type CampaignCell struct {
-	Name              string `json:"name"`
-	Label             string `json:"label"`
-	Acks              int    `json:"acks"`
-	MinInsyncReplicas int    `json:"min_insync_replicas"`
-	Election          string `json:"election"`
-	Nemesis           string `json:"nemesis"`
-	// Permitted is what the guarantee model permits here (anomaly ->
-	// permission and why); Prediction sums it up in a few words.
-	Permitted  map[string]checker.Permission `json:"permitted"`
-	Prediction string                        `json:"prediction"`
-	// Verdict is the worst of the runs': valid, unknown, error, invalid,
-	// or not-run.
-	Verdict string          `json:"verdict"`
-	Refused string          `json:"refused,omitempty"`
-	Summary CampaignSummary `json:"summary"`
-	Runs    []CampaignRun   `json:"runs"`
-}
-
-// CampaignSummary counts a cell's runs by verdict and the anomalies seen.
-type CampaignSummary struct {
-	Planned     int `json:"planned"`
-	Runs        int `json:"runs"`
-	Valid       int `json:"valid"`
-	Invalid     int `json:"invalid"`
-	Unknown     int `json:"unknown"`
-	Errors      int `json:"errors"`
-	Interrupted int `json:"interrupted"`
-	// ExpectedSeen counts per permitted anomaly the runs that showed it;
-	// Unexpected per forbidden anomaly.
-	ExpectedSeen map[string]int `json:"expected_seen,omitempty"`
-	Unexpected   map[string]int `json:"unexpected,omitempty"`
-	// Availability is the share of sends acknowledged (nil: not
-	// measured, e.g. acks=0).
-	Availability *float64 `json:"availability,omitempty"`
-}
-
-// CampaignRun is one run of a cell.
-type CampaignRun struct {
-	Run      int       `json:"run"`
-	Seed     uint64    `json:"seed"`
-	Verdict  string    `json:"verdict"`
-	ExitCode int       `json:"exit_code"`
-	Start    time.Time `json:"start"`
-	Seconds  float64   `json:"seconds"`
-	// Dir is the run's directory relative to the store (slashes); Log its
-	// output relative to the campaign's directory.
-	Dir        string   `json:"dir,omitempty"`
-	Log        string   `json:"log"`
-	Expected   []string `json:"expected,omitempty"`
-	Unexpected []string `json:"unexpected,omitempty"`
-	Unknown    []string `json:"unknown,omitempty"`
-	// Sends counts the run's sends by outcome.
-	Sends        *checker.OpCounts `json:"sends,omitempty"`
-	FaultWindows int               `json:"fault_windows"`
-	Error        string            `json:"error,omitempty"`
-}
-
-// ReadCampaign reads a campaign.json into a view.
-func ReadCampaign(file string) (CampaignView, error) { return readJSON[CampaignView](file) }
 
 // RenderCampaign writes a campaign's index page: the matrix of
 // configurations (rows) by nemeses (columns), each cell the model's
@@ -200,7 +121,7 @@ func buildCampaign(v CampaignView) *campaignPage {
 	for ci, c := range v.Cells {
 		k := rowKey{c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean")}
 		r, col := rowIdx[k], colIdx[cmp.Or(c.Nemesis, "none")]
-		cv := buildCell(c, ci, root)
+		cv := buildCell(*c, ci, root)
 		p.Rows[r].Cells[col] = append(p.Rows[r].Cells[col], cv)
 		s := c.Summary
 		totals[0] += s.Valid

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chaos-isr/chaos/checker"
 )
@@ -85,6 +86,23 @@ func TestResultsJSONReads(t *testing.T) {
 		t.Errorf("results.json read as %+v", res)
 	}
 	if _, err := ReadResults(filepath.Join("testdata", "stored", "results.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCampaignJSONSchema(t *testing.T) {
+	matrix := roundTrip[Campaign](t, "campaign-matrix.json")
+	if matrix.Format != CampaignFormat || len(matrix.Spec.Acks) != 2 || matrix.Spec.TimeLimit != Duration(6*time.Second) || matrix.Status != "complete" ||
+		len(matrix.Cells) != 4 || matrix.Cells[0].Name == "" || len(matrix.Cells[0].Args) == 0 || len(matrix.Cells[0].Permitted) == 0 ||
+		len(matrix.Cells[0].Runs) != 1 || matrix.Cells[0].Runs[0].Dir == "" || matrix.Cells[0].Runs[0].Sends == nil || matrix.Cells[0].Summary.Availability == nil {
+		t.Errorf("campaign-matrix.json read as %+v", matrix)
+	}
+	cells := roundTrip[Campaign](t, "campaign-cells.json")
+	if len(cells.Spec.Cells) != 2 || cells.Spec.Cells[0].Acks != -1 || cells.Spec.Cells[1].Election != "unclean" || cells.Cells[0].Refused == "" ||
+		cells.Cells[0].Runs[0].Error == "" || cells.Cells[1].Model.Acks != 0 {
+		t.Errorf("campaign-cells.json read as %+v", cells)
+	}
+	if _, err := ReadCampaign(filepath.Join("testdata", "stored", "campaign-cells.json")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -118,12 +118,12 @@ func renderDir(dir string) (string, error) {
 // writeCampaignIndex renders a campaign directory's index.html from its
 // campaign.json.
 func writeCampaignIndex(dir string) error {
-	v, err := results.ReadCampaign(filepath.Join(dir, results.CampaignFile))
+	c, err := results.ReadCampaign(filepath.Join(dir, results.CampaignFile))
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := results.RenderCampaign(&buf, v); err != nil {
+	if err := results.RenderCampaign(&buf, results.CampaignView{Campaign: c}); err != nil {
 		return err
 	}
 	return results.WriteFileAtomic(filepath.Join(dir, results.CampaignIndexFile), buf.Bytes())
