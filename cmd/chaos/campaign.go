@@ -31,6 +31,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 )
 
 // A campaign runs every run as a child "chaos run" process rather than in
@@ -668,7 +669,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 			for r := 1; r <= spec.Runs; r++ {
 				i++
 				s := runSeed(seed, c.Name, r)
-				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, total, c.Label, r, spec.Runs, s, results.ShellJoin(c.Args), s)
+				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, total, c.Label, r, spec.Runs, s, report.ShellJoin(c.Args), s)
 			}
 		}
 		return 0, nil
@@ -705,7 +706,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		// that cannot be rendered is said once, and "chaos report" can
 		// render it later; it does not make the campaign's verdict an
 		// error.
-		if err := writeCampaignIndex(dir.Dir); err != nil && !indexWarned {
+		if err := report.WriteCampaign(dir.Dir); err != nil && !indexWarned {
 			indexWarned = true
 			fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 )
 
 // judgeRun reads the run's history back and judges it: what is stored is
@@ -38,14 +39,14 @@ func judgeRun(out io.Writer, run *results.Run, tc results.TestConfig) (int, erro
 	}
 	printVerdict(out, res)
 	fmt.Fprintf(out, "results: %s\n", run.Path("results.json"))
-	sayReport(out, run, results.WriteJudgedReport(run.Dir, tc, res, ops))
+	sayReport(out, run, report.WriteJudgedRun(run.Dir, tc, res, ops))
 	return res.ExitCode(), nil
 }
 
 // writeRunReport renders the report of a run that has no verdict, from
 // what its directory holds.
 func writeRunReport(out io.Writer, run *results.Run) {
-	sayReport(out, run, results.WriteReport(run.Dir))
+	sayReport(out, run, report.WriteRun(run.Dir))
 }
 
 // sayReport says where the report is. A report that cannot be written is
