@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -400,10 +399,6 @@ func (s campaignSpec) cellSpecs() []cellSpec {
 	return out
 }
 
-// storeName mirrors the result store's sanitizing of test names, so a
-// cell's name is the directory its runs land in.
-var storeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // planCampaign checks every cell and builds its "chaos run" arguments. All
 // impossible cells are named at once, with the reason, before anything
 // runs: finding the fifth one twenty minutes in helps nobody.
@@ -451,7 +446,9 @@ func planCell(cs cellSpec, spec campaignSpec, store string) (cell, error) {
 	if len(faults) > 0 {
 		nem, nameNem = strings.Join(faults, ","), strings.Join(faults, "+")
 	}
-	name := storeName.ReplaceAllString(fmt.Sprintf("acks%d_isr%d_%s_%s", acks, cs.MinInsyncReplicas, election, nameNem), "_")
+	// The name as the store files it, so it is the directory the cell's
+	// runs land in.
+	name := results.TestName(fmt.Sprintf("acks%d_isr%d_%s_%s", acks, cs.MinInsyncReplicas, election, nameNem))
 	args := []string{"run", "--store", store, "--name", name, "--quiet",
 		"--acks", strconv.Itoa(acks), "--min-insync-replicas", strconv.Itoa(cs.MinInsyncReplicas),
 		"--election", election, "--nemesis", nem, "--time-limit", time.Duration(spec.TimeLimit).String()}
