@@ -1,13 +1,8 @@
 package results
 
 import (
-	"cmp"
+	"encoding/json"
 	"fmt"
-	"io"
-	"path"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
@@ -20,46 +15,115 @@ const (
 	CampaignIndexFile = "index.html"
 )
 
-// CampaignView is what a campaign's index page shows. Its fields and JSON
-// names follow campaign.json as chaos campaign writes it, so the record
-// converts field by field or decodes straight into it (ReadCampaign).
-type CampaignView struct {
-	// Title heads the page; empty: "campaign" and the start time.
-	Title    string            `json:"-"`
-	Seed     uint64            `json:"seed"`
-	Preset   string            `json:"preset,omitempty"`
+// CampaignFormat is the version of campaign.json's layout.
+const CampaignFormat = 1
+
+// Campaign is campaign.json: a campaign's plan and what its runs showed.
+// chaos campaign rewrites it after every run, so a campaign killed
+// outright still leaves the finished runs on record; the index page is
+// rendered from it. The guarantee model's parts (a cell's model, its
+// permissions, a run's send counts) are the checker's types.
+type Campaign struct {
+	Format int    `json:"format"`
+	Seed   uint64 `json:"seed"`
+	Preset string `json:"preset,omitempty"`
+	// SpecFile is the --spec file the campaign was read from, if any;
+	// Spec the campaign as resolved from it, a preset or the flags.
+	SpecFile string            `json:"spec_file,omitempty"`
+	Spec     CampaignSpec      `json:"spec"`
+	Store    string            `json:"store"`
 	Command  []string          `json:"command"`
 	Versions map[string]string `json:"versions"`
 	Start    time.Time         `json:"start"`
 	End      *time.Time        `json:"end,omitempty"`
-	// Status is running, complete or interrupted.
-	Status   string         `json:"status"`
-	ExitCode *int           `json:"exit_code,omitempty"`
-	Cells    []CampaignCell `json:"cells"`
-	// StoreRoot is the store's root as a URL relative to the page: a
-	// run's report is linked as StoreRoot/<run dir>/report.html. Empty
-	// means "../..", right for store/campaigns/<timestamp>/index.html.
-	StoreRoot string `json:"-"`
+	// Status is running, complete or interrupted. A campaign that was
+	// killed outright stays "running".
+	Status   string          `json:"status"`
+	ExitCode *int            `json:"exit_code,omitempty"`
+	Cells    []*CampaignCell `json:"cells"`
 }
 
-// CampaignCell is one configuration x nemesis of the matrix and its runs.
+// CampaignSpec is a campaign as resolved: the matrix lists or explicit
+// cells, and the settings of every run. Lists left out default to chaos
+// run's defaults.
+type CampaignSpec struct {
+	Acks              []int    `json:"acks,omitempty"`
+	MinInsyncReplicas []int    `json:"min_insync_replicas,omitempty"`
+	Election          []string `json:"election,omitempty"`
+	// Nemesis lists one fault list per column, each a comma list as
+	// "chaos run --nemesis" takes it ("none" for no faults).
+	Nemesis []string `json:"nemesis,omitempty"`
+	// Cells lists cells explicitly instead of a matrix.
+	Cells           []CampaignCellSpec `json:"cells,omitempty"`
+	Runs            int                `json:"runs,omitempty"`
+	TimeLimit       Duration           `json:"time_limit,omitempty"`
+	NemesisInterval Duration           `json:"nemesis_interval,omitempty"`
+	// RunArgs are further "chaos run" flags for every run.
+	RunArgs []string `json:"run_args,omitempty"`
+	Runtime string   `json:"runtime,omitempty"`
+}
+
+// CampaignCellSpec is one explicit cell of a spec.
+type CampaignCellSpec struct {
+	Acks              int    `json:"acks"`
+	MinInsyncReplicas int    `json:"min_insync_replicas"`
+	Election          string `json:"election,omitempty"`
+	Nemesis           string `json:"nemesis,omitempty"`
+}
+
+// Duration is a time.Duration written as "30s" in JSON, as on the command
+// line.
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"30s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// CampaignCell is one configuration x nemesis of the matrix: its plan and
+// its runs.
 type CampaignCell struct {
+	CampaignCellPlan
+	// Verdict is the worst of the runs': valid, unknown, error, invalid,
+	// or not-run.
+	Verdict string `json:"verdict"`
+	// Refused says why chaos run refused the cell; its remaining runs
+	// were not started.
+	Refused string          `json:"refused,omitempty"`
+	Summary CampaignSummary `json:"summary"`
+	Runs    []CampaignRun   `json:"runs"`
+}
+
+// CampaignCellPlan is a cell as planned, before any run.
+type CampaignCellPlan struct {
+	// Name is the test name in the store, the one "chaos run" would pick
+	// for the configuration, so a campaign's runs sit beside plain runs of
+	// the same configuration.
 	Name              string `json:"name"`
 	Label             string `json:"label"`
 	Acks              int    `json:"acks"`
 	MinInsyncReplicas int    `json:"min_insync_replicas"`
 	Election          string `json:"election"`
 	Nemesis           string `json:"nemesis"`
-	// Permitted is what the guarantee model permits here (anomaly ->
-	// permission and why); Prediction sums it up in a few words.
+	// Args are the "chaos run" arguments of every run of the cell, less
+	// --seed.
+	Args []string `json:"args"`
+	// Model is what the guarantee model is told about the cell, and
+	// Permitted what it permits there (anomaly -> permission and why);
+	// Prediction sums it up in a few words.
+	Model      checker.Config                `json:"model"`
 	Permitted  map[string]checker.Permission `json:"permitted"`
 	Prediction string                        `json:"prediction"`
-	// Verdict is the worst of the runs': valid, unknown, error, invalid,
-	// or not-run.
-	Verdict string          `json:"verdict"`
-	Refused string          `json:"refused,omitempty"`
-	Summary CampaignSummary `json:"summary"`
-	Runs    []CampaignRun   `json:"runs"`
 }
 
 // CampaignSummary counts a cell's runs by verdict and the anomalies seen.
@@ -101,197 +165,5 @@ type CampaignRun struct {
 	Error        string            `json:"error,omitempty"`
 }
 
-// ReadCampaign reads a campaign.json into a view.
-func ReadCampaign(file string) (CampaignView, error) { return readJSON[CampaignView](file) }
-
-// RenderCampaign writes a campaign's index page: the matrix of
-// configurations (rows) by nemeses (columns), each cell the model's
-// prediction against what the runs showed, linking to each run's report.
-func RenderCampaign(w io.Writer, v CampaignView) error {
-	return execute(w, "campaign", buildCampaign(v))
-}
-
-type campaignPage struct {
-	Title, Status, Seed, Started, Ended, Command, Exit string
-	Columns                                            []string
-	Rows                                               []matrixRow
-	Runs                                               []campaignRunRow
-	Totals                                             string
-}
-
-type matrixRow struct {
-	Label string
-	Cells [][]cellView // per column, the cells there (normally one)
-}
-
-type cellView struct {
-	ID, Label, Verdict, Counts, Prediction string
-	Permitted, Seen, Unexpected, Avail     string
-	Refused                                string
-	Runs                                   []runLink
-}
-
-type runLink struct {
-	Text, Href, Verdict, Title string
-}
-
-type campaignRunRow struct {
-	Cell, CellID                  string
-	Run                           int
-	Seed                          uint64
-	Verdict, Time, Seconds        string
-	Expected, Unexpected, Unknown string
-	Error, Report, Log            string
-}
-
-// acksRank orders rows from the weakest promise to the strongest.
-func acksRank(a int) int {
-	switch a {
-	case 0:
-		return 0
-	case 1:
-		return 1
-	}
-	return 2
-}
-
-func buildCampaign(v CampaignView) *campaignPage {
-	root := cmp.Or(v.StoreRoot, "../..")
-	p := &campaignPage{Title: v.Title, Status: cmp.Or(v.Status, "unknown"), Seed: fmt.Sprint(v.Seed), Started: v.Start.UTC().Format("2006-01-02 15:04:05 UTC")}
-	if p.Title == "" {
-		p.Title = "campaign of " + p.Started
-	}
-	if v.End != nil {
-		p.Ended = v.End.UTC().Format("2006-01-02 15:04:05 UTC") + fmt.Sprintf(" (%s)", v.End.Sub(v.Start).Round(time.Second))
-	}
-	p.Command = commandLine(v.Command)
-	if v.ExitCode != nil {
-		p.Exit = fmt.Sprint(*v.ExitCode)
-	}
-	type rowKey struct {
-		acks, isr int
-		election  string
-	}
-	var rows []rowKey
-	rowIdx := map[rowKey]int{}
-	colIdx := map[string]int{}
-	for _, c := range v.Cells {
-		k := rowKey{c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean")}
-		if _, ok := rowIdx[k]; !ok {
-			rowIdx[k] = len(rows)
-			rows = append(rows, k)
-		}
-		nem := cmp.Or(c.Nemesis, "none")
-		if _, ok := colIdx[nem]; !ok {
-			colIdx[nem] = len(p.Columns)
-			p.Columns = append(p.Columns, nem)
-		}
-	}
-	order := slices.Clone(rows)
-	sort.SliceStable(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		return cmp.Or(cmp.Compare(acksRank(a.acks), acksRank(b.acks)), cmp.Compare(a.isr, b.isr), cmp.Compare(a.election, b.election)) < 0
-	})
-	for i, k := range order {
-		rowIdx[k] = i
-		p.Rows = append(p.Rows, matrixRow{Label: fmt.Sprintf("acks=%d, min.insync=%d, %s", k.acks, k.isr, k.election), Cells: make([][]cellView, len(p.Columns))})
-	}
-	var totals [5]int
-	for ci, c := range v.Cells {
-		k := rowKey{c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean")}
-		r, col := rowIdx[k], colIdx[cmp.Or(c.Nemesis, "none")]
-		cv := buildCell(c, ci, root)
-		p.Rows[r].Cells[col] = append(p.Rows[r].Cells[col], cv)
-		s := c.Summary
-		totals[0] += s.Valid
-		totals[1] += s.Invalid
-		totals[2] += s.Unknown
-		totals[3] += s.Errors
-		totals[4] += s.Planned
-		for _, run := range c.Runs {
-			row := campaignRunRow{Cell: cmp.Or(c.Label, c.Name), CellID: cv.ID, Run: run.Run, Seed: run.Seed, Verdict: run.Verdict,
-				Seconds: fmt.Sprintf("%.0f s", run.Seconds), Expected: strings.Join(run.Expected, ", "), Unexpected: strings.Join(run.Unexpected, ", "),
-				Unknown: strings.Join(run.Unknown, ", "), Error: clip(run.Error, 300)}
-			if !run.Start.IsZero() {
-				row.Time = run.Start.UTC().Format("15:04:05")
-			}
-			if run.Dir != "" {
-				row.Report = runReport(root, run.Dir)
-			}
-			if run.Log != "" {
-				row.Log = run.Log
-			}
-			p.Runs = append(p.Runs, row)
-		}
-	}
-	p.Totals = fmt.Sprintf("%d cells, %d runs planned: %d valid, %d invalid, %d unknown, %d errors", len(v.Cells), totals[4], totals[0], totals[1], totals[2], totals[3])
-	return p
-}
-
-// runReport is the link to a run's report, from a page at root.
-func runReport(root, dir string) string {
-	return path.Join(root, strings.ReplaceAll(dir, `\`, "/"), ReportFile)
-}
-
-func buildCell(c CampaignCell, i int, root string) cellView {
-	s := c.Summary
-	cv := cellView{ID: fmt.Sprintf("cell-%d", i+1), Label: cmp.Or(c.Label, c.Name), Verdict: cmp.Or(c.Verdict, "not-run"), Prediction: c.Prediction, Refused: c.Refused}
-	cv.Counts = fmt.Sprintf("%d of %d runs", s.Runs, s.Planned)
-	var parts []string
-	for _, x := range []struct {
-		n    int
-		what string
-	}{{s.Valid, "valid"}, {s.Invalid, "invalid"}, {s.Unknown, "unknown"}, {s.Errors, "error"}, {s.Interrupted, "interrupted"}} {
-		if x.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
-		}
-	}
-	if len(parts) > 0 {
-		cv.Counts += ": " + strings.Join(parts, ", ")
-	}
-	var permitted []string
-	for _, name := range checker.Names() {
-		if c.Permitted[name].Permitted {
-			permitted = append(permitted, name)
-		}
-	}
-	if len(c.Permitted) > 0 {
-		cv.Permitted = "none"
-		if len(permitted) > 0 {
-			cv.Permitted = strings.Join(permitted, ", ")
-		}
-	}
-	cv.Seen = seenList(s.ExpectedSeen, s.Runs-s.Errors)
-	cv.Unexpected = seenList(s.Unexpected, s.Runs-s.Errors)
-	if s.Availability != nil {
-		cv.Avail = fmt.Sprintf("%.1f%% of sends acknowledged", 100**s.Availability)
-	}
-	for _, r := range c.Runs {
-		l := runLink{Text: fmt.Sprintf("run %d: %s", r.Run, r.Verdict), Verdict: r.Verdict,
-			Title: fmt.Sprintf("seed %d, %.0f s", r.Seed, r.Seconds)}
-		if len(r.Unexpected) > 0 {
-			l.Title += "; unexpected: " + strings.Join(r.Unexpected, ", ")
-		}
-		if len(r.Expected) > 0 {
-			l.Title += "; permitted anomalies seen: " + strings.Join(r.Expected, ", ")
-		}
-		if r.Error != "" {
-			l.Title += "; error: " + clip(r.Error, 200)
-		}
-		if r.Dir != "" {
-			l.Href = runReport(root, r.Dir)
-		}
-		cv.Runs = append(cv.Runs, l)
-	}
-	return cv
-}
-
-// seenList writes "lost-write 2/3, unseen 1/3": how many of the judged
-// runs showed each anomaly.
-func seenList(m map[string]int, runs int) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		parts = append(parts, fmt.Sprintf("%s %d/%d", k, m[k], max(runs, 0)))
-	}
-	return strings.Join(parts, ", ")
-}
+// ReadCampaign reads a campaign's campaign.json.
+func ReadCampaign(file string) (Campaign, error) { return readJSON[Campaign](file) }

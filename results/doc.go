@@ -1,26 +1,22 @@
-// Package results keeps what tests leave behind and renders it for people.
+// Package results is the result store: what tests leave behind, where it
+// lies and in what form.
 //
 // The store has one directory per run (store/<test>/<timestamp>/:
 // history.jsonl, test.json, results.json, node logs, report.html), a
-// store/latest link to the newest, and atomic writes so that a reader
-// never sees half a file.
+// store/latest and a store/<test>/latest link to the newest, and one
+// directory per campaign (store/campaigns/<timestamp>/: campaign.json,
+// index.html, logs/) with store/campaigns/latest. Files are written
+// atomically, so that a reader never sees half of one (NewRun, WriteJSON,
+// MarkLatest, Relink, WriteFileAtomic); ListStore lists what a store holds.
 //
-// The pages are self-contained HTML (inline CSS and SVG, no script, no
-// fetch), rendered with html/template so that whatever a history holds is
-// escaped:
+// The package owns the schema of what it stores: test.json is TestConfig
+// and campaign.json is Campaign, both defined here with types of their
+// own, so that a change in the packages that run a test (workload,
+// nemesis) cannot silently change a stored file; the runner converts its
+// types at the boundary. results.json is the checker's (checker.Results),
+// read here with ReadResults. Stored files of real runs in
+// testdata/stored pin the schema: they must decode without a field left
+// over and encode back byte for byte.
 //
-//   - a run's report (WriteReport, RenderReport): the verdict and the
-//     guarantee table first, the configuration and the command that
-//     replays it, plots on one shared time axis with the fault windows
-//     shaded (latency, throughput, ISR and HW per partition,
-//     unavailability), the anomalies with their operations, every lost
-//     write, and an excerpt of the history that every link points into;
-//   - a campaign's index (RenderCampaign): configurations by nemeses,
-//     the guarantee model's prediction against what the runs showed;
-//   - the store browser's page (ScanStore, RenderStore).
-//
-// A report reads whatever a run left: a torn history, no results.json or
-// no test.json still give a page that says what is missing. Long runs stay
-// small: plots keep a bounded number of points per time column, and the
-// history view is an excerpt. docs/report.md describes the pages.
+// The HTML pages rendered from a store are package results/report's.
 package results

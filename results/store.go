@@ -11,6 +11,15 @@ import (
 	"github.com/chaos-isr/chaos/internal/atomicfile"
 )
 
+// The files of a run directory.
+const (
+	HistoryFile         = "history.jsonl"
+	TestFile            = "test.json"
+	ResultsFile         = "results.json"
+	ReportFile          = "report.html"
+	LinearizabilityFile = "linearizability.html"
+)
+
 // Run is one run's directory in the store.
 type Run struct {
 	Store string // the store's root
@@ -20,9 +29,12 @@ type Run struct {
 
 var safeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// TestName is the directory name the store gives a test name: anything
-// but letters, digits, dot, dash and underscore becomes "_".
+// TestName is a test's name as the store files it: every run of a
+// character other than a letter, digit, '.', '_' or '-' becomes one '_'.
 func TestName(name string) string { return safeName.ReplaceAllString(name, "_") }
+
+// stampLayout names a run's directory after its start.
+const stampLayout = "20060102T150405.000Z"
 
 // NewRun creates store/<test>/<timestamp>/ for a run starting at t. The
 // timestamp is UTC with milliseconds so that runs sort by name.
@@ -31,7 +43,7 @@ func NewRun(store, test string, t time.Time) (*Run, error) {
 	if test == "" || test == "." || test == ".." {
 		return nil, fmt.Errorf("bad test name %q", test)
 	}
-	dir := filepath.Join(store, test, t.UTC().Format("20060102T150405.000Z"))
+	dir := filepath.Join(store, test, t.UTC().Format(stampLayout))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +43,48 @@ func TestRunLayoutAndLatest(t *testing.T) {
 	}
 	if _, err := NewRun(store, "..", t0); err == nil {
 		t.Fatal("a test named .. was accepted")
+	}
+}
+
+func TestListStore(t *testing.T) {
+	store := t.TempDir()
+	mk := func(rel string, files ...string) {
+		dir := filepath.Join(store, filepath.FromSlash(rel))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644)
+		}
+	}
+	mk("a/20261129T170000.000Z", TestFile)
+	mk("b/20261129T180000.000Z")
+	mk("a/20261129T190000.000Z", TestFile)
+	mk("a/x.tmp")
+	mk(".hidden/20261129T170000.000Z")
+	mk("campaigns/20261129T175000.000Z", CampaignFile)
+	os.WriteFile(filepath.Join(store, "a", "notes"), nil, 0o644)
+	os.Symlink("a/20261129T190000.000Z", filepath.Join(store, "latest"))
+	os.Symlink("20261129T190000.000Z", filepath.Join(store, "a", "latest"))
+
+	l, err := ListStore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, r := range l.Runs {
+		runs = append(runs, r.Dir)
+	}
+	if want := "a/20261129T190000.000Z b/20261129T180000.000Z a/20261129T170000.000Z"; strings.Join(runs, " ") != want {
+		t.Fatalf("runs %v, want %s", runs, want)
+	}
+	if r := l.Runs[0]; r.Test != "a" || r.Path != filepath.Join(store, "a", "20261129T190000.000Z") || !r.Start.Equal(time.Date(2026, 11, 29, 19, 0, 0, 0, time.UTC)) {
+		t.Fatalf("run %+v", r)
+	}
+	if len(l.Campaigns) != 1 || l.Campaigns[0].Dir != "campaigns/20261129T175000.000Z" || len(l.Problems) != 0 {
+		t.Fatalf("campaigns %+v, problems %v", l.Campaigns, l.Problems)
+	}
+	if _, err := ListStore(filepath.Join(store, "missing")); err == nil {
+		t.Fatal("a missing store is no error")
 	}
 }

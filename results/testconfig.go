@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/workload"
 )
 
-// TestConfig is test.json: everything needed to understand and repeat a run.
+// TestConfig is test.json: everything needed to understand and repeat a
+// run. Its types are the store's own, not the workload's or the nemesis's:
+// test.json is read back long after it was written (chaos check, chaos
+// report, a campaign's index), so it changes only when this file does. The
+// runner fills it in from its own types at the boundary.
 type TestConfig struct {
 	Name     string            `json:"name"`
 	Seed     uint64            `json:"seed"`
@@ -19,12 +21,12 @@ type TestConfig struct {
 	Command  []string          `json:"command"`
 	Versions map[string]string `json:"versions"`
 	Cluster  ClusterConfig     `json:"cluster"`
-	Workload workload.Config   `json:"workload"`
+	Workload Workload          `json:"workload"`
 	Nemesis  []string          `json:"nemesis"` // fault kinds, as the guarantee model reads them
-	Schedule nemesis.Schedule  `json:"schedule"`
+	Schedule Schedule          `json:"schedule"`
 	Converge time.Duration     `json:"converge_timeout"`
 	// Convergence is how the final phase found the cluster.
-	Convergence *workload.Convergence `json:"convergence,omitempty"`
+	Convergence *Convergence `json:"convergence,omitempty"`
 }
 
 // ClusterConfig is the system under test's configuration.
@@ -47,10 +49,48 @@ type ClusterConfig struct {
 	DelayMechanism string `json:"delay_mechanism,omitempty"`
 }
 
+// Workload is the clients' configuration: what the producers and
+// consumers did. Durations are nanoseconds in JSON.
+type Workload struct {
+	Bootstrap      []string      `json:"bootstrap"`
+	Topic          string        `json:"topic"`
+	Partitions     int32         `json:"partitions"`
+	Acks           int16         `json:"acks"`
+	Concurrency    int           `json:"concurrency"`      // producer processes
+	Consumers      int           `json:"consumers"`        // consumer processes
+	Rate           float64       `json:"rate"`             // target sends per second, all producers together; 0: unthrottled
+	TimeLimit      time.Duration `json:"time_limit"`       // how long producers and consumers ran
+	Seed           uint64        `json:"seed"`             // drove partition choice and pacing jitter
+	RequestTimeout time.Duration `json:"request_timeout"`  // the produce request timeout sent to brokers
+	EndOffsetEvery int           `json:"end_offset_every"` // a consumer read the end offset every N operations
+}
+
+// Schedule is the fault windows planned for a run, in start order, one at
+// a time; null in JSON when no fault was asked for. What really ran is in
+// the history.
+type Schedule []PlannedFault
+
+// PlannedFault is one planned fault window. Times are nanoseconds since the
+// workload started.
+type PlannedFault struct {
+	Fault string        `json:"fault"`
+	Start time.Duration `json:"start"`
+	End   time.Duration `json:"end"`
+}
+
+// Convergence is how the final phase found the cluster: whether every
+// replica was back in the ISR before the final reads, after how long, and
+// if not, what was still wrong.
+type Convergence struct {
+	Converged bool          `json:"converged"`
+	Waited    time.Duration `json:"waited"`
+	Why       string        `json:"why,omitempty"`
+}
+
 // ReadTestConfig reads a run's test.json.
 func ReadTestConfig(path string) (TestConfig, error) { return readJSON[TestConfig](path) }
 
-// ReadResults reads a run's results.json.
+// ReadResults reads a run's results.json, whose schema is the checker's.
 func ReadResults(path string) (*checker.Results, error) {
 	res, err := readJSON[checker.Results](path)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/workload"
 )
 
@@ -203,7 +204,7 @@ func (r *run) do(ctx context.Context) error {
 			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
 			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced,
 		},
-		Workload: wcfg, Nemesis: s.Faults, Schedule: schedule, Converge: s.ConvergeTimeout,
+		Workload: storedWorkload(wcfg), Nemesis: s.Faults, Schedule: storedSchedule(schedule), Converge: s.ConvergeTimeout,
 	}
 	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
 		return err
@@ -228,10 +229,10 @@ func (r *run) do(ctx context.Context) error {
 	case ctx.Err() != nil:
 		r.hooks.log("interrupted: the history so far is in %s", dir.Path(results.HistoryFile))
 		r.out.Interrupted = true
-		r.report(results.WriteReport(dir.Dir))
+		r.report(report.WriteRun(dir.Dir))
 		return nil
 	case runErr != nil:
-		r.report(results.WriteReport(dir.Dir))
+		r.report(report.WriteRun(dir.Dir))
 		return fmt.Errorf("workload: %w (history so far in %s)", runErr, dir.Path(results.HistoryFile))
 	}
 	return r.judge(tc)
@@ -296,7 +297,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 			} else {
 				r.hooks.log("did NOT converge within %s: %s", s.ConvergeTimeout, conv.Why)
 			}
-			tc.Convergence = &conv
+			tc.Convergence = storedConvergence(conv)
 			_ = r.dir.WriteJSON(results.TestFile, tc)
 		}
 	}
@@ -322,7 +323,7 @@ func (r *run) judge(tc results.TestConfig) error {
 // be read is an error, with a report that says what is damaged.
 func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
-	report := func(err error) {
+	written := func(err error) {
 		if err != nil {
 			o.ReportErr = err.Error()
 			return
@@ -336,16 +337,16 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	if err != nil {
 		// A report without a verdict still shows the readable prefix and
 		// says what is damaged.
-		report(results.WriteReport(dir.Dir))
+		written(report.WriteRun(dir.Dir))
 		return o, err
 	}
 	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path("linearizability.html")})
 	if err := dir.WriteJSON(results.ResultsFile, res); err != nil {
-		report(results.WriteReport(dir.Dir))
+		written(report.WriteRun(dir.Dir))
 		return o, err
 	}
 	o.Verdict, o.Results = res.Valid, res
-	report(results.WriteJudgedReport(dir.Dir, tc, res, ops))
+	written(report.WriteJudgedRun(dir.Dir, tc, res, ops))
 	return o, nil
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/runner"
 )
 
@@ -44,9 +45,6 @@ import (
 // 2-core machine: 1-1.5 s). The campaign's first estimate uses it.
 const runOverhead = 2 * time.Second
 
-// campaignFormat is the version of campaign.json's layout.
-const campaignFormat = 1
-
 // runArgsOwned are "chaos run" flags the campaign sets itself; passing them
 // through would silently contradict the matrix or the store layout.
 var runArgsOwned = []string{
@@ -55,7 +53,8 @@ var runArgsOwned = []string{
 }
 
 // campaignSpec is a campaign in the spec file format (--spec FILE), and
-// what the presets and the flags are turned into.
+// what the presets and the flags are turned into. campaign.json keeps it
+// as the store's results.CampaignSpec (record), which encodes the same.
 type campaignSpec struct {
 	// The matrix: every combination of these lists is a cell. Lists left
 	// out default to the "chaos run" defaults (acks -1,
@@ -132,44 +131,26 @@ func (a *acksValue) UnmarshalJSON(b []byte) error {
 }
 
 // duration is a time.Duration written as "30s" in JSON, as on the command
-// line.
-type duration time.Duration
+// line and in campaign.json.
+type duration = results.Duration
 
-func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a duration is a string such as \"30s\", got %s", b)
+// record is the spec as campaign.json keeps it.
+func (s campaignSpec) record() results.CampaignSpec {
+	r := results.CampaignSpec{
+		MinInsyncReplicas: s.MinInsyncReplicas, Election: s.Election, Nemesis: s.Nemesis, Runs: s.Runs,
+		TimeLimit: s.TimeLimit, NemesisInterval: s.NemesisInterval, RunArgs: s.RunArgs, Runtime: s.Runtime,
 	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
+	for _, a := range s.Acks {
+		r.Acks = append(r.Acks, int(a))
 	}
-	*d = duration(v)
-	return nil
+	for _, c := range s.Cells {
+		r.Cells = append(r.Cells, results.CampaignCellSpec{Acks: int(c.Acks), MinInsyncReplicas: c.MinInsyncReplicas, Election: c.Election, Nemesis: c.Nemesis})
+	}
+	return r
 }
 
 // cell is one configuration of the campaign, ready to run.
-type cell struct {
-	// Name is the test name in the store, the one "chaos run" would pick
-	// for the configuration, so a campaign's runs sit beside plain runs of
-	// the same configuration.
-	Name              string `json:"name"`
-	Label             string `json:"label"`
-	Acks              int    `json:"acks"`
-	MinInsyncReplicas int    `json:"min_insync_replicas"`
-	Election          string `json:"election"`
-	Nemesis           string `json:"nemesis"`
-	// Args are the "chaos run" arguments of every run of the cell, less
-	// --seed.
-	Args []string `json:"args"`
-	// Model is what the guarantee model is told about the cell, and
-	// Permitted what it permits there (anomaly -> why).
-	Model      checker.Config                `json:"model"`
-	Permitted  map[string]checker.Permission `json:"permitted"`
-	Prediction string                        `json:"prediction"`
-}
+type cell = results.CampaignCellPlan
 
 type campaignFlags struct {
 	preset, spec, store, junit  string
@@ -564,42 +545,15 @@ const (
 	verdictNotRun      = "not-run"
 )
 
-// campaignRecord is campaign.json. It is rewritten after every run, so a
-// campaign killed outright still leaves the finished runs on record.
-type campaignRecord struct {
-	Format   int               `json:"format"`
-	Seed     uint64            `json:"seed"`
-	Preset   string            `json:"preset,omitempty"`
-	SpecFile string            `json:"spec_file,omitempty"`
-	Spec     campaignSpec      `json:"spec"`
-	Store    string            `json:"store"`
-	Command  []string          `json:"command"`
-	Versions map[string]string `json:"versions"`
-	Start    time.Time         `json:"start"`
-	End      *time.Time        `json:"end,omitempty"`
-	// Status is running, complete or interrupted. A campaign that was
-	// killed outright stays "running".
-	Status   string        `json:"status"`
-	ExitCode *int          `json:"exit_code,omitempty"`
-	Cells    []*cellRecord `json:"cells"`
-}
-
-type cellRecord struct {
-	cell
-	// Verdict is the worst of the cell's runs (see worstVerdict).
-	Verdict string `json:"verdict"`
-	// Refused says why chaos run refused the cell; its remaining runs
-	// were not started.
-	Refused string      `json:"refused,omitempty"`
-	Summary cellSummary `json:"summary"`
-	Runs    []runRecord `json:"runs"`
-}
-
-// cellSummary and runRecord are the campaign index's view types: what
-// campaign.json records is what the index page reads.
-type cellSummary = results.CampaignSummary
-
-type runRecord = results.CampaignRun
+// campaignRecord is campaign.json, whose schema the store owns: it is
+// rewritten after every run, and the index page is rendered from it. A
+// cell's Verdict is the worst of its runs' (see worstVerdict).
+type (
+	campaignRecord = results.Campaign
+	cellRecord     = results.CampaignCell
+	cellSummary    = results.CampaignSummary
+	runRecord      = results.CampaignRun
+)
 
 // verdictRank orders verdicts for the exit code: an invalid run is the
 // finding a campaign exists for and is never hidden behind a flaky one; an
@@ -636,7 +590,7 @@ func verdictExitCode(v string) int {
 // campaignExitCode is the exit code of the worst cell.
 func campaignExitCode(cells []*cellRecord) int { return verdictExitCode(worstOfCells(cells)) }
 
-func (c *cellRecord) summarize() {
+func summarize(c *cellRecord) {
 	s := cellSummary{Planned: c.Summary.Planned}
 	var ok, sent int64
 	for _, r := range c.Runs {
@@ -713,7 +667,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 			for r := 1; r <= spec.Runs; r++ {
 				i++
 				s := runSeed(seed, c.Name, r)
-				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, total, c.Label, r, spec.Runs, s, results.ShellJoin(c.Args), s)
+				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, total, c.Label, r, spec.Runs, s, report.ShellJoin(c.Args), s)
 			}
 		}
 		return 0, nil
@@ -731,12 +685,12 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		return 0, err
 	}
 	rec := &campaignRecord{
-		Format: campaignFormat, Seed: seed, Preset: f.preset, SpecFile: f.spec, Spec: spec, Store: f.store,
+		Format: results.CampaignFormat, Seed: seed, Preset: f.preset, SpecFile: f.spec, Spec: spec.record(), Store: f.store,
 		Command: os.Args, Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
 		Start: start.UTC(), Status: "running",
 	}
 	for _, c := range cells {
-		rec.Cells = append(rec.Cells, &cellRecord{cell: c, Verdict: verdictNotRun, Summary: cellSummary{Planned: spec.Runs}, Runs: []runRecord{}})
+		rec.Cells = append(rec.Cells, &cellRecord{CampaignCellPlan: c, Verdict: verdictNotRun, Summary: cellSummary{Planned: spec.Runs}, Runs: []runRecord{}})
 	}
 	// The record and its index page are rewritten after every run, so a
 	// campaign in progress can be watched (chaos serve) and one killed
@@ -750,7 +704,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		// that cannot be rendered is said once, and "chaos report" can
 		// render it later; it does not make the campaign's verdict an
 		// error.
-		if err := writeCampaignIndex(dir.Dir); err != nil && !indexWarned {
+		if err := report.WriteCampaign(dir.Dir); err != nil && !indexWarned {
 			indexWarned = true
 			fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err)
 		}
@@ -782,7 +736,7 @@ runs:
 			}
 			rr, refused := cr.runOne(c, r)
 			c.Runs = append(c.Runs, rr)
-			c.summarize()
+			summarize(c)
 			if err := save(); err != nil && writeErr == nil {
 				writeErr = err
 			}

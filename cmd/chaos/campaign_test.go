@@ -433,7 +433,7 @@ func TestCampaignSpecFile(t *testing.T) {
 // TestCampaignJUnitShape: every verdict maps to the JUnit element CI
 // systems expect, and the file survives an encoding/xml round trip.
 func TestCampaignJUnitShape(t *testing.T) {
-	c := &cellRecord{cell: cell{Name: "acks1_isr1_clean_kill", Label: "acks=1 isr=1 clean kill",
+	c := &cellRecord{CampaignCellPlan: cell{Name: "acks1_isr1_clean_kill", Label: "acks=1 isr=1 clean kill",
 		Permitted: checker.Permitted(checker.Config{Acks: 1, MinInsyncReplicas: 1, ReplicationFactor: 3, MaxInFlight: 1})}}
 	c.Summary.Planned = 6
 	for i, v := range []string{verdictValid, verdictInvalid, verdictUnknown, verdictError, verdictInterrupted} {
@@ -505,6 +505,27 @@ func TestCampaignExitCodeOrder(t *testing.T) {
 		}
 		if got := campaignExitCode([]*cellRecord{c}); got != tc.want {
 			t.Errorf("%v: exit %d, want %d", tc.verdicts, got, tc.want)
+		}
+	}
+}
+
+// TestCampaignSpecRecord: campaign.json keeps the spec as the store's
+// results.CampaignSpec, which must encode exactly as the spec file format
+// that --dry-run prints (a field record() forgets would vanish from the
+// record).
+func TestCampaignSpecRecord(t *testing.T) {
+	specs := []campaignSpec{{
+		Cells: []cellSpec{{Acks: -1, MinInsyncReplicas: 2, Election: "unclean", Nemesis: "kill"}, {Acks: 0, MinInsyncReplicas: 1}},
+		Runs:  2, TimeLimit: duration(7 * time.Second), NemesisInterval: duration(2 * time.Second), RunArgs: []string{"--nodes", "5"}, Runtime: "docker",
+	}}
+	for _, name := range sortedPresetNames() {
+		specs = append(specs, presets[name])
+	}
+	for _, s := range specs {
+		want, _ := json.Marshal(s)
+		got, _ := json.Marshal(s.record())
+		if !bytes.Equal(got, want) {
+			t.Errorf("campaign.json's spec:\n%s\nthe spec:\n%s", got, want)
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/cluster"
-	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 )
 
 // The README's commands are tested, so that the README cannot drift from
@@ -635,7 +635,7 @@ func (r *readmeRunner) kcatCmd(c readmeCmd) string {
 				return fmt.Sprintf("127.0.0.1:%d", r.base+p-9092)
 			})
 		}
-		stages = append(stages, results.ShellJoin(s))
+		stages = append(stages, report.ShellJoin(s))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 )
 
 func newReportCmd() *cobra.Command {
@@ -70,8 +69,8 @@ func renderTree(root string, done func(page string, err error)) (int, error) {
 	}
 	found := 0
 	visit := func(dir string) bool {
-		page, err := renderDir(dir)
-		if errors.Is(err, errNotRunDir) {
+		page, err := report.WritePage(dir)
+		if errors.Is(err, report.ErrNotRunDir) {
 			return false
 		}
 		found++
@@ -98,33 +97,4 @@ func renderTree(root string, done func(page string, err error)) (int, error) {
 		return nil
 	})
 	return found, err
-}
-
-// errNotRunDir marks a directory that is neither a run nor a campaign.
-var errNotRunDir = errors.New("not a run or campaign directory")
-
-// renderDir writes report.html for a run directory or index.html for a
-// campaign directory, and returns the page's path.
-func renderDir(dir string) (string, error) {
-	if _, err := os.Stat(filepath.Join(dir, "test.json")); err == nil {
-		return filepath.Join(dir, "report.html"), results.WriteReport(dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "campaign.json")); err == nil {
-		return filepath.Join(dir, "index.html"), writeCampaignIndex(dir)
-	}
-	return "", errNotRunDir
-}
-
-// writeCampaignIndex renders a campaign directory's index.html from its
-// campaign.json.
-func writeCampaignIndex(dir string) error {
-	v, err := results.ReadCampaign(filepath.Join(dir, results.CampaignFile))
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := results.RenderCampaign(&buf, v); err != nil {
-		return err
-	}
-	return results.WriteFileAtomic(filepath.Join(dir, results.CampaignIndexFile), buf.Bytes())
 }

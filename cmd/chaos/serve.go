@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 )
 
 func newServeCmd() *cobra.Command {
@@ -220,13 +221,13 @@ func (h *storeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *storeHandler) front(w http.ResponseWriter, _ *http.Request) {
-	view, err := results.ScanStore(h.root)
+	view, err := report.ScanStore(h.root)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	var buf bytes.Buffer
-	if err := results.RenderStore(&buf, view); err != nil {
+	if err := report.RenderStore(&buf, view); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -260,7 +261,7 @@ func (h *storeHandler) dir(w http.ResponseWriter, r *http.Request, real string) 
 					return
 				}
 			}
-			if _, err := renderDir(real); err != nil {
+			if _, err := report.WritePage(real); err != nil {
 				http.Error(w, "rendering "+page.file+": "+err.Error(), http.StatusInternalServerError)
 				return
 			}

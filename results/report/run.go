@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -16,25 +16,16 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
 )
 
-// The files of a run directory that the report reads and writes.
-const (
-	HistoryFile         = "history.jsonl"
-	TestFile            = "test.json"
-	ResultsFile         = "results.json"
-	ReportFile          = "report.html"
-	LinearizabilityFile = "linearizability.html"
-)
-
-// ReportData is what a run report is made from: a run directory's files,
+// RunData is what a run's report is made from: a run directory's files,
 // read. Every field may be missing; the report says what is.
-type ReportData struct {
+type RunData struct {
 	// Dir is the run's directory, shown in the heading (may be empty).
 	Dir string
 	// Config is test.json; nil if it could not be read.
-	Config *TestConfig
+	Config *results.TestConfig
 	// Results is results.json; nil if the checkers never ran (an
 	// interrupted run) or it could not be read.
 	Results *checker.Results
@@ -47,33 +38,33 @@ type ReportData struct {
 	Notes []string
 }
 
-// LoadReport reads a run directory for its report. It never fails: what
+// LoadRun reads a run directory for its report. It never fails: what
 // cannot be read is left out and explained in Notes, so an interrupted or
 // damaged run still gets a report that says what it lacks.
-func LoadReport(runDir string) ReportData {
-	d := ReportData{Dir: runDir}
-	if tc, err := ReadTestConfig(filepath.Join(runDir, TestFile)); err == nil {
+func LoadRun(runDir string) RunData {
+	d := RunData{Dir: runDir}
+	if tc, err := results.ReadTestConfig(filepath.Join(runDir, results.TestFile)); err == nil {
 		d.Config = &tc
 	} else {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the configuration is unknown.", TestFile, shortErr(err)))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the configuration is unknown.", results.TestFile, shortErr(err)))
 	}
-	ops, err := history.ReadFile(filepath.Join(runDir, HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(runDir, results.HistoryFile))
 	d.Ops = ops
 	switch {
 	case errors.Is(err, history.ErrTornTail):
-		d.Notes = append(d.Notes, fmt.Sprintf("%s ends in a torn line (the tester stopped while writing it); the report shows the %d operations before it.", HistoryFile, len(ops)))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s ends in a torn line (the tester stopped while writing it); the report shows the %d operations before it.", results.HistoryFile, len(ops)))
 	case err != nil && len(ops) > 0:
-		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v); the report shows the %d operations before the damage.", HistoryFile, shortErr(err), len(ops)))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v); the report shows the %d operations before the damage.", results.HistoryFile, shortErr(err), len(ops)))
 	case err != nil:
-		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): there are no operations to show.", HistoryFile, shortErr(err)))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): there are no operations to show.", results.HistoryFile, shortErr(err)))
 	}
 	var pe *fs.PathError
-	if res, err := ReadResults(filepath.Join(runDir, ResultsFile)); err == nil {
+	if res, err := results.ReadResults(filepath.Join(runDir, results.ResultsFile)); err == nil {
 		d.Results = res
 	} else if errors.As(err, &pe) {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). %s.", ResultsFile, shortErr(err), judgeAgain(runDir)))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). %s.", results.ResultsFile, shortErr(err), judgeAgain(runDir)))
 	} else {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. %s.", ResultsFile, errors.Unwrap(err), judgeAgain(runDir)))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. %s.", results.ResultsFile, errors.Unwrap(err), judgeAgain(runDir)))
 	}
 	d.Linearizability = linearizabilityLink(runDir)
 	return d
@@ -82,17 +73,17 @@ func LoadReport(runDir string) ReportData {
 // linearizabilityLink is the report's link to porcupine's visualization,
 // or empty when the run has none.
 func linearizabilityLink(runDir string) string {
-	if _, err := os.Stat(filepath.Join(runDir, LinearizabilityFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(runDir, results.LinearizabilityFile)); err != nil {
 		return ""
 	}
-	return LinearizabilityFile
+	return results.LinearizabilityFile
 }
 
 // judgeAgain says how to give a run its verdict and this page after the
 // fact: chaos check alone prints the verdict but stores nothing.
 func judgeAgain(runDir string) string {
 	return fmt.Sprintf("`%s` judges it, and `%s` then renders this page again",
-		ShellJoin([]string{"chaos", "check", runDir, "--out", filepath.Join(runDir, ResultsFile)}), ShellJoin([]string{"chaos", "report", runDir}))
+		ShellJoin([]string{"chaos", "check", runDir, "--out", filepath.Join(runDir, results.ResultsFile)}), ShellJoin([]string{"chaos", "report", runDir}))
 }
 
 // shortErr drops the path from file errors: the report names the file.
@@ -104,25 +95,25 @@ func shortErr(err error) error {
 	return err
 }
 
-// WriteReport renders the run directory's report into report.html, atomically.
-func WriteReport(runDir string) error { return writeReport(LoadReport(runDir)) }
+// WriteRun renders the run directory's report into report.html, atomically.
+func WriteRun(runDir string) error { return writeRunReport(LoadRun(runDir)) }
 
-// WriteJudgedReport writes the report of a run that was just judged, from
+// WriteJudgedRun writes the report of a run that was just judged, from
 // what the judging already holds, so the history is not read again.
-func WriteJudgedReport(runDir string, tc TestConfig, res *checker.Results, ops []history.Op) error {
-	return writeReport(ReportData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir)})
+func WriteJudgedRun(runDir string, tc results.TestConfig, res *checker.Results, ops []history.Op) error {
+	return writeRunReport(RunData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir)})
 }
 
-func writeReport(d ReportData) error {
+func writeRunReport(d RunData) error {
 	var buf bytes.Buffer
-	if err := RenderReport(&buf, d); err != nil {
+	if err := RenderRun(&buf, d); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(d.Dir, ReportFile), buf.Bytes())
+	return results.WriteFileAtomic(filepath.Join(d.Dir, results.ReportFile), buf.Bytes())
 }
 
-// RenderReport writes d's report, one self-contained HTML page.
-func RenderReport(w io.Writer, d ReportData) error {
+// RenderRun writes d's report, one self-contained HTML page.
+func RenderRun(w io.Writer, d RunData) error {
 	return execute(w, "report", buildReport(d))
 }
 
@@ -250,7 +241,7 @@ var anomalyMeaning = map[string]string{
 
 // checkerConfig is the configuration the history was judged under: the
 // results' own, else what test.json says, else the strictest promise.
-func (d ReportData) checkerConfig() checker.Config {
+func (d RunData) checkerConfig() checker.Config {
 	switch {
 	case d.Results != nil:
 		return d.Results.Config
@@ -260,13 +251,13 @@ func (d ReportData) checkerConfig() checker.Config {
 	return checker.Config{Acks: -1, MinInsyncReplicas: 2, ReplicationFactor: 3, Election: "clean", MaxInFlight: 1}
 }
 
-func buildReport(d ReportData) *reportView {
+func buildReport(d RunData) *reportView {
 	v := &reportView{Dir: d.Dir, Notes: d.Notes, Lin: d.Linearizability}
 	v.Title = "chaos run"
 	if d.Config != nil && d.Config.Name != "" {
 		v.Title = d.Config.Name
 	}
-	var sched nemesis.Schedule
+	var sched results.Schedule
 	if d.Config != nil {
 		sched = d.Config.Schedule
 	}
@@ -299,7 +290,7 @@ func buildReport(d ReportData) *reportView {
 	return v
 }
 
-func (v *reportView) verdict(d ReportData) {
+func (v *reportView) verdict(d RunData) {
 	r := d.Results
 	if r == nil {
 		v.Verdict = verdictView{Class: "none", Headline: "NO VERDICT", Sentence: "The checkers have not judged this run: results.json is missing or damaged (see the notes below)."}
@@ -343,7 +334,7 @@ func (v *reportView) verdict(d ReportData) {
 	}
 }
 
-func (v *reportView) guarantees(d ReportData) {
+func (v *reportView) guarantees(d RunData) {
 	var perm map[string]checker.Permission
 	switch {
 	case d.Results != nil:
@@ -424,7 +415,7 @@ func orDefault(s, d string) string {
 	return s
 }
 
-func (v *reportView) config(d ReportData) {
+func (v *reportView) config(d RunData) {
 	tc := d.Config
 	if tc == nil {
 		return
@@ -497,7 +488,7 @@ func (v *reportView) config(d ReportData) {
 
 // replayCommand is the command that repeats the run: the one recorded,
 // with the seed added if it was drawn at random.
-func replayCommand(tc *TestConfig) string {
+func replayCommand(tc *results.TestConfig) string {
 	args := slices.Clone(tc.Command)
 	if len(args) == 0 {
 		return ""
@@ -658,7 +649,7 @@ func segments(s string, ex *excerpt) []seg {
 	return append(out, seg{Text: s[last:]})
 }
 
-func (v *reportView) anomalies(d ReportData, tl *timeline, ex *excerpt) {
+func (v *reportView) anomalies(d RunData, tl *timeline, ex *excerpt) {
 	if d.Results == nil {
 		return
 	}

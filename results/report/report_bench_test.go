@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -14,14 +14,14 @@ import (
 func BenchmarkRenderReport100k(b *testing.B) {
 	d := synthReport(100_000, 1)
 	var buf bytes.Buffer
-	if err := RenderReport(&buf, d); err != nil {
+	if err := RenderRun(&buf, d); err != nil {
 		b.Fatal(err)
 	}
 	size := buf.Len()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if err := RenderReport(io.Discard, d); err != nil {
+		if err := RenderRun(io.Discard, d); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -38,7 +38,7 @@ func BenchmarkWriteReport100k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if err := WriteReport(dir); err != nil {
+		if err := WriteRun(dir); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // campaignJSON is campaign.json as chaos campaign writes it (format 1),
@@ -40,12 +41,13 @@ const campaignJSON = `{
 }`
 
 func TestCampaignMatrix(t *testing.T) {
-	path := filepath.Join(t.TempDir(), CampaignFile)
+	path := filepath.Join(t.TempDir(), results.CampaignFile)
 	os.WriteFile(path, []byte(campaignJSON), 0o644)
-	v, err := ReadCampaign(path)
+	c, err := results.ReadCampaign(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	v := CampaignView{Campaign: c}
 	p := buildCampaign(v)
 	// Rows go from the weakest promise to the strongest; columns keep
 	// the campaign's order.
@@ -98,14 +100,14 @@ func TestCampaignMatrix(t *testing.T) {
 
 func TestScanStoreNewestFirst(t *testing.T) {
 	store := t.TempDir()
-	mk := func(test, stamp string, tc *TestConfig, res *checker.Results, report bool) string {
+	mk := func(test, stamp string, tc *results.TestConfig, res *checker.Results, report bool) string {
 		dir := filepath.Join(store, test, stamp)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		writeRun(t, dir, tc, nil, res)
 		if report {
-			os.WriteFile(filepath.Join(dir, ReportFile), []byte("<html>"), 0o644)
+			os.WriteFile(filepath.Join(dir, results.ReportFile), []byte("<html>"), 0o644)
 		}
 		return dir
 	}
@@ -122,16 +124,16 @@ func TestScanStoreNewestFirst(t *testing.T) {
 	os.MkdirAll(filepath.Join(store, "b", "x.tmp"), 0o755)
 	// Damaged files are reported, not fatal.
 	bad := mk("c", "20261129T120000.000Z", nil, nil, false)
-	os.WriteFile(filepath.Join(bad, ResultsFile), []byte("{"), 0o644)
-	os.WriteFile(filepath.Join(bad, TestFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(bad, results.ResultsFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(bad, results.TestFile), []byte("{"), 0o644)
 	os.Symlink(last, filepath.Join(store, "latest"))
 	os.Symlink("20261129T175959.999Z", filepath.Join(store, "b", "latest"))
 	camp := filepath.Join(store, "campaigns", "20261129T190000.000Z")
 	os.MkdirAll(camp, 0o755)
-	os.WriteFile(filepath.Join(camp, CampaignFile), []byte(campaignJSON), 0o644)
+	os.WriteFile(filepath.Join(camp, results.CampaignFile), []byte(campaignJSON), 0o644)
 	broken := filepath.Join(store, "campaigns", "20261129T200000.000Z")
 	os.MkdirAll(broken, 0o755)
-	os.WriteFile(filepath.Join(broken, CampaignFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(broken, results.CampaignFile), []byte("{"), 0o644)
 	os.Symlink("20261129T190000.000Z", filepath.Join(store, "campaigns", "latest"))
 
 	v, err := ScanStore(store)

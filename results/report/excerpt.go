@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // excerpt chooses the operations the history view shows. A short history
@@ -130,7 +131,7 @@ func (e *excerpt) rows() ([]historyRow, string) {
 	}
 	note := fmt.Sprintf("All %d operations.", len(e.in))
 	if !e.all {
-		note = fmt.Sprintf("An excerpt: %d of %d operations, the ones this report points at (anomalies with their neighbours, faults, final reads, lost writes) and the first ones. The whole history is in %s.", e.n, len(e.in), HistoryFile)
+		note = fmt.Sprintf("An excerpt: %d of %d operations, the ones this report points at (anomalies with their neighbours, faults, final reads, lost writes) and the first ones. The whole history is in %s.", e.n, len(e.in), results.HistoryFile)
 	}
 	return out, note
 }

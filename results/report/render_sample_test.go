@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/chaos-isr/chaos/results"
 )
 
 // TestSampleStore writes a sample store with CHAOS_SAMPLE_STORE=DIR: two
@@ -38,19 +40,19 @@ func TestSampleStore(t *testing.T) {
 			d := synthReport(n, r.Seed)
 			d.Config.Name = c.Name
 			writeRun(t, dir, d.Config, historyBytes(t, d.Ops), d.Results)
-			if err := WriteReport(dir); err != nil {
+			if err := WriteRun(dir); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	camp := filepath.Join(store, "campaigns", "20261129T170000.000Z")
 	os.MkdirAll(camp, 0o755)
-	os.WriteFile(filepath.Join(camp, CampaignFile), []byte(campaignJSON), 0o644)
+	os.WriteFile(filepath.Join(camp, results.CampaignFile), []byte(campaignJSON), 0o644)
 	var buf bytes.Buffer
 	if err := RenderCampaign(&buf, v); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(camp, CampaignIndexFile), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(camp, results.CampaignIndexFile), buf.Bytes(), 0o644)
 	sv, err := ScanStore(store)
 	if err != nil {
 		t.Fatal(err)

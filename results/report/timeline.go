@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"cmp"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // timeline is what the report's plots and tables read from a history,
@@ -93,7 +93,7 @@ func typeSlot(t history.Type) int {
 // completion without an invoke, a torn tail) loses only what cannot be
 // paired. sched is the planned schedule, used only when the history has
 // no nemesis operations.
-func newTimeline(ops []history.Op, sched nemesis.Schedule) *timeline {
+func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
 	tl := &timeline{ops: ops, pair: make([]int32, len(ops)), finalAt: -1, partIdx: map[history.Key]int{}}
 	for i := range ops {
 		if ops[i].Index != int64(i) {

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"cmp"
@@ -10,8 +10,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/workload"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // synthRun simulates a run of about n operations the way chaos run
@@ -22,28 +21,28 @@ import (
 // leader truncates it) and kill (broker 2, leader of partition 2, which
 // is leaderless for a while). A final phase reads every partition and
 // every replica. The history is plausible, not exact: it is for reports.
-func synthRun(n int, seed uint64) ([]history.Op, TestConfig) {
+func synthRun(n int, seed uint64) ([]history.Op, results.TestConfig) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	const parts = 3
 	// About 1,560 operations a second: sends 1,150, polls and end
 	// offsets 300, monitor 24, less while faults slow the producers.
 	d := (time.Duration(float64(n)/1555*1e9) + time.Second).Round(time.Second)
 	sec := func(s float64) int64 { return int64(s * 1e9) }
-	var sched nemesis.Schedule
+	var sched results.Schedule
 	for i, t := 0, 4.0; sec(t+8) < int64(d); i, t = i+1, t+18 {
 		f := "partition-leader"
 		if i%2 == 1 {
 			f = "kill"
 		}
-		sched = append(sched, nemesis.Event{Fault: f, Start: time.Duration(sec(t)), End: time.Duration(sec(t + 8))})
+		sched = append(sched, results.PlannedFault{Fault: f, Start: time.Duration(sec(t)), End: time.Duration(sec(t + 8))})
 	}
-	in := func(t int64, fault string, from, to float64) (nemesis.Event, bool) {
+	in := func(t int64, fault string, from, to float64) (results.PlannedFault, bool) {
 		for _, ev := range sched {
 			if ev.Fault == fault && t >= int64(ev.Start)+sec(from) && t < int64(ev.End)+sec(to) {
 				return ev, true
 			}
 		}
-		return nemesis.Event{}, false
+		return results.PlannedFault{}, false
 	}
 	type ev struct {
 		t   int64
@@ -245,24 +244,24 @@ func synthRun(n int, seed uint64) ([]history.Op, TestConfig) {
 		ops[i] = e.op
 		ops[i].Index = int64(i)
 	}
-	tc := TestConfig{
+	tc := results.TestConfig{
 		Name: "acks1_isr2_clean_partition-leader+kill", Seed: seed, Start: time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC),
 		Command:  []string{"/usr/local/bin/chaos", "run", "--acks", "1", "--nemesis", "partition-leader,kill", "--time-limit", d.Round(time.Second).String()},
 		Versions: map[string]string{"chaos": "v0.0.0-synthetic", "go": "go1.26.8"},
-		Cluster: ClusterConfig{Runtime: "local", Nodes: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: "clean",
+		Cluster: results.ClusterConfig{Runtime: "local", Nodes: 3, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: "clean",
 			SessionTimeoutMs: 3000, ReplicaLagTimeMaxMs: 2000, ReplicaLagMaxMessage: 4000, Fsync: "never"},
-		Workload: workload.Config{Topic: "chaos", Partitions: parts, Acks: 1, Concurrency: 5, Consumers: parts, Rate: 400, TimeLimit: d,
+		Workload: results.Workload{Topic: "chaos", Partitions: parts, Acks: 1, Concurrency: 5, Consumers: parts, Rate: 400, TimeLimit: d,
 			RequestTimeout: 5 * time.Second, EndOffsetEvery: 5},
 		Nemesis: []string{"partition-leader", "kill"}, Schedule: sched, Converge: time.Minute,
-		Convergence: &workload.Convergence{Converged: true, Waited: 1200 * time.Millisecond},
+		Convergence: &results.Convergence{Converged: true, Waited: 1200 * time.Millisecond},
 	}
 	return ops, tc
 }
 
 // synthReport is synthRun judged by the checkers (without porcupine, whose
 // time is not the report's).
-func synthReport(n int, seed uint64) ReportData {
+func synthReport(n int, seed uint64) RunData {
 	ops, tc := synthRun(n, seed)
 	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{SkipLinearizability: true})
-	return ReportData{Dir: "store/synthetic/20261129T170000.000Z", Config: &tc, Results: res, Ops: ops}
+	return RunData{Dir: "store/synthetic/20261129T170000.000Z", Config: &tc, Results: res, Ops: ops}
 }

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // StoreView is the store browser's page: every run and campaign in a
@@ -63,63 +64,31 @@ type StoreCampaign struct {
 	Note    string
 }
 
-// storeStamp is how NewRun names run directories.
-const storeStamp = "20060102T150405.000Z"
-
-// ScanStore lists a store's runs and campaigns. Links (store/latest,
-// store/<test>/latest) are skipped, since they point at runs listed
-// anyway, and so are files and temporary names; a directory that cannot
-// be read is a Problem, not an error. Only an unreadable root is one.
+// ScanStore reads a store for its page: every run and campaign that
+// results.ListStore finds, with what its files say. A file that cannot be
+// read is a Note of its run or campaign, a directory that cannot be read a
+// Problem of the view; only an unreadable root is an error.
 func ScanStore(store string) (StoreView, error) {
 	v := StoreView{Root: store}
-	tests, err := os.ReadDir(store)
+	l, err := results.ListStore(store)
 	if err != nil {
 		return v, err
 	}
-	for _, t := range tests {
-		if !t.IsDir() || strings.HasPrefix(t.Name(), ".") {
-			continue // files, links (latest), hidden names
-		}
-		runs, err := os.ReadDir(filepath.Join(store, t.Name()))
-		if err != nil {
-			v.Problems = append(v.Problems, fmt.Sprintf("%s: %v", t.Name(), shortErr(err)))
-			continue
-		}
-		for _, r := range runs {
-			if !r.IsDir() || strings.HasPrefix(r.Name(), ".") || strings.HasSuffix(r.Name(), ".tmp") {
-				continue
-			}
-			dir := filepath.Join(store, t.Name(), r.Name())
-			rel := t.Name() + "/" + r.Name()
-			start := stampTime(r)
-			if _, err := os.Stat(filepath.Join(dir, CampaignFile)); err == nil {
-				v.Campaigns = append(v.Campaigns, scanCampaign(dir, rel, start))
-				continue
-			}
-			v.Runs = append(v.Runs, scanRun(dir, t.Name(), rel, start))
-		}
+	v.Problems = l.Problems
+	for _, d := range l.Runs {
+		v.Runs = append(v.Runs, scanRun(d))
 	}
-	slices.SortStableFunc(v.Runs, func(a, b StoreRun) int { return cmp.Or(b.Start.Compare(a.Start), strings.Compare(b.Dir, a.Dir)) })
-	slices.SortStableFunc(v.Campaigns, func(a, b StoreCampaign) int { return cmp.Or(b.Start.Compare(a.Start), strings.Compare(b.Dir, a.Dir)) })
+	for _, d := range l.Campaigns {
+		v.Campaigns = append(v.Campaigns, scanCampaign(d))
+	}
 	return v, nil
 }
 
-// stampTime is a run's start from its directory name, or its modification
-// time for a directory named otherwise.
-func stampTime(e os.DirEntry) time.Time {
-	if t, err := time.Parse(storeStamp, e.Name()); err == nil {
-		return t
-	}
-	if fi, err := e.Info(); err == nil {
-		return fi.ModTime().UTC()
-	}
-	return time.Time{}
-}
-
-func scanRun(dir, test, rel string, start time.Time) StoreRun {
-	r := StoreRun{Test: test, Dir: rel, Start: start}
+func scanRun(d results.StoredDir) StoreRun {
+	r := StoreRun{Test: d.Test, Dir: d.Dir, Start: d.Start}
+	dir := d.Path
 	var notes []string
-	if tc, err := ReadTestConfig(filepath.Join(dir, TestFile)); err == nil {
+	if tc, err := results.ReadTestConfig(filepath.Join(dir, results.TestFile)); err == nil {
 		r.Summary, r.Seed = configSummary(tc), tc.Seed
 	} else if errors.Is(err, fs.ErrNotExist) {
 		notes = append(notes, "no test.json")
@@ -127,7 +96,7 @@ func scanRun(dir, test, rel string, start time.Time) StoreRun {
 		notes = append(notes, "test.json is damaged")
 	}
 	var pe *fs.PathError
-	if res, err := ReadResults(filepath.Join(dir, ResultsFile)); err == nil {
+	if res, err := results.ReadResults(filepath.Join(dir, results.ResultsFile)); err == nil {
 		r.Verdict = verdictWord(res.Valid)
 		r.Expected, r.Unexpected = res.Expected, res.Unexpected
 		if lw, ok := res.Get(checker.LostWriteName); ok {
@@ -138,7 +107,7 @@ func scanRun(dir, test, rel string, start time.Time) StoreRun {
 	} else {
 		notes = append(notes, "results.json is damaged")
 	}
-	if _, err := os.Stat(filepath.Join(dir, ReportFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, results.ReportFile)); err == nil {
 		r.Report = true
 	}
 	r.Note = strings.Join(notes, "; ")
@@ -156,7 +125,7 @@ func verdictWord(v checker.Validity) string {
 }
 
 // configSummary is a run's configuration in one line.
-func configSummary(tc TestConfig) string {
+func configSummary(tc results.TestConfig) string {
 	faults := "no faults"
 	if len(tc.Nemesis) > 0 {
 		faults = strings.Join(tc.Nemesis, ",")
@@ -165,9 +134,10 @@ func configSummary(tc TestConfig) string {
 		orDefault(tc.Cluster.Election, "clean"), faults, tc.Cluster.Nodes, tc.Workload.TimeLimit)
 }
 
-func scanCampaign(dir, rel string, start time.Time) StoreCampaign {
-	c := StoreCampaign{Dir: rel, Start: start}
-	v, err := ReadCampaign(filepath.Join(dir, CampaignFile))
+func scanCampaign(d results.StoredDir) StoreCampaign {
+	c := StoreCampaign{Dir: d.Dir, Start: d.Start}
+	dir := d.Path
+	v, err := results.ReadCampaign(filepath.Join(dir, results.CampaignFile))
 	if err != nil {
 		c.Note = "campaign.json could not be read"
 		return c
@@ -187,7 +157,7 @@ func scanCampaign(dir, rel string, start time.Time) StoreCampaign {
 		}
 	}
 	c.Counts = fmt.Sprintf("%d valid, %d invalid, %d unknown, %d errors", counts[0], counts[1], counts[2], counts[3])
-	if _, err := os.Stat(filepath.Join(dir, CampaignIndexFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, results.CampaignIndexFile)); err == nil {
 		c.Index = true
 	}
 	return c
@@ -233,7 +203,7 @@ func buildStore(v StoreView) *storePage {
 		t := byTest[r.Test]
 		if t == nil {
 			// Runs are newest first, so the first seen is the latest.
-			t = &testRow{Name: r.Test, Anchor: "test-" + safeName.ReplaceAllString(r.Test, "_"), Latest: stamp(r.Start), LatestVerdict: cmp.Or(r.Verdict, "none")}
+			t = &testRow{Name: r.Test, Anchor: "test-" + results.TestName(r.Test), Latest: stamp(r.Start), LatestVerdict: cmp.Or(r.Verdict, "none")}
 			byTest[r.Test] = t
 			order = append(order, r.Test)
 			verdicts[r.Test] = map[string]int{}
@@ -247,7 +217,7 @@ func buildStore(v StoreView) *storePage {
 			row.Seed = fmt.Sprint(r.Seed)
 		}
 		if r.Report {
-			row.Report = storeLink(r.Dir, ReportFile)
+			row.Report = storeLink(r.Dir, results.ReportFile)
 		}
 		if t.Runs == 1 {
 			row.Anchor = t.Anchor
@@ -274,7 +244,7 @@ func buildStore(v StoreView) *storePage {
 		row := storeCampaignRow{Time: stamp(c.Start), Status: c.Status, Seed: fmt.Sprint(c.Seed), Verdict: cmp.Or(c.Verdict, "not-run"), Counts: c.Counts,
 			Note: c.Note, Cells: c.Cells, Runs: c.Runs, Dir: storeLink(c.Dir, "")}
 		if c.Index {
-			row.Index = storeLink(c.Dir, CampaignIndexFile)
+			row.Index = storeLink(c.Dir, results.CampaignIndexFile)
 		}
 		p.Campaigns = append(p.Campaigns, row)
 	}

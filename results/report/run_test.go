@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -15,8 +15,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/workload"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // hist builds small histories: each op gets the next index and the time
@@ -55,22 +54,22 @@ func (h *hist) monitor(sec float64, part int32, leader int32, epoch int32, isr [
 	h.add(sec+0.001, history.MonitorProcess, history.OK, history.Monitor, v, "")
 }
 
-func testConfig() *TestConfig {
-	return &TestConfig{Name: "t", Seed: 7, Command: []string{"chaos", "run"},
-		Cluster:  ClusterConfig{ReplicationFactor: 3, MinInsyncReplicas: 2, Election: "clean"},
-		Workload: workload.Config{Acks: -1}}
+func testConfig() *results.TestConfig {
+	return &results.TestConfig{Name: "t", Seed: 7, Command: []string{"chaos", "run"},
+		Cluster:  results.ClusterConfig{ReplicationFactor: 3, MinInsyncReplicas: 2, Election: "clean"},
+		Workload: results.Workload{Acks: -1}}
 }
 
-func render(t testing.TB, d ReportData) string {
+func render(t testing.TB, d RunData) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := RenderReport(&buf, d); err != nil {
+	if err := RenderRun(&buf, d); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
 }
 
-func check(ops []history.Op, tc *TestConfig) *checker.Results {
+func check(ops []history.Op, tc *results.TestConfig) *checker.Results {
 	return checker.Check(ops, tc.CheckerConfig(), checker.Options{SkipLinearizability: true})
 }
 
@@ -90,7 +89,7 @@ func TestFaultBandsAtTheirTimes(t *testing.T) {
 	h.nemesis(7, "heal", "all")
 	h.final(9.999, 0, 2, []history.Record{{Offset: 0, Value: "a"}, {Offset: 1, Value: "b"}})
 	end := h.ops[len(h.ops)-1].Time
-	v := buildReport(ReportData{Config: testConfig(), Ops: h.ops})
+	v := buildReport(RunData{Config: testConfig(), Ops: h.ops})
 	for _, p := range v.Plots {
 		if len(p.Bands) != 2 {
 			t.Fatalf("%s: %d bands, want 2", p.ID, len(p.Bands))
@@ -110,7 +109,7 @@ func TestFaultBandsAtTheirTimes(t *testing.T) {
 	if s := v.Faults[0].Sends; s != "1 ok, 0 info, 0 fail" {
 		t.Fatalf("sends in the kill window: %s", s)
 	}
-	page := render(t, ReportData{Config: testConfig(), Ops: h.ops})
+	page := render(t, RunData{Config: testConfig(), Ops: h.ops})
 	if want := fmt.Sprintf(`<rect x="%g" y="%g" width="%g"`, v.Plots[0].Bands[0].X, plotTop, v.Plots[0].Bands[0].W); !strings.Contains(page, want) {
 		t.Fatalf("page lacks the kill band %s", want)
 	}
@@ -123,7 +122,7 @@ func TestTickLabelsAreRound(t *testing.T) {
 	h := &hist{}
 	h.monitor(0, 0, 1, 0, []int32{1, 2, 3}, 0)
 	h.monitor(0.9, 0, 1, 0, []int32{1, 2, 3}, 0)
-	v := buildReport(ReportData{Ops: h.ops})
+	v := buildReport(RunData{Ops: h.ops})
 	want := regexp.MustCompile(`^-?\d+(\.\d)? s$`)
 	for _, tk := range v.Plots[0].XTicks {
 		if !want.MatchString(tk.Label) {
@@ -148,8 +147,8 @@ func TestFaultBandsFallBackToTheSchedule(t *testing.T) {
 	h.send(0, 0, 0, "a", 0)
 	h.send(9.999, 0, 0, "b", 1)
 	tc := testConfig()
-	tc.Schedule = nemesis.Schedule{{Fault: "pause", Start: 5 * time.Second, End: 8 * time.Second}}
-	v := buildReport(ReportData{Config: tc, Ops: h.ops})
+	tc.Schedule = results.Schedule{{Fault: "pause", Start: 5 * time.Second, End: 8 * time.Second}}
+	v := buildReport(RunData{Config: tc, Ops: h.ops})
 	end := h.ops[len(h.ops)-1].Time
 	b := v.Plots[0].Bands
 	if len(b) != 1 || b[0].X != xAt(5e9, end) || !strings.Contains(b[0].Title, "planned") {
@@ -173,7 +172,7 @@ func TestLostWritesAllListed(t *testing.T) {
 	h.final(6, 0, 50, kept)
 	tc := testConfig()
 	res := check(h.ops, tc)
-	page := render(t, ReportData{Config: tc, Results: res, Ops: h.ops})
+	page := render(t, RunData{Config: tc, Results: res, Ops: h.ops})
 	lost := section(t, page, "lost-writes")
 	for i := 1; i < 50; i += 2 {
 		if !strings.Contains(lost, fmt.Sprintf(`<td class="mono">v%d</td>`, i)) {
@@ -199,7 +198,7 @@ func TestLostWritesCapped(t *testing.T) {
 		h.send(float64(i)*0.001, 0, 0, fmt.Sprintf("v%d", i), int64(i))
 	}
 	h.final(float64(n)*0.001+1, 0, int64(n), nil)
-	v := buildReport(ReportData{Ops: h.ops})
+	v := buildReport(RunData{Ops: h.ops})
 	if v.LostCount != n || len(v.Lost) != maxLostRows || !strings.Contains(v.LostNote, fmt.Sprintf("%d of %d", maxLostRows, n)) {
 		t.Fatalf("lost %d, rows %d, note %q", v.LostCount, len(v.Lost), v.LostNote)
 	}
@@ -294,7 +293,7 @@ func TestHostileValuesAreEscaped(t *testing.T) {
 	res := check(h.ops, tc)
 	res.Problems = append(res.Problems, hostile)
 	res.Results[0].Details = append(res.Results[0].Details, hostile+" (op 1)")
-	page := render(t, ReportData{Dir: hostile, Config: tc, Results: res, Ops: h.ops, Notes: []string{hostile}, Linearizability: `javascript:alert(3)`})
+	page := render(t, RunData{Dir: hostile, Config: tc, Results: res, Ops: h.ops, Notes: []string{hostile}, Linearizability: `javascript:alert(3)`})
 	for _, bad := range []string{"<script", "<img", "onerror=alert(2)>", `href="javascript:`} {
 		if strings.Contains(page, bad) {
 			i := strings.Index(page, bad)
@@ -405,7 +404,7 @@ func TestNoMonitorFallsBackToConsumersHW(t *testing.T) {
 	h.send(0, 0, 0, "a", 0)
 	h.add(1, 5, history.Invoke, history.Poll, &history.Value{Topic: "t", From: history.Int64(0)}, "")
 	h.add(1.1, 5, history.OK, history.Poll, &history.Value{Topic: "t", From: history.Int64(0), Records: []history.Record{{Offset: 0, Value: "a"}}, HW: history.Int64(1)}, "")
-	v := buildReport(ReportData{Ops: h.ops})
+	v := buildReport(RunData{Ops: h.ops})
 	isr, hw := v.Plots[2], v.Plots[3]
 	if isr.ID != "plot-isr" || !strings.Contains(isr.Empty, "No monitor samples") {
 		t.Fatalf("isr plot: %+v", isr)
@@ -424,7 +423,7 @@ func TestMonitorSamplesDrawISRAndLeaderlessness(t *testing.T) {
 	h.add(4, history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: "t"}, "")
 	h.add(4.001, history.MonitorProcess, history.Fail, history.Monitor, &history.Value{Topic: "t"}, "no broker answered")
 	h.monitor(9.998, 0, 2, 1, []int32{2, 3, 1}, 9)
-	v := buildReport(ReportData{Config: testConfig(), Ops: h.ops})
+	v := buildReport(RunData{Config: testConfig(), Ops: h.ops})
 	isr := v.Plots[2]
 	var noLeader, blind, epochs int
 	for _, r := range isr.Rects {
@@ -458,18 +457,18 @@ func TestMonitorSamplesDrawISRAndLeaderlessness(t *testing.T) {
 }
 
 // writeRun writes a run directory's files.
-func writeRun(t testing.TB, dir string, tc *TestConfig, hist []byte, res *checker.Results) {
+func writeRun(t testing.TB, dir string, tc *results.TestConfig, hist []byte, res *checker.Results) {
 	t.Helper()
 	if tc != nil {
 		b, _ := json.Marshal(tc)
-		os.WriteFile(filepath.Join(dir, TestFile), b, 0o644)
+		os.WriteFile(filepath.Join(dir, results.TestFile), b, 0o644)
 	}
 	if hist != nil {
-		os.WriteFile(filepath.Join(dir, HistoryFile), hist, 0o644)
+		os.WriteFile(filepath.Join(dir, results.HistoryFile), hist, 0o644)
 	}
 	if res != nil {
 		b, _ := json.Marshal(res)
-		os.WriteFile(filepath.Join(dir, ResultsFile), b, 0o644)
+		os.WriteFile(filepath.Join(dir, results.ResultsFile), b, 0o644)
 	}
 }
 
@@ -500,10 +499,10 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	torn := append(data, []byte(`{"index":41,"time":2200000000,"process":0,"ty`)...)
 	dir := t.TempDir()
 	writeRun(t, dir, testConfig(), torn, nil)
-	if err := WriteReport(dir); err != nil {
+	if err := WriteRun(dir); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	b, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,10 +515,10 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	}
 	// An empty directory: a report that says everything is missing.
 	empty := t.TempDir()
-	if err := WriteReport(empty); err != nil {
+	if err := WriteRun(empty); err != nil {
 		t.Fatal(err)
 	}
-	b, _ = os.ReadFile(filepath.Join(empty, ReportFile))
+	b, _ = os.ReadFile(filepath.Join(empty, results.ReportFile))
 	for _, want := range []string{"NO VERDICT", "test.json could not be read", "history.jsonl could not be read"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the empty run's report does not say %q", want)
@@ -535,7 +534,7 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	// A history damaged in the middle shows its prefix.
 	bad := strings.Replace(string(data), `"type":"ok"`, `"type":"maybe"`, 3)
 	writeRun(t, dir, nil, []byte(bad), nil)
-	d := LoadReport(dir)
+	d := LoadRun(dir)
 	if len(d.Ops) == 0 || len(d.Ops) >= len(h.ops) || !strings.Contains(strings.Join(d.Notes, " "), "damaged") {
 		t.Fatalf("damaged history: %d ops, notes %q", len(d.Ops), d.Notes)
 	}
@@ -553,11 +552,11 @@ func TestLinearizabilityLink(t *testing.T) {
 		}
 	}
 	writeRun(t, dir, tc, historyBytes(t, h.ops), res)
-	os.WriteFile(filepath.Join(dir, LinearizabilityFile), []byte("<html></html>"), 0o644)
-	if err := WriteReport(dir); err != nil {
+	os.WriteFile(filepath.Join(dir, results.LinearizabilityFile), []byte("<html></html>"), 0o644)
+	if err := WriteRun(dir); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	b, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	if s := section(t, string(b), "anomaly-nonlinearizable-send"); !strings.Contains(s, `href="linearizability.html"`) || !strings.Contains(s, `href="#op-1"`) {
 		t.Fatalf("the anomaly does not link to the visualization or its op: %s", s)
 	}
@@ -610,7 +609,7 @@ func TestLongRunStaysSmall(t *testing.T) {
 			h.nemesis(s+10, "stop-kill", "kill", "broker-1")
 		}
 	}
-	v := buildReport(ReportData{Config: testConfig(), Ops: h.ops})
+	v := buildReport(RunData{Config: testConfig(), Ops: h.ops})
 	for _, p := range v.Plots {
 		if len(p.Bands) > maxBands || len(p.Rects) > 3*(xBuckets+1)+maxLanes*maxSegments || len(p.Marks) > 6*len(scatterQuantiles)*xBuckets+maxLanes*maxSegments {
 			t.Errorf("%s: %d bands, %d rects, %d marks", p.ID, len(p.Bands), len(p.Rects), len(p.Marks))
@@ -626,7 +625,7 @@ func TestLongRunStaysSmall(t *testing.T) {
 	if len(v.Faults) != maxFaultRows || v.FaultsNote == "" || len(v.History) > maxHistoryRows+maxHistoryRows/2 {
 		t.Errorf("%d fault rows (%q), %d history rows", len(v.Faults), v.FaultsNote, len(v.History))
 	}
-	page := render(t, ReportData{Config: testConfig(), Ops: h.ops})
+	page := render(t, RunData{Config: testConfig(), Ops: h.ops})
 	checkPage(t, page)
 	if len(page) > 10<<20 {
 		t.Fatalf("%d bytes for %d operations", len(page), len(h.ops))
@@ -643,7 +642,7 @@ func TestManyPartitionsCapLanes(t *testing.T) {
 		h.send(float64(p)*0.01, 0, p, fmt.Sprintf("v%d", p), 0)
 		h.monitor(float64(p)*0.01, p, 1, 0, []int32{1, 2, 3}, 1)
 	}
-	v := buildReport(ReportData{Ops: h.ops})
+	v := buildReport(RunData{Ops: h.ops})
 	isr := v.Plots[2]
 	if !strings.Contains(isr.Note, "first 24 of 40 partitions") || isr.H > plotTop+plotBottom+54*maxLanes+1 {
 		t.Fatalf("isr plot: note %q, height %g", isr.Note, isr.H)
@@ -682,8 +681,8 @@ func TestArbitraryHistoriesRender(t *testing.T) {
 			res = checker.Check(ops, checker.Config{Acks: -1}, checker.Options{SkipLinearizability: true})
 		}
 		tc := testConfig()
-		tc.Schedule = nemesis.Schedule{{Fault: "pause", Start: time.Second, End: 2 * time.Second}}
-		page := render(t, ReportData{Config: tc, Results: res, Ops: ops})
+		tc.Schedule = results.Schedule{{Fault: "pause", Start: time.Second, End: 2 * time.Second}}
+		page := render(t, RunData{Config: tc, Results: res, Ops: ops})
 		checkPage(t, page)
 	}
 }
@@ -741,18 +740,18 @@ func TestJudgedReportIsTheStoredOne(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, d.Config, historyBytes(t, d.Ops), d.Results)
 	// What the judge holds is what it stored: the history as written.
-	ops, err := history.ReadFile(filepath.Join(dir, HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(dir, results.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJudgedReport(dir, *d.Config, d.Results, ops); err != nil {
+	if err := WriteJudgedRun(dir, *d.Config, d.Results, ops); err != nil {
 		t.Fatal(err)
 	}
-	judged, _ := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err := WriteReport(dir); err != nil {
+	judged, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if err := WriteRun(dir); err != nil {
 		t.Fatal(err)
 	}
-	stored, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	stored, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	if len(judged) == 0 || !bytes.Equal(judged, stored) {
 		t.Fatalf("the judged report (%d bytes) differs from the one rendered from the store (%d bytes)", len(judged), len(stored))
 	}
@@ -772,7 +771,7 @@ func TestReportSaysWhatWasNotTested(t *testing.T) {
 	if res.Valid != checker.Unknown {
 		t.Fatalf("verdict %s, want unknown", res.Valid)
 	}
-	page := render(t, ReportData{Config: tc, Results: res, Ops: h.ops})
+	page := render(t, RunData{Config: tc, Results: res, Ops: h.ops})
 	for _, want := range []string{
 		"No fault started, though kill was asked for",
 		"fault kinds that ran", "never started",
