@@ -36,7 +36,6 @@ type replica struct {
 	key            tp
 	log            storage.Log
 	minISR         int32
-	election       string
 	role           role
 	leader         int32
 	leaderEpoch    int32
