@@ -178,7 +178,7 @@ func TestProduceTimesOut(t *testing.T) {
 		t.Fatalf("at the timeout: %q, want %q", got, want)
 	}
 	if leo := h.info().LEO; leo != 1 {
-		t.Fatalf("leo %d: the timed-out write is still in the leader's log (outcome unknown)", leo)
+		t.Fatalf("leo %d, want 1: a timed-out write stays in the leader's log (its outcome is unknown)", leo)
 	}
 }
 
