@@ -107,7 +107,7 @@ func (b *Broker) applyMetadata(md *control.Snapshot) {
 				r = &replica{key: tp{t.Name, p.Partition}, log: log, leaderEpoch: -1, partitionEpoch: -1}
 				b.addReplica(r.key, r)
 			}
-			r.minISR, r.election = t.MinInsyncReplicas, t.Election
+			r.minISR = t.MinInsyncReplicas
 			b.updateReplica(r, *p)
 		}
 	}
