@@ -25,7 +25,14 @@ func (b *Broker) handleFetch(conn ConnID, corr int32, req *kmsg.FetchRequest) {
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
 				r := b.replica(t.Topic, p.Partition)
-				if r != nil && r.role == roleLeader && (p.CurrentLeaderEpoch < 0 || p.CurrentLeaderEpoch == r.leaderEpoch) {
+				// Only a fetch the leader can serve says where the
+				// follower is: one past the log end (a follower that did
+				// not truncate first) is refused below as out of range,
+				// and counting it would let the HW pass records the
+				// follower never had. Kafka records follower state only
+				// after a successful read too.
+				if r != nil && r.role == roleLeader && (p.CurrentLeaderEpoch < 0 || p.CurrentLeaderEpoch == r.leaderEpoch) &&
+					p.FetchOffset >= r.log.LogStartOffset() && p.FetchOffset <= r.log.LogEndOffset() {
 					b.followerFetched(r, req.ReplicaID, p.FetchOffset)
 				}
 			}

@@ -293,3 +293,19 @@ func TestISRExpandInFlightHoldsHW(t *testing.T) {
 		t.Fatalf("after the answer: hw %d isr %v, want 4 and [1 2 3]", info.HW, info.ISR)
 	}
 }
+
+// TestOutOfRangeFetchIsNotProgress: a follower's fetch past the leader's
+// log end is refused, and does not count as the follower having caught up:
+// counted, it would ask the follower into the ISR and let the HW (and
+// acks=-1) pass records the follower never had.
+func TestOutOfRangeFetchIsNotProgress(t *testing.T) {
+	h := newLeader(t, 2, 1, 2)
+	h.produceOK("a")
+	h.follow(2, 1)
+	if p := h.fetch(3, 5, 0); p.ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("fetch past the log end: %s", errName(p.ErrorCode))
+	}
+	if _, ask, ok := h.alterISR(); ok {
+		t.Fatalf("a fetch refused as out of range made the leader ask for isr %v", ask.ISR)
+	}
+}
