@@ -39,10 +39,18 @@ type Event struct {
 // Schedule is the faults of a run, in start order, one at a time.
 type Schedule []Event
 
+// MinTimeLimit is the shortest time limit for which NewSchedule has a
+// window, whatever the seed: a quiet period and a window of at least 3/4
+// interval each, and half an interval after it for the cluster to heal
+// while clients still run.
+func MinTimeLimit(interval time.Duration) time.Duration { return 2 * interval }
+
 // NewSchedule alternates quiet periods and fault windows, each about
 // interval long (±25%, seeded), until limit; faults are drawn from the list
-// at random. The last window ends before limit so that the cluster heals
-// while clients still run.
+// at random. The last window ends before limit-interval/2 so that the
+// cluster heals while clients still run. From MinTimeLimit on there is at
+// least one window for every seed: if the jitter left none, the first
+// takes the shortest quiet period and length.
 func NewSchedule(faults []string, interval, limit time.Duration, seed uint64) Schedule {
 	if len(faults) == 0 || interval <= 0 {
 		return nil
@@ -51,16 +59,22 @@ func NewSchedule(faults []string, interval, limit time.Duration, seed uint64) Sc
 	jitter := func() time.Duration {
 		return interval*3/4 + time.Duration(rng.Int64N(int64(interval)/2+1))
 	}
+	pick := func() string { return faults[rng.IntN(len(faults))] }
 	var s Schedule
 	t := jitter()
 	for {
 		d := jitter()
 		if t+d > limit-interval/2 {
-			return s
+			break
 		}
-		s = append(s, Event{Fault: faults[rng.IntN(len(faults))], Start: t, End: t + d})
+		s = append(s, Event{Fault: pick(), Start: t, End: t + d})
 		t += d + jitter()
 	}
+	if len(s) == 0 && limit >= MinTimeLimit(interval) {
+		short := interval * 3 / 4
+		s = append(s, Event{Fault: pick(), Start: short, End: 2 * short})
+	}
+	return s
 }
 
 // Config is what the nemesis needs to know of the cluster.

@@ -362,3 +362,25 @@ func TestCurrentWindow(t *testing.T) {
 		t.Fatalf("a window after the schedule ended: %+v", w)
 	}
 }
+
+// TestScheduleHasAWindowFromMinTimeLimit: from MinTimeLimit on every seed
+// gets at least one window, inside the limit with time to heal; below it,
+// none (chaos run refuses such a run rather than claim faults it never
+// injected).
+func TestScheduleHasAWindowFromMinTimeLimit(t *testing.T) {
+	const interval = 2 * time.Second
+	for seed := uint64(0); seed < 500; seed++ {
+		for _, limit := range []time.Duration{MinTimeLimit(interval), 5 * time.Second, 6 * time.Second} {
+			s := NewSchedule([]string{"kill", "pause"}, interval, limit, seed)
+			if len(s) == 0 {
+				t.Fatalf("seed %d, limit %s: no window", seed, limit)
+			}
+			if last := s[len(s)-1]; last.End > limit-interval/2 || s[0].Start <= 0 {
+				t.Fatalf("seed %d, limit %s: windows %v leave no time to heal", seed, limit, s)
+			}
+		}
+		if s := NewSchedule([]string{"kill"}, interval, MinTimeLimit(interval)-time.Millisecond, seed); len(s) != 0 {
+			t.Fatalf("seed %d: a window below MinTimeLimit: %v", seed, s)
+		}
+	}
+}

@@ -158,10 +158,11 @@ func (s Spec) Validate() error {
 		switch {
 		case s.NemesisInterval <= 0:
 			bad("nemesis_interval: %s, need a positive duration for the faults' windows", s.NemesisInterval)
-		case len(errs) == 0 && len(s.Schedule()) == 0:
+		case s.TimeLimit < nemesis.MinTimeLimit(s.NemesisInterval):
 			// A run whose faults never start would be judged as a
 			// healthy cluster's while claiming the faults.
-			bad("time_limit: %s is too short for nemesis_interval %s: no fault window fits (a run needs at least twice the interval)", s.TimeLimit, s.NemesisInterval)
+			bad("time_limit: %s is too short for nemesis_interval %s: no fault window fits (a run needs at least %s)",
+				s.TimeLimit, s.NemesisInterval, nemesis.MinTimeLimit(s.NemesisInterval))
 		}
 	}
 	// The guarantee model's own rules, the ones chaos check applies too.

@@ -172,8 +172,8 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 // names its flags, where the runner names the spec's fields.
 func flagCombination(err error, f runFlags) error {
 	if strings.Contains(err.Error(), "no fault window fits") {
-		return fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval; try --time-limit %s or a shorter --nemesis-interval)",
-			f.timeLimit, f.nemInterval, 2*f.nemInterval+f.nemInterval/2)
+		return fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval: --time-limit %s, or a shorter --nemesis-interval)",
+			f.timeLimit, f.nemInterval, nemesis.MinTimeLimit(f.nemInterval))
 	}
 	return err
 }
