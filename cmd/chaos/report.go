@@ -3,9 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +30,7 @@ Exit code: 0 all rendered, 3 something could not be.`,
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			failed := 0
 			for _, path := range args {
-				n, err := renderTree(path, func(page string, err error) {
+				n, err := report.WriteTree(path, func(page string, err error) {
 					if err != nil {
 						failed++
 						fmt.Fprintf(errOut, "chaos: %v\n", err)
@@ -54,47 +51,4 @@ Exit code: 0 all rendered, 3 something could not be.`,
 			return nil
 		},
 	}
-}
-
-// renderTree renders every run and campaign at or below root, calling done
-// for each page, and returns how many it found. Symlinks are not followed:
-// store/latest is another name for a run already visited.
-func renderTree(root string, done func(page string, err error)) (int, error) {
-	fi, err := os.Stat(root)
-	if err != nil {
-		return 0, err
-	}
-	if !fi.IsDir() {
-		return 0, fmt.Errorf("%s is not a directory", root)
-	}
-	found := 0
-	visit := func(dir string) bool {
-		page, err := report.WritePage(dir)
-		if errors.Is(err, report.ErrNotRunDir) {
-			return false
-		}
-		found++
-		if err != nil {
-			err = fmt.Errorf("%s: %w", dir, err)
-		}
-		done(page, err)
-		return true
-	}
-	// The root itself may be a symlink such as store/latest.
-	if visit(root) {
-		return found, nil
-	}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() || path == root {
-			return nil
-		}
-		if visit(path) {
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	return found, err
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/chaos-isr/chaos/results/serve"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -85,7 +87,7 @@ func TestServeRefusesOutsideStore(t *testing.T) {
 // storeServer serves store over HTTP for the test.
 func storeServer(t *testing.T, store string) *httptest.Server {
 	t.Helper()
-	h, err := newStoreHandler(store)
+	h, err := serve.NewHandler(store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,52 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteTree renders every run and campaign at or below root, calling done
+// for each page, and returns how many it found. Symlinks are not followed:
+// store/latest is another name for a run already visited.
+func WriteTree(root string, done func(page string, err error)) (int, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return 0, err
+	}
+	if !fi.IsDir() {
+		return 0, fmt.Errorf("%s is not a directory", root)
+	}
+	found := 0
+	visit := func(dir string) bool {
+		page, err := WritePage(dir)
+		if errors.Is(err, ErrNotRunDir) {
+			return false
+		}
+		found++
+		if err != nil {
+			err = fmt.Errorf("%s: %w", dir, err)
+		}
+		done(page, err)
+		return true
+	}
+	// The root itself may be a symlink such as store/latest.
+	if visit(root) {
+		return found, nil
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || path == root {
+			return nil
+		}
+		if visit(path) {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return found, err
+}
