@@ -12,6 +12,7 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
+	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
 
 // Runtime and Network are the cluster's: what process and network
@@ -278,28 +279,27 @@ func (n *Nemesis) randomBroker() (int, error) {
 	return ok[n.rng.IntN(len(ok))], nil
 }
 
-// leaderOf picks a random partition and returns its leader.
+// leaderOf picks a random partition and returns its leader, waiting up to
+// LeaderWait for it to have one.
 func (n *Nemesis) leaderOf(ctx context.Context) (int32, int, error) {
 	p := n.rng.Int32N(max(n.cfg.Partitions, 1))
 	wait := n.cfg.LeaderWait
 	if wait <= 0 {
 		wait = 5 * time.Second
 	}
-	deadline := time.Now().Add(wait)
-	for {
+	leader := 0
+	err := waitfor.Until(ctx, 200*time.Millisecond, wait, func() (bool, error) {
 		ls, err := n.leaders(ctx)
-		if err == nil {
-			if l, ok := ls[p]; ok && l >= 0 {
-				return p, int(l), nil
-			}
-			err = fmt.Errorf("partition %d has no leader", p)
-		} else {
-			err = fmt.Errorf("finding the leader of partition %d: %w", p, err)
+		if err != nil {
+			return false, fmt.Errorf("finding the leader of partition %d: %w", p, err)
 		}
-		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
-			return p, 0, err
+		if l, ok := ls[p]; ok && l >= 0 {
+			leader = int(l)
+			return true, nil
 		}
-	}
+		return false, fmt.Errorf("partition %d has no leader", p)
+	})
+	return p, leader, err
 }
 
 // startFault starts one window's fault and returns what it hit and the

@@ -28,6 +28,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/chaos-isr/chaos/cluster"
+	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
 
 // Ports the nodes listen on inside their containers.
@@ -573,29 +574,27 @@ func (c *Cluster) Abort() {
 // they are gone: a removal that Close started at the same time makes ours
 // fail, and the process may exit right after.
 func (c *Cluster) removeAll(ctx context.Context) {
-	for ctx.Err() == nil {
+	_ = waitfor.Until(ctx, 50*time.Millisecond, 0, func() (bool, error) {
 		cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+c.run)})
 		if err != nil || len(cs.Items) == 0 {
-			break
+			return true, err
 		}
 		var wg sync.WaitGroup
 		for _, x := range cs.Items {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				_, _ = c.cli.ContainerRemove(ctx, x.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-			}()
+			})
 		}
 		wg.Wait()
-		time.Sleep(50 * time.Millisecond)
+		return false, nil
+	})
+	if c.net == nil {
+		return
 	}
-	for c.net != nil && ctx.Err() == nil {
+	_ = waitfor.Until(ctx, 100*time.Millisecond, 0, func() (bool, error) {
 		_, err := c.cli.NetworkRemove(ctx, c.net.ID, client.NetworkRemoveOptions{})
-		if err == nil || cerrdefs.IsNotFound(err) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil || cerrdefs.IsNotFound(err), err
+	})
 }
 
 // Close writes each node's log into the data directory, then removes the
