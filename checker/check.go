@@ -62,7 +62,7 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 		switch {
 		case rs[i].Forbidden > 0:
 			out.Unexpected = append(out.Unexpected, rs[i].Name)
-		case rs[i].Valid == Invalid:
+		case rs[i].Valid == Invalid && rs[i].Expected:
 			out.Expected = append(out.Expected, rs[i].Name)
 		}
 	}
