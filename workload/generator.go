@@ -108,6 +108,9 @@ func NewGenerator(cfg Config) *Generator {
 		interval = time.Duration(float64(cfg.Concurrency) / cfg.Rate * float64(time.Second))
 	}
 	for i := 0; i < cfg.Concurrency; i++ {
+		// Each producer slot has the random stream it had before the
+		// generator existed, so an old run's seed still picks the same
+		// partitions and jitter.
 		g.workers = append(g.workers, &worker{
 			producer: true, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), interval: interval,
 		})
