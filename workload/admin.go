@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TopicSpec is the topic a test writes to.
@@ -22,31 +20,23 @@ type TopicSpec struct {
 }
 
 // CreateTopic creates the test's topic with CreateTopics, waits until
-// every partition has a leader, and checks that the topic has exactly
-// spec's settings (VerifyTopic). The topic must not exist: a test that
-// reused another's data would judge a history it did not write. Only when
-// an earlier attempt's outcome is unknown (its answer was lost) may the
-// topic exist, and then it must be exactly spec.
+// every partition has a leader and a full ISR, and checks that the topic
+// has exactly spec's settings (VerifyTopic). The topic must not exist: a
+// test that reused another's data would judge a history it did not write.
+// Only when an earlier attempt's outcome is unknown (its answer was lost)
+// may the topic exist, and then it must be exactly spec.
 func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeout time.Duration) error {
-	cl := newClient(bootstrap, 5*time.Second, "chaos-admin")
-	defer cl.close()
+	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	defer cl.Close()
+	return createTopic(ctx, cl, spec, timeout)
+}
+
+func createTopic(ctx context.Context, cl Client, spec TopicSpec, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.Version = 4
-	req.TimeoutMillis = int32(timeout / time.Millisecond)
-	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic, t.NumPartitions, t.ReplicationFactor = spec.Name, spec.Partitions, spec.ReplicationFactor
-	for name, val := range map[string]string{
-		"min.insync.replicas":            strconv.Itoa(int(spec.MinInsyncReplicas)),
-		"unclean.leader.election.enable": strconv.FormatBool(spec.Unclean),
-	} {
-		t.Configs = append(t.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: name, Value: kmsg.StringPtr(val)})
-	}
-	req.Topics = append(req.Topics, t)
 	// mayExist: an attempt may have created the topic without our hearing.
 	mayExist := false
 	for {
-		err := createOnce(ctx, cl, req)
+		err := cl.CreateTopic(ctx, spec, timeout)
 		if err == nil {
 			break
 		}
@@ -62,21 +52,22 @@ func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeou
 		}
 		var ke *kerr.Error
 		isKafka := errors.As(err, &ke)
-		if !errors.Is(err, errNotSent) && (!isKafka || ke == kerr.RequestTimedOut) {
+		if !errors.Is(err, ErrNotSent) && (!isKafka || ke == kerr.RequestTimedOut) {
 			mayExist = true
 		}
 		retriable := isKafka && (ke.Retriable || ke == kerr.InvalidReplicationFactor)
-		if !retriable && !errors.Is(err, errNotSent) || time.Now().After(deadline) {
+		if !retriable && !errors.Is(err, ErrNotSent) || time.Now().After(deadline) {
 			return fmt.Errorf("create topic %s: %w", spec.Name, err)
 		}
 		// Brokers may still be registering (too few for the replication
 		// factor yet): try again until the deadline.
 		time.Sleep(200 * time.Millisecond)
 	}
+	var md Metadata
 	for {
-		why := converged(ctx, cl, Config{Topic: spec.Name, Partitions: spec.Partitions})
+		why := converged(ctx, cl, spec.Name, spec.Partitions, &md)
 		if why == "" {
-			return VerifyTopic(ctx, bootstrap, spec)
+			return verifyTopic(ctx, cl, spec)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("topic %s created but not ready after %s: %s", spec.Name, timeout, why)
@@ -85,47 +76,18 @@ func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeou
 	}
 }
 
-func createOnce(ctx context.Context, cl *client, req *kmsg.CreateTopicsRequest) error {
-	if err := cl.refresh(ctx, req.Topics[0].Topic); err != nil {
-		return fmt.Errorf("%w: %v", errNotSent, err)
-	}
-	var id int32 = -1
-	for b := range cl.addrs {
-		if id < 0 || b < id {
-			id = b
-		}
-	}
-	resp, err := cl.call(ctx, id, req)
-	if err != nil {
-		return err
-	}
-	r := resp.(*kmsg.CreateTopicsResponse)
-	if len(r.Topics) != 1 {
-		return errors.New("malformed create topics response")
-	}
-	if code := r.Topics[0].ErrorCode; code != 0 {
-		err := kerr.ErrorForCode(code)
-		if msg := r.Topics[0].ErrorMessage; msg != nil {
-			return fmt.Errorf("%w: %s", err, *msg)
-		}
-		return err
-	}
-	return nil
-}
-
 // Leaders asks the cluster who leads each partition of topic (-1: nobody).
 // The nemesis uses it to aim at leaders.
 func Leaders(ctx context.Context, bootstrap []string, topic string) (map[int32]int32, error) {
-	cl := newClient(bootstrap, 2*time.Second, "chaos-nemesis")
-	defer cl.close()
-	if err := cl.refresh(ctx, topic); err != nil {
+	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-nemesis", Timeout: 2 * time.Second})
+	defer cl.Close()
+	md, err := cl.Metadata(ctx, topic)
+	if err != nil {
 		return nil, err
 	}
 	out := map[int32]int32{}
-	for k, l := range cl.leaders {
-		if k.Topic == topic {
-			out[k.Partition] = l
-		}
+	for p, s := range md.Partitions {
+		out[p] = s.Leader
 	}
 	return out, nil
 }

@@ -4,236 +4,132 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"sort"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/chaos-isr/chaos/broker/wire"
 	"github.com/chaos-isr/chaos/history"
 )
 
-// errNotSent marks a request that never left this process (no leader known,
-// the connection could not be made): its effect definitely did not happen.
-var errNotSent = errors.New("not sent")
-
-// client is one logical process's connections: one per broker, one request
-// at a time, no retries. It is not safe for concurrent use.
-type client struct {
-	bootstrap []string
-	timeout   time.Duration
-	id        string
-	conns     map[int32]net.Conn
-	addrs     map[int32]string
-	leaders   map[history.Key]int32
-	epochs    map[history.Key]int32
-	replicas  map[history.Key][]int32
-	isr       map[history.Key][]int32
-	corr      int32
-	refreshed time.Time
+// Client is all the workload, the monitor and the final phase ask of a
+// cluster, one logical process's view of it. Keeping it this small is what
+// lets a simulated cluster stand in for a real one: everything above it
+// (the generator's decisions, the recording, the final phase) is the same
+// whatever carries the messages. A Client is used by one goroutine at a
+// time.
+//
+// An error from a call that changes nothing (every call but Send and
+// CreateTopic) means only that it did not happen. Answers a broker gave
+// are *kerr.Error values (errors.As), so callers can tell a broker's
+// refusal from a lost connection.
+type Client interface {
+	// Send produces one record with value to k with acks and classifies
+	// the outcome, which is all the checkers will know of it (see
+	// Outcome).
+	Send(ctx context.Context, k history.Key, value string, acks int16) Outcome
+	// Poll fetches k from offset from as a consumer, below the high
+	// watermark. A broker that refuses from as out of range answers with
+	// an *OutOfRangeError carrying its high watermark.
+	Poll(ctx context.Context, k history.Key, from int64) (Read, error)
+	// EndOffset is k's latest offset (ListOffsets -1) at its leader: the
+	// high watermark.
+	EndOffset(ctx context.Context, k history.Key) (int64, error)
+	// Metadata asks for the brokers and topic's partitions (none for "")
+	// the addresses in turn, each once, until one answers; with no
+	// addresses, the brokers it knows by id, then its bootstrap brokers.
+	// The answer also becomes where later calls send their requests.
+	Metadata(ctx context.Context, topic string, addrs ...string) (Metadata, error)
+	// FinalRead reads k from offset 0 to its high watermark at its leader.
+	FinalRead(ctx context.Context, k history.Key) (Read, error)
+	// ReplicaRead reads broker's replica of k whole, to its log end, as
+	// the debug consumer (replica id -2), leader or not.
+	ReplicaRead(ctx context.Context, k history.Key, broker int32) (Read, error)
+	// CreateTopic asks the cluster once to create spec's topic, letting it
+	// take up to timeout. An error wrapping ErrNotSent means the request
+	// never left: the topic was not created by it.
+	CreateTopic(ctx context.Context, spec TopicSpec, timeout time.Duration) error
+	// DescribeTopic is the topic's partitions and the configs its
+	// guarantees depend on, as the cluster describes them.
+	DescribeTopic(ctx context.Context, topic string) (TopicDescription, error)
+	// Close drops the client's connections; it is not used again.
+	Close()
 }
 
-func newClient(bootstrap []string, timeout time.Duration, id string) *client {
-	return &client{bootstrap: bootstrap, timeout: timeout, id: id, conns: map[int32]net.Conn{}, addrs: map[int32]string{}}
+// ClientOptions configure one client.
+type ClientOptions struct {
+	// ID is the client id brokers see, naming the process in their logs.
+	ID string
+	// Timeout bounds the wait for one answer; a request that was sent and
+	// not answered by then has an unknown outcome.
+	Timeout time.Duration
+	// ProduceTimeout is how long a Send lets the broker wait for the ISR
+	// (acks=-1) before it answers REQUEST_TIMED_OUT.
+	ProduceTimeout time.Duration
 }
 
-func (c *client) close() {
-	for id, conn := range c.conns {
-		conn.Close()
-		delete(c.conns, id)
-	}
+// Dialer makes the clients of one cluster: the workload gives each process
+// a client of its own, and a new one to a process that replaces one whose
+// state became unknown.
+type Dialer func(ClientOptions) Client
+
+// ErrNotSent marks a request that never left the client (no leader known,
+// no connection): whatever it asked definitely did not happen.
+var ErrNotSent = errors.New("not sent")
+
+// Outcome is how a send ended, as docs/history.md defines the types: OK
+// with the offset the broker assigned; Fail only when the record
+// definitely was not written (refused before the append, or never sent);
+// Info whenever it may have been or may still be. Error is the text the
+// history records for Fail and Info.
+type Outcome struct {
+	Type   history.Type
+	Offset int64
+	Error  string
 }
 
-// roundTrip sends req on conn and reads its response. sent reports whether
-// any byte of the request may have reached the broker. The end of ctx
-// abandons the request at once (a paused broker would otherwise hold an
-// interrupted run for a whole request timeout); the error then says so.
-func (c *client) roundTrip(ctx context.Context, conn net.Conn, req kmsg.Request) (resp kmsg.Response, sent bool, err error) {
-	deadline := time.Now().Add(c.timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	_ = conn.SetDeadline(deadline)
-	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })()
-	defer func() {
-		if err != nil && ctx.Err() != nil {
-			err = fmt.Errorf("%w: %v", context.Cause(ctx), err)
-		}
-	}()
-	c.corr++
-	frame := wire.AppendRequest(nil, c.corr, c.id, req)
-	n, err := conn.Write(frame)
-	if err != nil {
-		return nil, n > 0, err
-	}
-	if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
-		return nil, true, nil // no response will come
-	}
-	body, err := wire.ReadFrame(conn, 0, nil)
-	if err != nil {
-		return nil, true, err
-	}
-	corr, resp, err := wire.ParseResponse(body, req)
-	if err != nil {
-		return nil, true, err
-	}
-	if corr != c.corr {
-		return nil, true, fmt.Errorf("response correlation id %d, expected %d", corr, c.corr)
-	}
-	return resp, true, nil
+// Read is what a read returned: its records at or after the offset it
+// started from, in offset order, and the high watermark the broker
+// reported.
+type Read struct {
+	Records []history.Record
+	HW      int64
 }
 
-func (c *client) dial(ctx context.Context, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: c.timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotSent, err)
-	}
-	return conn, nil
+// OutOfRangeError is a fetch refused because its offset is past the log's
+// end, as after a truncation; HW is where the log now ends.
+type OutOfRangeError struct{ HW int64 }
+
+// Error is the text a poll records: the consumer resumes at HW, as
+// auto.offset.reset=latest would.
+func (e *OutOfRangeError) Error() string {
+	return fmt.Sprintf("OFFSET_OUT_OF_RANGE: resuming at the high watermark %d", e.HW)
 }
 
-// call sends req to broker id. A failed connection is dropped so that the
-// next call redials.
-func (c *client) call(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
-	conn := c.conns[id]
-	if conn == nil {
-		addr, ok := c.addrs[id]
-		if !ok {
-			return nil, fmt.Errorf("%w: broker %d unknown", errNotSent, id)
-		}
-		var err error
-		if conn, err = c.dial(ctx, addr); err != nil {
-			return nil, err
-		}
-		c.conns[id] = conn
-	}
-	resp, sent, err := c.roundTrip(ctx, conn, req)
-	if err != nil {
-		conn.Close()
-		delete(c.conns, id)
-		if !sent {
-			err = fmt.Errorf("%w: %v", errNotSent, err)
-		}
-	}
-	return resp, err
+// Metadata is one broker's answer to a metadata request.
+type Metadata struct {
+	// From is the address that answered.
+	From string
+	// ClusterID is the id the cluster reported; "" if none.
+	ClusterID string
+	// Brokers are the brokers it listed, by id, with their addresses.
+	Brokers map[int32]string
+	// Partitions are the topic's partitions it listed: a partition
+	// missing here was not in the answer.
+	Partitions map[int32]PartitionState
 }
 
-// refresh asks any reachable broker for the metadata of topic.
-func (c *client) refresh(ctx context.Context, topic string) error {
-	req := kmsg.NewPtrMetadataRequest()
-	req.Version = 12
-	t := kmsg.NewMetadataRequestTopic()
-	t.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, t)
-	// Known brokers first (sorted, for determinism of the order tried),
-	// then the bootstrap list.
-	var ids []int32
-	for id := range c.addrs {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	addrs := make([]string, 0, len(ids)+len(c.bootstrap))
-	for _, id := range ids {
-		addrs = append(addrs, c.addrs[id])
-	}
-	addrs = append(addrs, c.bootstrap...)
-	md, _, err := c.metadata(ctx, addrs, req)
-	if err != nil {
-		return err
-	}
-	c.apply(topic, md)
-	c.refreshed = time.Now()
-	return nil
+// PartitionState is a partition as metadata describes it: the controller's
+// view as the answering broker last heard it.
+type PartitionState struct {
+	Leader   int32 // -1: none
+	Epoch    int32
+	ISR      []int32
+	Replicas []int32
 }
 
-// metadata asks each address in turn (each once) until one answers req,
-// and returns the answer and who gave it.
-func (c *client) metadata(ctx context.Context, addrs []string, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, string, error) {
-	tried := map[string]bool{}
-	var lastErr error
-	for _, addr := range addrs {
-		if tried[addr] || ctx.Err() != nil {
-			continue
-		}
-		tried[addr] = true
-		conn, err := c.dial(ctx, addr)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		resp, _, err := c.roundTrip(ctx, conn, req)
-		conn.Close()
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		return resp.(*kmsg.MetadataResponse), addr, nil
-	}
-	if lastErr == nil {
-		lastErr = ctx.Err()
-	}
-	return nil, "", fmt.Errorf("no broker answered a metadata request: %w", lastErr)
-}
-
-func (c *client) apply(topic string, md *kmsg.MetadataResponse) {
-	for _, b := range md.Brokers {
-		addr := net.JoinHostPort(b.Host, fmt.Sprint(b.Port))
-		if old, ok := c.addrs[b.NodeID]; ok && old != addr {
-			if conn := c.conns[b.NodeID]; conn != nil {
-				conn.Close()
-				delete(c.conns, b.NodeID)
-			}
-		}
-		c.addrs[b.NodeID] = addr
-	}
-	if c.leaders == nil {
-		c.leaders, c.epochs = map[history.Key]int32{}, map[history.Key]int32{}
-		c.replicas, c.isr = map[history.Key][]int32{}, map[history.Key][]int32{}
-	}
-	for _, t := range md.Topics {
-		if t.Topic == nil || *t.Topic != topic {
-			continue
-		}
-		for _, p := range t.Partitions {
-			k := history.Key{Topic: topic, Partition: p.Partition}
-			c.leaders[k], c.epochs[k] = p.Leader, p.LeaderEpoch
-			c.replicas[k], c.isr[k] = p.Replicas, p.ISR
-		}
-	}
-}
-
-// leader returns the partition's leader as last known, refreshing the
-// metadata if it is unknown or stale.
-func (c *client) leader(ctx context.Context, k history.Key) (int32, error) {
-	id, ok := c.leaders[k]
-	if !ok || id < 0 || time.Since(c.refreshed) > 5*time.Second {
-		if err := c.refresh(ctx, k.Topic); err != nil {
-			return -1, err
-		}
-		id, ok = c.leaders[k]
-	}
-	if !ok || id < 0 {
-		return -1, fmt.Errorf("%w: no leader for %s", errNotSent, k)
-	}
-	return id, nil
-}
-
-// forget drops what the client knows of a partition's leader, after an
-// error that suggests it moved.
-func (c *client) forget(k history.Key) {
-	delete(c.leaders, k)
-}
-
-// errorName is the Kafka name of an error code, as histories record it.
-func errorName(code int16) string {
-	if err := kerr.ErrorForCode(code); err != nil {
-		var ke *kerr.Error
-		if errors.As(err, &ke) {
-			return ke.Message
-		}
-		return err.Error()
-	}
-	return "NONE"
+// TopicDescription is a topic as the cluster describes it.
+type TopicDescription struct {
+	// Replicas are each partition's replicas.
+	Replicas map[int32][]int32
+	// Configs are the topic configs the guarantees depend on
+	// (min.insync.replicas, unclean.leader.election.enable), all present.
+	Configs map[string]string
 }

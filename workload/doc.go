@@ -1,17 +1,34 @@
 // Package workload drives a cluster with clients and records what they did
-// as a history (package history).
+// as a history (package history). It has three parts, kept apart so that
+// each can be checked, and replaced, on its own:
 //
-// Producers send unique values, one request in flight per process, and
-// classify each outcome as docs/guarantees.md demands: ok with the offset the
-// broker assigned, fail only when the record definitely was not written
-// (refused before the append, or never sent), info whenever it may have
-// been. Consumers poll their partitions below the high watermark. After the
-// faults heal, a final phase reads every partition from its leader and every
-// replica's whole log with the debug replica id.
+//   - The Generator decides what each worker does next: send which unique
+//     value "<process>-<n>" to which partition and when (rate pacing with
+//     seeded jitter, one request in flight per producer), which partition
+//     a consumer polls from which offset, when it reads an end offset
+//     instead, and which process id replaces one whose outcome was unknown.
+//     It is pure: no I/O, no clock but the time its caller passes, no
+//     randomness but its seed. Run steps it from a goroutine per worker on
+//     the wall clock; a simulator can step it from one event loop on a
+//     virtual clock and get the same decisions.
 //
-// The workload speaks to the cluster only through the Kafka protocol, with
-// its own small client over TCP (framing and records from the codecs in
-// broker/wire and broker/batch, which hold no broker state): a library
-// client's retries and batching would hide exactly the outcomes the checkers
-// must see.
+//   - A Client is everything asked of a cluster: send, poll, end offset,
+//     metadata, the final and replica reads, creating and describing the
+//     topic. Send classifies each outcome as docs/history.md demands: ok
+//     with the offset the broker assigned, fail only when the record
+//     definitely was not written (refused before the append, or never
+//     sent), info whenever it may have been. TCP's clients speak the Kafka
+//     protocol themselves, one request at a time with no retries (a
+//     library client's retries and batching would hide exactly the outcomes
+//     the checkers must see), with franz-go's kmsg for the messages and
+//     their own framing and record batches: nothing here imports the
+//     broker, so a codec bug the broker has is not one the tester shares.
+//     Nothing above the Client knows it is TCP.
+//
+//   - The Recorder appends each invocation and completion to the history,
+//     stamped with the time, and counts outcomes for the progress line.
+//
+// After the faults heal, Final reads every partition from its leader and
+// every replica's whole log with the debug replica id; Monitor samples the
+// partitions' leaders, ISRs and high watermarks throughout, for the report.
 package workload

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -24,12 +23,19 @@ type Convergence struct {
 // replica's whole log. Reads happen even if the cluster did not converge
 // (the checkers then judge what could be read) and the Convergence says why.
 func Final(ctx context.Context, cfg Config, rec *Recorder, timeout time.Duration) (Convergence, error) {
-	cl := newClient(cfg.Bootstrap, cfg.RequestTimeout+2*time.Second, "chaos-final")
-	defer cl.close()
+	cl := TCP(cfg.Bootstrap)(ClientOptions{ID: "chaos-final", Timeout: cfg.RequestTimeout + 2*time.Second})
+	defer cl.Close()
+	return final(ctx, cfg, rec, cl, timeout)
+}
+
+func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, timeout time.Duration) (Convergence, error) {
 	start := time.Now()
 	conv := Convergence{}
+	// md is the last metadata heard: the replicas to read are those it
+	// names, even if the wait gave up.
+	var md Metadata
 	for {
-		why := converged(ctx, cl, cfg)
+		why := converged(ctx, cl, cfg.Topic, cfg.Partitions, &md)
 		if why == "" {
 			conv.Converged = true
 			break
@@ -44,13 +50,12 @@ func Final(ctx context.Context, cfg Config, rec *Recorder, timeout time.Duration
 	proc := rec.NewProcess()
 	for p := int32(0); p < cfg.Partitions; p++ {
 		k := history.Key{Topic: cfg.Topic, Partition: p}
-		if err := finalRead(ctx, cl, rec, proc, k); err != nil {
+		if err := read(rec, proc, history.FinalRead, k, nil, func() (Read, error) { return cl.FinalRead(ctx, k) }); err != nil {
 			return conv, err
 		}
-		replicas := slices.Clone(cl.replicas[k])
-		sort.Slice(replicas, func(i, j int) bool { return replicas[i] < replicas[j] })
-		for _, b := range replicas {
-			if err := replicaRead(ctx, cl, rec, proc, k, b); err != nil {
+		for _, b := range slices.Sorted(slices.Values(md.Partitions[p].Replicas)) {
+			err := read(rec, proc, history.ReplicaRead, k, history.Int32(b), func() (Read, error) { return cl.ReplicaRead(ctx, k, b) })
+			if err != nil {
 				return conv, err
 			}
 		}
@@ -58,88 +63,51 @@ func Final(ctx context.Context, cfg Config, rec *Recorder, timeout time.Duration
 	return conv, nil
 }
 
-func converged(ctx context.Context, cl *client, cfg Config) string {
-	if err := cl.refresh(ctx, cfg.Topic); err != nil {
+// converged says what keeps topic's partitions from being converged, ""
+// when nothing does. A metadata answer is kept in md.
+func converged(ctx context.Context, cl Client, topic string, partitions int32, md *Metadata) string {
+	got, err := cl.Metadata(ctx, topic)
+	if err != nil {
 		return err.Error()
 	}
+	// Partitions a previous answer named and this one leaves out are
+	// still known, as they are to the client.
+	if md.Partitions == nil {
+		md.Partitions = map[int32]PartitionState{}
+	}
+	for p, s := range got.Partitions {
+		md.Partitions[p] = s
+	}
 	var bad []string
-	for p := int32(0); p < cfg.Partitions; p++ {
-		k := history.Key{Topic: cfg.Topic, Partition: p}
-		leader, ok := cl.leaders[k]
+	for p := int32(0); p < partitions; p++ {
+		k := history.Key{Topic: topic, Partition: p}
+		s, ok := md.Partitions[p]
 		switch {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("%s: unknown", k))
-		case leader < 0:
-			bad = append(bad, fmt.Sprintf("%s: no leader (isr %v)", k, cl.isr[k]))
-		case len(cl.isr[k]) != len(cl.replicas[k]):
-			bad = append(bad, fmt.Sprintf("%s: isr %v of replicas %v", k, cl.isr[k], cl.replicas[k]))
+		case s.Leader < 0:
+			bad = append(bad, fmt.Sprintf("%s: no leader (isr %v)", k, s.ISR))
+		case len(s.ISR) != len(s.Replicas):
+			bad = append(bad, fmt.Sprintf("%s: isr %v of replicas %v", k, s.ISR, s.Replicas))
 		}
 	}
 	return strings.Join(bad, "; ")
 }
 
-// readAll reads k from offset 0 on broker id until a fetch returns nothing
-// (debug reads) or the HW is reached (consumer reads).
-func readAll(ctx context.Context, cl *client, id, replica int32, k history.Key) ([]history.Record, int64, error) {
-	var all []history.Record
-	var hw int64 = -1
-	next := int64(0)
-	for i := 0; i < 1_000_000; i++ {
-		recs, h, code, err := fetch(ctx, cl, id, replica, k, next, 0)
-		if err != nil {
-			return all, hw, err
-		}
-		if code != 0 {
-			return all, hw, fmt.Errorf("%s at offset %d", errorName(code), next)
-		}
-		if hw < 0 {
-			hw = h
-		}
-		if len(recs) == 0 || (replica == consumerReplica && recs[len(recs)-1].Offset+1 >= hw) {
-			all = append(all, recs...)
-			return all, hw, nil
-		}
-		all = append(all, recs...)
-		next = recs[len(recs)-1].Offset + 1
-	}
-	return all, hw, fmt.Errorf("%s: log too long to read", k)
-}
-
-func finalRead(ctx context.Context, cl *client, rec *Recorder, proc int, k history.Key) error {
-	v := &history.Value{Topic: k.Topic, Partition: k.Partition}
-	if _, err := rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FinalRead, Value: v}); err != nil {
+// read records one final-phase read of k (f, of broker's replica when
+// broker is set) done by do.
+func read(rec *Recorder, proc int, f string, k history.Key, broker *int32, do func() (Read, error)) error {
+	v := &history.Value{Topic: k.Topic, Partition: k.Partition, Broker: broker}
+	if _, err := rec.Record(history.Op{Process: proc, Type: history.Invoke, F: f, Value: v}); err != nil {
 		return err
 	}
 	done := *v
 	typ, errText := history.OK, ""
-	leader, err := cl.leader(ctx, k)
-	if err == nil {
-		var recs []history.Record
-		var hw int64
-		recs, hw, err = readAll(ctx, cl, leader, consumerReplica, k)
-		done.Records, done.HW = recs, history.Int64(hw)
-	}
-	if err != nil {
-		typ, errText = history.Fail, err.Error()
-		done.Records, done.HW = nil, nil
-	}
-	_, err = rec.Record(history.Op{Process: proc, Type: typ, F: history.FinalRead, Value: &done, Error: errText})
-	return err
-}
-
-func replicaRead(ctx context.Context, cl *client, rec *Recorder, proc int, k history.Key, broker int32) error {
-	v := &history.Value{Topic: k.Topic, Partition: k.Partition, Broker: history.Int32(broker)}
-	if _, err := rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.ReplicaRead, Value: v}); err != nil {
-		return err
-	}
-	done := *v
-	typ, errText := history.OK, ""
-	recs, hw, err := readAll(ctx, cl, broker, debugReplica, k)
-	if err != nil {
+	if r, err := do(); err != nil {
 		typ, errText = history.Fail, err.Error()
 	} else {
-		done.Records, done.HW = recs, history.Int64(hw)
+		done.Records, done.HW = r.Records, history.Int64(r.HW)
 	}
-	_, err = rec.Record(history.Op{Process: proc, Type: typ, F: history.ReplicaRead, Value: &done, Error: errText})
+	_, err := rec.Record(history.Op{Process: proc, Type: typ, F: f, Value: &done, Error: errText})
 	return err
 }

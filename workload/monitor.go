@@ -3,10 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -30,8 +29,13 @@ func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout t
 	if interval <= 0 {
 		return fmt.Errorf("monitor interval must be positive, got %s", interval)
 	}
-	m := &monitor{cfg: cfg, rec: rec, cl: newClient(cfg.Bootstrap, timeout, "chaos-monitor")}
-	defer m.cl.close()
+	cl := TCP(cfg.Bootstrap)(ClientOptions{ID: "chaos-monitor", Timeout: timeout})
+	defer cl.Close()
+	return monitor(ctx, cfg, rec, cl, interval)
+}
+
+func monitor(ctx context.Context, cfg Config, rec *Recorder, cl Client, interval time.Duration) error {
+	m := &sampler{cfg: cfg, rec: rec, cl: cl, known: map[int32]string{}}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -46,18 +50,21 @@ func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout t
 	}
 }
 
-type monitor struct {
+type sampler struct {
 	cfg Config
 	rec *Recorder
-	cl  *client
-	// last is the address that answered the last metadata request.
-	last string
+	cl  Client
+	// last is the address that answered the last metadata request, known
+	// every broker any answer listed.
+	last  string
+	known map[int32]string
 }
 
 // sample records one invoke and one completion per partition. The
 // metadata is fetched once per sample, inside the first partition's
 // operation, so that the operations' times bracket what they report.
-func (m *monitor) sample(ctx context.Context) error {
+func (m *sampler) sample(ctx context.Context) error {
+	var md Metadata
 	var mdErr error
 	for p := int32(0); p < m.cfg.Partitions; p++ {
 		if ctx.Err() != nil {
@@ -69,22 +76,25 @@ func (m *monitor) sample(ctx context.Context) error {
 			return err
 		}
 		if p == 0 {
-			mdErr = m.metadata(ctx)
+			md, mdErr = m.metadata(ctx)
 		}
 		done := *v
 		typ, errText := history.OK, ""
-		if leader, known := m.cl.leaders[k]; mdErr != nil || !known {
+		if s, known := md.Partitions[p]; mdErr != nil || !known {
 			typ = history.Fail
 			if errText = "partition not in metadata"; mdErr != nil {
 				errText = mdErr.Error()
 			}
 		} else {
-			done.Sample = &history.Sample{Leader: history.Int32(leader), Epoch: history.Int32(m.cl.epochs[k]),
-				ISR: slices.Clone(m.cl.isr[k]), Replicas: slices.Clone(m.cl.replicas[k])}
-			if leader >= 0 && ctx.Err() == nil {
+			done.Sample = &history.Sample{Leader: history.Int32(s.Leader), Epoch: history.Int32(s.Epoch),
+				ISR: slices.Clone(s.ISR), Replicas: slices.Clone(s.Replicas)}
+			if s.Leader >= 0 && ctx.Err() == nil {
 				// A leader that does not answer leaves the HW unknown:
-				// the sample still says who was supposed to lead.
-				if hw, err := listLatest(ctx, m.cl, k); err == nil {
+				// the sample still says who was supposed to lead. The
+				// client asks the leader this metadata named, rather than
+				// asking the brokers again, a paused one first if it has
+				// the lowest id.
+				if hw, err := m.cl.EndOffset(ctx, k); err == nil {
 					done.HW = history.Int64(hw)
 				}
 			}
@@ -103,39 +113,24 @@ func (m *monitor) sample(ctx context.Context) error {
 	return nil
 }
 
-// metadata refreshes the client's view of the topic, asking the broker that
-// answered last first: a dead or paused broker costs a timeout per sample
-// only until another one answers.
-func (m *monitor) metadata(ctx context.Context) error {
-	req := kmsg.NewPtrMetadataRequest()
-	req.Version = 12
-	t := kmsg.NewMetadataRequestTopic()
-	t.Topic = kmsg.StringPtr(m.cfg.Topic)
-	req.Topics = append(req.Topics, t)
+// metadata asks for the topic's metadata, the broker that answered last
+// first: a dead or paused broker costs a timeout per sample only until
+// another one answers. Each sample reports this answer alone: a partition
+// missing from it must not be reported with old values.
+func (m *sampler) metadata(ctx context.Context) (Metadata, error) {
 	var addrs []string
 	if m.last != "" {
 		addrs = append(addrs, m.last)
 	}
-	ids := make([]int32, 0, len(m.cl.addrs))
-	for id := range m.cl.addrs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		addrs = append(addrs, m.cl.addrs[id])
+	for _, id := range slices.Sorted(maps.Keys(m.known)) {
+		addrs = append(addrs, m.known[id])
 	}
 	addrs = append(addrs, m.cfg.Bootstrap...)
-	md, addr, err := m.cl.metadata(ctx, addrs, req)
+	md, err := m.cl.Metadata(ctx, m.cfg.Topic, addrs...)
 	if err != nil {
-		return err
+		return md, err
 	}
-	// Forget what the previous sample knew: a partition missing from this
-	// answer must not be reported with old values.
-	m.cl.leaders = nil
-	m.cl.apply(m.cfg.Topic, md)
-	// Fresh, so listLatest finds the leader here rather than asking every
-	// broker again, a paused one first if it has the lowest id.
-	m.cl.refreshed = time.Now()
-	m.last = addr
-	return nil
+	maps.Copy(m.known, md.Brokers)
+	m.last = md.From
+	return md, nil
 }

@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"net"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -19,10 +18,12 @@ import (
 // fakeBrokers are two brokers on loopback as the monitor sees them: broker 1
 // is paused (it accepts connections, since the kernel does, and never
 // answers), broker 2 leads partition 0 of topic "t" and answers Metadata
-// and ListOffsets. With leaderPaused, broker 1 leads instead.
+// and ListOffsets, and Fetch with batches. With leaderPaused, broker 1
+// leads instead.
 type fakeBrokers struct {
 	paused, live net.Listener
 	leaderPaused bool
+	batches      []byte // what a fetch returns, from offset 0
 	mu           sync.Mutex
 	conns        []net.Conn
 }
@@ -109,6 +110,15 @@ func (f *fakeBrokers) serve(c net.Conn) {
 				lr.Topics = append(lr.Topics, tp)
 			}
 			resp = lr
+		case *kmsg.FetchRequest:
+			fr := kmsg.NewPtrFetchResponse()
+			tp := kmsg.NewFetchResponseTopic()
+			tp.Topic = "t"
+			pp := kmsg.NewFetchResponseTopicPartition()
+			pp.HighWatermark, pp.RecordBatches = 42, f.batches
+			tp.Partitions = append(tp.Partitions, pp)
+			fr.Topics = append(fr.Topics, tp)
+			resp = fr
 		default:
 			return
 		}
@@ -128,16 +138,11 @@ type sampled struct {
 // returns its samples and how long it took to stop.
 func runMonitor(t *testing.T, f *fakeBrokers, interval, timeout, d time.Duration) ([]sampled, time.Duration) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "history.jsonl")
-	w, err := history.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := NewRecorder(w, time.Now())
+	rec := newRecording(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	cfg := Config{Bootstrap: []string{f.live.Addr().String()}, Topic: "t", Partitions: 1}
-	go func() { done <- Monitor(ctx, cfg, rec, interval, timeout) }()
+	go func() { done <- Monitor(ctx, cfg, rec.Recorder, interval, timeout) }()
 	time.Sleep(d)
 	cancel()
 	stop := time.Now()
@@ -150,17 +155,7 @@ func runMonitor(t *testing.T, f *fakeBrokers, interval, timeout, d time.Duration
 		t.Fatalf("the monitor did not stop within %s of its context ending", 10*timeout)
 	}
 	took := time.Since(stop)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ops, err := history.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pairs, err := history.Pairs(ops)
-	if err != nil {
-		t.Fatalf("the monitor's operations do not pair: %v", err)
-	}
+	ops, pairs := rec.ops(t)
 	var out []sampled
 	for i, op := range ops {
 		if op.Type != history.Invoke {

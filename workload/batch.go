@@ -1,0 +1,107 @@
+package workload
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// Record batches (magic v2), encoded and decoded here from the Kafka
+// protocol's definition rather than with the broker's own code
+// (broker/batch), for the reason frame.go gives.
+
+// Where a v2 batch header keeps what the client must write or check
+// itself; kmsg.RecordBatch does the rest.
+const (
+	batchLengthAt = 8  // int32: the bytes after this field
+	batchMagicAt  = 16 // int8: 2
+	batchCRCAt    = 17 // uint32: CRC-32C of everything from the attributes on
+	batchAttrsAt  = 21
+	// batchHeaderSize is the header up to the first record.
+	batchHeaderSize = 61
+	// compressionMask selects the compression codec in the attributes.
+	compressionMask = 0x07
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// encodeBatch is values as one uncompressed batch with base offset 0, as a
+// non-idempotent, non-transactional producer sends it: the broker assigns
+// the offsets and stamps the leader epoch.
+func encodeBatch(timestamp int64, values ...[]byte) []byte {
+	var recs []byte
+	for i, v := range values {
+		r := kmsg.Record{OffsetDelta: int32(i), Value: v}
+		// A record's length prefix counts what follows it; encoded with
+		// length 0, the prefix takes one byte.
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
+		recs = r.AppendTo(recs)
+	}
+	b := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		LastOffsetDelta:      int32(len(values) - 1),
+		FirstTimestamp:       timestamp,
+		MaxTimestamp:         timestamp,
+		ProducerID:           -1,
+		ProducerEpoch:        -1,
+		FirstSequence:        -1,
+		NumRecords:           int32(len(values)),
+		Records:              recs,
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[batchLengthAt:], uint32(len(raw)-batchLengthAt-4))
+	binary.BigEndian.PutUint32(raw[batchCRCAt:], crc32.Checksum(raw[batchAttrsAt:], castagnoli))
+	return raw
+}
+
+// decodeBatches is the records of the uncompressed batches in b, in order.
+// A batch cut off at the end is left out: a fetch stops at its byte limit
+// wherever that falls. A batch whose CRC does not match its bytes is an
+// error, as it is to a Kafka consumer (check.crcs): its records cannot be
+// told from garbage.
+func decodeBatches(b []byte) ([]history.Record, error) {
+	var out []history.Record
+	for len(b) >= batchLengthAt+4 {
+		size := int(int32(binary.BigEndian.Uint32(b[batchLengthAt:]))) + batchLengthAt + 4
+		if size < batchHeaderSize {
+			return out, fmt.Errorf("batch of %d bytes, shorter than its header", size)
+		}
+		if size > len(b) {
+			break
+		}
+		raw := b[:size]
+		b = b[size:]
+		if raw[batchMagicAt] != 2 {
+			return out, fmt.Errorf("batch with magic %d, not a v2 record batch", raw[batchMagicAt])
+		}
+		var rb kmsg.RecordBatch
+		if err := rb.ReadFrom(raw); err != nil {
+			return out, fmt.Errorf("batch: %w", err)
+		}
+		if got := crc32.Checksum(raw[batchAttrsAt:], castagnoli); got != uint32(rb.CRC) {
+			return out, fmt.Errorf("batch at offset %d: CRC-32C %08x, the header says %08x", rb.FirstOffset, got, uint32(rb.CRC))
+		}
+		if rb.Attributes&compressionMask != 0 {
+			return out, fmt.Errorf("batch at offset %d is compressed (attributes %#x); the workload never sends one", rb.FirstOffset, rb.Attributes)
+		}
+		recs := rb.Records
+		for i := int32(0); i < rb.NumRecords; i++ {
+			length, n := binary.Varint(recs)
+			if n <= 0 || length < 0 || int64(len(recs)-n) < length {
+				return out, fmt.Errorf("batch at offset %d: record %d overruns the batch", rb.FirstOffset, i)
+			}
+			var r kmsg.Record
+			if err := r.ReadFrom(recs[:n+int(length)]); err != nil {
+				return out, fmt.Errorf("batch at offset %d: record %d: %w", rb.FirstOffset, i, err)
+			}
+			out = append(out, history.Record{Offset: rb.FirstOffset + int64(r.OffsetDelta), Value: string(r.Value)})
+			recs = recs[n+int(length):]
+		}
+	}
+	return out, nil
+}
