@@ -541,8 +541,9 @@ func (h *History) anyRecords() bool {
 }
 
 // GarbageRead finds values that a read returned but no send ever carried
-// (corruption, or a record from outside the test). Count is the number of
-// such values.
+// (corruption, or a record from outside the test), and reads that got
+// records that do not decode (history.CorruptRecords). Count is the number
+// of such values and reads.
 func GarbageRead(h *History) Result {
 	f := h.newFinding(GarbageReadName)
 	for vid := range h.vals {
@@ -556,7 +557,10 @@ func GarbageRead(h *History) Result {
 		}
 		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, by, h.index(pos)), h.index(pos))
 	}
-	if !h.anyRecords() {
+	for _, pos := range h.corrupt {
+		f.add(Unexplained, fmt.Sprintf("%s (op %d) got records that do not decode: %s", h.Ops[pos].F, h.index(pos), h.Ops[pos].Error), h.index(pos))
+	}
+	if !h.anyRecords() && len(h.corrupt) == 0 {
 		f.noEvidence("no read returned a record")
 	}
 	return f.result()

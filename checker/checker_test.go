@@ -500,3 +500,18 @@ func TestLostWritesListsEveryLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestCorruptReadIsGarbage: a read that got records that do not decode (a
+// bad checksum) is corruption found, not just a failed read.
+func TestCorruptReadIsGarbage(t *testing.T) {
+	b := &hb{}
+	b.send(0, 0, "a", 0)
+	b.invokeRead(10, history.Poll, 0, 0)
+	bad := b.add(10, history.Fail, history.Poll, &history.Value{Topic: topic, From: history.Int64(0)},
+		history.CorruptRecords+": the records do not decode: batch at offset 0: CRC-32C 1, the header says 2")
+	b.final(0, 1, "0=a")
+	r := GarbageRead(NewHistory(b.ops, strict))
+	if r.Valid != Invalid || r.Count != 1 || r.Forbidden != 1 || !slices.Contains(r.Examples, bad) {
+		t.Fatalf("garbage-read %+v", r)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -44,6 +45,7 @@ type History struct {
 	dupSeen   map[observation]struct{}
 	confSeen  map[observation]struct{}
 
+	corrupt   []int32 // reads that got records that do not decode
 	counts    map[string]*OpCounts
 	problems  []string
 	clientOps int // operations of clients (not the nemesis or monitor)
@@ -454,6 +456,9 @@ func (h *History) complete(inv, done int32) {
 	case history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
 		if doneOp.F == history.ReplicaRead {
 			h.tryReplica(invOp, doneOp)
+		}
+		if doneOp.Type != history.OK && strings.HasPrefix(doneOp.Error, history.CorruptRecords) {
+			h.corrupt = append(h.corrupt, done)
 		}
 		if doneOp.Type == history.OK && doneOp.Value != nil {
 			h.addRead(invOp, doneOp, inv, done)

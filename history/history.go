@@ -34,6 +34,11 @@ const (
 	Monitor = "monitor"
 )
 
+// CorruptRecords starts the error of a read that got records that do not
+// decode (a bad checksum, a torn batch): Kafka's name for it. The
+// checkers count such a read as a garbage read.
+const CorruptRecords = "CORRUPT_MESSAGE"
+
 // NemesisProcess is the process of nemesis operations.
 const NemesisProcess = -1
 

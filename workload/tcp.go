@@ -374,7 +374,10 @@ func (c *tcpClient) fetch(ctx context.Context, id, replica int32, k history.Key,
 	}
 	all, err := decodeBatches(fp.RecordBatches)
 	if err != nil {
-		return nil, fp.HighWatermark, 0, fmt.Errorf("undecodable records: %w", err)
+		// Kafka's name for it: the checkers count a read that got
+		// corrupt records as a garbage read, so corruption is found, not
+		// just a failed read.
+		return nil, fp.HighWatermark, 0, fmt.Errorf("%s: the records do not decode: %w", history.CorruptRecords, err)
 	}
 	// A fetch returns whole batches, so the first may start before offset.
 	recs := all[:0]
