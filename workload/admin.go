@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
 
 // TopicSpec is the topic a test writes to.
@@ -32,48 +34,58 @@ func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeou
 }
 
 func createTopic(ctx context.Context, cl Client, spec TopicSpec, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
 	// mayExist: an attempt may have created the topic without our hearing.
 	mayExist := false
-	for {
+	// final: an error no retry will mend, which ends the wait.
+	var final error
+	err := waitfor.Until(ctx, 200*time.Millisecond, timeout, func() (bool, error) {
 		err := cl.CreateTopic(ctx, spec, timeout)
 		if err == nil {
-			break
+			return true, nil
 		}
 		if errors.Is(err, kerr.TopicAlreadyExists) {
 			if diffs, derr := topicDiffs(ctx, cl, spec); derr != nil {
-				return fmt.Errorf("create topic %s: it already exists, and %w", spec.Name, derr)
+				final = fmt.Errorf("create topic %s: it already exists, and %w", spec.Name, derr)
 			} else if len(diffs) > 0 {
-				return fmt.Errorf("create topic %s: it already exists with other settings: %s", spec.Name, strings.Join(diffs, ", "))
+				final = fmt.Errorf("create topic %s: it already exists with other settings: %s", spec.Name, strings.Join(diffs, ", "))
 			} else if !mayExist {
-				return fmt.Errorf("create topic %s: it already exists; a test writes to a topic of its own, on a cluster of its own", spec.Name)
+				final = fmt.Errorf("create topic %s: it already exists; a test writes to a topic of its own, on a cluster of its own", spec.Name)
 			}
-			break
+			return true, nil
 		}
 		var ke *kerr.Error
 		isKafka := errors.As(err, &ke)
 		if !errors.Is(err, ErrNotSent) && (!isKafka || ke == kerr.RequestTimedOut) {
 			mayExist = true
 		}
-		retriable := isKafka && (ke.Retriable || ke == kerr.InvalidReplicationFactor)
-		if !retriable && !errors.Is(err, ErrNotSent) || time.Now().After(deadline) {
-			return fmt.Errorf("create topic %s: %w", spec.Name, err)
-		}
 		// Brokers may still be registering (too few for the replication
 		// factor yet): try again until the deadline.
-		time.Sleep(200 * time.Millisecond)
+		if retriable := isKafka && (ke.Retriable || ke == kerr.InvalidReplicationFactor); !retriable && !errors.Is(err, ErrNotSent) {
+			final = fmt.Errorf("create topic %s: %w", spec.Name, err)
+			return true, nil
+		}
+		return false, err
+	})
+	switch {
+	case final != nil:
+		return final
+	case err != nil:
+		return fmt.Errorf("create topic %s: %w", spec.Name, err)
 	}
 	var md Metadata
-	for {
-		why := converged(ctx, cl, spec.Name, spec.Partitions, &md)
-		if why == "" {
-			return verifyTopic(ctx, cl, spec)
+	why := ""
+	err = waitfor.Until(ctx, 100*time.Millisecond, max(timeout-time.Since(start), time.Millisecond), func() (bool, error) {
+		why = converged(ctx, cl, spec.Name, spec.Partitions, &md)
+		return why == "", nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("topic %s created but not ready after %s: %s", spec.Name, timeout, why)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return fmt.Errorf("topic %s created but not ready after %s: %s", spec.Name, timeout, why)
 	}
+	return verifyTopic(ctx, cl, spec)
 }
 
 // Leaders asks the cluster who leads each partition of topic (-1: nobody).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
+	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
 
 // Convergence says whether the cluster healed before the final reads: every
@@ -34,17 +35,14 @@ func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, timeout ti
 	// md is the last metadata heard: the replicas to read are those it
 	// names, even if the wait gave up.
 	var md Metadata
-	for {
-		why := converged(ctx, cl, cfg.Topic, cfg.Partitions, &md)
-		if why == "" {
-			conv.Converged = true
-			break
-		}
-		if time.Since(start) > timeout || ctx.Err() != nil {
-			conv.Why = why
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
+	why := ""
+	err := waitfor.Until(ctx, 200*time.Millisecond, timeout, func() (bool, error) {
+		why = converged(ctx, cl, cfg.Topic, cfg.Partitions, &md)
+		return why == "", nil
+	})
+	conv.Converged = err == nil
+	if !conv.Converged {
+		conv.Why = why
 	}
 	conv.Waited = time.Since(start)
 	proc := rec.NewProcess()
