@@ -497,7 +497,7 @@ func planCell(cs cellSpec, spec campaignSpec, store string) (cell, error) {
 	lose, _ := fl.GetBool("lose-unsynced")
 	model := checker.Config{
 		Acks: acks, MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, ReplicationFactor: int(rf),
-		Faults: faults, Declared: declaredRuns(faults, nodes), FaultsRecorded: true,
+		Faults: faults, Declared: runner.DeclaredFaults(faults, nodes), FaultsRecorded: true,
 		LoseUnsynced: lose || nemesis.LosesUnsynced(faults), Fsync: fsync,
 		MaxInFlight: 1,
 	}

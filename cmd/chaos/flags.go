@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/chaos-isr/chaos/checker"
 	"math"
 	"net"
 	"strconv"
@@ -108,21 +107,6 @@ func checkElection(s string) error {
 		return flagError("election", s, "not an election policy", "use clean or unclean")
 	}
 	return nil
-}
-
-// declaredRuns is what the guarantee model is told of a fault list before
-// (or without) a history that records its windows: each kind once, with
-// the brokers it kills at once in a cluster of that many brokers.
-func declaredRuns(names []string, brokers int) []checker.FaultRun {
-	var out []checker.FaultRun
-	for _, name := range names {
-		r := checker.FaultRun{Kind: name}
-		if f, ok := nemesis.Lookup(name); ok {
-			r.KilledBrokers = f.Kills(brokers)
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 // parseNemesisFlag reads --nemesis: none, or a comma list of faults.

@@ -19,6 +19,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 func readHistory(out io.Writer, path string) ([]history.Op, error) {
@@ -218,7 +219,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 				// A history that records no windows is judged by these,
 				// as the registry says each acts; one that needs brokers
 				// losing unsynced writes implies them.
-				cfg.Declared = declaredRuns(parsed, cfg.ReplicationFactor)
+				cfg.Declared = runner.DeclaredFaults(parsed, cfg.ReplicationFactor)
 				if nemesis.LosesUnsynced(parsed) && !fl.Changed("lose-unsynced") {
 					cfg.LoseUnsynced = true
 				}
