@@ -46,10 +46,20 @@ type runFlags struct {
 	quiet       bool
 	rf          replicationFlags
 	tf          topicFlags
+
+	// specFile and outcomeFile are a campaign's child protocol (hidden):
+	// run exactly the spec in a JSON file, write the outcome to another.
+	specFile, outcomeFile string
 }
 
 func newRunCmd() *cobra.Command {
-	var f runFlags
+	cmd, _ := newRunCmdFlags()
+	return cmd
+}
+
+// newRunCmdFlags is chaos run and the values its flags parse into.
+func newRunCmdFlags() (*cobra.Command, *runFlags) {
+	f := new(runFlags)
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run one test: a local cluster, the workload, the final reads and the checkers",
@@ -69,7 +79,7 @@ and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unkn
 its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return exitWith(runTest(cmd, f))
+			return exitWith(runTest(cmd, *f))
 		},
 	}
 	fl := cmd.Flags()
@@ -90,11 +100,17 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
 	fl.DurationVar(&f.monitor, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history for the report (0: off)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
+	fl.StringVar(&f.specFile, "spec-file", "", "run exactly the runner spec in this JSON file (a campaign's child runs)")
+	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
+	_ = fl.MarkHidden("spec-file")
+	_ = fl.MarkHidden("outcome-file")
 	f.rf.register(cmd)
 	f.tf.register(cmd)
+	// Set as the value, not with fl.Set, which would mark the flag as
+	// given on the command line.
 	fl.Lookup("min-insync-replicas").DefValue = "2"
-	_ = fl.Set("min-insync-replicas", "2")
-	return cmd
+	f.tf.minISR = 2
+	return cmd, f
 }
 
 // errSilent marks an exit whose reason has already been printed.
@@ -128,15 +144,9 @@ func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 
 func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	acks, faults, err := f.validate()
+	spec, err := f.runSpec(cmd)
 	if err != nil {
-		return 0, err
-	}
-	spec := f.spec(acks, faults)
-	if err := spec.Validate(); err != nil {
-		// Flags the checks above passed but the spec refuses: a
-		// combination (e.g. a schedule with no window).
-		return 0, flagCombination(err, f)
+		return 0, f.writeOutcome(runner.Outcome{}, err)
 	}
 	if err := stopIfValidating(cmd); err != nil {
 		return 0, err
@@ -147,11 +157,14 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Version: fullVersion(),
 		Started: func(dir string, seed uint64, clusterID string) {
 			fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", dir, seed, clusterID)
+			// Where the run is, should it end without another word.
+			_ = f.writeOutcome(runner.Outcome{Dir: dir, Seed: seed, ClusterID: clusterID}, nil)
 		},
 		ClusterUp: intr.onSecond,
 		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.quiet) },
 		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
 	})
+	err = f.writeOutcome(outcome, err)
 	switch {
 	case outcome.Interrupted:
 		sayReport(errOut, outcome)
