@@ -775,15 +775,6 @@ runs:
 	return code, nil
 }
 
-func isTerminal(w io.Writer) bool {
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil {
-			return fi.Mode()&os.ModeCharDevice != 0
-		}
-	}
-	return false
-}
-
 type campaignRunner struct {
 	out         io.Writer
 	tty         bool

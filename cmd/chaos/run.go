@@ -241,12 +241,7 @@ func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 	if quiet {
 		return func() {}
 	}
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil {
-			tty = fi.Mode()&os.ModeCharDevice != 0
-		}
-	}
+	pl := newProgressLine(w)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -258,9 +253,7 @@ func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 		for {
 			select {
 			case <-done:
-				if tty {
-					fmt.Fprintln(w)
-				}
+				pl.end()
 				return
 			case <-t.C:
 			}
@@ -272,10 +265,10 @@ func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 				line += "  | " + faultStatus(win, true, time.Now())
 			}
 			last = s
-			if tty {
-				fmt.Fprintf(w, "\r%s\x1b[K", line)
-			} else if n%5 == 0 {
-				fmt.Fprintln(w, line)
+			if n%5 == 0 {
+				pl.print(line)
+			} else {
+				pl.show(line)
 			}
 		}
 	}()
