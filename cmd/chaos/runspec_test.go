@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaos-isr/chaos/runner"
 )
@@ -49,6 +51,40 @@ func TestCampaignChildProtocol(t *testing.T) {
 		o, rerr := runner.ReadOutcomeFile(outcome)
 		if rerr != nil || o.Error != err.Error() || o.Dir != "" || o.ExitCode() != runner.ExitError {
 			t.Errorf("%v: outcome %+v (%v), want the refusal %q and no run directory", tc.args, o, rerr, err)
+		}
+	}
+}
+
+// TestCampaignArgsReplaySpec: the chaos run arguments campaign.json
+// records for a run (its cell's args and --seed) give chaos run exactly the
+// spec the campaign ran, so the command replays the run.
+func TestCampaignArgsReplaySpec(t *testing.T) {
+	specs := []campaignSpec{presets["smoke"], presets["seed"], {
+		Cells: []cellSpec{{Acks: 0, MinInsyncReplicas: 3, Election: "unclean", Nemesis: "lose-unsynced,kill-all"}},
+		Runs:  1, TimeLimit: duration(40 * time.Second), Runtime: "docker",
+		RunArgs: []string{"--nodes", "5", "--replication-factor", "4", "--fsync", "interval:50ms", "--rate", "0", "--monitor-interval", "0"},
+	}}
+	for _, spec := range specs {
+		plan, err := planCampaign(spec, "some/store")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range plan.Cells {
+			want := c.RunSpec(42, 1, "chaos")
+			run, f := newRunCmdFlags()
+			if err := run.Flags().Parse(want.Command[2:]); err != nil {
+				t.Fatalf("%s: %v", c.Label, err)
+			}
+			got, err := f.runSpec(run)
+			if err != nil {
+				t.Fatalf("%s: chaos %s: %v", c.Label, strings.Join(want.Command[1:], " "), err)
+			}
+			got.Command, want.Command = nil, nil
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			if string(g) != string(w) {
+				t.Errorf("%s: the recorded args give\n%s\nthe campaign ran\n%s", c.Label, g, w)
+			}
 		}
 	}
 }
