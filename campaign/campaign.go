@@ -332,6 +332,17 @@ func (cr *campaign) exec(spec runner.Spec, logPath string, p Progress) (runner.O
 // verdictCodes are the exit codes of runs that reached a verdict.
 var verdictCodes = map[string]int{VerdictValid: 0, VerdictInvalid: 1, VerdictUnknown: 2}
 
+// verdictOfCode is the verdict of a run's exit code; empty for a code that
+// is not a verdict's.
+func verdictOfCode(code int) string {
+	for v, c := range verdictCodes {
+		if c == code {
+			return v
+		}
+	}
+	return ""
+}
+
 // record fills in how a run ended, from its outcome and exit code, and
 // reports whether it was refused: an error before it had a run directory.
 func (cr *campaign) record(rr *results.CampaignRun, o runner.Outcome, code int, err error) (refused bool) {
@@ -349,12 +360,7 @@ func (cr *campaign) record(rr *results.CampaignRun, o runner.Outcome, code int, 
 			rr.FaultWindows = len(tc.Schedule)
 		}
 	}
-	verdict := ""
-	for v, c := range verdictCodes {
-		if c == code {
-			verdict = v
-		}
-	}
+	verdict := verdictOfCode(code)
 	switch {
 	case cr.interrupted && verdict == "":
 		// Stopped by the campaign's interrupt: not a failure of the run.

@@ -106,7 +106,7 @@ func writeEnd(w io.Writer, o runner.Outcome) {
 	case o.Error != "":
 		fmt.Fprintf(w, "chaos: %s\n", o.Error)
 	default:
-		fmt.Fprintf(w, "verdict: %s\n", strings.ToUpper(string(o.Verdict)))
+		fmt.Fprintf(w, "verdict: %s\n", strings.ToUpper(verdictOfCode(o.ExitCode())))
 	}
 	switch {
 	case o.ReportErr != "":

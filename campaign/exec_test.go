@@ -72,8 +72,11 @@ func TestCampaignExecutorsAgree(t *testing.T) {
 			if r.Verdict == VerdictError || r.Dir == "" || r.Seed != RunSeed(7, c.Name, 1) {
 				t.Errorf("%s: %s: %+v", ex.name, c.Name, r)
 			}
-			if _, err := os.Stat(filepath.Join(dir, r.Log)); err != nil {
-				t.Errorf("%s: the run's log: %v", ex.name, err)
+			// The log is for people; both say where the run is and how
+			// it ended.
+			if log := readFile(t, filepath.Join(dir, r.Log)); !strings.Contains(log, "run "+filepath.Join(store, r.Dir)+"\n") ||
+				!strings.Contains(log, "verdict: "+strings.ToUpper(r.Verdict)) {
+				t.Errorf("%s: the run's log:\n%s", ex.name, log)
 			}
 		}
 		if rec.Cells[1].Runs[0].FaultWindows == 0 {
