@@ -21,7 +21,8 @@ import (
 type Options struct {
 	// Seed is the campaign seed every run's seed derives from
 	// (RunSeed); 0 draws one at random.
-	Seed     uint64
+	Seed uint64
+	// Executor runs each run; nil: InProcess.
 	Executor Executor
 	// Program names the chaos binary in the command each run's test.json
 	// records as the one that replays it; empty: "chaos".
@@ -100,6 +101,9 @@ func Run(ctx context.Context, plan *Plan, opts Options) (*results.Campaign, stri
 	}
 	if opts.Program == "" {
 		opts.Program = "chaos"
+	}
+	if opts.Executor == nil {
+		opts.Executor = InProcess{}
 	}
 	start := time.Now()
 	dir, err := results.NewRun(plan.Store, "campaigns", start)
