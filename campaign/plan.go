@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -95,7 +96,7 @@ func NewPlan(spec results.CampaignSpec, base runner.Spec) (*Plan, error) {
 	for _, cs := range cellSpecs(spec) {
 		c, err := planCell(cs, spec, base)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", cellLabel(cs.Acks, cs.MinInsyncReplicas, orDefault(cs.Election, "clean"), orDefault(cs.Nemesis, "none")), err))
+			problems = append(problems, fmt.Sprintf("%s: %v", cellLabel(cs.Acks, cs.MinInsyncReplicas, cmp.Or(cs.Election, "clean"), cmp.Or(cs.Nemesis, "none")), err))
 			continue
 		}
 		if seen[c.Name] {
@@ -148,19 +149,12 @@ func cellLabel(acks, isr int, election, nem string) string {
 	return fmt.Sprintf("acks=%d isr=%d %s %s", acks, isr, election, nem)
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, base runner.Spec) (Cell, error) {
 	acks := cs.Acks
 	if acks != 0 && acks != 1 && acks != -1 {
 		return Cell{}, fmt.Errorf("acks must be 0, 1 or -1, got %d", acks)
 	}
-	election := orDefault(cs.Election, "clean")
+	election := cmp.Or(cs.Election, "clean")
 	if election != "clean" && election != "unclean" {
 		return Cell{}, fmt.Errorf("election must be clean or unclean, got %q", election)
 	}

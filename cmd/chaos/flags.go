@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,11 +62,11 @@ func flagParseError(cmd *cobra.Command, err error) error {
 		what, accepted := "not a valid value", ""
 		switch f.Value.Type() {
 		case "int", "int8", "int16", "int32", "int64":
-			what, accepted = "not a whole number", "e.g. --"+f.Name+" "+orDefault(f.DefValue, "1")
+			what, accepted = "not a whole number", "e.g. --"+f.Name+" "+cmp.Or(f.DefValue, "1")
 		case "uint", "uint8", "uint16", "uint32", "uint64":
 			what, accepted = "not a whole number of 0 or more", "e.g. --"+f.Name+" 42"
 		case "float32", "float64":
-			what, accepted = "not a number", "e.g. --"+f.Name+" "+orDefault(f.DefValue, "1")
+			what, accepted = "not a number", "e.g. --"+f.Name+" "+cmp.Or(f.DefValue, "1")
 		case "duration":
 			what, accepted = "not a duration", "a number with a unit, e.g. 30s, 500ms or 2m"
 		case "bool":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func printVerdict(out io.Writer, res *checker.Results) {
 		ran = fmt.Sprintf(" (%s)", strings.Join(res.Faults, ", "))
 	}
 	fmt.Fprintf(out, "\nguarantees judged for acks=%d min.insync.replicas=%d %s election, faults %s%s\n",
-		cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), res.FaultClass, ran)
+		cfg.Acks, cfg.MinInsyncReplicas, cmp.Or(cfg.Election, "clean"), res.FaultClass, ran)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ANOMALY\tRESULT\tCOUNT\tPERMITTED\tEXAMPLE OPS")
 	for _, r := range res.Results {
@@ -148,13 +149,6 @@ func checkConfigFlags(cfg checker.Config) error {
 		return flagError("max-in-flight", cfg.MaxInFlight, "below 1", "a producer has at least one request in flight")
 	}
 	return cfg.Validate()
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 func newCheckCmd() *cobra.Command {
