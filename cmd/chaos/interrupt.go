@@ -21,6 +21,10 @@ type interrupts struct {
 	done  chan struct{}
 	once  sync.Once
 	abort atomic.Pointer[func()]
+	// exiting is held from a second interrupt to the process's exit, so
+	// that a command whose orderly stop finishes meanwhile does not exit
+	// 0 under it: stop waits for it.
+	exiting sync.Mutex
 }
 
 // interruptContext starts watching for SIGINT and SIGTERM; first is what
@@ -43,6 +47,7 @@ func interruptContext(w io.Writer, first string) (context.Context, *interrupts, 
 		case <-in.done:
 			return
 		}
+		in.exiting.Lock()
 		fmt.Fprintln(w, "interrupted again: killing the cluster now")
 		if f := in.abort.Load(); f != nil {
 			(*f)()
@@ -50,6 +55,8 @@ func interruptContext(w io.Writer, first string) (context.Context, *interrupts, 
 		os.Exit(exitInterrupted)
 	}()
 	return ctx, in, func() {
+		in.exiting.Lock()
+		defer in.exiting.Unlock()
 		in.once.Do(func() {
 			signal.Stop(in.sigs)
 			close(in.done)
