@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +128,7 @@ func Run(ctx context.Context, spec Spec, opts Options) (Outcome, error) {
 	if err := RuntimeReady(ctx, spec.Runtime); err != nil {
 		return Outcome{}, err
 	}
-	spec = spec.normalized()
+	spec = spec.Normalized()
 	if spec.Seed == 0 {
 		spec.Seed = RandomSeed()
 		if len(spec.Command) > 0 {
@@ -188,24 +187,9 @@ func (r *run) do(ctx context.Context) error {
 		r.hooks.ClusterUp(lc.Abort)
 	}
 
-	wcfg := workload.Config{
-		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
-		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
-		Bootstrap: strings.Split(lc.Bootstrap(), ","),
-	}
+	wcfg := s.WorkloadConfig(strings.Split(lc.Bootstrap(), ","))
 	schedule := s.Schedule()
-	tc := results.TestConfig{
-		Name: s.Name, Seed: s.Seed, Start: start, Command: s.Command,
-		Versions: map[string]string{"chaos": r.version(), "go": runtime.Version()},
-		Cluster: results.ClusterConfig{
-			Runtime: s.Runtime, ClusterID: clusterID, DelayMechanism: lc.Delays, Nodes: s.Nodes,
-			ReplicationFactor: s.Settings.ReplicationFactor, MinInsyncReplicas: s.Settings.MinInsyncReplicas,
-			Election: s.Settings.Election, SessionTimeoutMs: s.Settings.SessionTimeoutMs,
-			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
-			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced,
-		},
-		Workload: storedWorkload(wcfg), Nemesis: s.Faults, Schedule: storedSchedule(schedule), Converge: s.ConvergeTimeout,
-	}
+	tc := s.TestConfig(start, r.version(), clusterID, lc.Delays, wcfg)
 	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
 		return err
 	}
@@ -297,7 +281,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 			} else {
 				r.hooks.log("did NOT converge within %s: %s", s.ConvergeTimeout, conv.Why)
 			}
-			tc.Convergence = storedConvergence(conv)
+			tc.Convergence = StoredConvergence(conv)
 			_ = r.dir.WriteJSON(results.TestFile, tc)
 		}
 	}

@@ -103,7 +103,7 @@ func (s Spec) Schedule() nemesis.Schedule {
 func (s Spec) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !slices.Contains(Runtimes(), s.Runtime) {
+	if !slices.Contains(Runtimes(), s.Runtime) && s.Runtime != RuntimeSim {
 		bad("runtime: %q is not one of %s", s.Runtime, strings.Join(Runtimes(), ", "))
 	}
 	if s.Store == "" {
@@ -182,9 +182,9 @@ func (s Spec) checkerConfig() checker.Config {
 	}
 }
 
-// normalized fills what Run derives from the spec: the storage mode the
+// Normalized fills what a run derives from the spec: the storage mode the
 // faults need, consumers per partition, the name.
-func (s Spec) normalized() Spec {
+func (s Spec) Normalized() Spec {
 	s.Faults = slices.Clone(s.Faults)
 	if nemesis.LosesUnsynced(s.Faults) {
 		// Only brokers that keep unsynced writes in memory lose them.
