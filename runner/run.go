@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -325,13 +326,36 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 		return o, err
 	}
 	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path("linearizability.html")})
-	if err := dir.WriteJSON(results.ResultsFile, res); err != nil {
+	if err := dir.WriteJSON(results.ResultsFile, storedResults(dir, res)); err != nil {
 		written(report.WriteRun(dir.Dir))
 		return o, err
 	}
 	o.Verdict, o.Results = res.Valid, res
 	written(report.WriteJudgedRun(dir.Dir, tc, res, ops))
 	return o, nil
+}
+
+// storedResults is res as results.json holds it: the files the checkers
+// wrote named relative to the run's directory, so that the store can move
+// and a replayed run (package sim) stores the same bytes. res itself keeps
+// the paths a caller can open.
+func storedResults(dir *results.Run, res *checker.Results) *checker.Results {
+	out := *res
+	out.Results = slices.Clone(res.Results)
+	for i, r := range out.Results {
+		if len(r.Artifacts) == 0 {
+			continue
+		}
+		arts := make([]string, len(r.Artifacts))
+		for j, a := range r.Artifacts {
+			arts[j] = a
+			if rel, err := filepath.Rel(dir.Dir, a); err == nil && filepath.IsLocal(rel) {
+				arts[j] = rel
+			}
+		}
+		out.Results[i].Artifacts = arts
+	}
+	return &out
 }
 
 func (r *run) report(err error) {
