@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,10 +35,10 @@ func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Out
 	if spec.Seed == 0 {
 		spec.Seed = runner.RandomSeed()
 		if len(spec.Command) > 0 {
-			spec.Command = append(spec.Command, "--seed", fmt.Sprint(spec.Seed))
+			spec.Command = append(spec.Command, "--seed", formatSeed(spec.Seed))
 		}
 	}
-	dir, err := results.NewRun(spec.Store, spec.Name, time.Now())
+	dir, err := newRunDir(spec.Store, spec.Name)
 	if err != nil {
 		return runner.Outcome{}, err
 	}
@@ -106,10 +107,10 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
 		return tc, err
 	}
-	if err := dir.MarkLatest(); err != nil {
+	if err := markLatest(dir); err != nil {
 		return tc, err
 	}
-	hw, err := history.Create(dir.Path(results.HistoryFile))
+	hw, err := history.CreateBuffered(dir.Path(results.HistoryFile))
 	if err != nil {
 		return tc, err
 	}
@@ -347,3 +348,5 @@ func (wk *worker) complete(op history.Op, r workload.Result) {
 	}
 	wk.wake()
 }
+
+func formatSeed(seed uint64) string { return strconv.FormatUint(seed, 10) }
