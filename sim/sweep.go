@@ -26,6 +26,9 @@ type SweepOptions struct {
 	KeepValid bool
 	// Version is recorded in each run's test.json.
 	Version string
+	// Command is what each run's test.json records as the command that
+	// replays it (nil: none).
+	Command func(seed uint64) []string
 	// Done is called as each run ends, from the goroutine that ran it,
 	// one call at a time.
 	Done func(SweepRun)
@@ -42,7 +45,7 @@ type SweepRun struct {
 
 // Sweep runs spec once for each seed, in simulation, Parallel at a time,
 // and returns the runs in seed order. The replay command of each is
-// spec.Command with its seed. A ctx that ends stops the sweep: runs not
+// o.Command's. A ctx that ends stops the sweep: runs not
 // started are left out, the one going is interrupted.
 func Sweep(ctx context.Context, spec runner.Spec, seeds []uint64, o SweepOptions) []SweepRun {
 	out := make([]SweepRun, len(seeds))
@@ -53,9 +56,9 @@ func Sweep(ctx context.Context, spec runner.Spec, seeds []uint64, o SweepOptions
 		wg.Go(func() {
 			for i := range next {
 				s := spec
-				s.Seed = seeds[i]
-				if len(spec.Command) > 0 {
-					s.Command = append(withoutSeed(spec.Command), "--seed", formatSeed(seeds[i]))
+				s.Seed, s.Command = seeds[i], nil
+				if o.Command != nil {
+					s.Command = o.Command(seeds[i])
 				}
 				r := SweepRun{Seed: seeds[i]}
 				r.Outcome, r.Err = Run(ctx, s, runner.Options{Version: o.Version})
@@ -102,11 +105,13 @@ func relinkLatest(store, test string, runs []SweepRun) {
 			return
 		}
 	}
-	for _, link := range []string{filepath.Join(store, "latest"), filepath.Join(store, results.TestName(test), "latest")} {
+	testDir := filepath.Join(store, results.TestName(test))
+	for _, link := range []string{filepath.Join(store, "latest"), filepath.Join(testDir, "latest")} {
 		if _, err := os.Stat(link); errors.Is(err, fs.ErrNotExist) {
 			_ = os.Remove(link)
 		}
 	}
+	_ = os.Remove(testDir) // only if the sweep left it empty
 }
 
 // latestMu serializes the latest links' updates: runs of a sweep finish
@@ -118,20 +123,6 @@ func markLatest(r *results.Run) error {
 	latestMu.Lock()
 	defer latestMu.Unlock()
 	return r.MarkLatest()
-}
-
-func withoutSeed(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--seed" || a == "--seeds" || a == "--runs":
-			i++
-		case len(a) > 7 && (a[:7] == "--seed=" || a[:7] == "--runs="), len(a) > 8 && a[:8] == "--seeds=":
-		default:
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // runDirs hands out run directories: a sweep starts runs of one test in

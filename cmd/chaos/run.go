@@ -72,6 +72,12 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 			return exitWith(runTest(cmd, f))
 		},
 	}
+	f.register(cmd)
+	return cmd
+}
+
+// register defines chaos run's flags on cmd (chaos sim takes them too).
+func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.name, "name", "", "test name (default: from the configuration, e.g. acksall_isr2_clean_none for acks=-1)")
 	fl.StringVar(&f.store, "store", "store", "the result store directory")
@@ -94,7 +100,6 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 	f.tf.register(cmd)
 	fl.Lookup("min-insync-replicas").DefValue = "2"
 	_ = fl.Set("min-insync-replicas", "2")
-	return cmd
 }
 
 // errSilent marks an exit whose reason has already been printed.
@@ -152,6 +157,12 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.quiet) },
 		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
 	})
+	return sayOutcome(out, errOut, outcome, err)
+}
+
+// sayOutcome prints how a run ended (its verdict and where its results and
+// report are, or why there is no verdict) and returns its exit code.
+func sayOutcome(out, errOut io.Writer, outcome runner.Outcome, err error) (int, error) {
 	switch {
 	case outcome.Interrupted:
 		sayReport(errOut, outcome)
