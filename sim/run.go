@@ -169,19 +169,23 @@ const (
 func (s *simulation) run() error {
 	s.w.c.After(0, s.createTopic)
 	budget := int64((setupTimeout + s.spec.TimeLimit + s.spec.ConvergeTimeout + spareTime) / time.Millisecond)
-	events := 0
+	events, interrupted := 0, false
 	stop := func() bool {
-		events++
-		if events%4096 == 0 && s.ctx.Err() != nil {
-			return true
+		if events++; events%4096 == 0 && s.ctx.Err() != nil {
+			interrupted = true
 		}
-		return s.finished || s.err != nil
+		return interrupted || s.finished || s.err != nil
 	}
 	for !stop() {
 		if s.w.c.Now() > budget {
 			return fmt.Errorf("the simulation did not finish within %s of virtual time", time.Duration(budget)*time.Millisecond)
 		}
 		s.w.c.RunUntil(10_000, stop)
+	}
+	if interrupted && s.nem != nil && s.err == nil {
+		// Interrupted: as in a real run, the open window still gets its
+		// stop, so that no fault is without its end.
+		s.err = s.nem.stop()
 	}
 	return s.err
 }

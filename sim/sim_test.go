@@ -340,3 +340,41 @@ func TestStoredLikeARun(t *testing.T) {
 		}
 	}
 }
+
+// TestInterrupted: a simulation whose context ends stops at once, with
+// the history so far (every fault window closed) and a report without a
+// verdict.
+func TestInterrupted(t *testing.T) {
+	s := spec(t, 5, "pause-majority")
+	s.TimeLimit, s.NemesisInterval = 20*time.Minute, time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	o, err := Run(ctx, s, runner.Options{})
+	if err != nil || !o.Interrupted || o.Verdict != "" || o.ExitCode() != runner.ExitInterrupted {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stopping took %s", took)
+	}
+	ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
+	if err != nil || len(ops) == 0 {
+		t.Fatalf("history: %d ops, %v", len(ops), err)
+	}
+	if _, err := history.Pairs(ops); err != nil {
+		t.Error(err)
+	}
+	starts, stops := 0, 0
+	for _, op := range ops {
+		if op.Type == history.Info {
+			starts += strings.Count(op.F, "start-")
+			stops += strings.Count(op.F, "stop-")
+		}
+	}
+	if starts == 0 || starts != stops {
+		t.Errorf("%d windows started, %d stopped", starts, stops)
+	}
+	if o.Report == "" {
+		t.Errorf("no report: %s", o.ReportErr)
+	}
+}
