@@ -19,6 +19,7 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	github.com/vishvananda/netlink v1.3.1 // netfault: delay qdiscs (netem, or HTB where the kernel lacks it)
 	golang.org/x/sys v0.49.0 // netfault: netlink and nftables constants
+	golang.org/x/term v0.47.0 // cmd/chaos: whether output is a terminal (progress lines rewritten in place)
 )
 
 require (

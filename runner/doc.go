@@ -6,7 +6,8 @@
 // samples the cluster, heals, waits for convergence, runs the final reads,
 // judges the stored history and writes the report. chaos run maps flags to
 // a Spec and the Outcome to an exit code; a campaign runs Specs in-process
-// or in child processes (RunChild) that write their Outcome to a file.
+// or in child processes that read their Spec from a file and write their
+// Outcome to another (package campaign, chaos run --spec-file).
 //
 // What varies between worlds is only the runtime that starts the cluster
 // (StartCluster: local processes or docker containers, with their network

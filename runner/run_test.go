@@ -124,6 +124,7 @@ func TestSpecValidate(t *testing.T) {
 		{func(s *Spec) { s.Rate = -1 }, "rate"},
 		{func(s *Spec) { s.Acks = 2 }, "acks"},
 		{func(s *Spec) { s.Settings.ReplicaFetchWaitMaxMs = 20000 }, "replica_fetch_wait_max_ms"},
+		{func(s *Spec) { s.Settings.Fsync = "sometimes" }, `settings.fsync: "sometimes" is not an fsync policy`},
 	} {
 		s := DefaultSpec()
 		c.edit(&s)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/nemesis"
@@ -133,6 +134,10 @@ func (s Spec) Validate() error {
 	case st.HeartbeatIntervalMs <= 0:
 		bad("settings.heartbeat_interval_ms: %d, need a positive duration", st.HeartbeatIntervalMs)
 	}
+	if _, _, err := storage.ParseFsync(st.Fsync); err != nil {
+		// The brokers would refuse it one by one, after the run started.
+		bad("settings.fsync: %q is not an fsync policy: use never, always, interval or interval:DURATION in whole milliseconds", st.Fsync)
+	}
 	switch {
 	case s.Concurrency < 1:
 		bad("concurrency: %d, need at least 1 producer", s.Concurrency)
@@ -180,6 +185,32 @@ func (s Spec) checkerConfig() checker.Config {
 		ReplicationFactor: int(s.Settings.ReplicationFactor), Faults: s.Faults, FaultsRecorded: true,
 		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: 1,
 	}
+}
+
+// Model is what the guarantee model is told of the spec before it runs:
+// its configuration, the storage settings the run will have, and each
+// fault declared once (a campaign's prediction). The run itself is judged
+// by the fault windows its history records.
+func (s Spec) Model() checker.Config {
+	n := s.Normalized()
+	c := n.checkerConfig()
+	c.Declared = DeclaredFaults(n.Faults, n.Nodes)
+	return c
+}
+
+// DeclaredFaults is what the guarantee model is told of a fault list
+// before (or without) a history that records its windows: each kind once,
+// with the brokers it kills at once in a cluster of that many brokers.
+func DeclaredFaults(names []string, brokers int) []checker.FaultRun {
+	var out []checker.FaultRun
+	for _, name := range names {
+		r := checker.FaultRun{Kind: name}
+		if f, ok := nemesis.Lookup(name); ok {
+			r.KilledBrokers = f.Kills(brokers)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Normalized fills what a run derives from the spec: the storage mode the

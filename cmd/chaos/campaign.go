@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -25,31 +22,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chaos-isr/chaos/campaign"
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/cluster"
-	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/runner"
 )
 
-// A campaign runs every run as a child "chaos run" process rather than in
-// process: a run owns a whole cluster, its signal handling and its exit
-// code, and a child that crashes or hangs takes only its own run with it.
-// The store layout and results.json stay exactly what "chaos run" writes,
-// so "chaos check" judges a campaign's runs like any other.
-
-// runOverhead is what a run takes beyond its time limit: starting the
-// cluster, the final reads, the checkers and the report (measured on a
-// 2-core machine: 1-1.5 s). The campaign's first estimate uses it.
-const runOverhead = 2 * time.Second
+// chaos campaign is flags and output: the presets, the spec file, chaos
+// run's flags after "--" read into the base spec every run shares, the dry
+// run's listing, the progress lines and the summary table. Package
+// campaign plans the runs, executes them (as child "chaos run" processes
+// by default, or in this process with --in-process) and keeps the record.
 
 // runArgsOwned are "chaos run" flags the campaign sets itself; passing them
 // through would silently contradict the matrix or the store layout.
 var runArgsOwned = []string{
 	"store", "name", "quiet", "seed", "acks", "min-insync-replicas", "election", "nemesis",
-	"time-limit", "nemesis-interval", "runtime",
+	"time-limit", "nemesis-interval", "runtime", "spec-file", "outcome-file",
 }
 
 // campaignSpec is a campaign in the spec file format (--spec FILE), and
@@ -149,9 +139,6 @@ func (s campaignSpec) record() results.CampaignSpec {
 	return r
 }
 
-// cell is one configuration of the campaign, ready to run.
-type cell = results.CampaignCellPlan
-
 type campaignFlags struct {
 	preset, spec, store, junit  string
 	runtime                     string
@@ -159,7 +146,7 @@ type campaignFlags struct {
 	runs                        int
 	timeLimit, nemInterval      time.Duration
 	seed                        uint64
-	dryRun                      bool
+	dryRun, inProcess           bool
 	// matrixFlags define cells; they cannot be mixed with a preset or a
 	// spec file.
 	matrixFlags []string
@@ -171,10 +158,10 @@ func newCampaignCmd() *cobra.Command {
 		Use:   "campaign [flags] [-- chaos run flags]",
 		Short: "Run a matrix of configurations x nemeses x runs and tabulate prediction against observation",
 		Long: `Run a campaign: every cell of a matrix of configurations (acks, min.insync.replicas,
-election, nemesis) is run --runs times, each run a "chaos run" child process with a seed
-derived from the campaign's --seed, so the same seed replays every run. The matrix comes
-from the flags, from --spec FILE, or from --preset smoke|seed. Flags after -- go to every
-"chaos run" (e.g. -- --replica-lag-time-max-ms 2000 --nodes 5).
+election, nemesis) is run --runs times, each run a "chaos run" child process (or, with
+--in-process, in this process) with a seed derived from the campaign's --seed, so the same
+seed replays every run. The matrix comes from the flags, from --spec FILE, or from
+--preset smoke|seed. Flags after -- go to every "chaos run" (e.g. -- --nodes 5).
 
 Prints a line per run and a table per cell: the verdicts, what the guarantee model
 predicted, the anomalies seen as permitted and those seen unexpectedly, and availability.
@@ -207,6 +194,7 @@ campaign; 130 interrupted.`,
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&f.runtime, "runtime", runtimeLocal, "every run's --runtime: "+runtimeUsage)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
+	fl.BoolVar(&f.inProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
 	f.matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}
 	return cmd
 }
@@ -325,17 +313,10 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	case len(spec.Cells) > 0 && (len(spec.Acks)+len(spec.MinInsyncReplicas)+len(spec.Election)+len(spec.Nemesis) > 0):
 		return spec, errors.New("a spec gives either cells or the matrix lists (acks, min_insync_replicas, election, nemesis), not both")
 	}
-	rfl := newRunCmd().Flags()
-	if err := rfl.Parse(spec.RunArgs); err != nil {
-		run := newRunCmd()
-		(&cobra.Command{Use: "chaos"}).AddCommand(run)
-		return spec, fmt.Errorf("flags for chaos run: %w", flagParseError(run, err))
+	if _, err := baseSpec(spec.RunArgs, f.store); err != nil {
+		return spec, err
 	}
-	if rfl.NArg() > 0 {
-		return spec, fmt.Errorf("flags for chaos run: unexpected argument %q", rfl.Arg(0))
-	}
-	// The names are read off the arguments rather than with Changed:
-	// chaos run's constructor sets --min-insync-replicas itself.
+	// Parsed above, so every "--" argument here is a flag of chaos run.
 	var owned []string
 	for _, a := range spec.RunArgs {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
@@ -368,277 +349,32 @@ func splitList(s, sep string) []string {
 	return out
 }
 
-// cellSpecs expands the matrix, acks outermost and the nemesis innermost,
-// so neighbouring cells differ in the fault first.
-func (s campaignSpec) cellSpecs() []cellSpec {
-	if len(s.Cells) > 0 {
-		return s.Cells
+// baseSpec is what every run of a campaign shares: chaos run's flags given
+// after "--" (or a spec file's run_args), read by chaos run's own flag set
+// into chaos run's spec, in the campaign's store. The campaign varies the
+// rest per cell and run.
+func baseSpec(runArgs []string, store string) (runner.Spec, error) {
+	run, f := newRunCmdFlags()
+	(&cobra.Command{Use: "chaos"}).AddCommand(run)
+	if err := run.Flags().Parse(runArgs); err != nil {
+		return runner.Spec{}, fmt.Errorf("flags for chaos run: %w", flagParseError(run, err))
 	}
-	acks, isr, el, nem := s.Acks, s.MinInsyncReplicas, s.Election, s.Nemesis
-	if len(acks) == 0 {
-		acks = []acksValue{-1}
+	if run.Flags().NArg() > 0 {
+		return runner.Spec{}, fmt.Errorf("flags for chaos run: unexpected argument %q", run.Flags().Arg(0))
 	}
-	if len(isr) == 0 {
-		isr = []int{2}
-	}
-	if len(el) == 0 {
-		el = []string{"clean"}
-	}
-	if len(nem) == 0 {
-		nem = []string{"none"}
-	}
-	var out []cellSpec
-	for _, a := range acks {
-		for _, e := range el {
-			for _, m := range isr {
-				for _, n := range nem {
-					out = append(out, cellSpec{Acks: a, MinInsyncReplicas: m, Election: e, Nemesis: n})
-				}
-			}
-		}
-	}
-	return out
+	// Acks and faults are the cells'.
+	s := f.spec(-1, nil)
+	s.Store, s.Command = store, nil
+	return s, nil
 }
 
-// planCampaign checks every cell and builds its "chaos run" arguments. All
-// impossible cells are named at once, with the reason, before anything
-// runs: finding the fifth one twenty minutes in helps nobody.
-func planCampaign(spec campaignSpec, store string) ([]cell, error) {
-	var cells []cell
-	var problems []string
-	seen := map[string]bool{}
-	for _, cs := range spec.cellSpecs() {
-		c, err := planCell(cs, spec, store)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", cellLabel(int(cs.Acks), cs.MinInsyncReplicas, orDefault(cs.Election, "clean"), orDefault(cs.Nemesis, "none")), err))
-			continue
-		}
-		if seen[c.Name] {
-			problems = append(problems, fmt.Sprintf("%s: appears twice (use runs for repetitions)", c.Label))
-			continue
-		}
-		seen[c.Name] = true
-		cells = append(cells, c)
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("refusing the campaign: %d impossible cell(s):\n  %s", len(problems), strings.Join(problems, "\n  "))
-	}
-	return cells, nil
-}
-
-func cellLabel(acks, isr int, election, nem string) string {
-	return fmt.Sprintf("acks=%d isr=%d %s %s", acks, isr, election, nem)
-}
-
-func planCell(cs cellSpec, spec campaignSpec, store string) (cell, error) {
-	acks := int(cs.Acks)
-	if acks != 0 && acks != 1 && acks != -1 {
-		return cell{}, fmt.Errorf("acks must be 0, 1 or -1, got %d", acks)
-	}
-	election := orDefault(cs.Election, "clean")
-	if election != "clean" && election != "unclean" {
-		return cell{}, fmt.Errorf("election must be clean or unclean, got %q", election)
-	}
-	faults, err := nemesis.Parse(cs.Nemesis)
+// planCampaign plans the spec's runs in the store.
+func planCampaign(spec campaignSpec, store string) (*campaign.Plan, error) {
+	base, err := baseSpec(spec.RunArgs, store)
 	if err != nil {
-		return cell{}, err
+		return nil, err
 	}
-	nem := "none"
-	if len(faults) > 0 {
-		nem = strings.Join(faults, ",")
-	}
-	named := runner.DefaultSpec()
-	named.Acks, named.Settings.MinInsyncReplicas, named.Settings.Election, named.Faults = int16(acks), int32(cs.MinInsyncReplicas), election, faults
-	name := results.TestName(named.DefaultName())
-	args := []string{"run", "--store", store, "--name", name, "--quiet",
-		"--acks", strconv.Itoa(acks), "--min-insync-replicas", strconv.Itoa(cs.MinInsyncReplicas),
-		"--election", election, "--nemesis", nem, "--time-limit", time.Duration(spec.TimeLimit).String()}
-	if spec.NemesisInterval > 0 {
-		args = append(args, "--nemesis-interval", time.Duration(spec.NemesisInterval).String())
-	}
-	if spec.Runtime != "" && spec.Runtime != runtimeLocal {
-		args = append(args, "--runtime", spec.Runtime)
-	}
-	args = append(args, spec.RunArgs...)
-
-	// Reading the arguments back with chaos run's own flag set checks them
-	// exactly as the child will, and gives the values the child will use
-	// (its defaults included) without a second copy of them here.
-	fl := newRunCmd().Flags()
-	if err := fl.Parse(args[1:]); err != nil {
-		return cell{}, err
-	}
-	nodes, _ := fl.GetInt("nodes")
-	rf, _ := fl.GetInt16("replication-factor")
-	interval, _ := fl.GetDuration("nemesis-interval")
-	switch {
-	case cs.MinInsyncReplicas < 1:
-		return cell{}, fmt.Errorf("min.insync.replicas must be at least 1, got %d", cs.MinInsyncReplicas)
-	case rf < 1:
-		return cell{}, fmt.Errorf("the replication factor must be at least 1, got %d", rf)
-	case cs.MinInsyncReplicas > int(rf):
-		return cell{}, fmt.Errorf("min.insync.replicas %d exceeds the replication factor %d: acks=-1 writes could never succeed", cs.MinInsyncReplicas, rf)
-	case int(rf) > nodes:
-		return cell{}, fmt.Errorf("the replication factor %d needs at least %d nodes, there are %d", rf, rf, nodes)
-	case len(faults) > 0 && interval <= 0:
-		return cell{}, fmt.Errorf("the nemesis interval must be positive, got %s", interval)
-	case len(faults) > 0 && time.Duration(spec.TimeLimit) < 2*interval:
-		// The schedule fits a quiet period and a window of at least 3/4
-		// interval each before limit-interval/2: below 2 intervals no
-		// fault window fits, whatever the seed, and the cell would claim
-		// faults it never injected.
-		return cell{}, fmt.Errorf("the time limit %s is shorter than twice the nemesis interval %s: no fault window fits", time.Duration(spec.TimeLimit), interval)
-	}
-	// The prediction is what the model permits if every listed fault
-	// runs, under the storage settings the run will have (a fault
-	// destroys data only where the brokers lose unsynced writes); the
-	// run itself is judged by the faults that did run.
-	fsync, _ := fl.GetString("fsync")
-	lose, _ := fl.GetBool("lose-unsynced")
-	model := checker.Config{
-		Acks: acks, MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, ReplicationFactor: int(rf),
-		Faults: faults, Declared: declaredRuns(faults, nodes), FaultsRecorded: true,
-		LoseUnsynced: lose || nemesis.LosesUnsynced(faults), Fsync: fsync,
-		MaxInFlight: 1,
-	}
-	perm := checker.Permitted(model)
-	prediction := checker.LostWriteName + " forbidden"
-	if perm[checker.LostWriteName].Permitted {
-		prediction = checker.LostWriteName + " permitted"
-	}
-	return cell{
-		Name: name, Label: cellLabel(acks, cs.MinInsyncReplicas, election, nem), Acks: acks,
-		MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, Nemesis: nem, Args: args,
-		Model: model, Permitted: perm, Prediction: prediction,
-	}, nil
-}
-
-// runSeed derives a run's seed from the campaign seed, the cell's name and
-// the run's number: FNV-1a of "<campaign seed>/<cell name>/<run>", mixed
-// with splitmix64's finalizer (FNV alone leaves the seeds of runs 1 and 2
-// sharing their top half). Hashing the name rather than the cell's
-// position keeps a cell's seeds when cells are added to or removed from a
-// campaign. The top bit is cleared like chaos run's own random seeds, and
-// 0 (which chaos run reads as "pick one") is avoided.
-func runSeed(campaign uint64, cellName string, run int) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s/%d", campaign, cellName, run)
-	x := h.Sum64()
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	if s := x >> 1; s != 0 {
-		return s
-	}
-	return 1
-}
-
-// Run and cell verdicts in campaign.json.
-const (
-	verdictValid       = "valid"
-	verdictInvalid     = "invalid"
-	verdictUnknown     = "unknown"
-	verdictError       = "error"
-	verdictInterrupted = "interrupted"
-	verdictNotRun      = "not-run"
-)
-
-// campaignRecord is campaign.json, whose schema the store owns: it is
-// rewritten after every run, and the index page is rendered from it. A
-// cell's Verdict is the worst of its runs' (see worstVerdict).
-type (
-	campaignRecord = results.Campaign
-	cellRecord     = results.CampaignCell
-	cellSummary    = results.CampaignSummary
-	runRecord      = results.CampaignRun
-)
-
-// verdictRank orders verdicts for the exit code: an invalid run is the
-// finding a campaign exists for and is never hidden behind a flaky one; an
-// error means a run tested nothing, a bigger hole than a checker that could
-// not decide, so it outranks unknown.
-var verdictRank = map[string]int{verdictValid: 0, verdictUnknown: 1, verdictError: 2, verdictInvalid: 3}
-
-func worstVerdict(runs []runRecord) string {
-	worst := verdictNotRun
-	for _, r := range runs {
-		rank, ok := verdictRank[r.Verdict]
-		if !ok {
-			continue
-		}
-		if w, ok := verdictRank[worst]; !ok || rank > w {
-			worst = r.Verdict
-		}
-	}
-	return worst
-}
-
-func verdictExitCode(v string) int {
-	switch v {
-	case verdictInvalid:
-		return exitInvalid
-	case verdictError:
-		return exitErrorCode
-	case verdictUnknown:
-		return exitUnknown
-	}
-	return exitValid
-}
-
-// campaignExitCode is the exit code of the worst cell.
-func campaignExitCode(cells []*cellRecord) int { return verdictExitCode(worstOfCells(cells)) }
-
-func summarize(c *cellRecord) {
-	s := cellSummary{Planned: c.Summary.Planned}
-	var ok, sent int64
-	for _, r := range c.Runs {
-		switch r.Verdict {
-		case verdictValid:
-			s.Valid++
-		case verdictInvalid:
-			s.Invalid++
-		case verdictUnknown:
-			s.Unknown++
-		case verdictError:
-			s.Errors++
-		case verdictInterrupted:
-			s.Interrupted++
-			continue
-		}
-		s.Runs++
-		for _, a := range r.Expected {
-			if s.ExpectedSeen == nil {
-				s.ExpectedSeen = map[string]int{}
-			}
-			s.ExpectedSeen[a]++
-		}
-		for _, a := range r.Unexpected {
-			if s.Unexpected == nil {
-				s.Unexpected = map[string]int{}
-			}
-			s.Unexpected[a]++
-		}
-		if r.Sends != nil {
-			ok += r.Sends.OK
-			sent += r.Sends.Invoke
-		}
-	}
-	// Under acks=0 nothing is acknowledged, so no loss can be observed:
-	// "lost-write 0/n" there would blame the faults for the workload.
-	if c.Permitted[checker.LostWriteName].Permitted && c.Acks != 0 && s.Runs > s.Errors {
-		if s.ExpectedSeen == nil {
-			s.ExpectedSeen = map[string]int{}
-		}
-		s.ExpectedSeen[checker.LostWriteName] += 0
-	}
-	if c.Acks != 0 && sent > 0 {
-		a := float64(ok) / float64(sent)
-		s.Availability = &a
-	}
-	c.Summary = s
-	c.Verdict = worstVerdict(c.Runs)
+	return campaign.NewPlan(spec.record(), base)
 }
 
 func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int, error) {
@@ -647,7 +383,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if err != nil {
 		return 0, err
 	}
-	cells, err := planCampaign(spec, f.store)
+	plan, err := planCampaign(spec, f.store)
 	if err != nil {
 		return 0, err
 	}
@@ -658,16 +394,15 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if seed == 0 {
 		seed = runner.RandomSeed()
 	}
-	total := len(cells) * spec.Runs
 	if f.dryRun {
 		data, _ := json.MarshalIndent(spec, "", "  ")
-		fmt.Fprintf(out, "seed %d\n%d cells x %d runs, each %s\nspec:\n%s\n", seed, len(cells), spec.Runs, time.Duration(spec.TimeLimit), data)
+		fmt.Fprintf(out, "seed %d\n%d cells x %d runs, each %s\nspec:\n%s\n", seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), data)
 		i := 0
-		for _, c := range cells {
+		for _, c := range plan.Cells {
 			for r := 1; r <= spec.Runs; r++ {
 				i++
-				s := runSeed(seed, c.Name, r)
-				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, total, c.Label, r, spec.Runs, s, report.ShellJoin(c.Args), s)
+				s := campaign.RunSeed(seed, c.Name, r)
+				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, plan.Runs(), c.Label, r, spec.Runs, s, report.ShellJoin(c.Args), s)
 			}
 		}
 		return 0, nil
@@ -676,94 +411,49 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if err != nil {
 		return 0, err
 	}
-	start := time.Now()
-	dir, err := results.NewRun(f.store, "campaigns", start)
-	if err != nil {
-		return 0, err
+	var executor campaign.Executor = campaign.Child{Exe: exe}
+	if f.inProcess {
+		executor = campaign.InProcess{Version: fullVersion()}
 	}
-	if err := os.MkdirAll(dir.Path("logs"), 0o755); err != nil {
-		return 0, err
-	}
-	rec := &campaignRecord{
-		Format: results.CampaignFormat, Seed: seed, Preset: f.preset, SpecFile: f.spec, Spec: spec.record(), Store: f.store,
-		Command: os.Args, Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()},
-		Start: start.UTC(), Status: "running",
-	}
-	for _, c := range cells {
-		rec.Cells = append(rec.Cells, &cellRecord{CampaignCellPlan: c, Verdict: verdictNotRun, Summary: cellSummary{Planned: spec.Runs}, Runs: []runRecord{}})
-	}
-	// The record and its index page are rewritten after every run, so a
-	// campaign in progress can be watched (chaos serve) and one killed
-	// outright still shows what finished.
-	indexWarned := false
-	save := func() error {
-		if err := dir.WriteJSON("campaign.json", rec); err != nil {
-			return err
-		}
-		// The page is a view of campaign.json, which is written: a page
-		// that cannot be rendered is said once, and "chaos report" can
-		// render it later; it does not make the campaign's verdict an
-		// error.
-		if err := report.WriteCampaign(dir.Dir); err != nil && !indexWarned {
-			indexWarned = true
-			fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err)
-		}
-		return nil
-	}
-	if err := save(); err != nil {
-		return 0, err
-	}
-	// campaigns/latest, not store/latest: that stays the newest *run*, so
-	// "chaos check store/latest" keeps working during and after a campaign.
-	if err := results.Relink(filepath.Join(f.store, "campaigns", "latest"), filepath.Base(dir.Dir)); err != nil {
-		return 0, err
-	}
-	fmt.Fprintf(out, "campaign %s\nseed %d\n%d cells x %d runs, each %s (about %s in all)\n",
-		dir.Dir, seed, len(cells), spec.Runs, time.Duration(spec.TimeLimit), (time.Duration(total) * (time.Duration(spec.TimeLimit) + runOverhead)).Round(time.Second))
-
-	cr := &campaignRunner{
-		out: out, tty: isTerminal(out), exe: exe, store: f.store, dir: dir, rec: rec, total: total,
-		timeLimit: time.Duration(spec.TimeLimit), sigs: make(chan os.Signal, 4),
-	}
-	signal.Notify(cr.sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(cr.sigs)
-	var writeErr error
-runs:
-	for _, c := range rec.Cells {
-		for r := 1; r <= spec.Runs; r++ {
-			if cr.pollSignal() {
-				break runs
+	ctx, kill, stop := campaignInterrupts()
+	defer stop()
+	line := newProgressLine(out)
+	opts := campaign.Options{
+		Seed: seed, Executor: executor, Program: exe, Preset: f.preset, SpecFile: f.spec, Command: os.Args,
+		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()}, Kill: kill,
+		Started: func(dir string, _ *results.Campaign) {
+			fmt.Fprintf(out, "campaign %s\nseed %d\n%d cells x %d runs, each %s (about %s in all)\n",
+				dir, seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), plan.Estimate().Round(time.Second))
+		},
+		RunStarted: func(p campaign.Progress) { line.begin(runPrefix(p)) },
+		RunEnded: func(p campaign.Progress, rr results.CampaignRun) {
+			s := runPrefix(p) + " " + describeRun(rr) + " " + time.Duration(rr.Seconds*float64(time.Second)).Round(time.Second).String()
+			if p.Left > 0 {
+				s += fmt.Sprintf(", ~%s left", p.Left.Round(time.Second))
 			}
-			rr, refused := cr.runOne(c, r)
-			c.Runs = append(c.Runs, rr)
-			summarize(c)
-			if err := save(); err != nil && writeErr == nil {
-				writeErr = err
-			}
-			if cr.interrupted {
-				break runs
-			}
-			if refused {
-				c.Refused = rr.Error
-				break
+			line.finish(s)
+		},
+		Interrupted: func() { fmt.Fprintf(out, "\ninterrupted: stopping the current run (interrupt again to kill it)\n") },
+		IndexError:  func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err) },
+	}
+	if line.tty {
+		opts.Tick = func(p campaign.Progress, elapsed time.Duration) {
+			el := elapsed.Round(time.Second)
+			if el <= p.TimeLimit {
+				line.show(fmt.Sprintf("%s %s/%s", runPrefix(p), el, p.TimeLimit))
+			} else {
+				line.show(fmt.Sprintf("%s final reads and checks %s", runPrefix(p), el))
 			}
 		}
 	}
-	end := time.Now().UTC()
-	rec.End = &end
-	code := campaignExitCode(rec.Cells)
-	rec.Status = "complete"
-	if cr.interrupted {
-		rec.Status, code = "interrupted", exitInterrupted
+	rec, dir, writeErr := campaign.Run(ctx, plan, opts)
+	if rec == nil {
+		return 0, writeErr
 	}
-	rec.ExitCode = &code
-	if err := save(); err != nil && writeErr == nil {
-		writeErr = err
-	}
-	printCampaignSummary(out, rec, dir.Path("campaign.json"))
-	fmt.Fprintf(out, "index: %s\n", dir.Path(results.CampaignIndexFile))
+	printCampaignSummary(out, rec, filepath.Join(dir, results.CampaignFile))
+	fmt.Fprintf(out, "index: %s\n", filepath.Join(dir, results.CampaignIndexFile))
 	if f.junit != "" {
-		if err := writeJUnit(f.junit, rec); err != nil && writeErr == nil {
+		if err := campaign.WriteJUnit(f.junit, rec); err != nil && writeErr == nil {
 			writeErr = err
 		}
 	}
@@ -772,273 +462,50 @@ runs:
 		// campaign's record cannot be trusted.
 		return 0, writeErr
 	}
-	return code, nil
+	return *rec.ExitCode, nil
 }
 
-func isTerminal(w io.Writer) bool {
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil {
-			return fi.Mode()&os.ModeCharDevice != 0
-		}
-	}
-	return false
+// runPrefix begins a run's progress line: "[14/36] acks=1 isr=1 clean
+// partition-leader run 1/1 ...".
+func runPrefix(p campaign.Progress) string {
+	return fmt.Sprintf("[%d/%d] %s run %d/%d ...", p.N, p.Total, p.Cell.Label, p.Run, p.Cell.Summary.Planned)
 }
 
-type campaignRunner struct {
-	out         io.Writer
-	tty         bool
-	exe, store  string
-	dir         *results.Run
-	rec         *campaignRecord
-	total, done int
-	// skipped counts runs of refused cells, judged the runs that reached
-	// a verdict and spent their time: the estimate of what is left.
-	skipped, judged int
-	spent           time.Duration
-	timeLimit       time.Duration
-	sigs            chan os.Signal
-	interrupted     bool
-}
-
-// pollSignal reports whether the campaign has been interrupted, noticing a
-// signal that arrived between runs.
-func (cr *campaignRunner) pollSignal() bool {
-	select {
-	case <-cr.sigs:
-		cr.interrupted = true
-	default:
-	}
-	return cr.interrupted
-}
-
-// runOne runs one "chaos run" child and reads back what it left. refused
-// reports that chaos run refused the cell before starting anything, which
-// the remaining runs of the cell would only repeat.
-func (cr *campaignRunner) runOne(c *cellRecord, run int) (rr runRecord, refused bool) {
-	cr.done++
-	seed := runSeed(cr.rec.Seed, c.Name, run)
-	rr = runRecord{Run: run, Seed: seed, Start: time.Now().UTC()}
-	rr.Log = filepath.Join("logs", fmt.Sprintf("%03d_%s_run%d.log", cr.done, c.Name, run))
-	prefix := fmt.Sprintf("[%d/%d] %s run %d/%d ...", cr.done, cr.total, c.Label, run, c.Summary.Planned)
-	if !cr.tty {
-		fmt.Fprint(cr.out, prefix)
-	}
-	start := time.Now()
-	code, runErr := cr.exec(c, seed, cr.dir.Path(rr.Log), prefix)
-	elapsed := time.Since(start)
-	rr.Seconds = elapsed.Round(time.Millisecond).Seconds()
-	rr.ExitCode = code
-	logText, _ := os.ReadFile(cr.dir.Path(rr.Log))
-	if d := runDirFromLog(logText); d != "" {
-		if rel, err := filepath.Rel(cr.store, d); err == nil {
-			rr.Dir = rel
-		} else {
-			rr.Dir = d
-		}
-		cr.faultWindows(&rr)
-	}
-	switch {
-	case cr.interrupted && code != exitValid && code != exitInvalid && code != exitUnknown:
-		// Stopped by the campaign's interrupt (SIGTERM, or SIGKILL on a
-		// second one): not a failure of the run.
-		rr.Verdict = verdictInterrupted
-		if runErr != nil {
-			rr.Error = runErr.Error()
-		}
-	case runErr != nil:
-		rr.Verdict, rr.Error = verdictError, runErr.Error()
-	case code == exitValid || code == exitInvalid || code == exitUnknown:
-		rr.Verdict = map[int]string{exitValid: verdictValid, exitInvalid: verdictInvalid, exitUnknown: verdictUnknown}[code]
-		if err := cr.readResults(&rr); err != nil {
-			rr.Verdict, rr.Error = verdictError, err.Error()
-		}
-	default:
-		rr.Verdict, rr.Error = verdictError, errorFromLog(logText, code)
-		refused = code == exitErrorCode && rr.Dir == ""
-	}
-	if refused {
-		cr.skipped += c.Summary.Planned - run
-	}
-	// Only runs that got as far as a verdict say how long a run takes; a
-	// run refused in a millisecond would make the estimate absurd.
-	if rr.Verdict == verdictValid || rr.Verdict == verdictInvalid || rr.Verdict == verdictUnknown {
-		cr.spent += elapsed
-		cr.judged++
-	}
-	line := prefix + " " + describeRun(rr) + " " + elapsed.Round(time.Second).String()
-	if left := cr.total - cr.done - cr.skipped; left > 0 && !cr.interrupted {
-		per := cr.timeLimit + runOverhead
-		if cr.judged > 0 {
-			per = cr.spent / time.Duration(cr.judged)
-		}
-		line += fmt.Sprintf(", ~%s left", (per * time.Duration(left)).Round(time.Second))
-	}
-	if cr.tty {
-		fmt.Fprintf(cr.out, "\r%s\x1b[K\n", line)
-	} else {
-		fmt.Fprintln(cr.out, strings.TrimPrefix(line, prefix))
-	}
-	return rr, refused
-}
-
-// exec starts the child and waits for it. The first SIGINT or SIGTERM is
-// forwarded as SIGTERM, so the run stops its cluster and exits 130; a
-// second one, or a run that takes far longer than its time limit, gets
-// SIGKILL, and its brokers die with it (they have PR_SET_PDEATHSIG on the
-// run).
-func (cr *campaignRunner) exec(c *cellRecord, seed uint64, logPath, prefix string) (int, error) {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return -1, err
-	}
-	defer logf.Close()
-	args := append(slices.Clone(c.Args), "--seed", strconv.FormatUint(seed, 10))
-	cmd := exec.Command(cr.exe, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Own process group: a Ctrl-C at the terminal reaches only the
-		// campaign, which stops the run in order instead of the terminal
-		// killing both at once.
-		Setpgid: true,
-		// If the campaign dies, even by SIGKILL, the kernel kills the run.
-		Pdeathsig: syscall.SIGKILL,
-	}
-	if err := cluster.Spawn(cmd); err != nil {
-		return -1, fmt.Errorf("start chaos run: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	// A run takes its time limit, the final phase (converge timeout, 60 s
-	// by default) and the checkers; far beyond that it is stuck, and a
-	// stuck run must not hold a CI job until its own timeout.
-	watchdog := time.NewTimer(2*cr.timeLimit + 10*time.Minute)
-	defer watchdog.Stop()
-	var tick <-chan time.Time
-	if cr.tty {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
-		fmt.Fprintf(cr.out, "\r%s\x1b[K", prefix)
-	}
-	var stuck error
-	var kill <-chan time.Time
-	start := time.Now()
-	for {
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			switch {
-			case stuck != nil:
-				return -1, stuck
-			case err == nil:
-				return 0, nil
-			case errors.As(err, &ee) && ee.ExitCode() >= 0:
-				return ee.ExitCode(), nil
-			case errors.As(err, &ee):
-				return -1, fmt.Errorf("chaos run died: %s", ee.ProcessState)
-			default:
-				return -1, err
-			}
-		case <-cr.sigs:
-			if !cr.interrupted {
-				cr.interrupted = true
-				fmt.Fprintf(cr.out, "\ninterrupted: stopping the current run (interrupt again to kill it)\n")
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-				kill = time.After(time.Minute)
-			} else {
-				_ = cmd.Process.Kill()
-			}
-		case <-kill:
-			_ = cmd.Process.Kill()
-		case <-watchdog.C:
-			stuck = fmt.Errorf("chaos run still running after %s; stopped", 2*cr.timeLimit+10*time.Minute)
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			kill = time.After(30 * time.Second)
-		case <-tick:
-			el := time.Since(start).Round(time.Second)
-			if el <= cr.timeLimit {
-				fmt.Fprintf(cr.out, "\r%s %s/%s\x1b[K", prefix, el, cr.timeLimit)
-			} else {
-				fmt.Fprintf(cr.out, "\r%s final reads and checks %s\x1b[K", prefix, el)
+// campaignInterrupts watches for SIGINT and SIGTERM: the first ends the
+// context (the campaign stops its run in order and starts no other), a
+// second closes kill (the run is killed at once). The campaign still
+// writes its record either way. stop ends the watch.
+func campaignInterrupts() (ctx context.Context, kill <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	killc := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	done := make(chan struct{})
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for _, act := range []func(){cancel, func() { close(killc) }} {
+			select {
+			case <-sigs:
+				act()
+			case <-done:
+				return
 			}
 		}
+	}()
+	return ctx, killc, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
 	}
 }
 
-// readResults fills in what results.json and test.json say about a run
-// that reached a verdict.
-func (cr *campaignRunner) readResults(rr *runRecord) error {
-	if rr.Dir == "" {
-		return fmt.Errorf("chaos run exited %d without printing its run directory", rr.ExitCode)
-	}
-	dir := filepath.Join(cr.store, rr.Dir)
-	res, err := results.ReadResults(filepath.Join(dir, results.ResultsFile))
-	if err != nil {
-		return err
-	}
-	rr.Expected, rr.Unexpected = res.Expected, res.Unexpected
-	for _, r := range res.Results {
-		if r.Valid == checker.Unknown && !r.Expected {
-			rr.Unknown = append(rr.Unknown, r.Name)
-		}
-	}
-	if s, ok := res.Ops[history.Send]; ok {
-		rr.Sends = &s
-	}
-	return nil
-}
-
-// faultWindows reads the run's schedule from test.json, for every run that
-// got as far as writing one: a cell that claims a nemesis must show it
-// scheduled faults.
-func (cr *campaignRunner) faultWindows(rr *runRecord) {
-	if tc, err := results.ReadTestConfig(filepath.Join(cr.store, rr.Dir, results.TestFile)); err == nil {
-		rr.FaultWindows = len(tc.Schedule)
-	}
-}
-
-// runDirFromLog finds the "run DIR" line chaos run prints first.
-func runDirFromLog(log []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(log))
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "run "); ok {
-			return strings.TrimSpace(d)
-		}
-	}
-	return ""
-}
-
-// errorFromLog finds why a run failed: the "chaos: ..." line main prints,
-// else the last line of output.
-func errorFromLog(log []byte, code int) string {
-	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-	reason := ""
-	for i := len(lines) - 1; i >= 0; i-- {
-		if r, ok := strings.CutPrefix(lines[i], "chaos: "); ok {
-			reason = r
-			break
-		}
-	}
-	if reason == "" && len(lines) > 0 {
-		reason = lines[len(lines)-1]
-	}
-	if len(reason) > 300 {
-		reason = reason[:300] + "..."
-	}
-	if code == exitInterrupted {
-		return "chaos run was interrupted from outside the campaign"
-	}
-	return fmt.Sprintf("exit %d: %s", code, reason)
-}
-
-func describeRun(rr runRecord) string {
+func describeRun(rr results.CampaignRun) string {
 	var b strings.Builder
 	b.WriteString(strings.ToUpper(rr.Verdict))
 	var notes []string
 	if len(rr.Unexpected) > 0 {
 		notes = append(notes, "unexpected: "+strings.Join(rr.Unexpected, ", "))
 	}
-	if len(rr.Unknown) > 0 && rr.Verdict == verdictUnknown {
+	if len(rr.Unknown) > 0 && rr.Verdict == campaign.VerdictUnknown {
 		notes = append(notes, "unknown: "+strings.Join(rr.Unknown, ", "))
 	}
 	if len(rr.Expected) > 0 {
@@ -1053,7 +520,7 @@ func describeRun(rr runRecord) string {
 	return b.String()
 }
 
-func printCampaignSummary(out io.Writer, rec *campaignRecord, path string) {
+func printCampaignSummary(out io.Writer, rec *results.Campaign, path string) {
 	fmt.Fprintf(out, "\ncampaign seed %d, %s\n", rec.Seed, rec.Status)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tRUNS\tVALID\tINVALID\tUNKNOWN\tERROR\tMODEL\tEXPECTED SEEN\tUNEXPECTED\tAVAILABILITY")
@@ -1092,7 +559,7 @@ func printCampaignSummary(out io.Writer, rec *campaignRecord, path string) {
 	fmt.Fprintf(out, "campaign: %s\n", path)
 	var bad []string
 	for _, c := range rec.Cells {
-		if c.Verdict != verdictValid && c.Verdict != verdictNotRun {
+		if c.Verdict != campaign.VerdictValid && c.Verdict != campaign.VerdictNotRun {
 			bad = append(bad, c.Label+": "+c.Verdict)
 		}
 	}
@@ -1101,21 +568,13 @@ func printCampaignSummary(out io.Writer, rec *campaignRecord, path string) {
 		code = *rec.ExitCode
 	}
 	switch {
-	case rec.Status == "interrupted":
+	case rec.Status == campaign.StatusInterrupted:
 		fmt.Fprintf(out, "verdict: INTERRUPTED (exit %d)\n", code)
 	case len(bad) == 0:
 		fmt.Fprintf(out, "verdict: VALID (exit %d)\n", code)
 	default:
-		fmt.Fprintf(out, "verdict: %s (exit %d): %s\n", strings.ToUpper(worstOfCells(rec.Cells)), code, strings.Join(bad, "; "))
+		fmt.Fprintf(out, "verdict: %s (exit %d): %s\n", strings.ToUpper(campaign.WorstOfCells(rec.Cells)), code, strings.Join(bad, "; "))
 	}
-}
-
-func worstOfCells(cells []*cellRecord) string {
-	var all []runRecord
-	for _, c := range cells {
-		all = append(all, c.Runs...)
-	}
-	return worstVerdict(all)
 }
 
 // countsOf formats "lost-write 2/3, stale-read 3/3", in the checkers'
@@ -1131,137 +590,4 @@ func countsOf(m map[string]int, runs int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// JUnit XML, in the shape Jenkins, GitLab and GitHub's test reporters
-// read: one testsuite per cell, one testcase per run. An invalid run is a
-// <failure> (the system broke a promise); an error and an unknown verdict
-// are <error>s (no verdict was reached: JUnit's meaning of error, and not
-// <skipped>, which dashboards show as green); an interrupted run, and one
-// never started, is <skipped>.
-type junitTestsuites struct {
-	XMLName  xml.Name         `xml:"testsuites"`
-	Name     string           `xml:"name,attr"`
-	Tests    int              `xml:"tests,attr"`
-	Failures int              `xml:"failures,attr"`
-	Errors   int              `xml:"errors,attr"`
-	Skipped  int              `xml:"skipped,attr"`
-	Time     string           `xml:"time,attr"`
-	Suites   []junitTestsuite `xml:"testsuite"`
-}
-
-type junitTestsuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Cases      []junitTestcase `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitTestcase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	Skipped   *junitProblem `xml:"skipped,omitempty"`
-	SystemOut *junitText    `xml:"system-out,omitempty"`
-}
-
-// Texts are CDATA so that their lines stay lines for a human reading the
-// file (chardata would write every newline as &#xA;).
-type junitProblem struct {
-	Message string `xml:"message,attr,omitempty"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",cdata"`
-}
-
-type junitText struct {
-	Text string `xml:",cdata"`
-}
-
-func junitReport(rec *campaignRecord) junitTestsuites {
-	ts := junitTestsuites{Name: "chaos campaign seed " + strconv.FormatUint(rec.Seed, 10)}
-	var total float64
-	for _, c := range rec.Cells {
-		s := junitTestsuite{Name: c.Name, Properties: []junitProperty{
-			{"label", c.Label}, {"acks", strconv.Itoa(c.Acks)}, {"min.insync.replicas", strconv.Itoa(c.MinInsyncReplicas)},
-			{"election", c.Election}, {"nemesis", c.Nemesis}, {"prediction", c.Prediction},
-		}}
-		var secs float64
-		for _, r := range c.Runs {
-			tc := junitTestcase{Name: fmt.Sprintf("run %d", r.Run), Classname: c.Name, Time: fmt.Sprintf("%.3f", r.Seconds)}
-			if s.Timestamp == "" {
-				s.Timestamp = r.Start.Format("2006-01-02T15:04:05")
-			}
-			out := fmt.Sprintf("seed %d\n", r.Seed)
-			if r.Dir != "" {
-				out += "run directory " + filepath.Join(rec.Store, r.Dir) + "\n"
-			}
-			if len(r.Expected) > 0 {
-				out += "permitted anomalies seen: " + strings.Join(r.Expected, ", ") + "\n"
-			}
-			tc.SystemOut = &junitText{out}
-			switch r.Verdict {
-			case verdictInvalid:
-				tc.Failure = &junitProblem{Type: "invalid", Message: "unexpected anomalies: " + strings.Join(r.Unexpected, ", "),
-					Text: anomalyWhy(c, r.Unexpected)}
-				s.Failures++
-			case verdictUnknown:
-				tc.Error = &junitProblem{Type: "unknown", Message: "no verdict: checkers could not judge " + strings.Join(r.Unknown, ", ")}
-				s.Errors++
-			case verdictError:
-				tc.Error = &junitProblem{Type: "error", Message: r.Error}
-				s.Errors++
-			case verdictInterrupted:
-				tc.Skipped = &junitProblem{Message: "interrupted"}
-				s.Skipped++
-			}
-			secs += r.Seconds
-			s.Cases = append(s.Cases, tc)
-		}
-		for r := len(c.Runs) + 1; r <= c.Summary.Planned; r++ {
-			why := "not run: the campaign was interrupted"
-			if c.Refused != "" {
-				why = "not run: chaos run refused the cell"
-			}
-			s.Cases = append(s.Cases, junitTestcase{Name: fmt.Sprintf("run %d", r), Classname: c.Name, Time: "0", Skipped: &junitProblem{Message: why}})
-			s.Skipped++
-		}
-		s.Tests = len(s.Cases)
-		s.Time = fmt.Sprintf("%.3f", secs)
-		total += secs
-		ts.Tests += s.Tests
-		ts.Failures += s.Failures
-		ts.Errors += s.Errors
-		ts.Skipped += s.Skipped
-		ts.Suites = append(ts.Suites, s)
-	}
-	ts.Time = fmt.Sprintf("%.3f", total)
-	return ts
-}
-
-func anomalyWhy(c *cellRecord, names []string) string {
-	var b strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&b, "%s is forbidden here: %s\n", n, c.Permitted[n].Why)
-	}
-	return b.String()
-}
-
-func writeJUnit(path string, rec *campaignRecord) error {
-	data, err := xml.MarshalIndent(junitReport(rec), "", "  ")
-	if err != nil {
-		return err
-	}
-	return results.WriteFileAtomic(path, append([]byte(xml.Header), append(data, '\n')...))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-isr/chaos/campaign"
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/results"
 )
@@ -38,17 +39,29 @@ func requireCampaign(t *testing.T) {
 	}
 }
 
-func readCampaign(t *testing.T, store string) campaignRecord {
+func readCampaign(t *testing.T, store string) results.Campaign {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(store, "campaigns", "latest", "campaign.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec campaignRecord
+	var rec results.Campaign
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatalf("campaign.json: %v", err)
 	}
 	return rec
+}
+
+// junitFile is what these tests read of a campaign's JUnit XML (package
+// campaign tests its shape).
+type junitFile struct {
+	Tests   int `xml:"tests,attr"`
+	Errors  int `xml:"errors,attr"`
+	Skipped int `xml:"skipped,attr"`
+	Suites  []struct {
+		Name  string     `xml:"name,attr"`
+		Cases []struct{} `xml:"testcase"`
+	} `xml:"testsuite"`
 }
 
 // TestCampaignTiny: two cells of one 8 s run each. The exit code is the
@@ -68,18 +81,18 @@ func TestCampaignTiny(t *testing.T) {
 	if rec.Status != "complete" || rec.Seed != 11 || len(rec.Cells) != 2 {
 		t.Fatalf("campaign.json: status %q seed %d, %d cells", rec.Status, rec.Seed, len(rec.Cells))
 	}
-	var all []runRecord
+	var all []results.CampaignRun
 	for _, c := range rec.Cells {
 		if len(c.Runs) != 1 {
 			t.Fatalf("cell %s has %d runs, want 1", c.Name, len(c.Runs))
 		}
 		r := c.Runs[0]
 		all = append(all, r)
-		if r.Verdict == verdictError || r.Dir == "" {
+		if r.Verdict == campaign.VerdictError || r.Dir == "" {
 			t.Fatalf("cell %s: run %+v", c.Name, r)
 		}
-		if r.Seed != runSeed(11, c.Name, 1) {
-			t.Errorf("cell %s: seed %d, want the derived %d", c.Name, r.Seed, runSeed(11, c.Name, 1))
+		if r.Seed != campaign.RunSeed(11, c.Name, 1) {
+			t.Errorf("cell %s: seed %d, want the derived %d", c.Name, r.Seed, campaign.RunSeed(11, c.Name, 1))
 		}
 		var tc results.TestConfig
 		data, err := os.ReadFile(filepath.Join(store, r.Dir, "test.json"))
@@ -107,7 +120,7 @@ func TestCampaignTiny(t *testing.T) {
 			t.Errorf("cell %s: no send counts or availability: %+v", c.Name, c.Summary)
 		}
 	}
-	want := verdictExitCode(worstVerdict(all))
+	want := campaign.VerdictExitCode(campaign.WorstVerdict(all))
 	if code != want || rec.ExitCode == nil || *rec.ExitCode != want {
 		t.Fatalf("exit %d, campaign.json exit_code %v, want %d from the runs %+v", code, rec.ExitCode, want, all)
 	}
@@ -122,7 +135,7 @@ func TestCampaignTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ju junitTestsuites
+	var ju junitFile
 	if err := xml.Unmarshal(data, &ju); err != nil {
 		t.Fatalf("JUnit XML does not parse: %v\n%s", err, data)
 	}
@@ -180,7 +193,7 @@ func TestCampaignSIGTERM(t *testing.T) {
 		t.Fatalf("campaign.json: %+v", rec)
 	}
 	first, cut := rec.Cells[0].Runs[0], rec.Cells[1].Runs[0]
-	if first.Verdict == verdictError || first.Verdict == verdictInterrupted || cut.Verdict != verdictInterrupted {
+	if first.Verdict == campaign.VerdictError || first.Verdict == campaign.VerdictInterrupted || cut.Verdict != campaign.VerdictInterrupted {
 		t.Fatalf("verdicts %q and %q, want a verdict and interrupted", first.Verdict, cut.Verdict)
 	}
 	var res checker.Results
@@ -191,7 +204,7 @@ func TestCampaignSIGTERM(t *testing.T) {
 	if err != nil || res.Valid == "" {
 		t.Fatalf("the finished run's results.json: %v", err)
 	}
-	var ju junitTestsuites
+	var ju junitFile
 	if data, err := os.ReadFile(junit); err != nil || xml.Unmarshal(data, &ju) != nil || ju.Skipped != 1 {
 		t.Fatalf("JUnit after an interrupt: %v %+v", err, ju)
 	}
@@ -253,10 +266,10 @@ func TestCampaignRunRefusalIsPerCell(t *testing.T) {
 	}
 	rec := readCampaign(t, store)
 	c := rec.Cells[0]
-	if len(c.Runs) != 1 || c.Runs[0].Verdict != verdictError || !strings.Contains(c.Refused, "bogus") || c.Verdict != verdictError {
+	if len(c.Runs) != 1 || c.Runs[0].Verdict != campaign.VerdictError || !strings.Contains(c.Refused, "bogus") || c.Verdict != campaign.VerdictError {
 		t.Fatalf("cell record: %+v", c)
 	}
-	var ju junitTestsuites
+	var ju junitFile
 	if data, err := os.ReadFile(junit); err != nil || xml.Unmarshal(data, &ju) != nil || ju.Errors != 1 || ju.Skipped != 2 {
 		t.Fatalf("JUnit: %v %+v", err, ju)
 	}
@@ -342,30 +355,23 @@ func TestCampaignSeedsReplay(t *testing.T) {
 	}
 }
 
-func TestRunSeed(t *testing.T) {
-	seen := map[uint64]bool{}
-	for _, cell := range []string{"acks1_isr1_clean_kill", "acks1_isr1_clean_pause"} {
-		for run := 1; run <= 50; run++ {
-			s := runSeed(99, cell, run)
-			if s == 0 || s>>63 != 0 || seen[s] {
-				t.Fatalf("seed %d for %s run %d: zero, top bit set or repeated", s, cell, run)
-			}
-			seen[s] = true
-			if runSeed(99, cell, run) != s {
-				t.Fatal("runSeed is not deterministic")
-			}
-		}
+// planCells plans a spec's cells as chaos campaign does.
+func planCells(spec campaignSpec, store string) ([]campaign.Cell, error) {
+	plan, err := planCampaign(spec, store)
+	if err != nil {
+		return nil, err
 	}
+	return plan.Cells, nil
 }
 
 func TestCampaignPresetsAndModel(t *testing.T) {
 	for name, want := range map[string]int{"smoke": 2, "seed": 36} {
-		cells, err := planCampaign(presets[name], "store")
+		cells, err := planCells(presets[name], "store")
 		if err != nil || len(cells) != want {
 			t.Fatalf("preset %s: %d cells, %v", name, len(cells), err)
 		}
 	}
-	cells, _ := planCampaign(presets["smoke"], "store")
+	cells, _ := planCells(presets["smoke"], "store")
 	if cells[0].Prediction != "lost-write forbidden" || cells[1].Prediction != "lost-write permitted" {
 		t.Fatalf("smoke predictions: %q, %q", cells[0].Prediction, cells[1].Prediction)
 	}
@@ -385,14 +391,14 @@ func TestCampaignPresetsAndModel(t *testing.T) {
 	} {
 		spec := campaignSpec{Cells: []cellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: c.nemesis}}, TimeLimit: duration(30 * time.Second),
 			NemesisInterval: duration(5 * time.Second), RunArgs: c.args}
-		cells, err := planCampaign(spec, "store")
+		cells, err := planCells(spec, "store")
 		if err != nil || cells[0].Prediction != c.want {
 			t.Errorf("%s %v: %v, %v; want %q", c.nemesis, c.args, cells, err, c.want)
 		}
 	}
 	// The seed preset's first label is the example of the issue's
 	// progress line's shape.
-	cells, _ = planCampaign(presets["seed"], "store")
+	cells, _ = planCells(presets["seed"], "store")
 	if cells[0].Label != "acks=0 isr=1 clean kill-leader" || cells[0].Name != "acks0_isr1_clean_kill-leader" {
 		t.Fatalf("first seed cell: %q %q", cells[0].Label, cells[0].Name)
 	}
@@ -426,85 +432,6 @@ func TestCampaignSpecFile(t *testing.T) {
 		out, code := runChaos(t, "campaign", "--dry-run", "--spec", write(spec))
 		if code != exitErrorCode || !strings.Contains(out, want) {
 			t.Errorf("spec %s: exit %d, want 3 saying %q:\n%s", spec, code, want, out)
-		}
-	}
-}
-
-// TestCampaignJUnitShape: every verdict maps to the JUnit element CI
-// systems expect, and the file survives an encoding/xml round trip.
-func TestCampaignJUnitShape(t *testing.T) {
-	c := &cellRecord{CampaignCellPlan: cell{Name: "acks1_isr1_clean_kill", Label: "acks=1 isr=1 clean kill",
-		Permitted: checker.Permitted(checker.Config{Acks: 1, MinInsyncReplicas: 1, ReplicationFactor: 3, MaxInFlight: 1})}}
-	c.Summary.Planned = 6
-	for i, v := range []string{verdictValid, verdictInvalid, verdictUnknown, verdictError, verdictInterrupted} {
-		r := runRecord{Run: i + 1, Seed: uint64(i + 10), Verdict: v, Seconds: 1.5, Dir: "d/x"}
-		switch v {
-		case verdictInvalid:
-			r.Unexpected = []string{checker.DuplicateName}
-		case verdictUnknown:
-			r.Unknown = []string{checker.NonlinearizableSendName}
-		case verdictError:
-			r.Error = "exit 3: a <reason> with ]]> in it"
-		}
-		c.Runs = append(c.Runs, r)
-	}
-	rec := &campaignRecord{Seed: 7, Store: "store", Cells: []*cellRecord{c}}
-	path := filepath.Join(t.TempDir(), "junit.xml")
-	if err := writeJUnit(path, rec); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
-	var ju junitTestsuites
-	if err := xml.Unmarshal(data, &ju); err != nil {
-		t.Fatalf("%v\n%s", err, data)
-	}
-	s := ju.Suites[0]
-	if ju.Tests != 6 || ju.Failures != 1 || ju.Errors != 2 || ju.Skipped != 2 || s.Tests != 6 || len(s.Cases) != 6 {
-		t.Fatalf("counts: %+v", ju)
-	}
-	cs := s.Cases
-	if cs[0].Failure != nil || cs[0].Error != nil || cs[0].Skipped != nil ||
-		cs[1].Failure == nil || cs[1].Failure.Type != "invalid" || !strings.Contains(cs[1].Failure.Text, "duplicate is forbidden") ||
-		cs[2].Error == nil || cs[2].Error.Type != "unknown" ||
-		cs[3].Error == nil || cs[3].Error.Message != "exit 3: a <reason> with ]]> in it" ||
-		cs[4].Skipped == nil || cs[5].Skipped == nil || cs[5].Name != "run 6" {
-		t.Fatalf("cases: %+v", cs)
-	}
-	// A reader that knows only the common JUnit schema sees the same.
-	var generic struct {
-		Suites []struct {
-			Name  string `xml:"name,attr"`
-			Cases []struct {
-				Name    string    `xml:"name,attr"`
-				Failure *struct{} `xml:"failure"`
-				Error   *struct{} `xml:"error"`
-				Skipped *struct{} `xml:"skipped"`
-			} `xml:"testcase"`
-		} `xml:"testsuite"`
-	}
-	if err := xml.Unmarshal(data, &generic); err != nil || generic.Suites[0].Name != c.Name || len(generic.Suites[0].Cases) != 6 {
-		t.Fatalf("generic read: %v %+v", err, generic)
-	}
-}
-
-func TestCampaignExitCodeOrder(t *testing.T) {
-	for _, tc := range []struct {
-		verdicts []string
-		want     int
-	}{
-		{[]string{verdictValid, verdictValid}, 0},
-		{[]string{verdictValid, verdictUnknown}, 2},
-		{[]string{verdictUnknown, verdictError}, 3},
-		{[]string{verdictError, verdictInvalid, verdictUnknown}, 1},
-		{[]string{verdictInterrupted, verdictValid}, 0},
-		{nil, 0},
-	} {
-		c := &cellRecord{}
-		for _, v := range tc.verdicts {
-			c.Runs = append(c.Runs, runRecord{Verdict: v})
-		}
-		if got := campaignExitCode([]*cellRecord{c}); got != tc.want {
-			t.Errorf("%v: exit %d, want %d", tc.verdicts, got, tc.want)
 		}
 	}
 }

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/chaos-isr/chaos/checker"
 	"math"
 	"net"
 	"strconv"
@@ -62,11 +62,11 @@ func flagParseError(cmd *cobra.Command, err error) error {
 		what, accepted := "not a valid value", ""
 		switch f.Value.Type() {
 		case "int", "int8", "int16", "int32", "int64":
-			what, accepted = "not a whole number", "e.g. --"+f.Name+" "+orDefault(f.DefValue, "1")
+			what, accepted = "not a whole number", "e.g. --"+f.Name+" "+cmp.Or(f.DefValue, "1")
 		case "uint", "uint8", "uint16", "uint32", "uint64":
 			what, accepted = "not a whole number of 0 or more", "e.g. --"+f.Name+" 42"
 		case "float32", "float64":
-			what, accepted = "not a number", "e.g. --"+f.Name+" "+orDefault(f.DefValue, "1")
+			what, accepted = "not a number", "e.g. --"+f.Name+" "+cmp.Or(f.DefValue, "1")
 		case "duration":
 			what, accepted = "not a duration", "a number with a unit, e.g. 30s, 500ms or 2m"
 		case "bool":
@@ -108,21 +108,6 @@ func checkElection(s string) error {
 		return flagError("election", s, "not an election policy", "use clean or unclean")
 	}
 	return nil
-}
-
-// declaredRuns is what the guarantee model is told of a fault list before
-// (or without) a history that records its windows: each kind once, with
-// the brokers it kills at once in a cluster of that many brokers.
-func declaredRuns(names []string, brokers int) []checker.FaultRun {
-	var out []checker.FaultRun
-	for _, name := range names {
-		r := checker.FaultRun{Kind: name}
-		if f, ok := nemesis.Lookup(name); ok {
-			r.KilledBrokers = f.Kills(brokers)
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 // parseNemesisFlag reads --nemesis: none, or a comma list of faults.

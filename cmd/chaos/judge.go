@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 func readHistory(out io.Writer, path string) ([]history.Op, error) {
@@ -47,7 +49,7 @@ func printVerdict(out io.Writer, res *checker.Results) {
 		ran = fmt.Sprintf(" (%s)", strings.Join(res.Faults, ", "))
 	}
 	fmt.Fprintf(out, "\nguarantees judged for acks=%d min.insync.replicas=%d %s election, faults %s%s\n",
-		cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), res.FaultClass, ran)
+		cfg.Acks, cfg.MinInsyncReplicas, cmp.Or(cfg.Election, "clean"), res.FaultClass, ran)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ANOMALY\tRESULT\tCOUNT\tPERMITTED\tEXAMPLE OPS")
 	for _, r := range res.Results {
@@ -149,13 +151,6 @@ func checkConfigFlags(cfg checker.Config) error {
 	return cfg.Validate()
 }
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 func newCheckCmd() *cobra.Command {
 	var (
 		acks, election, outPath, fsync string
@@ -218,7 +213,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 				// A history that records no windows is judged by these,
 				// as the registry says each acts; one that needs brokers
 				// losing unsynced writes implies them.
-				cfg.Declared = declaredRuns(parsed, cfg.ReplicationFactor)
+				cfg.Declared = runner.DeclaredFaults(parsed, cfg.ReplicationFactor)
 				if nemesis.LosesUnsynced(parsed) && !fl.Changed("lose-unsynced") {
 					cfg.LoseUnsynced = true
 				}

@@ -46,10 +46,20 @@ type runFlags struct {
 	quiet       bool
 	rf          replicationFlags
 	tf          topicFlags
+
+	// specFile and outcomeFile are a campaign's child protocol (hidden):
+	// run exactly the spec in a JSON file, write the outcome to another.
+	specFile, outcomeFile string
 }
 
 func newRunCmd() *cobra.Command {
-	var f runFlags
+	cmd, _ := newRunCmdFlags()
+	return cmd
+}
+
+// newRunCmdFlags is chaos run and the values its flags parse into.
+func newRunCmdFlags() (*cobra.Command, *runFlags) {
+	f := new(runFlags)
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run one test: a local cluster, the workload, the final reads and the checkers",
@@ -69,14 +79,20 @@ and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unkn
 its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return exitWith(runTest(cmd, f))
+			return exitWith(runTest(cmd, *f))
 		},
 	}
 	f.register(cmd)
-	return cmd
+	fl := cmd.Flags()
+	fl.StringVar(&f.specFile, "spec-file", "", "run exactly the runner spec in this JSON file (a campaign's child runs)")
+	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
+	_ = fl.MarkHidden("spec-file")
+	_ = fl.MarkHidden("outcome-file")
+	return cmd, f
 }
 
-// register defines chaos run's flags on cmd (chaos sim takes them too).
+// register defines the flags of a test on cmd: chaos run's, which chaos
+// sim takes too.
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.name, "name", "", "test name (default: from the configuration, e.g. acksall_isr2_clean_none for acks=-1)")
@@ -98,8 +114,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
 	f.rf.register(cmd)
 	f.tf.register(cmd)
+	// Set as the value, not with fl.Set, which would mark the flag as
+	// given on the command line.
 	fl.Lookup("min-insync-replicas").DefValue = "2"
-	_ = fl.Set("min-insync-replicas", "2")
+	f.tf.minISR = 2
 }
 
 // errSilent marks an exit whose reason has already been printed.
@@ -133,15 +151,9 @@ func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 
 func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	acks, faults, err := f.validate()
+	spec, err := f.runSpec(cmd)
 	if err != nil {
-		return 0, err
-	}
-	spec := f.spec(acks, faults)
-	if err := spec.Validate(); err != nil {
-		// Flags the checks above passed but the spec refuses: a
-		// combination (e.g. a schedule with no window).
-		return 0, flagCombination(err, f)
+		return 0, f.writeOutcome(runner.Outcome{}, err)
 	}
 	if err := stopIfValidating(cmd); err != nil {
 		return 0, err
@@ -152,12 +164,14 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Version: fullVersion(),
 		Started: func(dir string, seed uint64, clusterID string) {
 			fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", dir, seed, clusterID)
+			// Where the run is, should it end without another word.
+			_ = f.writeOutcome(runner.Outcome{Dir: dir, Seed: seed, ClusterID: clusterID}, nil)
 		},
 		ClusterUp: intr.onSecond,
 		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.quiet) },
 		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
 	})
-	return sayOutcome(out, errOut, outcome, err)
+	return sayOutcome(out, errOut, outcome, f.writeOutcome(outcome, err))
 }
 
 // sayOutcome prints how a run ended (its verdict and where its results and
@@ -239,12 +253,7 @@ func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 	if quiet {
 		return func() {}
 	}
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil {
-			tty = fi.Mode()&os.ModeCharDevice != 0
-		}
-	}
+	pl := newProgressLine(w)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -256,9 +265,7 @@ func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 		for {
 			select {
 			case <-done:
-				if tty {
-					fmt.Fprintln(w)
-				}
+				pl.end()
 				return
 			case <-t.C:
 			}
@@ -270,10 +277,10 @@ func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 				line += "  | " + faultStatus(win, true, time.Now())
 			}
 			last = s
-			if tty {
-				fmt.Fprintf(w, "\r%s\x1b[K", line)
-			} else if n%5 == 0 {
-				fmt.Fprintln(w, line)
+			if n%5 == 0 {
+				pl.print(line)
+			} else {
+				pl.show(line)
 			}
 		}
 	}()

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -343,13 +344,13 @@ func (v *reportView) guarantees(d RunData) {
 		if len(d.Results.Faults) > 0 {
 			ran = "faults that ran: " + strings.Join(d.Results.Faults, ", ")
 		}
-		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s (%s).", c.Acks, c.MinInsyncReplicas, orDefault(c.Election, "clean"), d.Results.FaultClass, ran)
+		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s (%s).", c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean"), d.Results.FaultClass, ran)
 	case d.Config != nil:
 		cfg := d.Config.CheckerConfig()
 		class := checker.NewHistory(d.Ops, cfg).FaultClass()
 		perm = checker.PermittedUnder(cfg, class)
 		v.ModelNote = fmt.Sprintf("What the guarantee model permits for acks=%d, min.insync.replicas=%d, %s election, fault class %s (the faults the history shows started). Nothing was checked: there are no results.",
-			cfg.Acks, cfg.MinInsyncReplicas, orDefault(cfg.Election, "clean"), class)
+			cfg.Acks, cfg.MinInsyncReplicas, cmp.Or(cfg.Election, "clean"), class)
 	default:
 		v.ModelNote = "Neither results nor the configuration could be read: nothing is known of the guarantees."
 		return
@@ -408,13 +409,6 @@ func status(r checker.Result) (short, long, class string) {
 	return "not found", "not found", "valid"
 }
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 func (v *reportView) config(d RunData) {
 	tc := d.Config
 	if tc == nil {
@@ -423,7 +417,7 @@ func (v *reportView) config(d RunData) {
 	run := kvSection{Title: "Run", Rows: []kv{
 		{"test", tc.Name},
 		{"seed", strconv.FormatUint(tc.Seed, 10)},
-		{"started", orDefault(stamp(tc.Start), "unknown")},
+		{"started", cmp.Or(stamp(tc.Start), "unknown")},
 	}}
 	for _, k := range sortedKeys(tc.Versions) {
 		run.Rows = append(run.Rows, kv{"version of " + k, tc.Versions[k]})
@@ -434,7 +428,7 @@ func (v *reportView) config(d RunData) {
 		{"brokers", strconv.Itoa(c.Nodes)},
 		{"replication factor", strconv.Itoa(int(c.ReplicationFactor))},
 		{"min.insync.replicas", strconv.Itoa(int(c.MinInsyncReplicas))},
-		{"election", orDefault(c.Election, "clean")},
+		{"election", cmp.Or(c.Election, "clean")},
 		{"session timeout", fmt.Sprintf("%d ms", c.SessionTimeoutMs)},
 		{"replica.lag.time.max", fmt.Sprintf("%d ms", c.ReplicaLagTimeMaxMs)},
 		{"replica.lag.max.messages", strconv.FormatInt(c.ReplicaLagMaxMessage, 10)},

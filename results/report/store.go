@@ -131,7 +131,7 @@ func configSummary(tc results.TestConfig) string {
 		faults = strings.Join(tc.Nemesis, ",")
 	}
 	return fmt.Sprintf("acks=%d min.insync=%d %s, %s, %d brokers, %s", tc.Workload.Acks, tc.Cluster.MinInsyncReplicas,
-		orDefault(tc.Cluster.Election, "clean"), faults, tc.Cluster.Nodes, tc.Workload.TimeLimit)
+		cmp.Or(tc.Cluster.Election, "clean"), faults, tc.Cluster.Nodes, tc.Workload.TimeLimit)
 }
 
 func scanCampaign(d results.StoredDir) StoreCampaign {

@@ -1,0 +1,26 @@
+// Package campaign runs a matrix of configurations x nemeses x runs and
+// compares, per cell, what the guarantee model predicts with what the runs
+// showed: Jepsen's test matrix as a library over runner.Spec.
+//
+// A Plan is made from a campaign's resolved spec (results.CampaignSpec:
+// the matrix lists or explicit cells, runs, time limit, nemesis interval,
+// runtime) and one base runner.Spec, the settings every run shares (chaos
+// campaign makes it from chaos run's flags given after "--"). NewPlan
+// varies the base per cell (acks, min.insync.replicas, election, faults,
+// time limit, nemesis interval, runtime, name) and refuses every
+// impossible cell at once, before anything runs. Each run of a cell adds
+// its seed, derived from the campaign seed, the cell's name and the run's
+// number (RunSeed), so one campaign seed replays every run.
+//
+// Run executes the plan one run at a time through an Executor: InProcess
+// calls runner.Run in this process; Child starts "chaos run --spec-file
+// F --outcome-file O" in its own process group, which gets the Spec as
+// JSON and writes its runner.Outcome as JSON. Both write each run's output
+// to a log file beside campaign.json. Run keeps the campaign's record,
+// results.Campaign (campaign.json, whose schema package results owns),
+// and its index page, rewritten after every run, so a campaign in
+// progress can be watched and one killed outright still shows what
+// finished. Summarize, WorstVerdict, ExitCode and WriteJUnit are the
+// rules that turn the runs into a cell's summary, the campaign's exit
+// code and a JUnit report.
+package campaign

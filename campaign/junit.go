@@ -1,0 +1,145 @@
+package campaign
+
+import (
+	"encoding/xml"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/chaos-isr/chaos/results"
+)
+
+// JUnit XML, in the shape Jenkins, GitLab and GitHub's test reporters
+// read: one testsuite per cell, one testcase per run. An invalid run is a
+// <failure> (the system broke a promise); an error and an unknown verdict
+// are <error>s (no verdict was reached: JUnit's meaning of error, and not
+// <skipped>, which dashboards show as green); an interrupted run, and one
+// never started, is <skipped>.
+type junitTestsuites struct {
+	XMLName  xml.Name         `xml:"testsuites"`
+	Name     string           `xml:"name,attr"`
+	Tests    int              `xml:"tests,attr"`
+	Failures int              `xml:"failures,attr"`
+	Errors   int              `xml:"errors,attr"`
+	Skipped  int              `xml:"skipped,attr"`
+	Time     string           `xml:"time,attr"`
+	Suites   []junitTestsuite `xml:"testsuite"`
+}
+
+type junitTestsuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitTestcase `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitTestcase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// Texts are CDATA so that their lines stay lines for a human reading the
+// file (chardata would write every newline as &#xA;).
+type junitProblem struct {
+	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",cdata"`
+}
+
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+func junitReport(rec *results.Campaign) junitTestsuites {
+	ts := junitTestsuites{Name: "chaos campaign seed " + strconv.FormatUint(rec.Seed, 10)}
+	var total float64
+	for _, c := range rec.Cells {
+		s := junitTestsuite{Name: c.Name, Properties: []junitProperty{
+			{"label", c.Label}, {"acks", strconv.Itoa(c.Acks)}, {"min.insync.replicas", strconv.Itoa(c.MinInsyncReplicas)},
+			{"election", c.Election}, {"nemesis", c.Nemesis}, {"prediction", c.Prediction},
+		}}
+		var secs float64
+		for _, r := range c.Runs {
+			tc := junitTestcase{Name: fmt.Sprintf("run %d", r.Run), Classname: c.Name, Time: fmt.Sprintf("%.3f", r.Seconds)}
+			if s.Timestamp == "" {
+				s.Timestamp = r.Start.Format("2006-01-02T15:04:05")
+			}
+			out := fmt.Sprintf("seed %d\n", r.Seed)
+			if r.Dir != "" {
+				out += "run directory " + filepath.Join(rec.Store, r.Dir) + "\n"
+			}
+			if len(r.Expected) > 0 {
+				out += "permitted anomalies seen: " + strings.Join(r.Expected, ", ") + "\n"
+			}
+			tc.SystemOut = &junitText{out}
+			switch r.Verdict {
+			case VerdictInvalid:
+				tc.Failure = &junitProblem{Type: "invalid", Message: "unexpected anomalies: " + strings.Join(r.Unexpected, ", "),
+					Text: anomalyWhy(c, r.Unexpected)}
+				s.Failures++
+			case VerdictUnknown:
+				tc.Error = &junitProblem{Type: "unknown", Message: "no verdict: checkers could not judge " + strings.Join(r.Unknown, ", ")}
+				s.Errors++
+			case VerdictError:
+				tc.Error = &junitProblem{Type: "error", Message: r.Error}
+				s.Errors++
+			case VerdictInterrupted:
+				tc.Skipped = &junitProblem{Message: "interrupted"}
+				s.Skipped++
+			}
+			secs += r.Seconds
+			s.Cases = append(s.Cases, tc)
+		}
+		for r := len(c.Runs) + 1; r <= c.Summary.Planned; r++ {
+			why := "not run: the campaign was interrupted"
+			if c.Refused != "" {
+				why = "not run: chaos run refused the cell"
+			}
+			s.Cases = append(s.Cases, junitTestcase{Name: fmt.Sprintf("run %d", r), Classname: c.Name, Time: "0", Skipped: &junitProblem{Message: why}})
+			s.Skipped++
+		}
+		s.Tests = len(s.Cases)
+		s.Time = fmt.Sprintf("%.3f", secs)
+		total += secs
+		ts.Tests += s.Tests
+		ts.Failures += s.Failures
+		ts.Errors += s.Errors
+		ts.Skipped += s.Skipped
+		ts.Suites = append(ts.Suites, s)
+	}
+	ts.Time = fmt.Sprintf("%.3f", total)
+	return ts
+}
+
+func anomalyWhy(c *results.CampaignCell, names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s is forbidden here: %s\n", n, c.Permitted[n].Why)
+	}
+	return b.String()
+}
+
+// WriteJUnit writes the campaign as JUnit XML to path, atomically.
+func WriteJUnit(path string, rec *results.Campaign) error {
+	data, err := xml.MarshalIndent(junitReport(rec), "", "  ")
+	if err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, append([]byte(xml.Header), append(data, '\n')...))
+}

@@ -1,0 +1,236 @@
+package campaign
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
+)
+
+// RunOverhead is what a run takes beyond its time limit: starting the
+// cluster, the final reads, the checkers and the report (measured on a
+// 2-core machine: 1-1.5 s). A campaign's first estimate uses it.
+const RunOverhead = 2 * time.Second
+
+// Plan is a campaign ready to run: its spec as resolved and its cells,
+// each with the spec of its runs.
+type Plan struct {
+	Spec results.CampaignSpec
+	// Store is the result store the runs write to (the base spec's).
+	Store string
+	Cells []Cell
+}
+
+// Cell is one configuration x nemesis of the matrix: what campaign.json
+// records of it before any run, and the spec of its runs.
+type Cell struct {
+	results.CampaignCellPlan
+	// Spec is every run's spec but for the seed and the command
+	// test.json records (RunSpec adds them).
+	Spec runner.Spec
+}
+
+// Runs is the number of runs planned in all.
+func (p *Plan) Runs() int { return len(p.Cells) * p.Spec.Runs }
+
+// Estimate is how long the plan takes, before any run has said how long
+// a run really takes here.
+func (p *Plan) Estimate() time.Duration {
+	return time.Duration(p.Runs()) * (time.Duration(p.Spec.TimeLimit) + RunOverhead)
+}
+
+// RunSpec is the spec of a cell's run (numbered from 1) in a campaign with
+// this seed. program names the chaos binary in the command test.json
+// records as the one that replays the run: program, the cell's Args and
+// the run's --seed.
+func (c *Cell) RunSpec(campaignSeed uint64, run int, program string) runner.Spec {
+	s := c.Spec
+	s.Faults = slices.Clone(c.Spec.Faults)
+	s.Seed = RunSeed(campaignSeed, c.Name, run)
+	s.Command = append(append([]string{program}, c.Args...), "--seed", strconv.FormatUint(s.Seed, 10))
+	return s
+}
+
+// RunSeed derives a run's seed from the campaign seed, the cell's name and
+// the run's number: FNV-1a of "<campaign seed>/<cell name>/<run>", mixed
+// with splitmix64's finalizer (FNV alone leaves the seeds of runs 1 and 2
+// sharing their top half). Hashing the name rather than the cell's
+// position keeps a cell's seeds when cells are added to or removed from a
+// campaign. The top bit is cleared like chaos run's own random seeds, and
+// 0 (which chaos run reads as "pick one") is avoided.
+func RunSeed(campaign uint64, cellName string, run int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%d", campaign, cellName, run)
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	if s := x >> 1; s != 0 {
+		return s
+	}
+	return 1
+}
+
+// NewPlan checks every cell of spec and plans its runs as variations of
+// base: the cell's acks, min.insync.replicas, election and faults, the
+// spec's time limit, nemesis interval (when set) and runtime (when set),
+// and the cell's name. All impossible cells are named at once, with the
+// reason, before anything runs: finding the fifth one twenty minutes in
+// helps nobody. What only a run can find out (a runtime that is not
+// ready, a setting of the base the runner refuses) is left to the run,
+// and refuses that cell only.
+func NewPlan(spec results.CampaignSpec, base runner.Spec) (*Plan, error) {
+	p := &Plan{Spec: spec, Store: base.Store}
+	var problems []string
+	seen := map[string]bool{}
+	for _, cs := range cellSpecs(spec) {
+		c, err := planCell(cs, spec, base)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", cellLabel(cs.Acks, cs.MinInsyncReplicas, cmp.Or(cs.Election, "clean"), cmp.Or(cs.Nemesis, "none")), err))
+			continue
+		}
+		if seen[c.Name] {
+			problems = append(problems, fmt.Sprintf("%s: appears twice (use runs for repetitions)", c.Label))
+			continue
+		}
+		seen[c.Name] = true
+		p.Cells = append(p.Cells, c)
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("refusing the campaign: %d impossible cell(s):\n  %s", len(problems), strings.Join(problems, "\n  "))
+	}
+	return p, nil
+}
+
+// cellSpecs expands the matrix, acks outermost and the nemesis innermost,
+// so neighbouring cells differ in the fault first. Lists left out are
+// chaos run's defaults.
+func cellSpecs(s results.CampaignSpec) []results.CampaignCellSpec {
+	if len(s.Cells) > 0 {
+		return s.Cells
+	}
+	acks, isr, el, nem := s.Acks, s.MinInsyncReplicas, s.Election, s.Nemesis
+	if len(acks) == 0 {
+		acks = []int{-1}
+	}
+	if len(isr) == 0 {
+		isr = []int{2}
+	}
+	if len(el) == 0 {
+		el = []string{"clean"}
+	}
+	if len(nem) == 0 {
+		nem = []string{"none"}
+	}
+	var out []results.CampaignCellSpec
+	for _, a := range acks {
+		for _, e := range el {
+			for _, m := range isr {
+				for _, n := range nem {
+					out = append(out, results.CampaignCellSpec{Acks: a, MinInsyncReplicas: m, Election: e, Nemesis: n})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func cellLabel(acks, isr int, election, nem string) string {
+	return fmt.Sprintf("acks=%d isr=%d %s %s", acks, isr, election, nem)
+}
+
+func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, base runner.Spec) (Cell, error) {
+	acks := cs.Acks
+	if acks != 0 && acks != 1 && acks != -1 {
+		return Cell{}, fmt.Errorf("acks must be 0, 1 or -1, got %d", acks)
+	}
+	election := cmp.Or(cs.Election, "clean")
+	if election != "clean" && election != "unclean" {
+		return Cell{}, fmt.Errorf("election must be clean or unclean, got %q", election)
+	}
+	faults, err := nemesis.Parse(cs.Nemesis)
+	if err != nil {
+		return Cell{}, err
+	}
+	nem := "none"
+	if len(faults) > 0 {
+		nem = strings.Join(faults, ",")
+	}
+	s := base
+	s.Settings.MinInsyncReplicas, s.Settings.Election = int32(cs.MinInsyncReplicas), election
+	s.Acks, s.Faults, s.TimeLimit = int16(acks), faults, time.Duration(spec.TimeLimit)
+	if spec.NemesisInterval > 0 {
+		s.NemesisInterval = time.Duration(spec.NemesisInterval)
+	}
+	if spec.Runtime != "" {
+		s.Runtime = spec.Runtime
+	}
+	s.Name = results.TestName(s.DefaultName())
+	s.Seed, s.Command = 0, nil
+	rf := int(s.Settings.ReplicationFactor)
+	switch {
+	case cs.MinInsyncReplicas < 1:
+		return Cell{}, fmt.Errorf("min.insync.replicas must be at least 1, got %d", cs.MinInsyncReplicas)
+	case rf < 1:
+		return Cell{}, fmt.Errorf("the replication factor must be at least 1, got %d", rf)
+	case cs.MinInsyncReplicas > rf:
+		return Cell{}, fmt.Errorf("min.insync.replicas %d exceeds the replication factor %d: acks=-1 writes could never succeed", cs.MinInsyncReplicas, rf)
+	case rf > s.Nodes:
+		return Cell{}, fmt.Errorf("the replication factor %d needs at least %d nodes, there are %d", rf, rf, s.Nodes)
+	case len(faults) > 0 && s.NemesisInterval <= 0:
+		return Cell{}, fmt.Errorf("the nemesis interval must be positive, got %s", s.NemesisInterval)
+	case len(faults) > 0 && s.TimeLimit < nemesis.MinTimeLimit(s.NemesisInterval):
+		// Below it no fault window fits, whatever the seed, and the cell
+		// would claim faults it never injected.
+		return Cell{}, fmt.Errorf("the time limit %s is shorter than twice the nemesis interval %s: no fault window fits", s.TimeLimit, s.NemesisInterval)
+	}
+	// The prediction is what the model permits if every listed fault
+	// runs, under the storage settings the run will have (a fault
+	// destroys data only where the brokers lose unsynced writes); the
+	// run itself is judged by the faults that did run.
+	model := s.Model()
+	perm := checker.Permitted(model)
+	prediction := checker.LostWriteName + " forbidden"
+	if perm[checker.LostWriteName].Permitted {
+		prediction = checker.LostWriteName + " permitted"
+	}
+	return Cell{
+		CampaignCellPlan: results.CampaignCellPlan{
+			Name: s.Name, Label: cellLabel(acks, cs.MinInsyncReplicas, election, nem), Acks: acks,
+			MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, Nemesis: nem, Args: runArgs(s, spec),
+			Model: model, Permitted: perm, Prediction: prediction,
+		},
+		Spec: s,
+	}, nil
+}
+
+// runArgs are the "chaos run" arguments, less --seed, that run the cell's
+// spec: campaign.json records them, and with the seed they replay a run.
+// The settings the campaign leaves alone are the spec's RunArgs, which
+// the base spec was made from.
+func runArgs(s runner.Spec, spec results.CampaignSpec) []string {
+	nem := "none"
+	if len(s.Faults) > 0 {
+		nem = strings.Join(s.Faults, ",")
+	}
+	args := []string{"run", "--store", s.Store, "--name", s.Name, "--quiet",
+		"--acks", strconv.Itoa(int(s.Acks)), "--min-insync-replicas", strconv.Itoa(int(s.Settings.MinInsyncReplicas)),
+		"--election", s.Settings.Election, "--nemesis", nem, "--time-limit", s.TimeLimit.String()}
+	if spec.NemesisInterval > 0 {
+		args = append(args, "--nemesis-interval", s.NemesisInterval.String())
+	}
+	if s.Runtime != runner.RuntimeLocal {
+		args = append(args, "--runtime", s.Runtime)
+	}
+	return append(args, spec.RunArgs...)
+}
