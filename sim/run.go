@@ -206,7 +206,9 @@ func (s *simulation) record(op history.Op) bool {
 // createTopic creates the test's topic as workload.CreateTopic does (once
 // the brokers have registered: an attempt refused for too few brokers is
 // tried again) and starts the workload once every partition has a leader
-// and a full ISR.
+// and a full ISR. A real run then checks, through the protocol, that the
+// cluster and the topic are the ones it asked for, against another
+// cluster on its ports; a simulated cluster is the simulation's own.
 func (s *simulation) createTopic() {
 	st := s.spec.Settings
 	spec := workload.TopicSpec{Name: s.cfg.Topic, Partitions: s.cfg.Partitions, ReplicationFactor: st.ReplicationFactor,
