@@ -308,13 +308,7 @@ func (r *run) judge(tc results.TestConfig) error {
 // be read is an error, with a report that says what is damaged.
 func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
-	written := func(err error) {
-		if err != nil {
-			o.ReportErr = err.Error()
-			return
-		}
-		o.Report = dir.Path(results.ReportFile)
-	}
+	written := func(err error) { o.Reported(dir, err) }
 	ops, err := history.ReadFile(dir.Path(results.HistoryFile))
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
@@ -358,12 +352,16 @@ func storedResults(dir *results.Run, res *checker.Results) *checker.Results {
 	return &out
 }
 
-func (r *run) report(err error) {
+func (r *run) report(err error) { r.out.Reported(r.dir, err) }
+
+// Reported records how writing dir's report went: its path, or why it
+// could not be written (the verdict stands either way).
+func (o *Outcome) Reported(dir *results.Run, err error) {
 	if err != nil {
-		r.out.ReportErr = err.Error()
+		o.ReportErr = err.Error()
 		return
 	}
-	r.out.Report = r.dir.Path(results.ReportFile)
+	o.Report = dir.Path(results.ReportFile)
 }
 
 func (r *run) version() string {

@@ -194,6 +194,20 @@ func (c *client) metadata(topic string, addrs []string, done func(workload.Metad
 	try(0)
 }
 
+// converged asks for topic's metadata, takes the answer into md, and
+// calls done with what keeps the partitions from being converged (a
+// leader and the whole replica set in the ISR each), "" when nothing does:
+// workload's convergence check over the simulated network.
+func (c *client) converged(topic string, partitions int32, md *workload.Metadata, done func(why string)) {
+	c.metadata(topic, nil, func(got workload.Metadata, err error) {
+		if err != nil {
+			done(err.Error())
+			return
+		}
+		done(workload.Unconverged(md, got, topic, partitions))
+	})
+}
+
 // apply learns brokers' addresses and topic's partitions from md; a
 // partition the answer leaves out keeps what was known of it.
 func (c *client) apply(topic string, md *kmsg.MetadataResponse) {

@@ -199,13 +199,7 @@ func (s *simulation) final() {
 	var md workload.Metadata
 	var try func()
 	try = func() {
-		cl.metadata(s.cfg.Topic, nil, func(got workload.Metadata, err error) {
-			why := ""
-			if err != nil {
-				why = err.Error()
-			} else {
-				why = workload.Unconverged(&md, got, s.cfg.Topic, s.cfg.Partitions)
-			}
+		cl.converged(s.cfg.Topic, s.cfg.Partitions, &md, func(why string) {
 			now := s.w.now()
 			switch next := tick.next(now); {
 			case why == "":

@@ -58,10 +58,10 @@ func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Out
 	case ctx.Err() != nil:
 		logf(opts, "interrupted: the history so far is in %s", dir.Path(results.HistoryFile))
 		out.Interrupted = true
-		reported(&out, dir, report.WriteRun(dir.Dir))
+		out.Reported(dir, report.WriteRun(dir.Dir))
 		return out, nil
 	case err != nil:
-		reported(&out, dir, report.WriteRun(dir.Dir))
+		out.Reported(dir, report.WriteRun(dir.Dir))
 		return fail(fmt.Errorf("simulation: %w (history so far in %s)", err, dir.Path(results.HistoryFile)))
 	}
 	o, err := runner.Judge(dir, tc)
@@ -70,14 +70,6 @@ func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Out
 		return fail(err)
 	}
 	return out, nil
-}
-
-func reported(out *runner.Outcome, dir *results.Run, err error) {
-	if err != nil {
-		out.ReportErr = err.Error()
-		return
-	}
-	out.Report = dir.Path(results.ReportFile)
 }
 
 func logf(opts runner.Options, format string, args ...any) {
@@ -242,13 +234,7 @@ func (s *simulation) createTopic() {
 	}
 	var md workload.Metadata
 	ready = func() {
-		admin.metadata(spec.Name, nil, func(got workload.Metadata, err error) {
-			why := ""
-			if err != nil {
-				why = err.Error()
-			} else {
-				why = workload.Unconverged(&md, got, spec.Name, spec.Partitions)
-			}
+		admin.converged(spec.Name, spec.Partitions, &md, func(why string) {
 			if why == "" {
 				s.startWorkload()
 				return
