@@ -39,12 +39,14 @@ test: lint
 run: build
 	$(BIN) run --nemesis kill,partition,pause,slow-follower
 
-## bench: the end-to-end produce benchmarks (bench/), the storage, checker and report benchmarks
+## bench: the end-to-end produce benchmarks (bench/), the storage, checker and report benchmarks,
+## and a simulated 60 s default test (sim/)
 bench:
 	$(GO) test -run=NONE -bench=. -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout 20m ./bench/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./broker/storage/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./checker/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./results/report/
+	$(GO) test -run=NONE -bench=. -benchtime=5x -count=$(BENCHCOUNT) -timeout 20m ./sim/
 
 ## fuzz: fuzz the Kafka request decoder, the history reader and the whole
 ## check, each for FUZZTIME (default 5m); seeds live in testdata/fuzz

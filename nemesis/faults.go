@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -33,7 +32,19 @@ type Fault struct {
 	// guarantee model's F2 and several F3; the history records the
 	// brokers each window really killed.
 	Kills func(n int) int
-	start func(n *Nemesis, ctx context.Context) ([]string, error)
+	// start starts the fault; a LeaderAimed fault's aim is the partition
+	// and the leader the nemesis found for it.
+	start func(n *Nemesis, at aim) ([]string, error)
+	// then, if set, is a second step, taken a wait after start (when the
+	// first step has had its effect).
+	then func(n *Nemesis, at aim) ([]string, error)
+	wait func(n *Nemesis) time.Duration
+}
+
+// aim is what a LeaderAimed fault aims at: a partition and its leader.
+type aim struct {
+	partition int32
+	leader    int
 }
 
 func none(int) int       { return 0 }
@@ -48,16 +59,16 @@ var faults = []*Fault{
 	{Name: "isolate", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
 	{Name: "kill", Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
 	{Name: "kill-all", Doc: "kill -9 every broker, restart them at the end", Kills: all,
-		start: func(n *Nemesis, _ context.Context) ([]string, error) { return n.each(n.brokers(), n.kill) }},
+		start: func(n *Nemesis, _ aim) ([]string, error) { return n.each(n.brokers(), n.kill) }},
 	{Name: "kill-controller", Doc: "kill -9 the controller, restart it at the end", Kills: none,
-		start: func(n *Nemesis, _ context.Context) ([]string, error) { return n.kill(0) }},
+		start: func(n *Nemesis, _ aim) ([]string, error) { return n.kill(0) }},
 	{Name: "kill-leader", Doc: "kill -9 the leader of a random partition, restart it at the end", LeaderAimed: true, Kills: one, start: (*Nemesis).killLeader},
 	{Name: "kill-majority", Doc: "kill -9 a random majority of the brokers, restart them at the end", Kills: majority,
-		start: func(n *Nemesis, _ context.Context) ([]string, error) {
+		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.kill)
 		}},
 	{Name: "kill-minority", Doc: "kill -9 a random minority of the brokers (at least one), restart them at the end", Kills: minority,
-		start: func(n *Nemesis, _ context.Context) ([]string, error) {
+		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(minority(n.cfg.Brokers)), n.kill)
 		}},
 	{Name: "latency", Doc: "delay every link between nodes by 50ms each way", Network: true, Kills: none, start: (*Nemesis).latency},
@@ -70,13 +81,14 @@ var faults = []*Fault{
 	{Name: "pause", Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
 	{Name: "pause-leader", Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
 	{Name: "pause-majority", Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,
-		start: func(n *Nemesis, _ context.Context) ([]string, error) {
+		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.pause)
 		}},
 	{Name: "slow-follower", Doc: "delay a follower's links to its leader beyond replica.lag.time.max.ms", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).slowFollower},
 	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3)
 	// needs two steps in order, so it is one fault.
-	{Name: "slow-followers-kill-leader", Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one, start: (*Nemesis).slowFollowersKillLeader},
+	{Name: "slow-followers-kill-leader", Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
+		start: (*Nemesis).slowFollowers, wait: (*Nemesis).isrShrinks, then: (*Nemesis).killAimedLeader},
 	{Name: "stop", Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
 }
 
@@ -140,7 +152,7 @@ func LosesUnsynced(names []string) bool {
 	return anyOf(names, func(f *Fault) bool { return f.LosesUnsynced })
 }
 
-func (n *Nemesis) killRandom(context.Context) ([]string, error) {
+func (n *Nemesis) killRandom(aim) ([]string, error) {
 	b, err := n.randomBroker()
 	if err != nil {
 		return nil, err
@@ -148,16 +160,12 @@ func (n *Nemesis) killRandom(context.Context) ([]string, error) {
 	return n.kill(b)
 }
 
-func (n *Nemesis) killLeader(ctx context.Context) ([]string, error) {
-	p, l, err := n.leaderOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t, err := n.kill(l)
-	return append(t, fmt.Sprintf("leader of partition %d", p)), err
+func (n *Nemesis) killLeader(at aim) ([]string, error) {
+	t, err := n.kill(at.leader)
+	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
 }
 
-func (n *Nemesis) stopRandom(context.Context) ([]string, error) {
+func (n *Nemesis) stopRandom(aim) ([]string, error) {
 	b, err := n.randomBroker()
 	if err != nil {
 		return nil, err
@@ -166,7 +174,7 @@ func (n *Nemesis) stopRandom(context.Context) ([]string, error) {
 	return []string{cluster.NodeName(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
 }
 
-func (n *Nemesis) pauseRandom(context.Context) ([]string, error) {
+func (n *Nemesis) pauseRandom(aim) ([]string, error) {
 	b, err := n.randomBroker()
 	if err != nil {
 		return nil, err
@@ -174,16 +182,12 @@ func (n *Nemesis) pauseRandom(context.Context) ([]string, error) {
 	return n.pause(b)
 }
 
-func (n *Nemesis) pauseLeader(ctx context.Context) ([]string, error) {
-	p, l, err := n.leaderOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t, err := n.pause(l)
-	return append(t, fmt.Sprintf("leader of partition %d", p)), err
+func (n *Nemesis) pauseLeader(at aim) ([]string, error) {
+	t, err := n.pause(at.leader)
+	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
 }
 
-func (n *Nemesis) isolate(context.Context) ([]string, error) {
+func (n *Nemesis) isolate(aim) ([]string, error) {
 	nodes := n.allNodes()
 	x := nodes[n.rng.IntN(len(nodes))]
 	var others []string
@@ -195,7 +199,7 @@ func (n *Nemesis) isolate(context.Context) ([]string, error) {
 	return n.partition([]string{x}, others)
 }
 
-func (n *Nemesis) majorityRing(context.Context) ([]string, error) {
+func (n *Nemesis) majorityRing(aim) ([]string, error) {
 	// Nodes in a random ring each keep links to the nearest half of the
 	// others: a majority counting itself, different for each.
 	ring := n.allNodes()
@@ -214,7 +218,7 @@ func (n *Nemesis) majorityRing(context.Context) ([]string, error) {
 	return append([]string{"ring " + strings.Join(ring, ">")}, cuts...), nil
 }
 
-func (n *Nemesis) oneWay(context.Context) ([]string, error) {
+func (n *Nemesis) oneWay(aim) ([]string, error) {
 	nodes := n.allNodes()
 	i := n.rng.IntN(len(nodes))
 	j := (i + 1 + n.rng.IntN(len(nodes)-1)) % len(nodes)
@@ -223,19 +227,19 @@ func (n *Nemesis) oneWay(context.Context) ([]string, error) {
 	return []string{nodes[i] + " -> " + nodes[j] + " dropped"}, nil
 }
 
-func (n *Nemesis) latency(context.Context) ([]string, error) {
+func (n *Nemesis) latency(aim) ([]string, error) {
 	n.net.DelayAll(50 * time.Millisecond)
 	n.netHurt = true
 	return append([]string{"all links", "50ms each way"}, n.delayHow()...), nil
 }
 
-func (n *Nemesis) drop(context.Context) ([]string, error) {
+func (n *Nemesis) drop(aim) ([]string, error) {
 	n.net.DropAll(0.02, n.rng.Uint64())
 	n.netHurt = true
 	return []string{"all links", "2% resets"}, nil
 }
 
-func (n *Nemesis) halves(context.Context) ([]string, error) {
+func (n *Nemesis) halves(aim) ([]string, error) {
 	nodes := n.allNodes()
 	n.rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 	cut := 1 + n.rng.IntN(len(nodes)-1)
@@ -245,23 +249,19 @@ func (n *Nemesis) halves(context.Context) ([]string, error) {
 	return n.partition(a, b)
 }
 
-func (n *Nemesis) partitionLeader(ctx context.Context) ([]string, error) {
-	p, l, err := n.leaderOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a := []string{cluster.NodeName(l)}
+func (n *Nemesis) partitionLeader(at aim) ([]string, error) {
+	a := []string{cluster.NodeName(at.leader)}
 	var b []string
 	for _, x := range append([]int{0}, n.brokers()...) {
-		if x != l {
+		if x != at.leader {
 			b = append(b, cluster.NodeName(x))
 		}
 	}
 	t, err := n.partition(a, b)
-	return append(t, fmt.Sprintf("leader of partition %d", p)), err
+	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
 }
 
-func (n *Nemesis) partitionController(context.Context) ([]string, error) {
+func (n *Nemesis) partitionController(aim) ([]string, error) {
 	var b []string
 	for _, x := range n.brokers() {
 		b = append(b, cluster.NodeName(x))
@@ -269,50 +269,53 @@ func (n *Nemesis) partitionController(context.Context) ([]string, error) {
 	return n.partition([]string{"controller"}, b)
 }
 
-func (n *Nemesis) slowFollowersKillLeader(ctx context.Context) ([]string, error) {
-	p, l, err := n.leaderOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d := max(n.cfg.LagTimeMax, time.Second)
-	targets := append([]string{fmt.Sprintf("partition %d", p)}, n.delayHow()...)
+// slowFollowers slows every follower of the aimed partition (the first
+// step of slow-followers-kill-leader).
+func (n *Nemesis) slowFollowers(at aim) ([]string, error) {
+	d := n.slowDelay()
+	targets := append([]string{fmt.Sprintf("partition %d", at.partition)}, n.delayHow()...)
 	for _, b := range n.brokers() {
-		if b != l {
-			n.net.Slow(cluster.NodeName(b), cluster.NodeName(l), d)
+		if b != at.leader {
+			n.net.Slow(cluster.NodeName(b), cluster.NodeName(at.leader), d)
 			targets = append(targets, "slow "+cluster.NodeName(b))
 		}
 	}
 	n.netHurt = true
-	// The leader drops the slow followers from the ISR after the lag
-	// time, checked every half of it; then it acknowledges alone.
-	select {
-	case <-ctx.Done():
-		return targets, ctx.Err()
-	case <-time.After(2*d + d/2):
-	}
-	t, err := n.kill(l)
-	return append(targets, "then kill "+t[0]), err
+	return targets, nil
 }
 
-func (n *Nemesis) slowFollower(ctx context.Context) ([]string, error) {
-	p, l, err := n.leaderOf(ctx)
-	if err != nil {
-		return nil, err
-	}
+// isrShrinks is how long slowed followers take to leave the ISR: the
+// leader drops them after the lag time, checked every half of it; then it
+// acknowledges alone.
+func (n *Nemesis) isrShrinks() time.Duration {
+	d := n.slowDelay()
+	return 2*d + d/2
+}
+
+// killAimedLeader kills the aimed partition's leader (the second step of
+// slow-followers-kill-leader).
+func (n *Nemesis) killAimedLeader(at aim) ([]string, error) {
+	t, err := n.kill(at.leader)
+	return []string{"then kill " + t[0]}, err
+}
+
+// slowDelay is a slow link's delay: a fetch round trip of twice the lag
+// limit keeps a follower from ever catching up within it.
+func (n *Nemesis) slowDelay() time.Duration { return max(n.cfg.LagTimeMax, time.Second) }
+
+func (n *Nemesis) slowFollower(at aim) ([]string, error) {
 	var followers []int
 	for _, b := range n.brokers() {
-		if b != l && !n.killed[b] {
+		if b != at.leader && !n.killed[b] {
 			followers = append(followers, b)
 		}
 	}
 	if len(followers) == 0 {
-		return nil, fmt.Errorf("partition %d has no live follower", p)
+		return nil, fmt.Errorf("partition %d has no live follower", at.partition)
 	}
 	f := followers[n.rng.IntN(len(followers))]
-	// A fetch round trip of twice the lag limit keeps the follower from
-	// ever catching up within it.
-	d := max(n.cfg.LagTimeMax, time.Second)
-	n.net.Slow(cluster.NodeName(f), cluster.NodeName(l), d)
+	d := n.slowDelay()
+	n.net.Slow(cluster.NodeName(f), cluster.NodeName(at.leader), d)
 	n.netHurt = true
-	return append([]string{cluster.NodeName(f), "to " + cluster.NodeName(l), fmt.Sprintf("partition %d", p), "delay " + d.String()}, n.delayHow()...), nil
+	return append([]string{cluster.NodeName(f), "to " + cluster.NodeName(at.leader), fmt.Sprintf("partition %d", at.partition), "delay " + d.String()}, n.delayHow()...), nil
 }

@@ -152,42 +152,185 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 
 // Run carries out the schedule, measuring times from start, until it ends
 // or ctx does. Each window is recorded as a start and a stop operation,
-// also a window that ctx ends (an interrupt): see closeEarly.
+// also a window that ctx ends (an interrupt): see CloseEarly. A simulation
+// does what Run does from its own event loop, on its virtual clock: Open
+// and Step the window's start when it is due, then Close it.
 func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 	for _, ev := range s {
 		if !sleepUntil(ctx, start.Add(ev.Start)) {
 			return nil
 		}
-		n.setWindow(&Window{Fault: ev.Fault, End: start.Add(ev.End)})
-		targets, killed, err := n.startFault(ctx, ev.Fault)
-		err = n.netErr(err)
-		w := &Window{Fault: ev.Fault, Started: true, Targets: targets, End: start.Add(ev.End)}
-		if err != nil {
-			w.Err = err.Error()
-		}
-		n.setWindow(w)
-		if rerr := n.record("start-"+ev.Fault, ev.Fault, targets, killed, err); rerr != nil {
-			return rerr
+		o := n.Open(ev, start.Add(ev.End))
+		for {
+			wait, over, err := o.Step(ctx, time.Since(start))
+			if err != nil {
+				return err
+			}
+			if over {
+				break
+			}
+			// An interrupt ends the wait; the next step sees it.
+			sleepUntil(ctx, time.Now().Add(wait))
 		}
 		if !sleepUntil(ctx, start.Add(ev.End)) {
-			return n.closeEarly(ev.Fault)
+			return n.CloseEarly(ev.Fault)
 		}
-		targets, err = n.heal(ctx, true)
-		err = n.netErr(err)
-		n.setWindow(nil)
-		if rerr := n.record("stop-"+ev.Fault, ev.Fault, targets, nil, err); rerr != nil {
-			return rerr
+		if err := n.Close(ctx, ev.Fault); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// closeEarly ends a window that ctx cut short, so that the history never
+// Close ends fault's window: it undoes the fault (restarting killed
+// nodes) and records the window's stop.
+func (n *Nemesis) Close(ctx context.Context, fault string) error {
+	targets, err := n.heal(ctx, true)
+	err = n.netErr(err)
+	n.setWindow(nil)
+	return n.record("stop-"+fault, fault, targets, nil, err)
+}
+
+// Opening is a fault window's start in progress. Starting a fault may take
+// waits (for a partition to have a leader to aim at; for slowed followers
+// to leave the ISR before their leader is killed), so it goes in steps,
+// and whoever drives the nemesis does the waiting on its own clock: Run on
+// the wall clock, a simulation on its virtual one. Both make the same
+// choices from the seed and record the same operations.
+type Opening struct {
+	n     *Nemesis
+	ev    Event
+	f     *Fault
+	end   time.Time
+	stage int
+	at    aim
+	// until is when a leader-aimed fault stops waiting for a leader.
+	until   time.Duration
+	targets []string
+	err     error
+}
+
+// The stages of an Opening.
+const (
+	aiming = iota
+	starting
+	thenStep
+	opened
+)
+
+// Open begins ev's window, due to close at end: Step starts its fault.
+func (n *Nemesis) Open(ev Event, end time.Time) *Opening {
+	n.setWindow(&Window{Fault: ev.Fault, End: end})
+	o := &Opening{n: n, ev: ev, end: end, until: -1}
+	n.mu.Lock()
+	n.kills = nil
+	n.mu.Unlock()
+	f, ok := Lookup(ev.Fault)
+	switch {
+	case !ok:
+		o.err = fmt.Errorf("unknown fault %q", ev.Fault)
+	case f.Network && n.net == nil:
+		o.err = fmt.Errorf("no network fabric")
+	}
+	o.f = f
+	return o
+}
+
+// Step takes the next steps of the start at time now (since the workload
+// began, on the driver's clock) and returns how long to wait before the
+// next Step, or over once the fault has started or failed to: its
+// start-FAULT operation, with what it hit (and the brokers it killed) or
+// why it could not, is then recorded. A start that ctx ends is over, with
+// ctx's error. err is the recorder's: the history could not be written.
+func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Duration, over bool, err error) {
+	n := o.n
+	for o.stage != opened {
+		if o.err == nil {
+			o.err = ctx.Err()
+		}
+		if o.err != nil {
+			break
+		}
+		switch o.stage {
+		case aiming:
+			if !o.f.LeaderAimed {
+				o.stage = starting
+				continue
+			}
+			if wait, aimed := o.aim(ctx, now); !aimed {
+				return wait, false, nil
+			}
+		case starting:
+			n.mu.Lock()
+			o.targets, o.err = o.f.start(n, o.at)
+			n.mu.Unlock()
+			if o.stage = opened; o.err == nil && o.f.then != nil {
+				o.stage = thenStep
+				return o.f.wait(n), false, nil
+			}
+		case thenStep:
+			n.mu.Lock()
+			t, err := o.f.then(n, o.at)
+			n.mu.Unlock()
+			o.targets, o.err, o.stage = append(o.targets, t...), err, opened
+		}
+	}
+	o.stage = opened
+	err = n.netErr(o.err)
+	w := &Window{Fault: o.ev.Fault, Started: true, Targets: o.targets, End: o.end}
+	if err != nil {
+		w.Err = err.Error()
+	}
+	n.setWindow(w)
+	n.mu.Lock()
+	killed := n.kills
+	n.mu.Unlock()
+	return 0, true, n.record("start-"+o.ev.Fault, o.ev.Fault, o.targets, killed, err)
+}
+
+// aim picks a random partition and finds its leader, waiting up to
+// LeaderWait for it to have one (right after an election or a controller
+// restart there may be none for a moment, and a fault that gave up at once
+// would be a window with no fault in it). It says whether it found one, or
+// how long to wait before asking again; once the wait is up, o.err says
+// why it found none.
+func (o *Opening) aim(ctx context.Context, now time.Duration) (time.Duration, bool) {
+	n := o.n
+	if o.until < 0 {
+		o.at.partition = n.rng.Int32N(max(n.cfg.Partitions, 1))
+		wait := n.cfg.LeaderWait
+		if wait <= 0 {
+			wait = 5 * time.Second
+		}
+		o.until = now + wait
+	}
+	p := o.at.partition
+	ls, err := n.leaders(ctx)
+	if err != nil {
+		err = fmt.Errorf("finding the leader of partition %d: %w", p, err)
+	} else if l, ok := ls[p]; ok && l >= 0 {
+		o.at.leader, o.stage = int(l), starting
+		return 0, true
+	} else {
+		err = fmt.Errorf("partition %d has no leader", p)
+	}
+	if now >= o.until {
+		o.err = fmt.Errorf("%w: %w", waitfor.ErrTimeout, err)
+		return 0, true
+	}
+	return min(leaderPoll, o.until-now), false
+}
+
+// leaderPoll is how often a leader-aimed fault asks for the leader while
+// it waits for one.
+const leaderPoll = 200 * time.Millisecond
+
+// CloseEarly ends a window that ctx cut short, so that the history never
 // shows a fault without its end: it resumes paused nodes and heals the
 // network, which takes no waiting, and records the window's stop. Killed
 // nodes stay down (a restart waits for the node to listen, which an
 // interrupted run should not): HealAll restarts them if the run goes on.
-func (n *Nemesis) closeEarly(fault string) error {
+func (n *Nemesis) CloseEarly(fault string) error {
 	targets, err := n.heal(context.Background(), false)
 	n.mu.Lock()
 	for _, id := range sortedKeys(n.killed) {
@@ -277,47 +420,6 @@ func (n *Nemesis) randomBroker() (int, error) {
 		return 0, fmt.Errorf("no broker is up")
 	}
 	return ok[n.rng.IntN(len(ok))], nil
-}
-
-// leaderOf picks a random partition and returns its leader, waiting up to
-// LeaderWait for it to have one.
-func (n *Nemesis) leaderOf(ctx context.Context) (int32, int, error) {
-	p := n.rng.Int32N(max(n.cfg.Partitions, 1))
-	wait := n.cfg.LeaderWait
-	if wait <= 0 {
-		wait = 5 * time.Second
-	}
-	leader := 0
-	err := waitfor.Until(ctx, 200*time.Millisecond, wait, func() (bool, error) {
-		ls, err := n.leaders(ctx)
-		if err != nil {
-			return false, fmt.Errorf("finding the leader of partition %d: %w", p, err)
-		}
-		if l, ok := ls[p]; ok && l >= 0 {
-			leader = int(l)
-			return true, nil
-		}
-		return false, fmt.Errorf("partition %d has no leader", p)
-	})
-	return p, leader, err
-}
-
-// startFault starts one window's fault and returns what it hit and the
-// brokers it killed (which lose their unsynced writes where the brokers
-// keep them in memory: what the guarantee model must know).
-func (n *Nemesis) startFault(ctx context.Context, fault string) (targets []string, killed []int32, err error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	f, ok := Lookup(fault)
-	if !ok {
-		return nil, nil, fmt.Errorf("unknown fault %q", fault)
-	}
-	if f.Network && n.net == nil {
-		return nil, nil, fmt.Errorf("no network fabric")
-	}
-	n.kills = nil
-	targets, err = f.start(n, ctx)
-	return targets, n.kills, err
 }
 
 // allNodes names the controller and every broker.

@@ -19,6 +19,10 @@ import (
 const (
 	RuntimeLocal  = "local"
 	RuntimeDocker = "docker"
+	// RuntimeSim is the deterministic simulation: the same test on a
+	// cluster simulated in memory, run by package sim (chaos sim) rather
+	// than by Run. A Spec may name it; Run refuses it.
+	RuntimeSim = "sim"
 )
 
 // Runtimes lists them.
@@ -35,6 +39,8 @@ func RuntimeReady(ctx context.Context, rt string) error {
 			return fmt.Errorf("docker runtime: %w", err)
 		}
 		return nil
+	case RuntimeSim:
+		return fmt.Errorf("the %s runtime is simulated: package sim (chaos sim) runs it", rt)
 	}
 	return fmt.Errorf("unknown runtime %q", rt)
 }

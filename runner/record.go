@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"runtime"
+	"time"
+
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
@@ -10,6 +13,35 @@ import (
 // packages that ran the test: these turn the workload's and the nemesis's
 // types into the store's, field by field, so that what is stored changes
 // only with a change here, never as a side effect of either package.
+
+// WorkloadConfig is the workload a run of s drives, with clients that
+// reach the cluster at bootstrap.
+func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
+	return workload.Config{
+		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
+		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
+		Bootstrap: bootstrap,
+	}
+}
+
+// TestConfig is test.json for a run of s (normalized) that started at
+// start with chaos version, gave its cluster the id clusterID, delays
+// links by the mechanism delays and drives w. Convergence is added once
+// the final phase has found it.
+func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w workload.Config) results.TestConfig {
+	return results.TestConfig{
+		Name: s.Name, Seed: s.Seed, Start: start, Command: s.Command,
+		Versions: map[string]string{"chaos": version, "go": runtime.Version()},
+		Cluster: results.ClusterConfig{
+			Runtime: s.Runtime, ClusterID: clusterID, DelayMechanism: delays, Nodes: s.Nodes,
+			ReplicationFactor: s.Settings.ReplicationFactor, MinInsyncReplicas: s.Settings.MinInsyncReplicas,
+			Election: s.Settings.Election, SessionTimeoutMs: s.Settings.SessionTimeoutMs,
+			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
+			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced,
+		},
+		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), Converge: s.ConvergeTimeout,
+	}
+}
 
 func storedWorkload(c workload.Config) results.Workload {
 	return results.Workload{
@@ -32,6 +64,8 @@ func storedSchedule(s nemesis.Schedule) results.Schedule {
 	return out
 }
 
-func storedConvergence(c workload.Convergence) *results.Convergence {
+// StoredConvergence is how test.json records the final phase's
+// convergence.
+func StoredConvergence(c workload.Convergence) *results.Convergence {
 	return &results.Convergence{Converged: c.Converged, Waited: c.Waited, Why: c.Why}
 }

@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +129,7 @@ func Run(ctx context.Context, spec Spec, opts Options) (Outcome, error) {
 	if err := RuntimeReady(ctx, spec.Runtime); err != nil {
 		return Outcome{}, err
 	}
-	spec = spec.normalized()
+	spec = spec.Normalized()
 	if spec.Seed == 0 {
 		spec.Seed = RandomSeed()
 		if len(spec.Command) > 0 {
@@ -188,24 +188,9 @@ func (r *run) do(ctx context.Context) error {
 		r.hooks.ClusterUp(lc.Abort)
 	}
 
-	wcfg := workload.Config{
-		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
-		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
-		Bootstrap: strings.Split(lc.Bootstrap(), ","),
-	}
+	wcfg := s.WorkloadConfig(strings.Split(lc.Bootstrap(), ","))
 	schedule := s.Schedule()
-	tc := results.TestConfig{
-		Name: s.Name, Seed: s.Seed, Start: start, Command: s.Command,
-		Versions: map[string]string{"chaos": r.version(), "go": runtime.Version()},
-		Cluster: results.ClusterConfig{
-			Runtime: s.Runtime, ClusterID: clusterID, DelayMechanism: lc.Delays, Nodes: s.Nodes,
-			ReplicationFactor: s.Settings.ReplicationFactor, MinInsyncReplicas: s.Settings.MinInsyncReplicas,
-			Election: s.Settings.Election, SessionTimeoutMs: s.Settings.SessionTimeoutMs,
-			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
-			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced,
-		},
-		Workload: storedWorkload(wcfg), Nemesis: s.Faults, Schedule: storedSchedule(schedule), Converge: s.ConvergeTimeout,
-	}
+	tc := s.TestConfig(start, r.version(), clusterID, lc.Delays, wcfg)
 	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
 		return err
 	}
@@ -297,7 +282,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 			} else {
 				r.hooks.log("did NOT converge within %s: %s", s.ConvergeTimeout, conv.Why)
 			}
-			tc.Convergence = storedConvergence(conv)
+			tc.Convergence = StoredConvergence(conv)
 			_ = r.dir.WriteJSON(results.TestFile, tc)
 		}
 	}
@@ -323,13 +308,7 @@ func (r *run) judge(tc results.TestConfig) error {
 // be read is an error, with a report that says what is damaged.
 func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
-	written := func(err error) {
-		if err != nil {
-			o.ReportErr = err.Error()
-			return
-		}
-		o.Report = dir.Path(results.ReportFile)
-	}
+	written := func(err error) { o.Reported(dir, err) }
 	ops, err := history.ReadFile(dir.Path(results.HistoryFile))
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
@@ -341,7 +320,7 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 		return o, err
 	}
 	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path("linearizability.html")})
-	if err := dir.WriteJSON(results.ResultsFile, res); err != nil {
+	if err := dir.WriteJSON(results.ResultsFile, storedResults(dir, res)); err != nil {
 		written(report.WriteRun(dir.Dir))
 		return o, err
 	}
@@ -350,12 +329,39 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	return o, nil
 }
 
-func (r *run) report(err error) {
+// storedResults is res as results.json holds it: the files the checkers
+// wrote named relative to the run's directory, so that the store can move
+// and a replayed run (package sim) stores the same bytes. res itself keeps
+// the paths a caller can open.
+func storedResults(dir *results.Run, res *checker.Results) *checker.Results {
+	out := *res
+	out.Results = slices.Clone(res.Results)
+	for i, r := range out.Results {
+		if len(r.Artifacts) == 0 {
+			continue
+		}
+		arts := make([]string, len(r.Artifacts))
+		for j, a := range r.Artifacts {
+			arts[j] = a
+			if rel, err := filepath.Rel(dir.Dir, a); err == nil && filepath.IsLocal(rel) {
+				arts[j] = rel
+			}
+		}
+		out.Results[i].Artifacts = arts
+	}
+	return &out
+}
+
+func (r *run) report(err error) { r.out.Reported(r.dir, err) }
+
+// Reported records how writing dir's report went: its path, or why it
+// could not be written (the verdict stands either way).
+func (o *Outcome) Reported(dir *results.Run, err error) {
 	if err != nil {
-		r.out.ReportErr = err.Error()
+		o.ReportErr = err.Error()
 		return
 	}
-	r.out.Report = r.dir.Path(results.ReportFile)
+	o.Report = dir.Path(results.ReportFile)
 }
 
 func (r *run) version() string {

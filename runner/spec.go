@@ -104,7 +104,7 @@ func (s Spec) Schedule() nemesis.Schedule {
 func (s Spec) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !slices.Contains(Runtimes(), s.Runtime) {
+	if !slices.Contains(Runtimes(), s.Runtime) && s.Runtime != RuntimeSim {
 		bad("runtime: %q is not one of %s", s.Runtime, strings.Join(Runtimes(), ", "))
 	}
 	if s.Store == "" {
@@ -192,7 +192,7 @@ func (s Spec) checkerConfig() checker.Config {
 // fault declared once (a campaign's prediction). The run itself is judged
 // by the fault windows its history records.
 func (s Spec) Model() checker.Config {
-	n := s.normalized()
+	n := s.Normalized()
 	c := n.checkerConfig()
 	c.Declared = DeclaredFaults(n.Faults, n.Nodes)
 	return c
@@ -213,9 +213,9 @@ func DeclaredFaults(names []string, brokers int) []checker.FaultRun {
 	return out
 }
 
-// normalized fills what Run derives from the spec: the storage mode the
+// Normalized fills what a run derives from the spec: the storage mode the
 // faults need, consumers per partition, the name.
-func (s Spec) normalized() Spec {
+func (s Spec) Normalized() Spec {
 	s.Faults = slices.Clone(s.Faults)
 	if nemesis.LosesUnsynced(s.Faults) {
 		// Only brokers that keep unsynced writes in memory lose them.

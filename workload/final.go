@@ -46,19 +46,63 @@ func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, timeout ti
 	}
 	conv.Waited = time.Since(start)
 	proc := rec.NewProcess()
-	for p := int32(0); p < cfg.Partitions; p++ {
-		k := history.Key{Topic: cfg.Topic, Partition: p}
-		if err := read(rec, proc, history.FinalRead, k, nil, func() (Read, error) { return cl.FinalRead(ctx, k) }); err != nil {
-			return conv, err
-		}
-		for _, b := range slices.Sorted(slices.Values(md.Partitions[p].Replicas)) {
-			err := read(rec, proc, history.ReplicaRead, k, history.Int32(b), func() (Read, error) { return cl.ReplicaRead(ctx, k, b) })
-			if err != nil {
-				return conv, err
+	for _, fr := range FinalReads(cfg, md) {
+		err := read(rec, fr.Invoke(proc), func() (Read, error) {
+			if fr.Broker == nil {
+				return cl.FinalRead(ctx, fr.Key)
 			}
+			return cl.ReplicaRead(ctx, fr.Key, *fr.Broker)
+		})
+		if err != nil {
+			return conv, err
 		}
 	}
 	return conv, nil
+}
+
+// FinalRead is one read of the final phase: a partition from its leader
+// (Broker nil), or one broker's replica of it.
+type FinalRead struct {
+	Key    history.Key
+	Broker *int32
+}
+
+// FinalReads are the final phase's reads, in order: each partition from
+// its leader, then each of its replicas (as md, the last metadata heard,
+// lists them) by broker id.
+func FinalReads(cfg Config, md Metadata) []FinalRead {
+	var out []FinalRead
+	for p := int32(0); p < cfg.Partitions; p++ {
+		k := history.Key{Topic: cfg.Topic, Partition: p}
+		out = append(out, FinalRead{Key: k})
+		for _, b := range slices.Sorted(slices.Values(md.Partitions[p].Replicas)) {
+			out = append(out, FinalRead{Key: k, Broker: history.Int32(b)})
+		}
+	}
+	return out
+}
+
+// Invoke is the read's invocation by process proc.
+func (fr FinalRead) Invoke(proc int) history.Op {
+	f := history.FinalRead
+	if fr.Broker != nil {
+		f = history.ReplicaRead
+	}
+	v := &history.Value{Topic: fr.Key.Topic, Partition: fr.Key.Partition, Broker: fr.Broker}
+	return history.Op{Process: proc, Type: history.Invoke, F: f, Value: v}
+}
+
+// ReadDone is the completion of a final-phase read invoked as inv that
+// read r, or failed with err.
+func ReadDone(inv history.Op, r Read, err error) history.Op {
+	done := *inv.Value
+	typ, errText := history.OK, ""
+	if err != nil {
+		typ, errText = history.Fail, err.Error()
+	} else {
+		done.Records, done.HW = r.Records, history.Int64(r.HW)
+	}
+	return history.Op{Process: inv.Process, Type: typ, F: inv.F, Value: &done, Error: errText}
 }
 
 // converged says what keeps topic's partitions from being converged, ""
@@ -68,6 +112,13 @@ func converged(ctx context.Context, cl Client, topic string, partitions int32, m
 	if err != nil {
 		return err.Error()
 	}
+	return Unconverged(md, got, topic, partitions)
+}
+
+// Unconverged takes a metadata answer into md, what is known of topic's
+// partitions, and says what keeps them from being converged (a leader and
+// the whole replica set in the ISR each), "" when nothing does.
+func Unconverged(md *Metadata, got Metadata, topic string, partitions int32) string {
 	// Partitions a previous answer named and this one leaves out are
 	// still known, as they are to the client.
 	if md.Partitions == nil {
@@ -92,20 +143,12 @@ func converged(ctx context.Context, cl Client, topic string, partitions int32, m
 	return strings.Join(bad, "; ")
 }
 
-// read records one final-phase read of k (f, of broker's replica when
-// broker is set) done by do.
-func read(rec *Recorder, proc int, f string, k history.Key, broker *int32, do func() (Read, error)) error {
-	v := &history.Value{Topic: k.Topic, Partition: k.Partition, Broker: broker}
-	if _, err := rec.Record(history.Op{Process: proc, Type: history.Invoke, F: f, Value: v}); err != nil {
+// read records the final-phase read inv, done by do.
+func read(rec *Recorder, inv history.Op, do func() (Read, error)) error {
+	if _, err := rec.Record(inv); err != nil {
 		return err
 	}
-	done := *v
-	typ, errText := history.OK, ""
-	if r, err := do(); err != nil {
-		typ, errText = history.Fail, err.Error()
-	} else {
-		done.Records, done.HW = r.Records, history.Int64(r.HW)
-	}
-	_, err := rec.Record(history.Op{Process: proc, Type: typ, F: f, Value: &done, Error: errText})
+	r, err := do()
+	_, err = rec.Record(ReadDone(inv, r, err))
 	return err
 }

@@ -35,7 +35,7 @@ func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout t
 }
 
 func monitor(ctx context.Context, cfg Config, rec *Recorder, cl Client, interval time.Duration) error {
-	m := &sampler{cfg: cfg, rec: rec, cl: cl, known: map[int32]string{}}
+	m := &sampler{cfg: cfg, rec: rec, cl: cl}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -51,13 +51,10 @@ func monitor(ctx context.Context, cfg Config, rec *Recorder, cl Client, interval
 }
 
 type sampler struct {
-	cfg Config
-	rec *Recorder
-	cl  Client
-	// last is the address that answered the last metadata request, known
-	// every broker any answer listed.
-	last  string
-	known map[int32]string
+	cfg   Config
+	rec   *Recorder
+	cl    Client
+	peers MonitorPeers
 }
 
 // sample records one invoke and one completion per partition. The
@@ -70,33 +67,22 @@ func (m *sampler) sample(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		k := history.Key{Topic: m.cfg.Topic, Partition: p}
-		v := &history.Value{Topic: k.Topic, Partition: k.Partition}
-		if _, err := m.rec.Record(history.Op{Process: history.MonitorProcess, Type: history.Invoke, F: history.Monitor, Value: v}); err != nil {
+		inv := SampleInvoke(m.cfg, p)
+		if _, err := m.rec.Record(inv); err != nil {
 			return err
 		}
 		if p == 0 {
-			md, mdErr = m.metadata(ctx)
+			md, mdErr = m.cl.Metadata(ctx, m.cfg.Topic, m.peers.Addrs(m.cfg.Bootstrap)...)
+			m.peers.Heard(md, mdErr)
 		}
-		done := *v
-		typ, errText := history.OK, ""
-		if s, known := md.Partitions[p]; mdErr != nil || !known {
-			typ = history.Fail
-			if errText = "partition not in metadata"; mdErr != nil {
-				errText = mdErr.Error()
-			}
-		} else {
-			done.Sample = &history.Sample{Leader: history.Int32(s.Leader), Epoch: history.Int32(s.Epoch),
-				ISR: slices.Clone(s.ISR), Replicas: slices.Clone(s.Replicas)}
-			if s.Leader >= 0 && ctx.Err() == nil {
-				// A leader that does not answer leaves the HW unknown:
-				// the sample still says who was supposed to lead. The
-				// client asks the leader this metadata named, rather than
-				// asking the brokers again, a paused one first if it has
-				// the lowest id.
-				if hw, err := m.cl.EndOffset(ctx, k); err == nil {
-					done.HW = history.Int64(hw)
-				}
+		var hw *int64
+		if SampleLeader(md, mdErr, p) && ctx.Err() == nil {
+			// A leader that does not answer leaves the HW unknown: the
+			// sample still says who was supposed to lead. The client asks
+			// the leader this metadata named, rather than asking the
+			// brokers again, a paused one first if it has the lowest id.
+			if off, err := m.cl.EndOffset(ctx, inv.Key()); err == nil {
+				hw = history.Int64(off)
 			}
 		}
 		if ctx.Err() != nil {
@@ -106,18 +92,58 @@ func (m *sampler) sample(ctx context.Context) error {
 			// of a failure that a report would draw as "no answer".
 			return nil
 		}
-		if _, err := m.rec.Record(history.Op{Process: history.MonitorProcess, Type: typ, F: history.Monitor, Value: &done, Error: errText}); err != nil {
+		if _, err := m.rec.Record(SampleDone(inv, md, mdErr, hw)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// metadata asks for the topic's metadata, the broker that answered last
-// first: a dead or paused broker costs a timeout per sample only until
-// another one answers. Each sample reports this answer alone: a partition
-// missing from it must not be reported with old values.
-func (m *sampler) metadata(ctx context.Context) (Metadata, error) {
+// SampleInvoke is the invocation of a monitor sample of partition p.
+func SampleInvoke(cfg Config, p int32) history.Op {
+	v := &history.Value{Topic: cfg.Topic, Partition: p}
+	return history.Op{Process: history.MonitorProcess, Type: history.Invoke, F: history.Monitor, Value: v}
+}
+
+// SampleLeader says whether the sample of partition p has a leader to ask
+// for the HW: the metadata answer (md, or the error mdErr) names one.
+func SampleLeader(md Metadata, mdErr error, p int32) bool {
+	s, known := md.Partitions[p]
+	return mdErr == nil && known && s.Leader >= 0
+}
+
+// SampleDone is the completion of the sample invoked as inv, from the
+// sample's metadata answer (md, or the error mdErr) and the leader's HW
+// (nil when unknown).
+func SampleDone(inv history.Op, md Metadata, mdErr error, hw *int64) history.Op {
+	done := *inv.Value
+	typ, errText := history.OK, ""
+	if s, known := md.Partitions[inv.Value.Partition]; mdErr != nil || !known {
+		typ = history.Fail
+		if errText = "partition not in metadata"; mdErr != nil {
+			errText = mdErr.Error()
+		}
+	} else {
+		done.Sample = &history.Sample{Leader: history.Int32(s.Leader), Epoch: history.Int32(s.Epoch),
+			ISR: slices.Clone(s.ISR), Replicas: slices.Clone(s.Replicas)}
+		done.HW = hw
+	}
+	return history.Op{Process: history.MonitorProcess, Type: typ, F: history.Monitor, Value: &done, Error: errText}
+}
+
+// MonitorPeers are whom the monitor asks for metadata: the broker that
+// answered last first, then every broker any answer listed, by id, then
+// the bootstrap brokers. A dead or paused broker costs a timeout per
+// sample only until another one answers. Each sample reports its own
+// answer alone: a partition missing from it must not be reported with
+// old values.
+type MonitorPeers struct {
+	last  string
+	known map[int32]string
+}
+
+// Addrs are the addresses to ask, in order.
+func (m *MonitorPeers) Addrs(bootstrap []string) []string {
 	var addrs []string
 	if m.last != "" {
 		addrs = append(addrs, m.last)
@@ -125,12 +151,18 @@ func (m *sampler) metadata(ctx context.Context) (Metadata, error) {
 	for _, id := range slices.Sorted(maps.Keys(m.known)) {
 		addrs = append(addrs, m.known[id])
 	}
-	addrs = append(addrs, m.cfg.Bootstrap...)
-	md, err := m.cl.Metadata(ctx, m.cfg.Topic, addrs...)
+	return append(addrs, bootstrap...)
+}
+
+// Heard takes a metadata answer in (or the error of a request no one
+// answered).
+func (m *MonitorPeers) Heard(md Metadata, err error) {
 	if err != nil {
-		return md, err
+		return
+	}
+	if m.known == nil {
+		m.known = map[int32]string{}
 	}
 	maps.Copy(m.known, md.Brokers)
 	m.last = md.From
-	return md, nil
 }

@@ -12,6 +12,9 @@ import (
 type Recorder struct {
 	w     *history.Writer
 	start time.Time
+	// clock, when set, is the time since the test started instead of the
+	// wall clock's: a simulation's virtual time.
+	clock func() time.Duration
 	mu    sync.Mutex
 	stats Stats
 	// procs is above every process id recorded or handed out so far.
@@ -32,6 +35,13 @@ func NewRecorder(w *history.Writer, start time.Time) *Recorder {
 	return &Recorder{w: w, start: start}
 }
 
+// NewRecorderClock records into w, stamping each operation with clock():
+// a simulated test's virtual time since it started, so that its history's
+// times, like its choices, follow from its seed.
+func NewRecorderClock(w *history.Writer, clock func() time.Duration) *Recorder {
+	return &Recorder{w: w, clock: clock}
+}
+
 // Stats returns the counts so far.
 func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
@@ -40,7 +50,12 @@ func (r *Recorder) Stats() Stats {
 }
 
 // Since is the time since the test started.
-func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
+func (r *Recorder) Since() time.Duration {
+	if r.clock != nil {
+		return r.clock()
+	}
+	return time.Since(r.start)
+}
 
 // NewProcess returns a process id never used before in this history. The
 // workload's generator numbers its own processes, so an id handed out
@@ -58,7 +73,7 @@ func (r *Recorder) Record(op history.Op) (history.Op, error) {
 	// Stamping and appending under one lock keeps times in index order.
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	op.Time = time.Since(r.start).Nanoseconds()
+	op.Time = r.Since().Nanoseconds()
 	op, err := r.w.Append(op)
 	if err != nil || op.Process == history.MonitorProcess {
 		// The monitor's samples are not the workload's operations: progress

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -45,17 +44,6 @@ func newTCPClient(bootstrap []string, o ClientOptions) *tcpClient {
 		conns:  map[int32]net.Conn{}, addrs: map[int32]string{}, parts: map[history.Key]PartitionState{},
 	}
 }
-
-// Replica ids a fetch can carry: an ordinary consumer, and the debug
-// consumer that may read any replica up to its log end.
-const (
-	consumerReplica int32 = -1
-	debugReplica    int32 = -2
-)
-
-// Metadata older than this is asked for again before a request needs a
-// leader: leadership moves under faults without the old leader saying so.
-const metadataMaxAge = 5 * time.Second
 
 func (c *tcpClient) Close() {
 	for id, conn := range c.conns {
@@ -137,18 +125,6 @@ func (c *tcpClient) call(ctx context.Context, id int32, req kmsg.Request) (kmsg.
 	return resp, err
 }
 
-func metadataRequest(topic string) *kmsg.MetadataRequest {
-	req := kmsg.NewPtrMetadataRequest()
-	req.Version = 12
-	req.Topics = []kmsg.MetadataRequestTopic{} // none; nil would ask for all
-	if topic != "" {
-		t := kmsg.NewMetadataRequestTopic()
-		t.Topic = kmsg.StringPtr(topic)
-		req.Topics = append(req.Topics, t)
-	}
-	return req
-}
-
 func (c *tcpClient) Metadata(ctx context.Context, topic string, addrs ...string) (Metadata, error) {
 	if len(addrs) == 0 {
 		// Known brokers first (by id, so that the order tried is the
@@ -158,31 +134,13 @@ func (c *tcpClient) Metadata(ctx context.Context, topic string, addrs ...string)
 		}
 		addrs = append(addrs, c.bootstrap...)
 	}
-	md, from, err := c.metadata(ctx, addrs, metadataRequest(topic))
+	md, from, err := c.metadata(ctx, addrs, MetadataRequest(topic))
 	if err != nil {
 		return Metadata{}, err
 	}
 	c.apply(topic, md)
 	c.refreshed = time.Now()
-	out := Metadata{From: from, Brokers: map[int32]string{}, Partitions: map[int32]PartitionState{}}
-	if md.ClusterID != nil {
-		out.ClusterID = *md.ClusterID
-	}
-	for _, b := range md.Brokers {
-		out.Brokers[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
-	}
-	for _, t := range md.Topics {
-		if t.Topic != nil && *t.Topic == topic {
-			for _, p := range t.Partitions {
-				out.Partitions[p.Partition] = partitionState(p)
-			}
-		}
-	}
-	return out, nil
-}
-
-func partitionState(p kmsg.MetadataResponseTopicPartition) PartitionState {
-	return PartitionState{Leader: p.Leader, Epoch: p.LeaderEpoch, ISR: p.ISR, Replicas: p.Replicas}
+	return MetadataAnswer(md, topic, from), nil
 }
 
 // metadata asks each address in turn (each once) until one answers req,
@@ -242,7 +200,7 @@ func (c *tcpClient) apply(topic string, md *kmsg.MetadataResponse) {
 // if it is unknown or stale.
 func (c *tcpClient) leader(ctx context.Context, k history.Key) (int32, error) {
 	p, ok := c.parts[k]
-	if !ok || p.Leader < 0 || time.Since(c.refreshed) > metadataMaxAge {
+	if !ok || p.Leader < 0 || time.Since(c.refreshed) > MetadataMaxAge {
 		if _, err := c.Metadata(ctx, k.Topic); err != nil {
 			return -1, err
 		}
@@ -265,62 +223,12 @@ func (c *tcpClient) Send(ctx context.Context, k history.Key, value string, acks 
 	if err != nil {
 		return Outcome{Type: history.Fail, Error: err.Error()}
 	}
-	req := kmsg.NewPtrProduceRequest()
-	req.Version = 9
-	req.Acks, req.TimeoutMillis = acks, int32(c.produceTimeout/time.Millisecond)
-	t := kmsg.NewProduceRequestTopic()
-	t.Topic = k.Topic
-	p := kmsg.NewProduceRequestTopicPartition()
-	p.Partition, p.Records = k.Partition, encodeBatch(time.Now().UnixMilli(), []byte(value))
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	resp, err := c.call(ctx, leader, req)
-	switch {
-	case errors.Is(err, ErrNotSent):
-		c.forget(k)
-		return Outcome{Type: history.Fail, Error: err.Error()}
-	case err != nil:
-		c.forget(k)
-		return Outcome{Type: history.Info, Error: err.Error()}
-	case acks == 0:
-		return Outcome{Type: history.Info, Error: "acks=0: no acknowledgement"}
-	}
-	pr := resp.(*kmsg.ProduceResponse)
-	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
-		return Outcome{Type: history.Info, Error: "malformed produce response"}
-	}
-	rp := pr.Topics[0].Partitions[0]
-	o := classify(rp.ErrorCode, acks)
-	if o.Type == history.OK {
-		o.Offset = rp.BaseOffset
-	} else {
+	resp, err := c.call(ctx, leader, ProduceRequest(k, value, acks, c.produceTimeout, time.Now().UnixMilli()))
+	o, forget := SendOutcome(resp, err, acks)
+	if forget {
 		c.forget(k)
 	}
 	return o
-}
-
-// classify maps a produce error code to an outcome. Only errors the broker
-// returns before appending are fail; everything else is info.
-func classify(code int16, acks int16) Outcome {
-	switch code {
-	case 0:
-		return Outcome{Type: history.OK}
-	case kerr.NotEnoughReplicas.Code, kerr.UnknownTopicOrPartition.Code, kerr.LeaderNotAvailable.Code,
-		kerr.CorruptMessage.Code, kerr.InvalidRecord.Code, kerr.InvalidRequiredAcks.Code, kerr.MessageTooLarge.Code,
-		kerr.RecordListTooLarge.Code, kerr.InvalidTopicException.Code:
-		return Outcome{Type: history.Fail, Error: errorName(code)}
-	case kerr.NotLeaderForPartition.Code:
-		if acks == 1 {
-			// acks=1 answers right after the append: an answer without
-			// one means no append happened.
-			return Outcome{Type: history.Fail, Error: errorName(code)}
-		}
-		// With acks=-1 it also ends a wait that began after the append,
-		// when leadership moved.
-		return Outcome{Type: history.Info, Error: errorName(code)}
-	default:
-		return Outcome{Type: history.Info, Error: errorName(code)}
-	}
 }
 
 func (c *tcpClient) Poll(ctx context.Context, k history.Key, from int64) (Read, error) {
@@ -328,65 +236,22 @@ func (c *tcpClient) Poll(ctx context.Context, k history.Key, from int64) (Read, 
 	if err != nil {
 		return Read{}, err
 	}
-	recs, hw, code, err := c.fetch(ctx, leader, consumerReplica, k, from, 100*time.Millisecond)
-	switch {
-	case err != nil:
+	r, err, forget := PollOutcome(c.fetch(ctx, leader, PollRequest(k, from), from))
+	if forget {
 		c.forget(k)
-		return Read{}, err
-	case code == kerr.OffsetOutOfRange.Code && hw >= 0:
-		return Read{}, &OutOfRangeError{HW: hw}
-	case code != 0:
-		c.forget(k)
-		return Read{}, errors.New(errorName(code))
 	}
-	return Read{Records: recs, HW: hw}, nil
+	return r, err
 }
 
-// fetch reads k from offset on broker id as replica (consumer or debug) and
-// returns the records at or after offset, the HW the broker reported, and
-// its error code.
-func (c *tcpClient) fetch(ctx context.Context, id, replica int32, k history.Key, offset int64, wait time.Duration) ([]history.Record, int64, int16, error) {
-	req := kmsg.NewPtrFetchRequest()
-	req.Version = 12
-	req.ReplicaID = replica
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = int32(wait/time.Millisecond), 1, 4<<20
-	req.SessionEpoch = -1
-	t := kmsg.NewFetchRequestTopic()
-	t.Topic = k.Topic
-	p := kmsg.NewFetchRequestTopicPartition()
-	p.Partition, p.FetchOffset, p.PartitionMaxBytes, p.CurrentLeaderEpoch = k.Partition, offset, 4<<20, -1
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
+// fetch sends req, a fetch from offset, to broker id and returns the
+// records at or after offset, the HW the broker reported, and its error
+// code.
+func (c *tcpClient) fetch(ctx context.Context, id int32, req *kmsg.FetchRequest, offset int64) ([]history.Record, int64, int16, error) {
 	resp, err := c.call(ctx, id, req)
 	if err != nil {
 		return nil, -1, 0, err
 	}
-	fr := resp.(*kmsg.FetchResponse)
-	if fr.ErrorCode != 0 {
-		return nil, -1, fr.ErrorCode, nil
-	}
-	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
-		return nil, -1, 0, errors.New("malformed fetch response")
-	}
-	fp := fr.Topics[0].Partitions[0]
-	if fp.ErrorCode != 0 {
-		return nil, fp.HighWatermark, fp.ErrorCode, nil
-	}
-	all, err := decodeBatches(fp.RecordBatches)
-	if err != nil {
-		// Kafka's name for it: the checkers count a read that got
-		// corrupt records as a garbage read, so corruption is found, not
-		// just a failed read.
-		return nil, fp.HighWatermark, 0, fmt.Errorf("%s: the records do not decode: %w", history.CorruptRecords, err)
-	}
-	// A fetch returns whole batches, so the first may start before offset.
-	recs := all[:0]
-	for _, r := range all {
-		if r.Offset >= offset {
-			recs = append(recs, r)
-		}
-	}
-	return recs, fp.HighWatermark, 0, nil
+	return FetchAnswer(resp, offset)
 }
 
 func (c *tcpClient) EndOffset(ctx context.Context, k history.Key) (int64, error) {
@@ -394,30 +259,11 @@ func (c *tcpClient) EndOffset(ctx context.Context, k history.Key) (int64, error)
 	if err != nil {
 		return -1, err
 	}
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.Version = 4
-	req.ReplicaID = consumerReplica
-	t := kmsg.NewListOffsetsRequestTopic()
-	t.Topic = k.Topic
-	p := kmsg.NewListOffsetsRequestTopicPartition()
-	p.Partition, p.Timestamp, p.CurrentLeaderEpoch = k.Partition, -1, -1
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	resp, err := c.call(ctx, leader, req)
-	if err != nil {
+	off, err, forget := EndOffsetAnswer(c.call(ctx, leader, ListOffsetsRequest(k)))
+	if forget {
 		c.forget(k)
-		return -1, err
 	}
-	lr := resp.(*kmsg.ListOffsetsResponse)
-	if len(lr.Topics) != 1 || len(lr.Topics[0].Partitions) != 1 {
-		return -1, errors.New("malformed list offsets response")
-	}
-	lp := lr.Topics[0].Partitions[0]
-	if lp.ErrorCode != 0 {
-		c.forget(k)
-		return -1, errors.New(errorName(lp.ErrorCode))
-	}
-	return lp.Offset, nil
+	return off, err
 }
 
 func (c *tcpClient) FinalRead(ctx context.Context, k history.Key) (Read, error) {
@@ -425,53 +271,26 @@ func (c *tcpClient) FinalRead(ctx context.Context, k history.Key) (Read, error) 
 	if err != nil {
 		return Read{}, err
 	}
-	return c.readAll(ctx, leader, consumerReplica, k)
+	return c.readAll(ctx, leader, NewFinalRead(), k)
 }
 
 func (c *tcpClient) ReplicaRead(ctx context.Context, k history.Key, broker int32) (Read, error) {
-	return c.readAll(ctx, broker, debugReplica, k)
+	return c.readAll(ctx, broker, NewReplicaRead(), k)
 }
 
-// readAll reads k from offset 0 on broker id until a fetch returns nothing
-// (debug reads) or the HW is reached (consumer reads). The HW is the one
-// the first fetch reported.
-func (c *tcpClient) readAll(ctx context.Context, id, replica int32, k history.Key) (Read, error) {
-	var all []history.Record
-	var hw int64 = -1
-	next := int64(0)
-	for i := 0; i < 1_000_000; i++ {
-		recs, h, code, err := c.fetch(ctx, id, replica, k, next, 0)
-		if err != nil {
-			return Read{}, err
+// readAll reads k from broker id, fetch by fetch, until w says it is over.
+func (c *tcpClient) readAll(ctx context.Context, id int32, w *WholeRead, k history.Key) (Read, error) {
+	for {
+		req := w.Request(k)
+		recs, hw, code, err := c.fetch(ctx, id, req, req.Topics[0].Partitions[0].FetchOffset)
+		if done, r, err := w.Add(k, recs, hw, code, err); done {
+			return r, err
 		}
-		if code != 0 {
-			return Read{}, fmt.Errorf("%s at offset %d", errorName(code), next)
-		}
-		if hw < 0 {
-			hw = h
-		}
-		all = append(all, recs...)
-		if len(recs) == 0 || (replica == consumerReplica && recs[len(recs)-1].Offset+1 >= hw) {
-			return Read{Records: all, HW: hw}, nil
-		}
-		next = recs[len(recs)-1].Offset + 1
 	}
-	return Read{}, fmt.Errorf("%s: log too long to read", k)
 }
 
 func (c *tcpClient) CreateTopic(ctx context.Context, spec TopicSpec, timeout time.Duration) error {
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.Version = 4
-	req.TimeoutMillis = int32(timeout / time.Millisecond)
-	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic, t.NumPartitions, t.ReplicationFactor = spec.Name, spec.Partitions, spec.ReplicationFactor
-	for _, cfg := range [][2]string{
-		{"min.insync.replicas", strconv.Itoa(int(spec.MinInsyncReplicas))},
-		{"unclean.leader.election.enable", strconv.FormatBool(spec.Unclean)},
-	} {
-		t.Configs = append(t.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: cfg[0], Value: kmsg.StringPtr(cfg[1])})
-	}
-	req.Topics = append(req.Topics, t)
+	req := CreateTopicsRequest(spec, timeout)
 	if _, err := c.Metadata(ctx, spec.Name); err != nil {
 		return fmt.Errorf("%w: %v", ErrNotSent, err)
 	}
@@ -487,22 +306,11 @@ func (c *tcpClient) CreateTopic(ctx context.Context, spec TopicSpec, timeout tim
 	if err != nil {
 		return err
 	}
-	r := resp.(*kmsg.CreateTopicsResponse)
-	if len(r.Topics) != 1 {
-		return errors.New("malformed create topics response")
-	}
-	if code := r.Topics[0].ErrorCode; code != 0 {
-		err := kerr.ErrorForCode(code)
-		if msg := r.Topics[0].ErrorMessage; msg != nil {
-			return fmt.Errorf("%w: %s", err, *msg)
-		}
-		return err
-	}
-	return nil
+	return CreateTopicsAnswer(resp)
 }
 
 func (c *tcpClient) DescribeTopic(ctx context.Context, topic string) (TopicDescription, error) {
-	md, _, err := c.metadata(ctx, c.bootstrap, metadataRequest(topic))
+	md, _, err := c.metadata(ctx, c.bootstrap, MetadataRequest(topic))
 	if err != nil {
 		return TopicDescription{}, fmt.Errorf("describing topic %s: %w", topic, err)
 	}
@@ -558,16 +366,4 @@ func (c *tcpClient) describeConfigs(ctx context.Context, topic string) (map[stri
 		return out, nil
 	}
 	return nil, fmt.Errorf("describing topic %s's configs (DescribeConfigs): %w", topic, lastErr)
-}
-
-// errorName is the Kafka name of an error code, as histories record it.
-func errorName(code int16) string {
-	if err := kerr.ErrorForCode(code); err != nil {
-		var ke *kerr.Error
-		if errors.As(err, &ke) {
-			return ke.Message
-		}
-		return err.Error()
-	}
-	return "NONE"
 }

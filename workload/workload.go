@@ -90,12 +90,7 @@ func run(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) error {
 // unknown gets a new client along with its new id: nothing of the old
 // one's connections may carry over.
 func drive(ctx, opCtx context.Context, cfg Config, rec *Recorder, dial Dialer, g *Generator, i int, start time.Time) error {
-	id := fmt.Sprintf("chaos-producer-%d", i)
-	if !g.Producer(i) {
-		id = fmt.Sprintf("chaos-consumer-%d", i-cfg.Concurrency)
-	}
-	opts := ClientOptions{ID: id, Timeout: cfg.RequestTimeout + 2*time.Second,
-		ProduceTimeout: cfg.RequestTimeout}
+	opts := ClientOptionsFor(cfg, g, i)
 	cl := dial(opts)
 	defer func() { cl.Close() }()
 	for {
@@ -135,40 +130,77 @@ func drive(ctx, opCtx context.Context, cfg Config, rec *Recorder, dial Dialer, g
 // perform does the invoked operation op with cl and returns its completion
 // as the history records it, and as the generator needs it.
 func perform(ctx context.Context, cl Client, op history.Op, acks int16) (history.Op, Completion) {
-	k := history.Key{Topic: op.Value.Topic, Partition: op.Value.Partition}
+	k := op.Key()
+	var r Result
+	switch op.F {
+	case history.Send:
+		r.Send = cl.Send(ctx, k, op.Value.Value, acks)
+	case history.Poll:
+		r.Read, r.Err = cl.Poll(ctx, k, *op.Value.From)
+	case history.EndOffset:
+		r.Offset, r.Err = cl.EndOffset(ctx, k)
+	default:
+		panic("workload: the generator invoked " + op.F)
+	}
+	return Complete(op, r)
+}
+
+// Result is what a client's call for a generator's operation returned:
+// Send's outcome, Poll's read or EndOffset's offset, or the error of
+// either.
+type Result struct {
+	Send   Outcome
+	Read   Read
+	Offset int64
+	Err    error
+}
+
+// Complete is the completion of the invoked operation op whose call
+// returned r, as the history records it and as the generator needs it.
+// Whatever carries the calls (the TCP clients of Run, a simulated network)
+// records the same completion for the same answer.
+func Complete(op history.Op, r Result) (history.Op, Completion) {
 	done := history.Op{Process: op.Process, Type: history.OK, F: op.F}
 	v := *op.Value
 	done.Value = &v
-	var err error
 	switch op.F {
 	case history.Send:
-		o := cl.Send(ctx, k, v.Value, acks)
+		o := r.Send
 		done.Type, done.Error = o.Type, o.Error
 		if o.Type == history.OK {
 			v.Offset = history.Int64(o.Offset)
 		}
 		return done, Completion{Type: o.Type}
 	case history.Poll:
-		var r Read
-		if r, err = cl.Poll(ctx, k, *v.From); err == nil {
-			v.Records, v.HW = r.Records, history.Int64(r.HW)
-			return done, Completion{Type: history.OK, Records: r.Records}
+		if r.Err == nil {
+			v.Records, v.HW = r.Read.Records, history.Int64(r.Read.HW)
+			return done, Completion{Type: history.OK, Records: r.Read.Records}
 		}
 	case history.EndOffset:
-		var off int64
-		if off, err = cl.EndOffset(ctx, k); err == nil {
-			v.Offset = history.Int64(off)
+		if r.Err == nil {
+			v.Offset = history.Int64(r.Offset)
 			return done, Completion{Type: history.OK}
 		}
 	default:
 		panic("workload: the generator invoked " + op.F)
 	}
 	// A read changes nothing: whatever went wrong, it did not happen.
-	done.Type, done.Error = history.Fail, err.Error()
+	done.Type, done.Error = history.Fail, r.Err.Error()
 	c := Completion{Type: history.Fail}
 	var oor *OutOfRangeError
-	if errors.As(err, &oor) {
+	if errors.As(r.Err, &oor) {
 		c.OutOfRange, c.HW = true, oor.HW
 	}
 	return done, c
+}
+
+// ClientOptionsFor are the options of worker i's client: its id names it
+// in the brokers' logs, and it waits for an answer two seconds longer than
+// the brokers may take to give one.
+func ClientOptionsFor(cfg Config, g *Generator, i int) ClientOptions {
+	id := fmt.Sprintf("chaos-producer-%d", i)
+	if !g.Producer(i) {
+		id = fmt.Sprintf("chaos-consumer-%d", i-cfg.Concurrency)
+	}
+	return ClientOptions{ID: id, Timeout: cfg.RequestTimeout + 2*time.Second, ProduceTimeout: cfg.RequestTimeout}
 }

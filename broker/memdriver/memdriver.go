@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +30,12 @@ type Options struct {
 	MaxDelayMs int64
 	TickMs     int64
 	Fsync      storage.Fsync
+	// FsyncIntervalMs is FsyncInterval's interval (0: storage's default).
+	FsyncIntervalMs int64
+	// NoTrace turns the trace off (Trace returns ""): a whole simulated
+	// test delivers millions of messages, and formatting each one would
+	// cost more time and memory than running the cluster.
+	NoTrace bool
 }
 
 // DefaultOptions is a 3-broker cluster with test-friendly timings.
@@ -69,6 +73,7 @@ const (
 	kResponse                // an answer to a core.Send
 	kControl                 // a request to the controller
 	kTimeout                 // a core.Send's timeout
+	kTimer                   // a callback of After: the simulation's own events
 )
 
 type msg struct {
@@ -82,6 +87,7 @@ type msg struct {
 	err      error
 	sendID   uint64
 	call     *Call
+	fn       func() // kTimer
 }
 
 // Call is a client request in flight; Done says whether it was answered.
@@ -91,6 +97,8 @@ type Call struct {
 	Resp   kmsg.Response
 	Done   bool
 	Err    error // the broker was unreachable
+	// done, when set (SendFunc), is called once Done is.
+	done func(*Call)
 }
 
 // Cluster is the simulated cluster.
@@ -99,7 +107,7 @@ type Cluster struct {
 	now    int64
 	rng    *rand.Rand
 	seq    int64
-	queue  []*msg
+	queue  msgHeap
 	trace  strings.Builder
 	ctrl   *controller.Controller
 	ctrlUp bool
@@ -113,6 +121,8 @@ type Cluster struct {
 	peerConns map[core.ConnID]peerSend
 	nextConn  core.ConnID
 	nextCorr  int32
+	// net holds the network faults of sim.go; nil without any.
+	net *netFaults
 }
 
 type sendKey struct {
@@ -136,7 +146,7 @@ func New(opts Options) *Cluster {
 	c.ctrl = controller.New(opts.Controller, nil)
 	c.ctrlUp = true
 	for i := 1; i <= opts.Brokers; i++ {
-		n := &node{id: int32(i), logs: &storage.MemoryFactory{Fsync: opts.Fsync}}
+		n := &node{id: int32(i), logs: &storage.MemoryFactory{Fsync: opts.Fsync, FsyncIntervalMs: opts.FsyncIntervalMs}}
 		c.nodes = append(c.nodes, n)
 		c.startBroker(n)
 	}
@@ -150,6 +160,9 @@ func (c *Cluster) Now() int64 { return c.now }
 func (c *Cluster) Trace() string { return c.trace.String() }
 
 func (c *Cluster) tracef(format string, args ...any) {
+	if c.opts.NoTrace {
+		return
+	}
 	fmt.Fprintf(&c.trace, "%6d ", c.now)
 	fmt.Fprintf(&c.trace, format, args...)
 	c.trace.WriteByte('\n')
@@ -267,9 +280,11 @@ func (c *Cluster) Isolate(id int32) {
 	c.tracef("isolate %s", name(id))
 }
 
-// Heal restores every link.
+// Heal restores every link: cuts, blocks (delivering what they held),
+// delays and drops.
 func (c *Cluster) Heal() {
 	c.cut = map[[2]int32]bool{}
+	c.healNet()
 	c.tracef("heal")
 }
 
@@ -305,6 +320,12 @@ func (c *Cluster) enqueue(m *msg, after int64) {
 	if c.cut[[2]int32{m.from, m.to}] {
 		return
 	}
+	if c.net != nil {
+		var taken bool
+		if after, taken = c.netFault(m, after); taken {
+			return
+		}
+	}
 	c.insert(m, c.now+after)
 }
 
@@ -312,11 +333,7 @@ func (c *Cluster) enqueue(m *msg, after int64) {
 func (c *Cluster) insert(m *msg, at int64) {
 	c.seq++
 	m.at, m.seq = at, c.seq
-	i := sort.Search(len(c.queue), func(i int) bool {
-		q := c.queue[i]
-		return q.at > m.at || (q.at == m.at && q.seq > m.seq)
-	})
-	c.queue = slices.Insert(c.queue, i, m)
+	c.queue.push(m)
 }
 
 // Send issues a client request to broker id. Run the cluster to get the
@@ -327,7 +344,9 @@ func (c *Cluster) Send(id int32, req kmsg.Request) *Call {
 	c.nextCorr++
 	conn := c.nextConn
 	c.calls[conn] = call
-	c.tracef("client -> b%d %s", id, describe(req))
+	if !c.opts.NoTrace {
+		c.tracef("client -> b%d %s", id, describe(req))
+	}
 	c.enqueue(&msg{kind: kRequest, from: ClientID, to: id, conn: conn, corr: c.nextCorr, req: req, call: call}, c.delay())
 	return call
 }
@@ -347,8 +366,7 @@ func (c *Cluster) RunUntil(ms int64, cond func() bool) bool {
 			return true
 		}
 		if len(c.queue) > 0 && c.queue[0].at <= nextTick && c.queue[0].at <= end {
-			m := c.queue[0]
-			c.queue = c.queue[1:]
+			m := c.queue.pop()
 			c.now = max(c.now, m.at)
 			c.deliver(m)
 			continue
@@ -387,19 +405,27 @@ func (c *Cluster) controllerStep() {
 }
 
 func (c *Cluster) deliver(m *msg) {
-	if m.kind == kReply {
-		m.call.Resp, m.call.Err, m.call.Done = toResponse(m.resp), m.err, true
-		delete(c.calls, m.conn)
-		c.tracef("client <- b%d %s", m.from, describeResp(m.call.Resp, m.err))
+	switch m.kind {
+	case kTimer:
+		m.fn()
 		return
-	}
-	if m.kind == kControl {
+	case kReply:
+		m.call.Resp, m.call.Err = toResponse(m.resp), m.err
+		delete(c.calls, m.conn)
+		if !c.opts.NoTrace {
+			c.tracef("client <- b%d %s", m.from, describeResp(m.call.Resp, m.err))
+		}
+		m.call.finish()
+		return
+	case kControl:
 		if !c.ctrlUp {
 			c.answer(m, nil, errUnreachable)
 			return
 		}
 		resp := c.ctrl.Handle(c.now, m.req)
-		c.tracef("controller <- b%d %s", m.from, describe(m.req))
+		if !c.opts.NoTrace {
+			c.tracef("controller <- b%d %s", m.from, describe(m.req))
+		}
 		c.controllerStep()
 		c.answer(m, resp, nil)
 		return
@@ -417,7 +443,9 @@ func (c *Cluster) deliver(m *msg) {
 	}
 	switch m.kind {
 	case kRequest:
-		c.tracef("b%d <- %s %s", n.id, name(m.from), describe(m.req))
+		if !c.opts.NoTrace {
+			c.tracef("b%d <- %s %s", n.id, name(m.from), describe(m.req))
+		}
 		n.b.Request(c.now, m.conn, m.corr, m.req.(kmsg.Request))
 	case kResponse, kTimeout:
 		k := sendKey{n.id, n.incarnation, m.sendID}
@@ -428,7 +456,9 @@ func (c *Cluster) deliver(m *msg) {
 		if m.kind == kTimeout {
 			m.err = errTimeout
 		}
-		c.tracef("b%d <- %s answer #%d %s", n.id, name(m.from), m.sendID, describeResp(m.resp, m.err))
+		if !c.opts.NoTrace {
+			c.tracef("b%d <- %s answer #%d %s", n.id, name(m.from), m.sendID, describeResp(m.resp, m.err))
+		}
 		n.b.Response(c.now, m.sendID, m.resp, m.err)
 	}
 	c.drain(n)
@@ -452,11 +482,11 @@ func (c *Cluster) drain(n *node) {
 		case core.Reply:
 			if e.Resp == nil {
 				if call := c.calls[e.Conn]; call != nil {
-					call.Done = true
 					if e.Close {
 						call.Err = errConnClosed
 					}
 					delete(c.calls, e.Conn)
+					call.finish()
 				}
 				continue
 			}

@@ -338,6 +338,9 @@ type readmeRunner struct {
 	base       int         // the base port of the running servers
 	pids       map[int]int // broker id -> pid in the running cluster
 	parsedOnly []string
+	// simRuns are the histories chaos sim commands stored, by command:
+	// a command run again must replay its history byte for byte.
+	simRuns map[string][]byte
 }
 
 // do checks or runs c and says how.
@@ -426,6 +429,8 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		return "ran"
 	case path == "serve":
 		return r.serve(c, args)
+	case path == "sim":
+		return r.sim(c, args)
 	case path == "cluster up":
 		return r.clusterUp(c, args)
 	case path == "controller" || path == "broker":
@@ -436,6 +441,58 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 	}
 	t.Errorf("%s: TestReadme does not know how to run chaos %s; teach it", c, path)
 	return "unknown"
+}
+
+// sim runs a chaos sim command for real: a simulated run takes about a
+// second, and a sweep is cut to two seeds. A run must reach a verdict
+// (valid, as the README's examples are); the same command run again must
+// store the same history, byte for byte, as the README says it does.
+func (r *readmeRunner) sim(c readmeCmd, args []string) string {
+	t := r.t
+	args = slices.Clone(args)
+	sweep := false
+	for i, a := range args {
+		if (a == "--seeds" || a == "--runs") && i+1 < len(args) {
+			args[i+1], sweep = map[string]string{"--seeds": "1-2", "--runs": "2"}[a], true
+		}
+	}
+	out, code := r.run(3*time.Minute, args...)
+	if code != 0 {
+		t.Errorf("%s: exit %d:\n%s", c, code, out)
+	}
+	want := []string{"simulated ", "verdict: VALID", "report: "}
+	if sweep {
+		want = []string{"VERDICT  ", "valid    2"}
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: the output lacks %q:\n%s", c, w, out)
+		}
+	}
+	if sweep {
+		return "ran 2 seeds"
+	}
+	store := "store"
+	if i := slices.Index(args, "--store"); i >= 0 && i+1 < len(args) {
+		store = args[i+1]
+	}
+	h, err := os.ReadFile(filepath.Join(r.dir, store, "latest", "history.jsonl"))
+	if err != nil {
+		t.Errorf("%s: %v", c, err)
+		return "ran"
+	}
+	if r.simRuns == nil {
+		r.simRuns = map[string][]byte{}
+	}
+	key := strings.Join(args, " ")
+	if prev, ok := r.simRuns[key]; ok {
+		if !bytes.Equal(prev, h) {
+			t.Errorf("%s: run again, it stored another history (%d bytes, then %d)", c, len(prev), len(h))
+		}
+		return "replayed"
+	}
+	r.simRuns[key] = h
+	return "ran"
 }
 
 // run runs the chaos binary in the working directory.

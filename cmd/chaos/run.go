@@ -82,6 +82,18 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 			return exitWith(runTest(cmd, *f))
 		},
 	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.specFile, "spec-file", "", "run exactly the runner spec in this JSON file (a campaign's child runs)")
+	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
+	_ = fl.MarkHidden("spec-file")
+	_ = fl.MarkHidden("outcome-file")
+	return cmd, f
+}
+
+// register defines the flags of a test on cmd: chaos run's, which chaos
+// sim takes too.
+func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.name, "name", "", "test name (default: from the configuration, e.g. acksall_isr2_clean_none for acks=-1)")
 	fl.StringVar(&f.store, "store", "store", "the result store directory")
@@ -100,17 +112,12 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
 	fl.DurationVar(&f.monitor, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history for the report (0: off)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
-	fl.StringVar(&f.specFile, "spec-file", "", "run exactly the runner spec in this JSON file (a campaign's child runs)")
-	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
-	_ = fl.MarkHidden("spec-file")
-	_ = fl.MarkHidden("outcome-file")
 	f.rf.register(cmd)
 	f.tf.register(cmd)
 	// Set as the value, not with fl.Set, which would mark the flag as
 	// given on the command line.
 	fl.Lookup("min-insync-replicas").DefValue = "2"
 	f.tf.minISR = 2
-	return cmd, f
 }
 
 // errSilent marks an exit whose reason has already been printed.
@@ -164,7 +171,12 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.quiet) },
 		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
 	})
-	err = f.writeOutcome(outcome, err)
+	return sayOutcome(out, errOut, outcome, f.writeOutcome(outcome, err))
+}
+
+// sayOutcome prints how a run ended (its verdict and where its results and
+// report are, or why there is no verdict) and returns its exit code.
+func sayOutcome(out, errOut io.Writer, outcome runner.Outcome, err error) (int, error) {
 	switch {
 	case outcome.Interrupted:
 		sayReport(errOut, outcome)

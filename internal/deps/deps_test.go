@@ -79,7 +79,7 @@ func TestDependencyRules(t *testing.T) {
 	if len(deps) < 10 {
 		t.Fatalf("go list found only %d packages", len(deps))
 	}
-	tester := []string{"checker", "cluster", "nemesis", "workload", "results", "runner", "campaign", "history", "proxy", "netfault", "cmd"}
+	tester := []string{"checker", "cluster", "nemesis", "workload", "results", "runner", "campaign", "history", "proxy", "netfault", "sim", "cmd"}
 	rules := []struct {
 		name   string
 		from   func(p string) bool
@@ -104,6 +104,8 @@ func TestDependencyRules(t *testing.T) {
 			func(d string) bool {
 				return under(d, "workload") || under(d, "nemesis") || under(d, "cluster") || under(d, "broker")
 			}},
+		{"only sim and cmd import the in-memory cluster", func(p string) bool { return !under(p, "sim") && !under(p, "cmd") && !under(p, "broker") },
+			func(d string) bool { return under(d, "broker/memdriver") }},
 		{"history imports nothing of the module", func(p string) bool { return p == "history" },
 			func(string) bool { return true }},
 		{"only cmd imports cmd", func(p string) bool { return !under(p, "cmd") },

@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/broker/control"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/workload"
+)
+
+// clientWorld is a simulated cluster with topic t (one partition,
+// min.insync.replicas 2) and a client that has learnt its leader.
+func clientWorld(t *testing.T) (*world, *client, int32) {
+	t.Helper()
+	s := spec(t, 1)
+	opts, err := clusterOptions(s, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(s, opts)
+	w.c.Run(1000)
+	if err := w.c.CreateTopic(control.TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: control.Clean}); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(w, workload.ClientOptions{ID: "test", Timeout: 3 * time.Second, ProduceTimeout: 2 * time.Second})
+	if o := send(t, w, cl, "warm-up"); o.Type != history.OK {
+		t.Fatalf("first send: %+v", o)
+	}
+	return w, cl, w.c.Partition("t", 0).Leader
+}
+
+// send sends value with acks=-1 and runs the cluster until the outcome.
+func send(t *testing.T, w *world, cl *client, value string) workload.Outcome {
+	t.Helper()
+	var got *workload.Outcome
+	cl.send(history.Key{Topic: "t", Partition: 0}, value, -1, func(o workload.Outcome) { got = &o })
+	if !w.c.RunUntil(60_000, func() bool { return got != nil }) {
+		t.Fatalf("no outcome for %s", value)
+	}
+	return *got
+}
+
+// TestClientOutcomes: the simulated client classifies what happens to a
+// send as the TCP client does, from what a socket would tell it: fail
+// only when the record cannot have been written, info whenever it may
+// have been.
+func TestClientOutcomes(t *testing.T) {
+	t.Run("leader killed while the send waits for the ISR", func(t *testing.T) {
+		w, cl, leader := clientWorld(t)
+		for f := int32(1); f <= 3; f++ {
+			if f != leader {
+				w.c.Block(f, leader) // the followers' fetches wait: no acknowledgement
+			}
+		}
+		var got *workload.Outcome
+		cl.send(history.Key{Topic: "t", Partition: 0}, "v", -1, func(o workload.Outcome) { got = &o })
+		w.c.Run(100)
+		runtime{w}.Kill(int(leader))
+		w.c.RunUntil(10_000, func() bool { return got != nil })
+		if got == nil || got.Type != history.Info || !strings.Contains(got.Error, "connection reset") {
+			t.Fatalf("outcome %+v: want info, connection reset", got)
+		}
+	})
+	t.Run("leader down before the send", func(t *testing.T) {
+		w, cl, leader := clientWorld(t)
+		runtime{w}.Kill(int(leader))
+		// The client's connection died with the process: the first send
+		// on it may have been written before the reset.
+		if o := send(t, w, cl, "a"); o.Type != history.Info {
+			t.Fatalf("on the dead connection: %+v, want info", o)
+		}
+		// Its next one dials: refused, never sent, unless it has learnt
+		// of a new leader meanwhile.
+		o := send(t, w, cl, "b")
+		if o.Type == history.Info || (o.Type == history.Fail && !strings.Contains(o.Error, "not sent")) {
+			t.Fatalf("after the reset: %+v, want a fail that was never sent, or ok", o)
+		}
+	})
+	t.Run("leader paused", func(t *testing.T) {
+		w, cl, leader := clientWorld(t)
+		runtime{w}.Pause(int(leader))
+		start := w.c.Now()
+		o := send(t, w, cl, "p")
+		if o.Type != history.Info || !strings.Contains(o.Error, "i/o timeout") || w.c.Now()-start < 3000 {
+			t.Fatalf("%+v after %dms: want info, an i/o timeout after the client's 3s", o, w.c.Now()-start)
+		}
+	})
+	t.Run("too few in-sync replicas", func(t *testing.T) {
+		w, cl, leader := clientWorld(t)
+		for f := int32(1); f <= 3; f++ {
+			if f != leader {
+				runtime{w}.Kill(int(f))
+			}
+		}
+		if !w.c.RunUntil(20_000, func() bool { return len(w.c.Partition("t", 0).ISR) == 1 }) {
+			t.Fatal("the ISR did not shrink")
+		}
+		w.c.Run(1000) // the leader hears the controller's answer
+		if o := send(t, w, cl, "n"); o.Type != history.Fail || o.Error != "NOT_ENOUGH_REPLICAS" {
+			t.Fatalf("%+v: want fail NOT_ENOUGH_REPLICAS (refused before the append)", o)
+		}
+	})
+}

@@ -1,0 +1,37 @@
+// Package sim runs whole tests in deterministic simulation: the broker's
+// and the controller's state machines (broker/core, broker/controller) in
+// the in-memory driver (broker/memdriver), on a virtual clock, driven by
+// the same workload generator, nemesis, monitor and final phase as a real
+// run, and judged by the same checkers into the same store and report.
+// The same seed and spec give a byte-identical history and results on
+// every repeat; another seed, another interleaving.
+//
+// Exact replay needs one event loop that owns every choice, so nothing
+// here runs in a goroutine of its own: the cluster's messages, the
+// producers' and consumers' operations, the monitor's samples and the
+// nemesis's windows are all events on the driver's queue, ordered by
+// virtual time and then by the order they were queued. Randomness comes
+// from the seed alone (message delays, the workload's and the nemesis's
+// choices), and no map is iterated where its order could matter.
+//
+// The clients are the TCP client's logic (its metadata, one connection per
+// broker, when it asks again, how it classifies every outcome: package
+// workload's protocol half) over the simulated network instead of
+// sockets. A request is a message with a virtual delay; a worker whose
+// request is in flight waits for the answer or its timeout; a connection
+// to a broker that was killed or restarted since is reset, as TCP would.
+//
+// Faults go through the nemesis's own code (its Opening steps and Close),
+// acting on the simulated cluster through cluster.Runtime and
+// cluster.Network: the same targets from the same seed, recorded the same
+// way, killed_brokers included. A partition holds the messages of the
+// links it cuts and delivers them once healed, as a stalled TCP stream
+// does.
+//
+// What simulation cannot model: real kernels (socket buffers, scheduling,
+// a partition's retransmissions), disks (fsync latency, torn writes: the
+// in-memory log loses exactly its unsynced suffix), clocks (each node's
+// virtual clock is the same one; time is whole milliseconds), the TCP
+// server's framing and connection handling (broker/server is not run),
+// and the cost of anything: a simulated second takes what its events take.
+package sim

@@ -1,0 +1,344 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
+	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/workload"
+)
+
+// Run runs spec in simulation and judges it, as runner.Run runs it on a
+// real cluster: the same store layout (test.json says runtime sim and the
+// command that replays the run), history, results and report, and the
+// same Outcome. The run takes what its events take, not its time limit.
+// Of opts, Version, Started and Log are used (a simulated run is too
+// quick to watch). A ctx that ends stops the simulation: the outcome is
+// interrupted, with the history so far.
+func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Outcome, error) {
+	if spec.Runtime == "" {
+		spec.Runtime = runner.RuntimeSim
+	}
+	if err := Validate(spec); err != nil {
+		return runner.Outcome{}, err
+	}
+	spec = spec.Normalized()
+	if spec.Seed == 0 {
+		spec.Seed = runner.RandomSeed()
+		if len(spec.Command) > 0 {
+			spec.Command = append(spec.Command, "--seed", formatSeed(spec.Seed))
+		}
+	}
+	dir, err := newRunDir(spec.Store, spec.Name)
+	if err != nil {
+		return runner.Outcome{}, err
+	}
+	// The id names the cluster in its metadata; a simulated cluster needs
+	// no random one to tell it from another on the same ports.
+	clusterID := fmt.Sprintf("sim-%016x", spec.Seed)
+	out := runner.Outcome{Dir: dir.Dir, Name: spec.Name, Seed: spec.Seed, ClusterID: clusterID}
+	if opts.Started != nil {
+		opts.Started(dir.Dir, spec.Seed, clusterID)
+	}
+	fail := func(err error) (runner.Outcome, error) {
+		out.Error = err.Error()
+		return out, err
+	}
+	tc, err := simulate(ctx, spec, dir, clusterID, opts)
+	switch {
+	case ctx.Err() != nil:
+		logf(opts, "interrupted: the history so far is in %s", dir.Path(results.HistoryFile))
+		out.Interrupted = true
+		out.Reported(dir, report.WriteRun(dir.Dir))
+		return out, nil
+	case err != nil:
+		out.Reported(dir, report.WriteRun(dir.Dir))
+		return fail(fmt.Errorf("simulation: %w (history so far in %s)", err, dir.Path(results.HistoryFile)))
+	}
+	o, err := runner.Judge(dir, tc)
+	out.Verdict, out.Results, out.Report, out.ReportErr = o.Verdict, o.Results, o.Report, o.ReportErr
+	if err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+func logf(opts runner.Options, format string, args ...any) {
+	if opts.Log != nil {
+		opts.Log(format, args...)
+	}
+}
+
+// simulate runs the test into dir (test.json and history.jsonl) and
+// returns the test's configuration as stored, with how the final phase
+// found the cluster.
+func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID string, opts runner.Options) (results.TestConfig, error) {
+	w, err := newSimWorld(spec, clusterID)
+	if err != nil {
+		return results.TestConfig{}, err
+	}
+	cfg := spec.WorkloadConfig(w.bootstrap())
+	delays := ""
+	if nemesis.NeedsNetwork(spec.Faults) {
+		delays = runner.RuntimeSim
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	tc := spec.TestConfig(time.Now(), version, clusterID, delays, cfg)
+	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
+		return tc, err
+	}
+	if err := markLatest(dir); err != nil {
+		return tc, err
+	}
+	hw, err := history.CreateBuffered(dir.Path(results.HistoryFile))
+	if err != nil {
+		return tc, err
+	}
+	s := &simulation{ctx: ctx, spec: spec, w: w, cfg: cfg, opts: opts}
+	s.rec = workload.NewRecorderClock(hw, w.now)
+	err = s.run()
+	if cerr := hw.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil || ctx.Err() != nil {
+		return tc, err
+	}
+	tc.Convergence = runner.StoredConvergence(s.conv)
+	return tc, dir.WriteJSON(results.TestFile, tc)
+}
+
+func newSimWorld(spec runner.Spec, clusterID string) (*world, error) {
+	opts, err := clusterOptions(spec, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	return newWorld(spec, opts), nil
+}
+
+// simulation is one simulated test, from the topic's creation to the last
+// final read: every part of it is a chain of events on w's clock.
+type simulation struct {
+	ctx  context.Context
+	spec runner.Spec
+	w    *world
+	cfg  workload.Config
+	opts runner.Options
+	rec  *workload.Recorder
+
+	gen     *workload.Generator
+	running int // workers that have not stopped
+	nem     *nemDriver
+	mon     *monitor
+	conv    workload.Convergence
+
+	finished bool
+	err      error
+}
+
+// How long topic creation may take, and the spare virtual time past the
+// workload and the final phase's convergence wait after which a
+// simulation that has not finished is a bug, not a slow cluster.
+const (
+	setupTimeout = 30 * time.Second
+	spareTime    = 10 * time.Minute
+)
+
+// run runs the event loop until the last final read, an error, or the
+// end of ctx (checked every few thousand events: a simulated second
+// takes milliseconds).
+func (s *simulation) run() error {
+	s.w.c.After(0, s.createTopic)
+	budget := int64((setupTimeout + s.spec.TimeLimit + s.spec.ConvergeTimeout + spareTime) / time.Millisecond)
+	events, interrupted := 0, false
+	stop := func() bool {
+		if events++; events%4096 == 0 && s.ctx.Err() != nil {
+			interrupted = true
+		}
+		return interrupted || s.finished || s.err != nil
+	}
+	for !stop() {
+		if s.w.c.Now() > budget {
+			return fmt.Errorf("the simulation did not finish within %s of virtual time", time.Duration(budget)*time.Millisecond)
+		}
+		s.w.c.RunUntil(10_000, stop)
+	}
+	if interrupted && s.nem != nil && s.err == nil {
+		// Interrupted: as in a real run, the open window still gets its
+		// stop, so that no fault is without its end.
+		s.err = s.nem.stop()
+	}
+	return s.err
+}
+
+// record appends op to the history; a history that cannot be written
+// stops the simulation.
+func (s *simulation) record(op history.Op) bool {
+	if s.err != nil {
+		return false
+	}
+	if _, err := s.rec.Record(op); err != nil {
+		s.err = err
+		return false
+	}
+	return true
+}
+
+// createTopic creates the test's topic as workload.CreateTopic does (once
+// the brokers have registered: an attempt refused for too few brokers is
+// tried again) and starts the workload once every partition has a leader
+// and a full ISR. A real run then checks, through the protocol, that the
+// cluster and the topic are the ones it asked for, against another
+// cluster on its ports; a simulated cluster is the simulation's own.
+func (s *simulation) createTopic() {
+	st := s.spec.Settings
+	spec := workload.TopicSpec{Name: s.cfg.Topic, Partitions: s.cfg.Partitions, ReplicationFactor: st.ReplicationFactor,
+		MinInsyncReplicas: st.MinInsyncReplicas, Unclean: st.Election == "unclean"}
+	admin := newClient(s.w, workload.ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	deadline := s.w.now() + setupTimeout
+	mayExist := false // an attempt whose answer was lost may have created it
+	var attempt, ready func()
+	retry := func(what string, next func(), err error) {
+		if s.w.now() >= deadline {
+			s.err = fmt.Errorf("%s %s: %w", what, spec.Name, err)
+			return
+		}
+		s.w.after(200*time.Millisecond, next)
+	}
+	attempt = func() {
+		admin.createTopic(spec, setupTimeout, func(err error) {
+			var ke *kerr.Error
+			switch {
+			case err == nil, errors.Is(err, kerr.TopicAlreadyExists) && mayExist:
+				ready()
+			case errors.Is(err, kerr.TopicAlreadyExists):
+				s.err = fmt.Errorf("create topic %s: it already exists", spec.Name)
+			default:
+				if !errors.Is(err, workload.ErrNotSent) && (!errors.As(err, &ke) || ke == kerr.RequestTimedOut) {
+					mayExist = true
+				}
+				retry("create topic", attempt, err)
+			}
+		})
+	}
+	var md workload.Metadata
+	ready = func() {
+		admin.converged(spec.Name, spec.Partitions, &md, func(why string) {
+			if why == "" {
+				s.startWorkload()
+				return
+			}
+			retry("topic not ready", ready, errors.New(why))
+		})
+	}
+	attempt()
+}
+
+// startWorkload starts the clock of the history and everything the
+// workload runs alongside: the monitor, the nemesis's schedule, and each
+// worker of the generator.
+func (s *simulation) startWorkload() {
+	s.w.t0 = s.w.c.Now()
+	if s.spec.MonitorInterval > 0 {
+		s.mon = newMonitor(s)
+		s.mon.sample()
+	}
+	s.nem = newNemDriver(s)
+	s.nem.next()
+	s.gen = workload.NewGenerator(s.cfg)
+	s.running = s.gen.Workers()
+	for i := range s.gen.Workers() {
+		wk := &worker{s: s, i: i, opts: workload.ClientOptionsFor(s.cfg, s.gen, i)}
+		wk.cl = newClient(s.w, wk.opts)
+		wk.wake()
+	}
+}
+
+// workloadDone: every worker has stopped. As a real run does, the
+// nemesis stops (a window still open is closed early), every fault still
+// in effect is healed, and the final phase begins.
+func (s *simulation) workloadDone() {
+	if err := s.nem.stop(); err != nil {
+		s.err = err
+		return
+	}
+	if len(s.spec.Faults) > 0 {
+		if err := s.nem.nem.HealAll(context.Background()); err != nil {
+			logf(s.opts, "healing: %v", err)
+		}
+	}
+	s.final()
+}
+
+// worker is one worker of the generator with its client, stepped as
+// workload.Run's goroutines step theirs: Next, record, perform, record,
+// Done, and a new client for a process whose state became unknown.
+type worker struct {
+	s    *simulation
+	i    int
+	opts workload.ClientOptions
+	cl   *client
+}
+
+func (wk *worker) wake() {
+	s := wk.s
+	if s.err != nil {
+		return
+	}
+	now := s.w.now()
+	a := s.gen.Next(wk.i, now)
+	switch a.Kind {
+	case workload.Stop:
+		if s.running--; s.running == 0 {
+			s.workloadDone()
+		}
+	case workload.Wait:
+		s.w.after(a.Until-now, wk.wake)
+	case workload.Invoke:
+		if s.record(a.Op) {
+			wk.perform(a.Op)
+		}
+	}
+}
+
+func (wk *worker) perform(op history.Op) {
+	k := op.Key()
+	done := func(r workload.Result) { wk.complete(op, r) }
+	switch op.F {
+	case history.Send:
+		wk.cl.send(k, op.Value.Value, wk.s.cfg.Acks, func(o workload.Outcome) { done(workload.Result{Send: o}) })
+	case history.Poll:
+		wk.cl.poll(k, *op.Value.From, func(r workload.Read, err error) { done(workload.Result{Read: r, Err: err}) })
+	case history.EndOffset:
+		wk.cl.endOffset(k, func(off int64, err error) { done(workload.Result{Offset: off, Err: err}) })
+	default:
+		panic("sim: the generator invoked " + op.F)
+	}
+}
+
+func (wk *worker) complete(op history.Op, r workload.Result) {
+	s := wk.s
+	done, c := workload.Complete(op, r)
+	if !s.record(done) {
+		return
+	}
+	s.gen.Done(wk.i, s.w.now(), c)
+	if c.Type == history.Info {
+		wk.cl.close()
+		wk.cl = newClient(s.w, wk.opts)
+	}
+	wk.wake()
+}
+
+func formatSeed(seed uint64) string { return strconv.FormatUint(seed, 10) }

@@ -1,0 +1,66 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/runner"
+)
+
+// simulated are the fault kinds a simulation runs: each acts on the
+// cluster only through cluster.Runtime and cluster.Network, which the
+// simulated cluster implements (kill and restart with the storage kept,
+// lose-unsynced, a clean stop, pause and resume with messages held,
+// partitions and one-way cuts that hold a link's messages until healed,
+// slowed links, latency, resets). A kind added to the registry is refused
+// until it is listed here, with a test that it runs: a kind that needs
+// something the simulation does not model (a clock, a disk) must not run
+// as if it had.
+var simulated = []string{
+	"drop", "isolate", "kill", "kill-all", "kill-controller", "kill-leader", "kill-majority", "kill-minority",
+	"latency", "lose-unsynced", "majority-ring", "one-way", "partition", "partition-controller", "partition-leader",
+	"pause", "pause-leader", "pause-majority", "slow-follower", "slow-followers-kill-leader", "stop",
+}
+
+// Simulated says why fault cannot run in simulation, or nil if it can.
+func Simulated(fault string) error {
+	if _, ok := nemesis.Lookup(fault); !ok {
+		return fmt.Errorf("%q is not a fault; known: %s", fault, strings.Join(nemesis.Names(), ", "))
+	}
+	if !slices.Contains(simulated, fault) {
+		return fmt.Errorf("fault %q has no model in the simulation yet (package sim lists the kinds it runs)", fault)
+	}
+	return nil
+}
+
+// Validate refuses a spec the simulation cannot run, with the reasons:
+// what runner.Spec.Validate refuses, what has no meaning in a simulated
+// cluster (ports, a binary, another runtime), and faults it cannot model.
+func Validate(spec runner.Spec) error {
+	var errs []error
+	if spec.Runtime != runner.RuntimeSim && spec.Runtime != "" {
+		errs = append(errs, fmt.Errorf("runtime: %q; a simulation runs in the %s runtime", spec.Runtime, runner.RuntimeSim))
+	}
+	spec.Runtime = runner.RuntimeSim
+	if err := spec.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if spec.BasePort != 0 {
+		errs = append(errs, fmt.Errorf("base_port: %d; the simulated cluster listens on no port", spec.BasePort))
+	}
+	if spec.Binary != "" {
+		errs = append(errs, fmt.Errorf("binary: %q; the simulated cluster runs no process", spec.Binary))
+	}
+	for _, f := range spec.Faults {
+		if _, known := nemesis.Lookup(f); !known {
+			continue // spec.Validate said so
+		}
+		if err := Simulated(f); err != nil {
+			errs = append(errs, fmt.Errorf("faults: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
