@@ -106,6 +106,8 @@ func TestDependencyRules(t *testing.T) {
 			}},
 		{"only sim and cmd import the in-memory cluster", func(p string) bool { return !under(p, "sim") && !under(p, "cmd") && !under(p, "broker") },
 			func(d string) bool { return under(d, "broker/memdriver") }},
+		{"the store never imports its renderer", func(p string) bool { return p == "results" },
+			func(d string) bool { return under(d, "results/report") || under(d, "results/serve") }},
 		{"history imports nothing of the module", func(p string) bool { return p == "history" },
 			func(string) bool { return true }},
 		{"only cmd imports cmd", func(p string) bool { return !under(p, "cmd") },
