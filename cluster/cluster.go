@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -87,3 +88,28 @@ func (l *Local) Info() []NodeInfo {
 	}
 	return out
 }
+
+// WatchExits reports nodes that die while the cluster is up (killed by hand,
+// crashed) until ctx ends.
+func WatchExits(ctx context.Context, lc Cluster, out io.Writer) {
+	alive := map[int]NodeInfo{}
+	for _, n := range lc.Info() {
+		alive[n.ID] = n
+	}
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, n := range lc.Info() {
+				if was := alive[n.ID]; was.Running && !n.Running {
+					fmt.Fprintf(out, "%s %d (%s) exited; see %s\n", n.Role, n.ID, was.Where, n.Log)
+				}
+				alive[n.ID] = n
+			}
+		}
+	}
+}
+

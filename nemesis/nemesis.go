@@ -124,6 +124,33 @@ type Window struct {
 	End     time.Time
 }
 
+// Status describes the window in a few words for a progress line, e.g.
+// "partition-leader broker-3, 4s left": the fault, its first targets (up
+// to the "|" of a partition: the side cut off), why it failed if it did,
+// and the time to its heal.
+func (w Window) Status(now time.Time) string {
+	var targets []string
+	for _, t := range w.Targets {
+		if t == "|" || len(targets) == 3 {
+			break
+		}
+		if !strings.HasPrefix(t, "via ") {
+			targets = append(targets, t)
+		}
+	}
+	s := strings.Join(append([]string{w.Fault}, targets...), " ")
+	switch {
+	case !w.Started:
+		s = "starting " + s
+	case w.Err != "":
+		s += " (failed: " + w.Err + ")"
+	}
+	if left := w.End.Sub(now); left > 0 {
+		return fmt.Sprintf("%s, %ds left", s, int((left+time.Second-1)/time.Second))
+	}
+	return s + ", healing"
+}
+
 // Current returns the fault window open now, if any, so that a display
 // can show the cause next to the effect.
 func (n *Nemesis) Current() (Window, bool) {

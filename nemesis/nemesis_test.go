@@ -384,3 +384,30 @@ func TestScheduleHasAWindowFromMinTimeLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowStatus: how the progress line names the open fault window.
+func TestWindowStatus(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		w    Window
+		want string
+	}{
+		{Window{Fault: "partition-leader", Started: true, End: now.Add(3200 * time.Millisecond),
+			Targets: []string{"broker-3", "|", "controller+broker-1+broker-2", "leader of partition 1"}},
+			"partition-leader broker-3, 4s left"},
+		{Window{Fault: "kill-majority", Started: true, End: now.Add(time.Second), Targets: []string{"broker-1", "broker-3"}},
+			"kill-majority broker-1 broker-3, 1s left"},
+		{Window{Fault: "latency", Started: true, End: now.Add(time.Second), Targets: []string{"all links", "50ms each way", "via netem"}},
+			"latency all links 50ms each way, 1s left"},
+		{Window{Fault: "slow-followers-kill-leader", End: now.Add(5 * time.Second)},
+			"starting slow-followers-kill-leader, 5s left"},
+		{Window{Fault: "kill-leader", Started: true, Err: "partition 0 has no leader", End: now.Add(5 * time.Second)},
+			"kill-leader (failed: partition 0 has no leader), 5s left"},
+		{Window{Fault: "kill", Started: true, Targets: []string{"broker-2"}, End: now.Add(-time.Second)},
+			"kill broker-2, healing"},
+	} {
+		if got := tc.w.Status(now); got != tc.want {
+			t.Errorf("%+v.Status() = %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -135,7 +133,7 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 				fmt.Fprintln(out, "node logs: docker logs CONTAINER while up; copied into the data directory on exit")
 			}
 			fmt.Fprintln(out, "ready; Ctrl-C stops the cluster")
-			watchExits(ctx, lc, out)
+			cluster.WatchExits(ctx, lc, out)
 			return nil
 		},
 	}
@@ -148,30 +146,6 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 	rf.register(cmd)
 	tf.register(cmd)
 	return cmd
-}
-
-// watchExits reports nodes that die while the cluster is up (killed by hand,
-// crashed) until ctx ends.
-func watchExits(ctx context.Context, lc cluster.Cluster, out interface{ Write([]byte) (int, error) }) {
-	alive := map[int]cluster.NodeInfo{}
-	for _, n := range lc.Info() {
-		alive[n.ID] = n
-	}
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			for _, n := range lc.Info() {
-				if was := alive[n.ID]; was.Running && !n.Running {
-					fmt.Fprintf(out, "%s %d (%s) exited; see %s\n", n.Role, n.ID, was.Where, n.Log)
-				}
-				alive[n.ID] = n
-			}
-		}
-	}
 }
 
 func newClusterCleanCmd() *cobra.Command {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +18,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/runner"
 )
 
@@ -37,93 +36,7 @@ func readHistory(out io.Writer, path string) ([]history.Op, error) {
 }
 
 // printVerdict prints one line per anomaly and the verdict.
-func printVerdict(out io.Writer, res *checker.Results) {
-	cfg := res.Config
-	ran := ""
-	switch {
-	case len(res.Faults) > 0 && len(res.FaultsNotStarted) > 0:
-		ran = fmt.Sprintf(" (ran: %s; never started: %s)", strings.Join(res.Faults, ", "), strings.Join(res.FaultsNotStarted, ", "))
-	case len(res.FaultsNotStarted) > 0:
-		ran = fmt.Sprintf(" (never started: %s)", strings.Join(res.FaultsNotStarted, ", "))
-	case len(res.Faults) > 0:
-		ran = fmt.Sprintf(" (%s)", strings.Join(res.Faults, ", "))
-	}
-	fmt.Fprintf(out, "\nguarantees judged for acks=%d min.insync.replicas=%d %s election, faults %s%s\n",
-		cfg.Acks, cfg.MinInsyncReplicas, cmp.Or(cfg.Election, "clean"), res.FaultClass, ran)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ANOMALY\tRESULT\tCOUNT\tPERMITTED\tEXAMPLE OPS")
-	for _, r := range res.Results {
-		result := map[checker.Validity]string{checker.Valid: "none", checker.Invalid: "FOUND", checker.Unknown: "unknown"}[r.Valid]
-		if r.NotChecked != "" && r.Valid == checker.Unknown {
-			result = "not checked"
-		}
-		count := fmt.Sprint(r.Count)
-		if r.Forbidden > 0 && r.Forbidden < r.Count {
-			count = fmt.Sprintf("%d (%d forbidden)", r.Count, r.Forbidden)
-		}
-		var ex []string
-		for _, e := range r.Examples {
-			ex = append(ex, fmt.Sprint(e))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, result, count, r.Stance(), strings.Join(ex, " "))
-	}
-	tw.Flush()
-	for _, r := range res.Results {
-		if r.Valid == checker.Valid || len(r.Details) == 0 {
-			continue
-		}
-		tag := "unexpected"
-		switch {
-		case r.NotChecked != "" && r.Valid == checker.Unknown:
-			tag = "not checked"
-		case r.Valid == checker.Unknown:
-			tag = "unknown"
-		case r.Forbidden == 0 && r.Expected:
-			tag = "expected"
-		case r.Forbidden == 0:
-			tag = "cause undecided"
-		}
-		fmt.Fprintf(out, "%s (%s):\n", r.Name, tag)
-		for _, d := range r.Details[:min(3, len(r.Details))] {
-			fmt.Fprintf(out, "  %s\n", d)
-		}
-		for _, a := range r.Artifacts {
-			fmt.Fprintf(out, "  see %s\n", a)
-		}
-	}
-	for _, p := range res.Problems[:min(3, len(res.Problems))] {
-		fmt.Fprintf(out, "history problem: %s\n", p)
-	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(out, "note: %s\n", n)
-	}
-	switch res.Valid {
-	case checker.Valid:
-		fmt.Fprintf(out, "verdict: VALID")
-	case checker.Invalid:
-		fmt.Fprintf(out, "verdict: INVALID: %s", strings.Join(res.Unexpected, ", "))
-	default:
-		var open []string
-		for _, r := range res.Results {
-			if r.Valid != checker.Valid && !r.Expected && r.Forbidden == 0 {
-				open = append(open, r.Name)
-			}
-		}
-		fmt.Fprintf(out, "verdict: UNKNOWN")
-		switch {
-		case len(res.Faults) == 0 && len(res.FaultsNotStarted) > 0:
-			fmt.Fprintf(out, ": no fault started (%s was asked for)", strings.Join(res.FaultsNotStarted, ", "))
-		case len(open) > 0:
-			fmt.Fprintf(out, ": could not judge %s", strings.Join(open, ", "))
-		case len(res.Notes) > 0:
-			fmt.Fprintf(out, ": %s", res.Notes[0])
-		}
-	}
-	if len(res.Expected) > 0 {
-		fmt.Fprintf(out, " (permitted anomalies seen: %s)", strings.Join(res.Expected, ", "))
-	}
-	fmt.Fprintln(out)
-}
+func printVerdict(out io.Writer, res *checker.Results) { report.WriteVerdict(out, res) }
 
 // flagsChanged: the user set one of the named flags.
 func flagsChanged(fl *pflag.FlagSet, names ...string) bool {

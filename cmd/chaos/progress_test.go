@@ -9,35 +9,6 @@ import (
 	"github.com/chaos-isr/chaos/nemesis"
 )
 
-// TestFaultStatus: how the progress line names the open fault window.
-func TestFaultStatus(t *testing.T) {
-	now := time.Now()
-	for _, tc := range []struct {
-		w    nemesis.Window
-		open bool
-		want string
-	}{
-		{nemesis.Window{}, false, ""},
-		{nemesis.Window{Fault: "partition-leader", Started: true, End: now.Add(3200 * time.Millisecond),
-			Targets: []string{"broker-3", "|", "controller+broker-1+broker-2", "leader of partition 1"}}, true,
-			"partition-leader broker-3, 4s left"},
-		{nemesis.Window{Fault: "kill-majority", Started: true, End: now.Add(time.Second), Targets: []string{"broker-1", "broker-3"}}, true,
-			"kill-majority broker-1 broker-3, 1s left"},
-		{nemesis.Window{Fault: "latency", Started: true, End: now.Add(time.Second), Targets: []string{"all links", "50ms each way", "via netem"}}, true,
-			"latency all links 50ms each way, 1s left"},
-		{nemesis.Window{Fault: "slow-followers-kill-leader", End: now.Add(5 * time.Second)}, true,
-			"starting slow-followers-kill-leader, 5s left"},
-		{nemesis.Window{Fault: "kill-leader", Started: true, Err: "partition 0 has no leader", End: now.Add(5 * time.Second)}, true,
-			"kill-leader (failed: partition 0 has no leader), 5s left"},
-		{nemesis.Window{Fault: "kill", Started: true, Targets: []string{"broker-2"}, End: now.Add(-time.Second)}, true,
-			"kill broker-2, healing"},
-	} {
-		if got := faultStatus(tc.w, tc.open, now); got != tc.want {
-			t.Errorf("faultStatus(%+v) = %q, want %q", tc.w, got, tc.want)
-		}
-	}
-}
-
 // TestProgressShowsFaults: a run's progress lines (every 5 s when not on a
 // terminal) name the fault window open at the time.
 func TestProgressShowsFaults(t *testing.T) {

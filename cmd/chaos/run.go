@@ -214,37 +214,6 @@ func sayReport(w io.Writer, o runner.Outcome) {
 	}
 }
 
-// faultStatus describes an open fault window in a few words for the
-// progress line, e.g. "partition-leader broker-3, 4s left": the fault, its
-// first targets (up to the "|" of a partition: the side cut off), why it
-// failed if it did, and the time to its heal. It is empty when no window
-// is open.
-func faultStatus(w nemesis.Window, open bool, now time.Time) string {
-	if !open {
-		return ""
-	}
-	var targets []string
-	for _, t := range w.Targets {
-		if t == "|" || len(targets) == 3 {
-			break
-		}
-		if !strings.HasPrefix(t, "via ") {
-			targets = append(targets, t)
-		}
-	}
-	s := strings.Join(append([]string{w.Fault}, targets...), " ")
-	switch {
-	case !w.Started:
-		s = "starting " + s
-	case w.Err != "":
-		s += " (failed: " + w.Err + ")"
-	}
-	if left := w.End.Sub(now); left > 0 {
-		return fmt.Sprintf("%s, %ds left", s, int((left+time.Second-1)/time.Second))
-	}
-	return s + ", healing"
-}
-
 // progress prints elapsed time, throughput, outcomes and the fault window
 // open (fault's description, if any) once a second until the returned
 // stop is called: on one rewritten line on a terminal, as plain lines every
@@ -274,7 +243,7 @@ func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 			line := fmt.Sprintf("[%3ds/%ds] %5d ops/s  ok %d  fail %d  info %d",
 				int(st.Since().Seconds()), int(st.Limit.Seconds()), s.OK+s.Fail+s.Info-last.OK-last.Fail-last.Info, s.OK, s.Fail, s.Info)
 			if win, open := st.Fault(); open {
-				line += "  | " + faultStatus(win, true, time.Now())
+				line += "  | " + win.Status(time.Now())
 			}
 			last = s
 			if n%5 == 0 {
