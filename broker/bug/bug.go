@@ -1,0 +1,317 @@
+// Package bug is the registry of the bugs that can be planted in the broker,
+// the controller and the storage on purpose: each is a setting, off by
+// default, that breaks one replication rule at the one place the code applies
+// it. A tester that has never been shown a bug cannot say what it misses;
+// these are the bugs that have really hit Kafka-style systems (or the rules
+// whose breaking they stand for), so that a run with one enabled measures
+// whether, how fast and with which checker the tester catches it.
+//
+// The package imports nothing: the broker stays a program of its own, and a
+// driver (server, memdriver) or a command line passes a Set into
+// core.Config, controller.Config and storage's options.
+package bug
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// Node is the kind of node a bug lives in: the process whose code it changes.
+type Node string
+
+const (
+	Broker     Node = "broker"     // broker/core: replication, ISR, HW, acks, truncation
+	Controller Node = "controller" // broker/controller: fencing, elections, ISR changes
+	Storage    Node = "storage"    // broker/storage: the log and its recovery (run by the broker process)
+)
+
+// Process is the command that runs a node's code: storage runs inside the
+// broker.
+func (n Node) Process() Node {
+	if n == Storage {
+		return Broker
+	}
+	return n
+}
+
+// Bug names one planted bug. The constants are its identity in code; Name
+// is its identity everywhere else (flags, test.json, reports).
+type Bug uint8
+
+// The bugs, in the order chaos bugs lists them. New ones go at the end of
+// their node's group; the order is not stored anywhere (a Set is stored by
+// names), so it may change.
+const (
+	AckBeforeReplicate Bug = iota
+	HWIgnoresISR
+	ISREarlyRejoin
+	ISRRejoinBeforeEpochStart
+	ReadPastHW
+	TruncateToHW
+	NoFollowerTruncation
+	EpochTruncationSingleRound
+	StaleEpochFetch
+	MinISRIgnored
+	ISRShrinkWithoutController
+	OffsetReuse
+	UncleanWhenClean
+	RecoveryKeepsTornTail
+	count
+)
+
+// Info describes a bug for chaos bugs, the docs and whoever plans runs.
+type Info struct {
+	Bug  Bug
+	Name string
+	Node Node
+	// Breaks is the rule the bug breaks and what the broker then does.
+	Breaks string
+	// Mirrors is the real-world incident, JIRA or KIP the bug stands for.
+	Mirrors string
+	// Why is what the bug adds to the set: the failure it is the one
+	// example of.
+	Why string
+	// Scenario is the configuration and faults expected to expose it, and
+	// the anomaly that should show it; a starting point for a campaign.
+	Scenario string
+}
+
+var registry = [count]Info{
+	{
+		Bug: AckBeforeReplicate, Name: "ack-before-replicate", Node: Broker,
+		Breaks:   "acks=-1 is answered at the leader's append, as acks=1 is, instead of once the high watermark passes the batch",
+		Mirrors:  "the acks=all contract itself (Kafka's producer acks documentation): the simplest way for a broker to promise more durability than it gives",
+		Why:      "the baseline: a tester that cannot catch an acknowledgement given before replication catches nothing about acks=-1",
+		Scenario: "acks=-1, min.insync.replicas=2, partition-leader or kill-leader: writes only the old leader had are lost (lost-write, unseen)",
+	},
+	{
+		Bug: HWIgnoresISR, Name: "hw-ignores-isr", Node: Broker,
+		Breaks:   "the leader's high watermark advances to its own log end offset, ignoring the followers' (the HW must be the minimum LEO of the ISR)",
+		Mirrors:  "the HW rule of Kafka's Partition.maybeIncrementLeaderHW; KIP-497's \"maximal ISR\" rule guards one case of it (a shrink in flight)",
+		Why:      "breaks commitment for consumers and acks=-1 at once: records are readable and acknowledged before any follower has them",
+		Scenario: "acks=-1 or consumers reading, partition-leader or kill-leader: records consumers read are truncated (lost-write, poll-skip, inconsistent-offsets)",
+	},
+	{
+		Bug: ISREarlyRejoin, Name: "isr-early-rejoin", Node: Broker,
+		Breaks:   "a follower is asked back into the ISR at its first fetch, before it has caught up to the high watermark (and the start of the leader epoch)",
+		Mirrors:  "the ISR membership rule (Kafka's Partition.maybeExpandIsr: a follower rejoins only once its LEO reaches the HW)",
+		Why:      "the ISR is the set clean elections choose from: a member that lacks committed records turns a clean election into a lossy one",
+		Scenario: "acks=-1, kill or pause a follower, restart it, then kill-leader: the lagging follower is elected (lost-write)",
+	},
+	{
+		Bug: ISRRejoinBeforeEpochStart, Name: "isr-rejoin-before-epoch-start", Node: Broker,
+		Breaks:   "a follower rejoins the ISR once it reaches the HW even when a new leader's HW lags behind the offset its epoch began at, before the follower has truncated and caught up to that offset",
+		Mirrors:  "KAFKA-7128 \"Lagging high watermark can lead to committed data loss after ISR expansion\" (fixed in Kafka 2.1)",
+		Why:      "the subtle half of isr-early-rejoin: it only bites right after a leader change, while the new leader's HW has not caught up",
+		Scenario: "acks=-1, quick successive leader changes (kill-leader, partition-leader with short intervals): a follower admitted early is elected (lost-write)",
+	},
+	{
+		Bug: ReadPastHW, Name: "read-past-hw", Node: Broker,
+		Breaks:   "consumers are served records above the high watermark, up to the leader's log end offset",
+		Mirrors:  "Kafka's visibility rule (\"only committed messages are ever given out to the consumer\", Kafka documentation, Replication)",
+		Why:      "the read-side counterpart of ack-before-replicate: even acks=1 promises that a record a consumer read is never lost",
+		Scenario: "acks=1 or acks=-1, partition-leader: a consumer reads a record the old leader alone had, which is then truncated (lost-write of a read record, poll-skip)",
+	},
+	{
+		Bug: TruncateToHW, Name: "truncate-to-hw", Node: Broker,
+		Breaks:   "a replica that becomes a follower (or restarts) truncates its log to its own high watermark instead of asking the leader where its epoch ends (OffsetForLeaderEpoch)",
+		Mirrors:  "Kafka before 0.11: KAFKA-1211 and KIP-101 (\"Alter Replication Protocol to use Leader Epoch rather than High Watermark for Truncation\")",
+		Why:      "the canonical replication bug of Kafka's history: a follower's HW lags the leader's, so it drops committed records, and keeps diverged ones below an HW the new leader never reached",
+		Scenario: "acks=-1, kill-leader twice in quick succession, or kill-all with --lose-unsynced: committed records lost or replicas diverged (lost-write, replica-divergence)",
+	},
+	{
+		Bug: NoFollowerTruncation, Name: "no-follower-truncation", Node: Broker,
+		Breaks:   "a replica that becomes a follower keeps its whole log and fetches from its log end, so a suffix the new leader does not have stays (the log matching rule)",
+		Mirrors:  "the log divergence KIP-101 fixed (KAFKA-1211; KAFKA-3919, non-monotonic offsets in logs after a failover)",
+		Why:      "divergence in its plainest form: the replicas disagree below the HW, which only a check of every replica's log can see",
+		Scenario: "acks=1, partition-leader: the old leader keeps its unreplicated suffix under the new leader's records (replica-divergence, inconsistent-offsets)",
+	},
+	{
+		Bug: EpochTruncationSingleRound, Name: "epoch-truncation-single-round", Node: Broker,
+		Breaks:   "a follower truncates to the end offset the leader gives for its latest epoch even when the leader answers with an epoch the follower never had, instead of asking again about its own epoch below it",
+		Mirrors:  "KAFKA-6361 \"Fast leader fail over can lead to log divergence between leader and follower\", fixed by KIP-279 (Kafka 2.0)",
+		Why:      "the bug left after KIP-101: truncation by epoch done in one round, which only fast successive failovers expose",
+		Scenario: "acks=1 or acks=-1, fast successive leader changes (kill-leader or partition-leader with short intervals): a follower keeps records of an epoch the leader lacks (replica-divergence)",
+	},
+	{
+		Bug: StaleEpochFetch, Name: "stale-epoch-fetch", Node: Broker,
+		Breaks:   "a leader serves, and counts as the follower's progress, a follower's fetch made in an older leader epoch instead of refusing it with FENCED_LEADER_EPOCH",
+		Mirrors:  "KAFKA-6880 \"Zombie replicas must be fenced\", fixed by KIP-320 (Kafka 2.1)",
+		Why:      "needs a follower with stale metadata (cut from the controller one way) while leadership moves away and back: a test of whether the faults can make zombies at all",
+		Scenario: "acks=-1, one-way cuts from the controller to a follower with kill-leader: a zombie follower that never truncated joins the ISR (replica-divergence, lost-write)",
+	},
+	{
+		Bug: MinISRIgnored, Name: "min-isr-ignored", Node: Broker,
+		Breaks:   "acks=-1 writes are appended and acknowledged while the ISR is below min.insync.replicas (no NOT_ENOUGH_REPLICAS, no NOT_ENOUGH_REPLICAS_AFTER_APPEND)",
+		Mirrors:  "KAFKA-1555 \"provide strong consistency with reasonable availability\", which added min.insync.replicas (Kafka 0.8.2) after acks=-1 writes acknowledged by a lone leader were lost",
+		Why:      "under clean election a lone ISR member's acknowledged write is lost only if that member loses its disk, so no lost write shows it; it asks for a check that an acknowledgement came while the ISR was below the minimum",
+		Scenario: "acks=-1, min.insync.replicas=2, slow-followers-kill-leader (with --lose-unsynced to lose the writes): acknowledged while the monitor saw the ISR at 1",
+	},
+	{
+		Bug: ISRShrinkWithoutController, Name: "isr-shrink-without-controller", Node: Broker,
+		Breaks:   "a leader shrinks its ISR locally at once, without waiting for the controller's approval, so a leader cut off from everyone shrinks to itself and keeps acknowledging acks=-1 writes while the controller elects another",
+		Mirrors:  "the ZooKeeper-era split of authority over the ISR that KIP-497 (AlterIsr, the controller as single writer) ended; Jepsen's 2013 Kafka analysis lost acks=-1 writes to an ISR shrunk to a lone partitioned leader",
+		Why:      "split brain: two leaders both acknowledging acks=-1 writes, which only partitions (not crashes) produce",
+		Scenario: "acks=-1, min.insync.replicas=1, partition-leader: writes acknowledged by the cut-off leader are truncated when it rejoins (lost-write)",
+	},
+	{
+		Bug: OffsetReuse, Name: "offset-reuse", Node: Broker,
+		Breaks:   "an acks=-1 write that fails (timed out, or NOT_ENOUGH_REPLICAS_AFTER_APPEND) and is still the leader's last batch is removed from its log, so the next batch gets the same offset although followers may hold the first and consumers may have read it",
+		Mirrors:  "Kafka's rule that an offset, once assigned, names one record for ever (what consumer offsets, idempotence and KIP-320's truncation detection rest on); \"undoing\" a failed append is the classic way to break it, as a Raft leader overwriting its own log would",
+		Why:      "the one bug where a record's identity changes under a live leader, with no failover at all",
+		Scenario: "acks=-1 with a short request timeout, slow-follower or partition: followers hold one batch and the leader another at the same offset (replica-divergence, inconsistent-offsets, lost-write)",
+	},
+	{
+		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,
+		Breaks:   "when no live ISR member is left, the controller elects the first live out-of-sync replica although the topic's policy is clean",
+		Mirrors:  "unclean.leader.election.enable defaulting to true until Kafka 0.11 (KIP-106): clusters ran unclean elections without asking for them",
+		Why:      "the one controller bug: a policy not honoured, which only shows when every in-sync replica is down at once",
+		Scenario: "acks=-1, clean election, slow-followers-kill-leader: a replica outside the ISR is elected and committed records are lost (lost-write)",
+	},
+	{
+		Bug: RecoveryKeepsTornTail, Name: "recovery-keeps-torn-tail", Node: Storage,
+		Breaks:   "recovery after a crash keeps every batch whose header is sane and continues the log, without checking its CRC, so a tail the crash tore (its header on disk, its records not) is served; with --lose-unsynced a crash then tears the unsynced batches instead of losing them cleanly",
+		Mirrors:  "recovery skipped or cut short after an unclean shutdown: KAFKA-10471 (a crash during log loading treated as a clean shutdown) and KAFKA-10101 (the recovery point advanced past unflushed data)",
+		Why:      "the one storage bug: what a broker serves after a crash, which only faults that lose unsynced writes exercise",
+		Scenario: "--lose-unsynced, --fsync never, lose-unsynced or kill-leader: consumers read records that fail their CRC (garbage-read), replicas differ (replica-divergence)",
+	},
+}
+
+// All returns every bug, in order.
+func All() []Info { return slices.Clone(registry[:]) }
+
+// Info returns the description of b.
+func (b Bug) Info() Info {
+	if b >= count {
+		return Info{Bug: b, Name: fmt.Sprintf("bug(%d)", b)}
+	}
+	return registry[b]
+}
+
+// String returns the bug's name.
+func (b Bug) String() string { return b.Info().Name }
+
+// Node returns where the bug lives.
+func (b Bug) Node() Node { return b.Info().Node }
+
+// Names returns every bug's name, in order.
+func Names() []string {
+	out := make([]string, count)
+	for i := range registry {
+		out[i] = registry[i].Name
+	}
+	return out
+}
+
+// Parse returns the bug named name; an unknown name's error lists the known
+// ones.
+func Parse(name string) (Bug, error) {
+	for i := range registry {
+		if registry[i].Name == name {
+			return Bug(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown bug %q: known bugs are %s", name, strings.Join(Names(), ", "))
+}
+
+// Set is a set of enabled bugs. The zero value enables none, which is what
+// every configuration has unless a bug is asked for. It is a value (a
+// bitmask), so configurations holding it stay comparable and copy safely.
+type Set uint64
+
+// Of returns the set of bugs bs.
+func Of(bs ...Bug) Set {
+	var s Set
+	for _, b := range bs {
+		s |= 1 << b
+	}
+	return s
+}
+
+// ParseSet parses bug names; an unknown one is an error that lists the
+// known ones. Repeats are allowed.
+func ParseSet(names []string) (Set, error) {
+	var s Set
+	for _, n := range names {
+		b, err := Parse(n)
+		if err != nil {
+			return 0, err
+		}
+		s |= Of(b)
+	}
+	return s, nil
+}
+
+// Has says whether b is enabled. The code checks it at the one place the
+// rule b breaks is applied.
+func (s Set) Has(b Bug) bool { return s&(1<<b) != 0 }
+
+// Empty says whether no bug is enabled.
+func (s Set) Empty() bool { return s == 0 }
+
+// Bugs returns the enabled bugs, in order.
+func (s Set) Bugs() []Bug {
+	var out []Bug
+	for rest := uint64(s); rest != 0; rest &= rest - 1 {
+		out = append(out, Bug(bits.TrailingZeros64(rest)))
+	}
+	return out
+}
+
+// On returns the bugs of s that live in node n.
+func (s Set) On(n Node) Set {
+	var out Set
+	for _, b := range s.Bugs() {
+		if b.Node() == n {
+			out |= Of(b)
+		}
+	}
+	return out
+}
+
+// Names returns the enabled bugs' names, in order.
+func (s Set) Names() []string {
+	var out []string
+	for _, b := range s.Bugs() {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// String returns the names joined by commas ("" for none).
+func (s Set) String() string { return strings.Join(s.Names(), ",") }
+
+// MarshalText writes the set as its names, so that a Set in a JSON
+// document reads as bugs, not as a number whose bits depend on the order of
+// the registry.
+func (s Set) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses what MarshalText writes.
+func (s *Set) UnmarshalText(b []byte) error {
+	var names []string
+	if len(b) > 0 {
+		names = strings.Split(string(b), ",")
+	}
+	v, err := ParseSet(names)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// Only refuses the bugs of s that do not live in node n: a configuration
+// takes only its own node's bugs, so a misrouted one is a wiring mistake.
+func (s Set) Only(n Node) error {
+	if s>>count != 0 {
+		return fmt.Errorf("unknown bug bits %#x", uint64(s>>count<<count))
+	}
+	for _, b := range s.Bugs() {
+		if b.Node() != n {
+			return fmt.Errorf("bug %s lives in the %s, not the %s", b, b.Node(), n)
+		}
+	}
+	return nil
+}
