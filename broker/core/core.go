@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/storage"
 )
@@ -41,6 +42,10 @@ type Config struct {
 	ControllerTimeoutMs   int64 // how long a controller request may take
 	CheckpointIntervalMs  int64 // how often HW and epoch checkpoints are written
 	AutoCreateTopics      bool
+	// Bugs are the bugs planted in this broker on purpose (package bug),
+	// none unless a test asks: each breaks one rule where the code below
+	// applies it. Only bugs that live in the broker.
+	Bugs bug.Set
 }
 
 // DefaultConfig returns the documented defaults (Kafka's where Kafka has one).
@@ -64,6 +69,9 @@ func (c Config) Validate() error {
 		if err := control.ValidClusterID(c.ClusterID); err != nil {
 			return err
 		}
+	}
+	if err := c.Bugs.Only(bug.Broker); err != nil {
+		return err
 	}
 	switch {
 	case c.BrokerID < 0:

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/storage"
 )
@@ -31,7 +32,8 @@ func (b *Broker) handleFetch(conn ConnID, corr int32, req *kmsg.FetchRequest) {
 				// and counting it would let the HW pass records the
 				// follower never had. Kafka records follower state only
 				// after a successful read too.
-				if r != nil && r.role == roleLeader && (p.CurrentLeaderEpoch < 0 || p.CurrentLeaderEpoch == r.leaderEpoch) &&
+				if r != nil && r.role == roleLeader &&
+					(p.CurrentLeaderEpoch < 0 || p.CurrentLeaderEpoch == r.leaderEpoch || b.servesStaleEpoch(r, req.ReplicaID, p.CurrentLeaderEpoch)) &&
 					p.FetchOffset >= r.log.LogStartOffset() && p.FetchOffset <= r.log.LogEndOffset() {
 					b.followerFetched(r, req.ReplicaID, p.FetchOffset)
 				}
@@ -126,14 +128,19 @@ func (b *Broker) readPartition(req *kmsg.FetchRequest, topic string, p kmsg.Fetc
 		rp.ErrorCode = b.missingCode(topic, p.Partition)
 		return
 	}
-	if code := b.checkLeader(r, req.ReplicaID, p.CurrentLeaderEpoch); code != 0 {
+	if code := b.checkLeader(r, req.ReplicaID, p.CurrentLeaderEpoch); code != 0 && !b.servesStaleEpoch(r, req.ReplicaID, p.CurrentLeaderEpoch) {
 		rp.ErrorCode = code
 		return
 	}
 	hw, leo := r.log.HighWatermark(), r.log.LogEndOffset()
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, r.log.LogStartOffset()
 	upTo := hw // consumers read only what is committed
-	if req.ReplicaID >= 0 || req.ReplicaID == DebugReplicaID {
+	switch {
+	case req.ReplicaID >= 0 || req.ReplicaID == DebugReplicaID:
+		upTo = leo
+	case b.cfg.Bugs.Has(bug.ReadPastHW):
+		// Planted bug read-past-hw: a consumer reads the whole log,
+		// breaking the rule that consumers see only committed records.
 		upTo = leo
 	}
 	if p.FetchOffset < r.log.LogStartOffset() || p.FetchOffset > leo {
@@ -178,6 +185,17 @@ func (b *Broker) checkLeader(r *replica, replicaID, epoch int32) int16 {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return 0
+}
+
+// servesStaleEpoch says whether the leader r serves a fetch by follower
+// replicaID made in an older leader epoch, which checkLeader fences
+// (FENCED_LEADER_EPOCH, KIP-320): only with planted bug stale-epoch-fetch,
+// which breaks that rule so that a zombie follower with stale metadata,
+// which never truncated for this epoch, is served and counted as caught up
+// (KAFKA-6880).
+func (b *Broker) servesStaleEpoch(r *replica, replicaID, epoch int32) bool {
+	return b.cfg.Bugs.Has(bug.StaleEpochFetch) && replicaID >= 0 && r.role == roleLeader &&
+		epoch >= 0 && epoch < r.leaderEpoch && control.Contains(r.replicas, replicaID)
 }
 
 // missingCode is the error for a partition this broker has no replica of.

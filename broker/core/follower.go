@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/storage"
 )
 
@@ -191,8 +192,23 @@ func (b *Broker) appendFetched(r *replica, data []byte) {
 // may keep (KIP-101, with KIP-279's rounds for epochs it lacks).
 func (b *Broker) truncateByEpoch(r *replica, addr string, epoch int32) {
 	if epoch == -2 {
-		if r.log.LogEndOffset() == 0 || len(r.log.Epochs()) == 0 {
+		switch {
+		case r.log.LogEndOffset() == 0 || len(r.log.Epochs()) == 0:
 			r.truncating = false
+			return
+		case b.cfg.Bugs.Has(bug.NoFollowerTruncation):
+			// Planted bug no-follower-truncation: the follower keeps its
+			// whole log and fetches from its end, breaking the rule that
+			// it first drops a suffix the leader does not have.
+			r.truncating = false
+			return
+		case b.cfg.Bugs.Has(bug.TruncateToHW):
+			// Planted bug truncate-to-hw: Kafka before KIP-101
+			// (KAFKA-1211), breaking the rule that the follower truncates
+			// where the leader says its epoch ends: its own HW lags the
+			// leader's (committed records go) and may exceed what a new
+			// leader has (diverged records stay).
+			b.truncateTo(r, r.log.HighWatermark(), "to its high watermark", " (planted bug truncate-to-hw)")
 			return
 		}
 		epoch = latestEpoch(r.log)
@@ -235,6 +251,12 @@ func (b *Broker) offsetForEpochResponse(id uint64, k tp, resp any, err error) {
 		// empty, so nothing of ours is known to match it. Keeping our HW
 		// instead (the pre-KIP-101 rule) can keep records the leader lost.
 		target = r.log.LogStartOffset()
+	} else if b.cfg.Bugs.Has(bug.EpochTruncationSingleRound) {
+		// Planted bug epoch-truncation-single-round: KIP-101 before
+		// KIP-279 (KAFKA-6361), breaking the rule below that an answer
+		// about an epoch we never had is asked again about ours: the
+		// leader's end for its epoch can lie past where ours diverged.
+		target = min(leo, p.EndOffset)
 	} else {
 		localEpoch, localEnd := r.log.EndOffsetForEpoch(p.LeaderEpoch)
 		if localEpoch != p.LeaderEpoch && localEpoch >= 0 {
@@ -248,13 +270,20 @@ func (b *Broker) offsetForEpochResponse(id uint64, k tp, resp any, err error) {
 		}
 		target = min(leo, p.EndOffset, localEnd)
 	}
-	if target < leo {
+	b.truncateTo(r, target, "by leader epoch", sprintf(" (leader epoch %d ends at %d)", p.LeaderEpoch, p.EndOffset))
+}
+
+// truncateTo truncates a follower's log to target, if it is longer, and
+// lets it fetch; on failure it retries after the backoff. how and note go
+// into the log line.
+func (b *Broker) truncateTo(r *replica, target int64, how, note string) {
+	if leo := r.log.LogEndOffset(); target < leo {
 		if err := r.log.Truncate(target); err != nil {
-			b.logf("%s: truncate to %d failed: %v", k, target, err)
+			b.logf("%s: truncate to %d failed: %v", r.key, target, err)
 			r.retryAt = b.now + b.cfg.RetryBackoffMs
 			return
 		}
-		b.logf("%s: truncated by leader epoch from %d to %d (leader epoch %d ends at %d)", k, leo, r.log.LogEndOffset(), p.LeaderEpoch, p.EndOffset)
+		b.logf("%s: truncated %s from %d to %d%s", r.key, how, leo, r.log.LogEndOffset(), note)
 	}
 	r.truncating = false
 }

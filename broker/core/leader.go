@@ -3,6 +3,7 @@ package core
 import (
 	"slices"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 )
 
@@ -45,7 +46,13 @@ func (b *Broker) raiseHW(r *replica) bool {
 		return false
 	}
 	hw := r.log.LogEndOffset()
-	for _, id := range r.maximalISR() {
+	isr := r.maximalISR()
+	if b.cfg.Bugs.Has(bug.HWIgnoresISR) {
+		// Planted bug hw-ignores-isr: the leader counts itself alone,
+		// breaking the rule that the HW is the minimum LEO of the ISR.
+		isr = nil
+	}
+	for _, id := range isr {
 		if id == b.cfg.BrokerID {
 			continue
 		}
@@ -92,10 +99,20 @@ func (b *Broker) maybeExpandISR(r *replica, id int32, f *follower) {
 		return
 	}
 	leo := r.log.LogEndOffset()
-	if f.leo < r.log.HighWatermark() || f.leo < r.epochStart {
+	switch {
+	case b.cfg.Bugs.Has(bug.ISREarlyRejoin):
+		// Planted bug isr-early-rejoin: any fetch will do, breaking the
+		// rule that a follower rejoins only once it has caught up (the
+		// three cases below).
+	case f.leo < r.log.HighWatermark():
 		return
-	}
-	if b.cfg.ReplicaLagMaxMessages > 0 && leo-f.leo > b.cfg.ReplicaLagMaxMessages {
+	case f.leo < r.epochStart && !b.cfg.Bugs.Has(bug.ISRRejoinBeforeEpochStart):
+		// (Planted bug isr-rejoin-before-epoch-start skips this case:
+		// KAFKA-7128, a new leader's HW may lag the start of its epoch,
+		// and a follower between the two may still hold records to
+		// truncate, or lack committed ones.)
+		return
+	case b.cfg.ReplicaLagMaxMessages > 0 && leo-f.leo > b.cfg.ReplicaLagMaxMessages:
 		return
 	}
 	var isr []int32
@@ -134,6 +151,15 @@ func (b *Broker) maybeShrinkISRs() {
 		}
 		if len(keep) < len(r.isr) {
 			b.alterISR(r, keep, "shrink:%s", why)
+			if b.cfg.Bugs.Has(bug.ISRShrinkWithoutController) {
+				// Planted bug isr-shrink-without-controller: the shrink
+				// applies at once, whatever the controller answers (or
+				// if it never does), breaking the rule that only the
+				// controller changes the ISR (KIP-497): a leader cut off
+				// from everyone shrinks to itself and commits alone.
+				r.isr = keep
+				b.advanceHW(r)
+			}
 		}
 	}
 }

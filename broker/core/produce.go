@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/broker/bug"
 )
 
 var sprintf = fmt.Sprintf
@@ -21,6 +22,7 @@ func joinHostPort(host string, port int32) string {
 type produceWait struct {
 	key         tp
 	part        *kmsg.ProduceResponseTopicPartition
+	base        int64 // the offset of the first appended record
 	required    int64 // the HW that covers the appended batches
 	leaderEpoch int32
 }
@@ -103,7 +105,7 @@ func (b *Broker) appendProduced(topic string, p kmsg.ProduceRequestTopicPartitio
 		part.ErrorMessage = &msg
 		return produceWait{}, false
 	}
-	if acks == -1 && int32(len(r.isr)) < r.minISR {
+	if acks == -1 && b.belowMinISR(r) {
 		// Refused before appending: definitely not written.
 		part.ErrorCode = kerr.NotEnoughReplicas.Code
 		msg := sprintf("isr %v is smaller than min.insync.replicas %d", r.isr, r.minISR)
@@ -125,14 +127,33 @@ func (b *Broker) appendProduced(topic string, p kmsg.ProduceRequestTopicPartitio
 	}
 	part.BaseOffset, part.LogStartOffset = base, r.log.LogStartOffset()
 	b.wakeFetches(r.key)
-	w := produceWait{key: r.key, part: part, required: leo, leaderEpoch: r.leaderEpoch}
+	w := produceWait{key: r.key, part: part, base: base, required: leo, leaderEpoch: r.leaderEpoch}
 	if acks != -1 {
+		b.advanceHW(r)
+		return w, false
+	}
+	if b.cfg.Bugs.Has(bug.AckBeforeReplicate) {
+		// Planted bug ack-before-replicate: answered now, as acks=1 is,
+		// breaking the rule that acks=-1 is answered once the HW passes
+		// the batch (every in-sync replica has it).
 		b.advanceHW(r)
 		return w, false
 	}
 	// Registering the wait before advancing the HW lets a leader alone in
 	// the ISR answer at once, through checkProduces.
 	return w, true
+}
+
+// belowMinISR says whether the ISR is smaller than min.insync.replicas: an
+// acks=-1 write is then refused before its append, and answered
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below it while waiting.
+func (b *Broker) belowMinISR(r *replica) bool {
+	if b.cfg.Bugs.Has(bug.MinISRIgnored) {
+		// Planted bug min-isr-ignored: never, breaking the rule that an
+		// acks=-1 write needs min.insync.replicas in-sync replicas.
+		return false
+	}
+	return int32(len(r.isr)) < r.minISR
 }
 
 func (b *Broker) topicKnown(topic string, partition int32) bool {
@@ -159,12 +180,10 @@ func (b *Broker) checkProduces(k tp) {
 			}
 			switch {
 			case r == nil || r.role != roleLeader || r.leaderEpoch != w.leaderEpoch:
-				w.part.ErrorCode = kerr.NotLeaderForPartition.Code
-				w.part.BaseOffset = -1
+				b.failWait(w, kerr.NotLeaderForPartition.Code)
 			case r.log.HighWatermark() >= w.required:
-				if int32(len(r.isr)) < r.minISR {
-					w.part.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
-					w.part.BaseOffset = -1
+				if b.belowMinISR(r) {
+					b.failWait(w, kerr.NotEnoughReplicasAfterAppend.Code)
 				}
 			default:
 				waits = append(waits, w)
@@ -186,10 +205,32 @@ func (b *Broker) expireProduces() {
 			return false
 		}
 		for _, w := range pp.waits {
-			w.part.ErrorCode = kerr.RequestTimedOut.Code
-			w.part.BaseOffset = -1
+			b.failWait(w, kerr.RequestTimedOut.Code)
 		}
 		b.reply(pp.conn, pp.corr, pp.resp)
 		return true
 	})
+}
+
+// failWait answers an acks=-1 wait with an error. Every one of them means
+// "outcome unknown": the batch stays in the log, and may yet be committed.
+func (b *Broker) failWait(w produceWait, code int16) {
+	w.part.ErrorCode = code
+	w.part.BaseOffset = -1
+	if !b.cfg.Bugs.Has(bug.OffsetReuse) || code == kerr.NotLeaderForPartition.Code {
+		return
+	}
+	// Planted bug offset-reuse: the failed batch is taken back if nothing
+	// followed it, so the next batch gets its offsets, breaking the rule
+	// that an offset once given names one record for ever (followers may
+	// hold the batch, consumers may have read it).
+	r := b.replicas[w.key]
+	if r == nil || r.role != roleLeader || r.leaderEpoch != w.leaderEpoch || r.log.LogEndOffset() != w.required {
+		return
+	}
+	if err := r.log.Truncate(w.base); err != nil {
+		b.logf("%s: taking back the failed batch at %d: %v", r.key, w.base, err)
+		return
+	}
+	b.logf("%s: took back the failed batch at %d..%d (planted bug offset-reuse)", r.key, w.base, w.required-1)
 }
