@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 )
 
@@ -28,6 +29,9 @@ type Config struct {
 	DefaultReplicationFactor int16
 	DefaultMinInsyncReplicas int32
 	DefaultElection          string
+	// Bugs are the bugs planted in the controller on purpose (package
+	// bug), none unless a test asks. Only bugs that live in the controller.
+	Bugs bug.Set
 }
 
 // DefaultConfig returns the defaults the CLI documents.
@@ -48,6 +52,9 @@ func (c Config) Validate() error {
 		if err := control.ValidClusterID(c.ClusterID); err != nil {
 			return err
 		}
+	}
+	if err := c.Bugs.Only(bug.Controller); err != nil {
+		return err
 	}
 	switch {
 	case c.SessionTimeoutMs <= 0:
@@ -275,11 +282,18 @@ func (c *Controller) elect(t *control.Topic, p *control.Partition) {
 		}
 	}
 	isr := p.ISR
+	how := t.Election
 	if next != control.NoLeader {
 		if len(isr) > 1 {
 			isr = without(isr, old)
 		}
-	} else if t.Election == control.Unclean {
+	} else if t.Election == control.Unclean || c.cfg.Bugs.Has(bug.UncleanWhenClean) {
+		// (Planted bug unclean-when-clean comes here under a clean policy
+		// too, breaking the rule that a clean election picks only an
+		// in-sync replica, and stays offline otherwise.)
+		if t.Election != control.Unclean {
+			how = "unclean (planted bug unclean-when-clean)"
+		}
 		for _, r := range p.Replicas {
 			if r != old && c.live(r) {
 				next = r
@@ -297,7 +311,7 @@ func (c *Controller) elect(t *control.Topic, p *control.Partition) {
 	if next == control.NoLeader {
 		c.logf("%s-%d: offline (no live in-sync replica), isr %v", t.Name, p.Partition, p.ISR)
 	} else {
-		c.logf("%s-%d: leader %d epoch %d isr %v (%s election)", t.Name, p.Partition, next, p.LeaderEpoch, p.ISR, t.Election)
+		c.logf("%s-%d: leader %d epoch %d isr %v (%s election)", t.Name, p.Partition, next, p.LeaderEpoch, p.ISR, how)
 	}
 }
 
