@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/controller"
 	"github.com/chaos-isr/chaos/broker/core"
@@ -32,6 +33,10 @@ type Options struct {
 	Fsync      storage.Fsync
 	// FsyncIntervalMs is FsyncInterval's interval (0: storage's default).
 	FsyncIntervalMs int64
+	// StorageBugs are the planted storage bugs of every broker's logs
+	// (package bug); the broker's and the controller's own are in Broker
+	// and Controller.
+	StorageBugs bug.Set
 	// NoTrace turns the trace off (Trace returns ""): a whole simulated
 	// test delivers millions of messages, and formatting each one would
 	// cost more time and memory than running the cluster.
@@ -146,7 +151,7 @@ func New(opts Options) *Cluster {
 	c.ctrl = controller.New(opts.Controller, nil)
 	c.ctrlUp = true
 	for i := 1; i <= opts.Brokers; i++ {
-		n := &node{id: int32(i), logs: &storage.MemoryFactory{Fsync: opts.Fsync, FsyncIntervalMs: opts.FsyncIntervalMs}}
+		n := &node{id: int32(i), logs: &storage.MemoryFactory{Fsync: opts.Fsync, FsyncIntervalMs: opts.FsyncIntervalMs, Bugs: opts.StorageBugs}}
 		c.nodes = append(c.nodes, n)
 		c.startBroker(n)
 	}

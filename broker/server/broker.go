@@ -104,6 +104,9 @@ func StartBroker(ctx context.Context, opts BrokerOptions) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := opts.Storage.Validate(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -123,6 +126,9 @@ func StartBroker(ctx context.Context, opts BrokerOptions) (*Broker, error) {
 	}
 	b.log.Printf("listening on %s (advertised %s), cluster %s, controller %s, data %s, incarnation %s",
 		ln.Addr(), opts.Advertise, cmp.Or(cfg.ClusterID, control.DefaultClusterID), opts.Controller, opts.DataDir, cfg.Incarnation)
+	if bugs := cfg.Bugs | opts.Storage.Bugs; !bugs.Empty() {
+		b.log.Printf("PLANTED BUGS: %s: this broker breaks replication rules on purpose", bugs)
+	}
 	b.wg.Add(2)
 	go b.accept(ctx)
 	go b.loop(ctx)

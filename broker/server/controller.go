@@ -77,6 +77,9 @@ func StartController(ctx context.Context, opts ControllerOptions) (*Controller, 
 	c.saved = c.ctrl.Version()
 	c.log.Printf("listening on %s, cluster %s, data %s, metadata version %d, session timeout %dms",
 		ln.Addr(), cmp.Or(opts.Config.ClusterID, control.DefaultClusterID), opts.DataDir, c.ctrl.Version(), opts.Config.SessionTimeoutMs)
+	if !opts.Config.Bugs.Empty() {
+		c.log.Printf("PLANTED BUGS: %s: this controller breaks replication rules on purpose", opts.Config.Bugs)
+	}
 	c.wg.Add(2)
 	go c.accept(ctx)
 	go c.loop(ctx)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/broker/bug"
 )
 
 // DiskFactory opens Disk logs in Dir, one directory per partition named
@@ -281,6 +282,13 @@ func (d *Disk) recoverSegment(s *segment, si int32) error {
 			return err
 		}
 		switch {
+		case d.opts.Bugs.Has(bug.RecoveryKeepsTornTail) && h.BaseOffset == d.idx.leo():
+			// Planted bug recovery-keeps-torn-tail: a batch whose header
+			// is sane and continues the log is kept unchecked, breaking
+			// the rule that recovery cuts the log at the first batch that
+			// fails its CRC (a torn or corrupt tail is never served).
+			d.idx.add(h, si, pos)
+			pos += size
 		case batch.Verify(buf, h) != nil:
 			bad = batch.Verify(buf, h).Error()
 		case h.BaseOffset != d.idx.leo():
@@ -305,6 +313,13 @@ func (d *Disk) recoverSegment(s *segment, si int32) error {
 
 func (d *Disk) active() *segment { return d.segs[len(d.segs)-1] }
 
+// tears says whether unsynced batches are torn by a crash rather than lost
+// (see tear): only with planted bug recovery-keeps-torn-tail, and only when
+// the log keeps unsynced bytes to lose.
+func (d *Disk) tears() bool {
+	return d.opts.Bugs.Has(bug.RecoveryKeepsTornTail) && d.opts.LoseUnsynced && d.opts.Fsync != FsyncAlways
+}
+
 // Append implements Log. One Append goes into one segment: the active one
 // is rolled first if it is not empty and the append would take it past
 // SegmentBytes. If the write succeeds but a policy-driven sync fails, the
@@ -325,6 +340,17 @@ func (d *Disk) Append(b []byte) error {
 	a := d.active()
 	pos := a.size + int64(len(d.pending))
 	if d.opts.LoseUnsynced && d.opts.Fsync != FsyncAlways {
+		if d.tears() {
+			// A crash from now until the next sync leaves these batches
+			// torn on disk rather than absent (see tear); a sync writes
+			// the real bytes over them.
+			torn := slices.Clone(b)
+			tear(torn)
+			if _, err := a.f.WriteAt(torn, pos); err != nil {
+				a.f.Truncate(pos)
+				return err
+			}
+		}
 		d.pending = append(d.pending, b...)
 	} else {
 		if _, err := a.f.WriteAt(b, a.size); err != nil {
@@ -473,6 +499,12 @@ func (d *Disk) Truncate(offset int64) error {
 	s := d.segs[si]
 	if pos >= s.size {
 		d.pending = d.pending[:pos-s.size]
+		if d.tears() {
+			// The torn copies of the dropped batches go with them.
+			if err := s.f.Truncate(pos); err != nil {
+				return err
+			}
+		}
 	} else {
 		d.pending = nil
 		if err := s.f.Truncate(pos); err != nil {

@@ -3,6 +3,8 @@ package storage
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/chaos-isr/chaos/broker/bug"
 )
 
 // Memory is a Log held in memory, for the in-memory driver and tests. It is
@@ -27,6 +29,7 @@ type Memory struct {
 	intervalMs int64
 	lastSyncMs int64
 	closed     bool
+	bugs       bug.Set // planted storage bugs (package bug)
 }
 
 // NewMemory returns an empty log with FsyncNever.
@@ -97,7 +100,28 @@ func (m *Memory) truncate(offset int64) {
 // driver calls it when it crashes the node; a closed log has nothing to
 // lose because Close syncs.
 func (m *Memory) LoseUnsynced() {
+	if m.bugs.Has(bug.RecoveryKeepsTornTail) {
+		m.tearUnsynced()
+		return
+	}
 	m.truncate(m.syncedEnd)
+}
+
+// tearUnsynced is LoseUnsynced under planted bug recovery-keeps-torn-tail:
+// the crash tears the unsynced batches (see tear) and the restart keeps
+// them, breaking the rule that recovery cuts the log at the first batch
+// that fails its CRC (Disk applies it when it opens, Memory here).
+func (m *Memory) tearUnsynced() {
+	k := m.idx.find(m.syncedEnd)
+	if k == len(m.idx.entries) {
+		return
+	}
+	// A copy, so that slices Read returned keep their bytes.
+	buf := make([]byte, len(m.buf))
+	copy(buf, m.buf)
+	tear(buf[m.idx.entries[k].pos:])
+	m.buf = buf
+	m.syncedEnd = m.idx.leo()
 }
 
 // LogStartOffset implements Log.
@@ -188,6 +212,9 @@ type MemoryFactory struct {
 	// each log's MaybeSync from its clock.
 	Fsync           Fsync
 	FsyncIntervalMs int64
+	// Bugs are the planted storage bugs every log opened runs with
+	// (package bug); none unless a test asks.
+	Bugs bug.Set
 
 	logs map[memKey]*Memory
 	keys []memKey // creation order, so that iteration is deterministic
@@ -212,7 +239,7 @@ func (f *MemoryFactory) OpenMemory(topic string, partition int32) (*Memory, erro
 	if f.logs == nil {
 		f.logs = make(map[memKey]*Memory)
 	}
-	m := &Memory{fsync: f.Fsync, intervalMs: f.FsyncIntervalMs}
+	m := &Memory{fsync: f.Fsync, intervalMs: f.FsyncIntervalMs, bugs: f.Bugs}
 	if m.intervalMs <= 0 {
 		m.intervalMs = DefaultFsyncIntervalMs
 	}

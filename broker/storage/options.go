@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/chaos-isr/chaos/broker/bug"
 )
 
 // Fsync is when a log forces appended batches to stable storage. The policy
@@ -109,9 +111,21 @@ type Options struct {
 	// in Unix milliseconds). MaybeSync's argument must come from the same
 	// clock.
 	NowMs func() int64
+	// Bugs are the bugs planted in the storage on purpose (package bug),
+	// none unless a test asks. Only bugs that live in the storage.
+	Bugs bug.Set
+}
+
+// Validate refuses options no log can be opened with.
+func (o Options) Validate() error {
+	_, err := o.normalized()
+	return err
 }
 
 func (o Options) normalized() (Options, error) {
+	if err := o.Bugs.Only(bug.Storage); err != nil {
+		return o, fmt.Errorf("storage: %w", err)
+	}
 	if o.SegmentBytes <= 0 {
 		o.SegmentBytes = DefaultSegmentBytes
 	}
