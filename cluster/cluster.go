@@ -112,4 +112,3 @@ func WatchExits(ctx context.Context, lc Cluster, out io.Writer) {
 		}
 	}
 }
-

@@ -23,6 +23,11 @@ type Settings struct {
 	ReplicationFactor int16  `json:"replication_factor"`
 	MinInsyncReplicas int32  `json:"min_insync_replicas"`
 	Election          string `json:"election"`
+	// Bugs are bugs planted on purpose, by name (chaos bugs lists them):
+	// none in a real test. Every node gets the whole list (--bug) and
+	// takes the bugs that live in it, ignoring the others; the nodes
+	// refuse an unknown name.
+	Bugs []string `json:"bugs,omitempty"`
 }
 
 // DefaultSettings are the brokers' and the controller's own defaults
@@ -50,14 +55,24 @@ func (s Settings) BrokerArgs() []string {
 	if s.NoAutoCreateTopics {
 		a = append(a, "--no-auto-create-topics")
 	}
+	return append(a, s.bugArgs()...)
+}
+
+// bugArgs are the --bug flags both kinds of node take.
+func (s Settings) bugArgs() []string {
+	var a []string
+	for _, b := range s.Bugs {
+		a = append(a, "--bug", b)
+	}
 	return a
 }
 
 // ControllerArgs are the flags of "chaos controller" for these settings.
 func (s Settings) ControllerArgs() []string {
-	return []string{
+	a := []string{
 		"--session-timeout-ms", strconv.FormatInt(s.SessionTimeoutMs, 10), "--partitions", fmt.Sprint(s.Partitions),
 		"--replication-factor", fmt.Sprint(s.ReplicationFactor), "--min-insync-replicas", fmt.Sprint(s.MinInsyncReplicas),
 		"--election", s.Election,
 	}
+	return append(a, s.bugArgs()...)
 }
