@@ -21,4 +21,5 @@
 //	wire        Kafka framing and request/response encoding with kmsg
 //	server      the real driver for a broker or the controller
 //	memdriver   the in-memory driver: virtual clock, message queue, seeded faults
+//	bug         the bugs that can be planted on purpose, all off by default
 package broker

@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/controller"
 	"github.com/chaos-isr/chaos/broker/core"
@@ -69,6 +71,42 @@ func (f *replicationFlags) apply(cfg *core.Config, st *storage.Options) error {
 	return nil
 }
 
+// bugFlags is --bug on chaos broker and chaos controller: bugs planted on
+// purpose (package bug). A node takes the bugs that live in it (a broker
+// those of the broker and of its storage, the controller its own) and
+// ignores the others, saying so, so that one list can be given to every
+// node of a cluster as the other settings are; an unknown name is refused
+// with the list of known ones.
+type bugFlags struct{ names []string }
+
+func (f *bugFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVar(&f.names, "bug", nil,
+		"plant bug NAME on purpose (repeatable, or NAME,NAME; chaos bugs lists them); a node takes the bugs that live in it and ignores the others")
+}
+
+// parse returns the bugs asked for, refusing an unknown name.
+func (f *bugFlags) parse() (bug.Set, error) {
+	var s bug.Set
+	for _, n := range f.names {
+		b, err := bug.Parse(strings.TrimSpace(n))
+		if err != nil {
+			return 0, flagError("bug", n, "not a known bug", "one of "+strings.Join(bug.Names(), ", ")+" (chaos bugs describes them)")
+		}
+		s |= bug.Of(b)
+	}
+	return s, nil
+}
+
+// ignore says on stderr which bugs process p ignores because they live in
+// another node.
+func (f *bugFlags) ignore(cmd *cobra.Command, p bug.Node, s bug.Set) {
+	for _, b := range s.Bugs() {
+		if b.Node().Process() != p {
+			fmt.Fprintf(cmd.ErrOrStderr(), "chaos %s: ignoring --bug %s: it lives in the %s\n", p, b, b.Node())
+		}
+	}
+}
+
 func newBrokerCmd() *cobra.Command {
 	var (
 		id         int32
@@ -79,6 +117,7 @@ func newBrokerCmd() *cobra.Command {
 		data       string
 		rf         replicationFlags
 		peers      map[string]string
+		bugs       bugFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "broker",
@@ -114,6 +153,11 @@ it recovers its logs and rejoins the cluster.`,
 			if err := rf.apply(&cfg, &st); err != nil {
 				return err
 			}
+			planted, err := bugs.parse()
+			if err != nil {
+				return err
+			}
+			cfg.Bugs, st.Bugs = planted.On(bug.Broker), planted.On(bug.Storage)
 			peerAddrs := map[int32]string{}
 			for k, v := range peers {
 				pid, err := strconv.ParseInt(k, 10, 32)
@@ -125,6 +169,7 @@ it recovers its logs and rejoins the cluster.`,
 				}
 				peerAddrs[int32(pid)] = v
 			}
+			bugs.ignore(cmd, bug.Broker, planted)
 			if err := stopIfValidating(cmd); err != nil {
 				return err
 			}
@@ -150,6 +195,7 @@ it recovers its logs and rejoins the cluster.`,
 	fl.StringVar(&data, "data", "", "data directory (required)")
 	fl.StringToStringVar(&peers, "peer-addr", nil, "ID=HOST:PORT: dial broker ID at this address instead of the one it advertises (e.g. through a proxy); repeatable")
 	rf.register(cmd)
+	bugs.register(cmd)
 	return cmd
 }
 
@@ -194,6 +240,7 @@ func newControllerCmd() *cobra.Command {
 		data      string
 		clusterID string
 		tf        topicFlags
+		bugs      bugFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -214,9 +261,15 @@ func newControllerCmd() *cobra.Command {
 			}
 			cfg := tf.config()
 			cfg.ClusterID = clusterID
+			planted, err := bugs.parse()
+			if err != nil {
+				return err
+			}
+			cfg.Bugs = planted.On(bug.Controller)
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			bugs.ignore(cmd, bug.Controller, planted)
 			if err := stopIfValidating(cmd); err != nil {
 				return err
 			}
@@ -234,6 +287,7 @@ func newControllerCmd() *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "data directory for the cluster metadata (required)")
 	cmd.Flags().StringVar(&clusterID, "cluster-id", control.DefaultClusterID, clusterIDUsage)
 	tf.register(cmd)
+	bugs.register(cmd)
 	return cmd
 }
 
