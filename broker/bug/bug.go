@@ -98,7 +98,7 @@ var registry = [count]Info{
 		Breaks:   "a follower is asked back into the ISR at its first fetch, before it has caught up to the high watermark (and the start of the leader epoch)",
 		Mirrors:  "the ISR membership rule (Kafka's Partition.maybeExpandIsr: a follower rejoins only once its LEO reaches the HW)",
 		Why:      "the ISR is the set clean elections choose from: a member that lacks committed records turns a clean election into a lossy one",
-		Scenario: "acks=-1, kill or pause a follower, restart it, then kill-leader: the lagging follower is elected (lost-write)",
+		Scenario: "acks=-1, slow-follower or slow-followers-kill-leader: a follower far behind is back in the ISR at its first fetch and stays behind; the leader dies and it is elected (lost-write)",
 	},
 	{
 		Bug: ISRRejoinBeforeEpochStart, Name: "isr-rejoin-before-epoch-start", Node: Broker,

@@ -18,7 +18,18 @@ import (
 // returns the trace, the acknowledged values in offset order, and the
 // committed log the cluster converged to.
 func randomRun(t *testing.T, seed uint64, steps int, spec control.TopicSpec) (trace string, acked map[string]int64, final []string, c *Cluster) {
-	c = New(DefaultOptions(seed))
+	c, acked = randomSchedule(t, DefaultOptions(seed), steps, spec)
+	if !converge(c) {
+		t.Fatalf("seed %d: cluster did not converge:\n%s", seed, c.State("t", 0))
+	}
+	return c.Trace(), acked, c.Committed("t", 0), c
+}
+
+// randomSchedule is randomRun's schedule on a cluster with opts, up to the
+// heal: it returns the cluster and the acknowledged values.
+func randomSchedule(t *testing.T, opts Options, steps int, spec control.TopicSpec) (c *Cluster, acked map[string]int64) {
+	seed := opts.Seed
+	c = New(opts)
 	c.Run(500)
 	if err := c.CreateTopic(spec); err != nil {
 		t.Fatal(err)
@@ -79,7 +90,13 @@ func randomRun(t *testing.T, seed uint64, steps int, spec control.TopicSpec) (tr
 		c.Restart(id)
 		c.Resume(id)
 	}
-	if !c.RunUntil(30000, func() bool {
+	return c, acked
+}
+
+// converge runs c until partition t-0 has a leader, a full ISR and one HW
+// at every replica's log end, for at most 30 s.
+func converge(c *Cluster) bool {
+	return c.RunUntil(30000, func() bool {
 		p := c.Partition("t", 0)
 		if p == nil || p.Leader == control.NoLeader || len(p.ISR) != 3 {
 			return false
@@ -93,10 +110,7 @@ func randomRun(t *testing.T, seed uint64, steps int, spec control.TopicSpec) (tr
 			hw = info.HW
 		}
 		return true
-	}) {
-		t.Fatalf("seed %d: cluster did not converge:\n%s", seed, c.State("t", 0))
-	}
-	return c.Trace(), acked, c.Committed("t", 0), c
+	})
 }
 
 var safe = control.TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: control.Clean}
