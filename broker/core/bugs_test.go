@@ -166,37 +166,60 @@ func TestBugReadPastHW(t *testing.T) {
 	})
 }
 
-// followerRun starts leader 1 on leader's log and follower 2 on
-// follower's (with HW followerHW) in leader epoch epoch, lets the follower
-// truncate and catch up, and returns what it asked and its log.
-func followerRun(t *testing.T, cfg func(int32) Config, leader, follower []epochValue, followerHW int64, epoch int32) (asked, leaderLog, followerLog []string) {
-	t.Helper()
-	l := newHarness(t, cfg(1), seeded(t, leader...))
-	l.partition(1, epoch, 0, 1)
-	f := newHarness(t, cfg(2), seededHW(t, followerHW, follower...))
-	f.partition(1, epoch, 0, 1)
-	f.tick(f.now + 1)
-	asked = pump(t, l, f)
-	return asked, l.values(), f.values()
-}
-
-// truncate-to-hw (KIP-101's second scenario): a follower whose HW covers
-// records of an epoch the leader never had. Without the bug it asks the
-// leader where its epoch ends, truncates there and ends with the leader's
-// log; with it, it asks nothing, keeps its log up to its HW and appends
-// the leader's records after them: the replicas diverge.
-func TestBugTruncateToHW(t *testing.T) {
-	withBugs(t, bug.Of(bug.TruncateToHW), func(t *testing.T, on bool, cfg func(int32) Config) {
-		asked, leader, follower := followerRun(t, cfg, join(ev(0, "a b"), ev(2, "c d e")), join(ev(0, "a b"), ev(1, "x y")), 4, 2)
-		wantAsked := pick(on, []string{"epoch 1", "fetch@2", "fetch@5 waits"}, []string{"fetch@4", "fetch@5 waits"})
-		if !slices.Equal(asked, wantAsked) {
-			t.Fatalf("follower asked %v, want %v", asked, wantAsked)
-		}
-		wantLog := pick(on, leader, []string{"a", "b", "x", "y", "e"})
-		if !slices.Equal(follower, wantLog) {
-			t.Fatalf("follower log %v, want %v (leader %v)", follower, wantLog, leader)
-		}
-	})
+// The follower truncation bugs, each on a leader and a follower log that
+// show it: without the bug the follower asks the leader where its epoch
+// ends (KIP-101, with KIP-279's second round), truncates there and ends
+// with the leader's log; with it, the follower keeps records the leader
+// never had and the replicas diverge.
+//
+//   - truncate-to-hw (KIP-101's second scenario): the follower's HW covers
+//     records of an epoch the leader never had; it keeps its log up to its
+//     HW, asks nothing and appends the leader's records after them.
+//   - no-follower-truncation: it keeps its whole log and fetches from its
+//     end.
+//   - epoch-truncation-single-round (KAFKA-6361): the leader answers about
+//     an epoch (2) the follower never had; the follower truncates to the
+//     leader's end of epoch 2 (3) instead of asking again about its own
+//     epoch below it (1), and keeps x at offset 2.
+func TestBugFollowerTruncation(t *testing.T) {
+	for _, tc := range []struct {
+		bug              bug.Bug
+		leader, follower []epochValue
+		followerHW       int64
+		epoch            int32
+		askedOff         []string // what the follower asks without the bug
+		askedOn          []string // with it
+		logOn            []string // the follower's log with it (without: the leader's)
+	}{
+		{
+			bug: bug.TruncateToHW, leader: join(ev(0, "a b"), ev(2, "c d e")), follower: join(ev(0, "a b"), ev(1, "x y")), followerHW: 4, epoch: 2,
+			askedOff: []string{"epoch 1", "fetch@2", "fetch@5 waits"}, askedOn: []string{"fetch@4", "fetch@5 waits"}, logOn: []string{"a", "b", "x", "y", "e"},
+		},
+		{
+			bug: bug.NoFollowerTruncation, leader: join(ev(0, "a b"), ev(2, "c d e")), follower: join(ev(0, "a b"), ev(1, "x y")), epoch: 2,
+			askedOff: []string{"epoch 1", "fetch@2", "fetch@5 waits"}, askedOn: []string{"fetch@4", "fetch@5 waits"}, logOn: []string{"a", "b", "x", "y", "e"},
+		},
+		{
+			bug: bug.EpochTruncationSingleRound, leader: join(ev(0, "a b"), ev(2, "c")), follower: join(ev(0, "a b"), ev(1, "x"), ev(3, "y")), epoch: 4,
+			askedOff: []string{"epoch 3", "epoch 1", "fetch@2", "fetch@3 waits"}, askedOn: []string{"epoch 3", "fetch@3 waits"}, logOn: []string{"a", "b", "x"},
+		},
+	} {
+		t.Run(tc.bug.String(), func(t *testing.T) {
+			withBugs(t, bug.Of(tc.bug), func(t *testing.T, on bool, cfg func(int32) Config) {
+				l := newHarness(t, cfg(1), seeded(t, tc.leader...))
+				l.partition(1, tc.epoch, 0, 1)
+				f := newHarness(t, cfg(2), seededHW(t, tc.followerHW, tc.follower...))
+				f.partition(1, tc.epoch, 0, 1)
+				f.tick(f.now + 1)
+				if asked, want := pump(t, l, f), pick(on, tc.askedOff, tc.askedOn); !slices.Equal(asked, want) {
+					t.Fatalf("follower asked %v, want %v", asked, want)
+				}
+				if got, want := f.values(), pick(on, l.values(), tc.logOn); !slices.Equal(got, want) {
+					t.Fatalf("follower log %v, want %v (leader %v)", got, want, l.values())
+				}
+			})
+		})
+	}
 }
 
 // truncate-to-hw (KIP-101's first scenario): a follower whose HW lags its
@@ -213,42 +236,6 @@ func TestBugTruncateToHWDropsRecords(t *testing.T) {
 		}
 		if kinds, want := sendKinds(f.take()), pick(on, []string{"OffsetForLeaderEpoch"}, []string{"Fetch"}); !slices.Equal(kinds, want) {
 			t.Fatalf("follower sent %v, want %v", kinds, want)
-		}
-	})
-}
-
-// no-follower-truncation: a follower with a suffix from an epoch the leader
-// never had keeps it with the bug (fetching from its own log end) and
-// drops it without.
-func TestBugNoFollowerTruncation(t *testing.T) {
-	withBugs(t, bug.Of(bug.NoFollowerTruncation), func(t *testing.T, on bool, cfg func(int32) Config) {
-		asked, leader, follower := followerRun(t, cfg, join(ev(0, "a b"), ev(2, "c d e")), join(ev(0, "a b"), ev(1, "x y")), 0, 2)
-		wantAsked := pick(on, []string{"epoch 1", "fetch@2", "fetch@5 waits"}, []string{"fetch@4", "fetch@5 waits"})
-		if !slices.Equal(asked, wantAsked) {
-			t.Fatalf("follower asked %v, want %v", asked, wantAsked)
-		}
-		wantLog := pick(on, leader, []string{"a", "b", "x", "y", "e"})
-		if !slices.Equal(follower, wantLog) {
-			t.Fatalf("follower log %v, want %v (leader %v)", follower, wantLog, leader)
-		}
-	})
-}
-
-// epoch-truncation-single-round (KAFKA-6361): the leader answers about an
-// epoch (2) the follower never had. Without the bug the follower asks
-// again about its own epoch below it (1), truncates to 2 and ends with the
-// leader's log; with it, it truncates to the leader's end of epoch 2 (3)
-// and keeps x, which the leader never had, at offset 2.
-func TestBugEpochTruncationSingleRound(t *testing.T) {
-	withBugs(t, bug.Of(bug.EpochTruncationSingleRound), func(t *testing.T, on bool, cfg func(int32) Config) {
-		asked, leader, follower := followerRun(t, cfg, join(ev(0, "a b"), ev(2, "c")), join(ev(0, "a b"), ev(1, "x"), ev(3, "y")), 0, 4)
-		wantAsked := pick(on, []string{"epoch 3", "epoch 1", "fetch@2", "fetch@3 waits"}, []string{"epoch 3", "fetch@3 waits"})
-		if !slices.Equal(asked, wantAsked) {
-			t.Fatalf("follower asked %v, want %v", asked, wantAsked)
-		}
-		wantLog := pick(on, leader, []string{"a", "b", "x"})
-		if !slices.Equal(follower, wantLog) {
-			t.Fatalf("follower log %v, want %v (leader %v)", follower, wantLog, leader)
 		}
 	})
 }
