@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
+)
+
+// The simulated broker has no known bug to shrink, so the tests plant a
+// failure honestly: a run of scenario 1 (acks=1, the leader of a
+// partition cut off; it loses writes only the old leader had, which
+// acks=1 permits) judged as if its producers had asked for acks=-1,
+// which promises that an acknowledged write is committed and never lost.
+// The history is the run's own; only the promise it is held to is
+// stricter, exactly as "chaos check --acks -1" would judge it. Its lost
+// writes are then forbidden, and they show only when a window cut a
+// leader off while producers wrote to it: what a bug that acknowledged
+// writes before they were replicated would look like.
+
+// asAcksAll names the anomalies o's history shows that acks=-1 forbids.
+func asAcksAll(t testing.TB) func(runner.Outcome) []string {
+	return func(o runner.Outcome) []string {
+		tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		cfg := tc.CheckerConfig()
+		cfg.Acks = -1
+		// The linearizability search is the slow part of judging, and
+		// the loss alone is the planted failure.
+		return checker.Check(ops, cfg, checker.Options{SkipLinearizability: true}).Unexpected
+	}
+}
+
+// planted is scenario 1 with other faults mixed in, for a search to
+// remove: 40 s, a window every 5 s or so.
+func planted(t testing.TB, seed uint64) runner.Spec {
+	s := spec(t, seed, "partition-leader", "kill", "pause")
+	s.Acks, s.Settings.MinInsyncReplicas = 1, 1
+	s.TimeLimit, s.NemesisInterval = 40*time.Second, 5*time.Second
+	return s
+}
+
+// TestExplicitSchedule: a seeded schedule written out as the spec's own
+// windows (each time rounded up to the millisecond the virtual clock
+// runs on) replays the seeded run byte for byte: the windows are all the
+// seed gave the schedule.
+func TestExplicitSchedule(t *testing.T) {
+	s := planted(t, 5)
+	e := Explicit(s)
+	if len(e.Windows) < 3 || e.Faults != nil || e.NemesisInterval != 0 {
+		t.Fatalf("written out: %s, faults %v, interval %s", e.Windows, e.Faults, e.NemesisInterval)
+	}
+	for _, w := range e.Windows {
+		if w.Start%time.Millisecond != 0 || w.End%time.Millisecond != 0 {
+			t.Errorf("%s: not in whole milliseconds", w)
+		}
+	}
+	a, b := run(t, s), run(t, e)
+	if x, y := file(t, a, results.HistoryFile), file(t, b, results.HistoryFile); !bytes.Equal(x, y) {
+		t.Errorf("the schedule written out ran another history (%d bytes, seeded %d)", len(y), len(x))
+	}
+	tc, err := results.ReadTestConfig(filepath.Join(b.Dir, results.TestFile))
+	if err != nil || !tc.ScheduleGiven || tc.Schedule.String() != e.Windows.String() {
+		t.Errorf("test.json: given %v, schedule %s (%v)", tc.ScheduleGiven, tc.Schedule, err)
+	}
+}
+
+// storeRuns lists the run directories a store holds.
+func storeRuns(t *testing.T, store string) []string {
+	t.Helper()
+	runs, err := filepath.Glob(filepath.Join(store, "*", "2*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// TestShrink: a planted failure with four windows of three kinds shrinks
+// to a run with fewer windows and operations that still fails; the one
+// run the search keeps in the store is the smallest, and replaying its
+// spec gives its history byte for byte, failing the same way.
+func TestShrink(t *testing.T) {
+	s := planted(t, 5)
+	judge := asAcksAll(t)
+	var steps []ShrinkStep
+	res, err := Shrink(context.Background(), s, ShrinkOptions{Runs: 150, Unexpected: judge, Progress: func(st ShrinkStep) { steps = append(steps, st) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d runs: %+v -> %+v, target %v; %s, %s, %d producers, %d consumers, %d partitions, %g sends/s",
+		res.Runs, res.OriginalSize, res.Size, res.Target, res.Spec.Windows, res.Spec.TimeLimit,
+		res.Spec.Concurrency, res.Spec.Consumers, res.Spec.Settings.Partitions, res.Spec.Rate)
+	if o, n := res.OriginalSize, res.Size; n.Windows >= o.Windows || n.Ops >= o.Ops/10 || n.TimeLimit >= o.TimeLimit {
+		t.Errorf("not smaller: %+v -> %+v", o, n)
+	}
+	if !slices.Contains(res.Target, checker.LostWriteName) || len(steps) != res.Runs || !steps[0].Fails {
+		t.Errorf("target %v, %d steps of %d runs", res.Target, len(steps), res.Runs)
+	}
+	if sp := res.Spec; sp.Concurrency >= s.Concurrency && sp.Rate >= s.Rate && sp.Settings.Partitions >= s.Settings.Partitions {
+		t.Errorf("the workload did not shrink: %+v", sp)
+	}
+	if runs := storeRuns(t, s.Store); len(runs) != 1 || runs[0] != res.Outcome.Dir {
+		t.Errorf("the store keeps %v; want only the shrunk run %s", runs, res.Outcome.Dir)
+	}
+	again := run(t, res.Spec)
+	if x, y := file(t, res.Outcome, results.HistoryFile), file(t, again, results.HistoryFile); !bytes.Equal(x, y) {
+		t.Errorf("the shrunk spec replayed another history (%d bytes, then %d)", len(x), len(y))
+	}
+	if got := judge(again); !covers(got, res.Target) {
+		t.Errorf("the replay shows %v; want %v", got, res.Target)
+	}
+}
+
+// TestShrinkDeterministic: the same run and budget shrink the same way,
+// step for step; a budget spent ends the search with the smallest run so
+// far.
+func TestShrinkDeterministic(t *testing.T) {
+	var trail [2][]string
+	var found [2]runner.Spec
+	for i := range 2 {
+		s := planted(t, 5)
+		s.TimeLimit = 25 * time.Second // two windows: the same first two as in 40 s
+		res, err := Shrink(context.Background(), s, ShrinkOptions{Runs: 6, Unexpected: asAcksAll(t), Progress: func(st ShrinkStep) {
+			trail[i] = append(trail[i], fmt.Sprintf("%s %v %v", st.What, st.Fails, st.Unexpected))
+		}})
+		if err != nil || !res.Exhausted || res.Runs != 6 {
+			t.Fatalf("%v: exhausted %v after %d runs", err, res.Exhausted, res.Runs)
+		}
+		found[i] = res.Spec
+		found[i].Store = ""
+	}
+	if !slices.Equal(trail[0], trail[1]) || !reflect.DeepEqual(found[0], found[1]) {
+		t.Errorf("two searches differ:\n%v\n%v", trail[0], trail[1])
+	}
+}
+
+// TestShrinkValid: a run that shows nothing forbidden has nothing to
+// shrink, and leaves nothing in the store.
+func TestShrinkValid(t *testing.T) {
+	s := planted(t, 5)
+	res, err := Shrink(context.Background(), s, ShrinkOptions{Runs: 10})
+	if !errors.Is(err, ErrNotFailing) || res.Runs != 1 || !strings.Contains(err.Error(), "verdict VALID, unexpected: none") {
+		t.Fatalf("%v after %d runs", err, res.Runs)
+	}
+	if runs := storeRuns(t, s.Store); len(runs) != 0 {
+		t.Errorf("left in the store: %v", runs)
+	}
+}
