@@ -79,6 +79,11 @@ func TestStoredSpec(t *testing.T) {
 	n := s.Normalized()
 	tc := n.TestConfig(time.Now(), "test", "id", "", n.WorkloadConfig(nil))
 
+	derived := tc
+	derived.Name = s.DefaultName()
+	if got := StoredSpec(derived).Name; got != "" {
+		t.Errorf("a name derived from the configuration is kept as if chosen: %q", got)
+	}
 	got := StoredSpec(tc)
 	want := n
 	want.Store, want.Runtime, want.Command = "", "", nil

@@ -6,7 +6,7 @@ import (
 )
 
 // StoredSpec is the spec that repeats a stored run as far as its
-// test.json records it: the name, the seed, the cluster's settings, the
+// test.json records it: the name (if it was chosen), the seed, the cluster's settings, the
 // workload, the convergence timeout, and the planned fault windows as
 // Windows (a real run drew them from its seed and a nemesis interval
 // that test.json does not keep; the windows are what ran). Its faults are
@@ -26,7 +26,13 @@ func StoredSpec(tc results.TestConfig) Spec {
 	st.Fsync, st.LoseUnsynced, st.Partitions = c.Fsync, c.LoseUnsynced, w.Partitions
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = w.Acks, w.Concurrency, w.Consumers, w.Rate
 	s.TimeLimit, s.RequestTimeout, s.ConvergeTimeout = w.TimeLimit, w.RequestTimeout, tc.Converge
-	s.Faults, s.NemesisInterval = nil, 0
+	s.Faults, s.NemesisInterval = tc.Nemesis, 0
+	if s.DefaultName() == tc.Name {
+		// A name derived from the configuration, not chosen: a run of
+		// fewer kinds of faults (a shrunk one) derives its own.
+		s.Name = ""
+	}
+	s.Faults = nil
 	for _, f := range tc.Schedule {
 		s.Windows = append(s.Windows, nemesis.Event{Fault: f.Fault, Start: f.Start, End: f.End})
 	}
