@@ -165,3 +165,34 @@ func TestShrinkValid(t *testing.T) {
 		t.Errorf("left in the store: %v", runs)
 	}
 }
+
+// TestReproduce: the seed found is the first, in the order given, whose
+// run shows the target, however many runs go at once; only its run stays
+// in the store, and a target no seed shows is reported as not found.
+func TestReproduce(t *testing.T) {
+	// Of these, seed 2's run loses writes but shows no nonmonotonic-send
+	// under acks=-1; seed 1's shows both.
+	seeds := []uint64{2, 1, 3}
+	target := []string{checker.LostWriteName, checker.NonmonotonicSendName}
+	for _, parallel := range []int{1, 2} {
+		s := planted(t, 0)
+		var ended []uint64
+		rep := Reproduce(context.Background(), s, seeds, target, ReproduceOptions{Parallel: parallel, Unexpected: asAcksAll(t),
+			Done: func(r SweepRun, _ bool) { ended = append(ended, r.Seed) }})
+		if !rep.Found || rep.Run.Seed != 1 || len(rep.Runs) != 2 || rep.Runs[0].Seed != 2 || covers(rep.Unexpected[0], target) {
+			t.Fatalf("parallel %d: found %v seed %d after %d runs (ended %v): %v", parallel, rep.Found, rep.Run.Seed, len(rep.Runs), ended, rep.Unexpected)
+		}
+		if runs := storeRuns(t, s.Store); len(runs) != 1 || runs[0] != rep.Run.Outcome.Dir {
+			t.Errorf("parallel %d: the store keeps %v", parallel, runs)
+		}
+	}
+	s := planted(t, 0)
+	s.TimeLimit = 20 * time.Second
+	rep := Reproduce(context.Background(), s, []uint64{1, 2}, []string{checker.GarbageReadName}, ReproduceOptions{Parallel: 2})
+	if rep.Found || len(rep.Runs) != 2 {
+		t.Errorf("garbage-read found: %v after %d runs", rep.Found, len(rep.Runs))
+	}
+	if runs := storeRuns(t, s.Store); len(runs) != 0 {
+		t.Errorf("the store keeps %v", runs)
+	}
+}
