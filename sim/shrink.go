@@ -87,10 +87,10 @@ type ShrinkStep struct {
 	// Fails: the run showed every anomaly of the target, so the change
 	// is kept.
 	Fails bool
-	// Unexpected are the run's unexpected anomalies; Err why it ended
-	// without a verdict.
-	Unexpected []string
-	Err        error
+	// Unexpected are the run's unexpected anomalies, Missing those of the
+	// target it did not show; Err why it ended without a verdict.
+	Unexpected, Missing []string
+	Err                 error
 }
 
 // Shrunk is what a search found.
@@ -254,6 +254,11 @@ func (s *shrinker) run(spec runner.Spec) (runner.Outcome, []string, error) {
 func (s *shrinker) step(what string, spec runner.Spec, unexpected []string, err error) {
 	st := ShrinkStep{Run: s.runs, Budget: s.o.Runs, What: what, Spec: spec, Unexpected: unexpected, Err: err,
 		Fails: err == nil && len(unexpected) > 0 && covers(unexpected, s.target)}
+	for _, x := range s.target {
+		if !slices.Contains(unexpected, x) {
+			st.Missing = append(st.Missing, x)
+		}
+	}
 	s.steps = append(s.steps, st)
 	if s.o.Progress != nil {
 		s.o.Progress(st)

@@ -145,7 +145,7 @@ func shrinkProgress(w io.Writer, quiet bool) func(sim.ShrinkStep) {
 		case len(st.Unexpected) == 0:
 			how = "passes"
 		default:
-			how = "fails otherwise (" + anomalyList(st.Unexpected) + ")"
+			how = "no " + strings.Join(st.Missing, ", ") + " (shows " + anomalyList(st.Unexpected) + ")"
 		}
 		fmt.Fprintf(w, "[%*d/%d] %s: %s\n", len(strconv.Itoa(st.Budget)), st.Run, st.Budget, st.What, how)
 	}
