@@ -13,46 +13,26 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/planted"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 )
 
-// The simulated broker has no known bug to shrink, so the tests plant a
-// failure honestly: a run of scenario 1 (acks=1, the leader of a
-// partition cut off; it loses writes only the old leader had, which
-// acks=1 permits) judged as if its producers had asked for acks=-1,
-// which promises that an acknowledged write is committed and never lost.
-// The history is the run's own; only the promise it is held to is
-// stricter, exactly as "chaos check --acks -1" would judge it. Its lost
-// writes are then forbidden, and they show only when a window cut a
-// leader off while producers wrote to it: what a bug that acknowledged
-// writes before they were replicated would look like.
-
-// asAcksAll names the anomalies o's history shows that acks=-1 forbids.
+// asAcksAll judges a run as package planted does: a failure planted by
+// holding scenario 1's history to acks=-1's promise.
 func asAcksAll(t testing.TB) func(runner.Outcome) []string {
 	return func(o runner.Outcome) []string {
-		tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
+		u, err := planted.AsAcksAll(o.Dir)
 		if err != nil {
 			t.Error(err)
-			return nil
 		}
-		ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		cfg := tc.CheckerConfig()
-		cfg.Acks = -1
-		// The linearizability search is the slow part of judging, and
-		// the loss alone is the planted failure.
-		return checker.Check(ops, cfg, checker.Options{SkipLinearizability: true}).Unexpected
+		return u
 	}
 }
 
-// planted is scenario 1 with other faults mixed in, for a search to
+// plantedSpec is scenario 1 with other faults mixed in, for a search to
 // remove: 40 s, a window every 5 s or so.
-func planted(t testing.TB, seed uint64) runner.Spec {
+func plantedSpec(t testing.TB, seed uint64) runner.Spec {
 	s := spec(t, seed, "partition-leader", "kill", "pause")
 	s.Acks, s.Settings.MinInsyncReplicas = 1, 1
 	s.TimeLimit, s.NemesisInterval = 40*time.Second, 5*time.Second
@@ -64,7 +44,7 @@ func planted(t testing.TB, seed uint64) runner.Spec {
 // runs on) replays the seeded run byte for byte: the windows are all the
 // seed gave the schedule.
 func TestExplicitSchedule(t *testing.T) {
-	s := planted(t, 5)
+	s := plantedSpec(t, 5)
 	e := Explicit(s)
 	if len(e.Windows) < 3 || e.Faults != nil || e.NemesisInterval != 0 {
 		t.Fatalf("written out: %s, faults %v, interval %s", e.Windows, e.Faults, e.NemesisInterval)
@@ -99,7 +79,7 @@ func storeRuns(t *testing.T, store string) []string {
 // run the search keeps in the store is the smallest, and replaying its
 // spec gives its history byte for byte, failing the same way.
 func TestShrink(t *testing.T) {
-	s := planted(t, 5)
+	s := plantedSpec(t, 5)
 	judge := asAcksAll(t)
 	var steps []ShrinkStep
 	res, err := Shrink(context.Background(), s, ShrinkOptions{Runs: 150, Unexpected: judge, Progress: func(st ShrinkStep) { steps = append(steps, st) }})
@@ -137,7 +117,7 @@ func TestShrinkDeterministic(t *testing.T) {
 	var trail [2][]string
 	var found [2]runner.Spec
 	for i := range 2 {
-		s := planted(t, 5)
+		s := plantedSpec(t, 5)
 		s.TimeLimit = 25 * time.Second // two windows: the same first two as in 40 s
 		res, err := Shrink(context.Background(), s, ShrinkOptions{Runs: 6, Unexpected: asAcksAll(t), Progress: func(st ShrinkStep) {
 			trail[i] = append(trail[i], fmt.Sprintf("%s %v %v", st.What, st.Fails, st.Unexpected))
@@ -156,7 +136,7 @@ func TestShrinkDeterministic(t *testing.T) {
 // TestShrinkValid: a run that shows nothing forbidden has nothing to
 // shrink, and leaves nothing in the store.
 func TestShrinkValid(t *testing.T) {
-	s := planted(t, 5)
+	s := plantedSpec(t, 5)
 	res, err := Shrink(context.Background(), s, ShrinkOptions{Runs: 10})
 	if !errors.Is(err, ErrNotFailing) || res.Runs != 1 || !strings.Contains(err.Error(), "verdict VALID, unexpected: none") {
 		t.Fatalf("%v after %d runs", err, res.Runs)
@@ -175,7 +155,7 @@ func TestReproduce(t *testing.T) {
 	seeds := []uint64{2, 1, 3}
 	target := []string{checker.LostWriteName, checker.NonmonotonicSendName}
 	for _, parallel := range []int{1, 2} {
-		s := planted(t, 0)
+		s := plantedSpec(t, 0)
 		var ended []uint64
 		rep := Reproduce(context.Background(), s, seeds, target, ReproduceOptions{Parallel: parallel, Unexpected: asAcksAll(t),
 			Done: func(r SweepRun, _ bool) { ended = append(ended, r.Seed) }})
@@ -186,7 +166,7 @@ func TestReproduce(t *testing.T) {
 			t.Errorf("parallel %d: the store keeps %v", parallel, runs)
 		}
 	}
-	s := planted(t, 0)
+	s := plantedSpec(t, 0)
 	s.TimeLimit = 20 * time.Second
 	rep := Reproduce(context.Background(), s, []uint64{1, 2}, []string{checker.GarbageReadName}, ReproduceOptions{Parallel: 2})
 	if rep.Found || len(rep.Runs) != 2 {

@@ -351,7 +351,7 @@ func readFailedRun(dir string) (results.TestConfig, *checker.Results, error) {
 		return tc, nil, flagError("from", dir, err.Error(), what)
 	}
 	if len(res.Unexpected) == 0 {
-		return tc, nil, flagError("from", dir, fmt.Sprintf("the run shows no unexpected anomaly (verdict %s): nothing to reproduce", verdictWord(res.Valid)), what)
+		return tc, nil, flagError("from", dir, fmt.Sprintf("the run shows no unexpected anomaly (verdict %s): nothing to reproduce", strings.ToUpper(runVerdict(sim.SweepRun{Outcome: runner.Outcome{Verdict: res.Valid}}))), what)
 	}
 	return tc, res, nil
 }
@@ -366,16 +366,6 @@ func promise(c checker.Config) string {
 		s += fmt.Sprintf(", %d requests in flight", c.MaxInFlight)
 	}
 	return s
-}
-
-func verdictWord(v checker.Validity) string {
-	switch v {
-	case checker.Valid:
-		return "VALID"
-	case checker.Invalid:
-		return "INVALID"
-	}
-	return "UNKNOWN"
 }
 
 // seedRange names a sweep's seeds briefly: "5-104", or a list.

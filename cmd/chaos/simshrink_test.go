@@ -16,37 +16,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/planted"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/sim"
 )
 
-// The simulated broker has no known bug to shrink or reproduce, so these
-// tests plant a failure as package sim's do: a run of scenario 1 (acks=1,
-// a partition's leader cut off: writes only it had are lost, which acks=1
-// permits) judged as if its producers had asked for acks=-1, as "chaos
-// check --acks -1" would judge it. The history is the run's own; its lost
-// writes are then forbidden.
-
-// asAcksAll names the anomalies a run's history shows that acks=-1
-// forbids.
+// asAcksAll judges a run as package planted does: a failure planted by
+// holding scenario 1's history to acks=-1's promise.
 func asAcksAll(t *testing.T) judgeFunc {
 	return func(o runner.Outcome) []string {
-		tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
+		u, err := planted.AsAcksAll(o.Dir)
 		if err != nil {
 			t.Error(err)
-			return nil
 		}
-		ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		cfg := tc.CheckerConfig()
-		cfg.Acks = -1
-		return checker.Check(ops, cfg, checker.Options{SkipLinearizability: true}).Unexpected
+		return u
 	}
 }
 
