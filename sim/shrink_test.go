@@ -62,6 +62,12 @@ func TestExplicitSchedule(t *testing.T) {
 	if err != nil || !tc.ScheduleGiven || tc.Schedule.String() != e.Windows.String() {
 		t.Errorf("test.json: given %v, schedule %s (%v)", tc.ScheduleGiven, tc.Schedule, err)
 	}
+	// The report lists the windows a replay runs (html/template writes
+	// + as &#43;).
+	listed := strings.ReplaceAll(e.Windows.String(), "+", "&#43;") + " (given (--schedule))"
+	if page := string(file(t, b, results.ReportFile)); !strings.Contains(page, listed) {
+		t.Errorf("the report does not list the schedule %s", e.Windows)
+	}
 }
 
 // storeRuns lists the run directories a store holds.
