@@ -247,3 +247,45 @@ func TestSimFrom(t *testing.T) {
 		t.Errorf("reproduced and shrunk: exit %d:\n%s", code, out)
 	}
 }
+
+// TestSimFromRealRun: --from takes a real run's test.json (one chaos run
+// wrote, kept in the store's schema fixtures): its configuration and its
+// one planned window run in simulation. Its results.json here claims a
+// lost write the simulated runs do not show, so none reproduces it.
+func TestSimFromRealRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stored := filepath.Join("..", "..", "results", "testdata", "stored")
+	tc, err := os.ReadFile(filepath.Join(stored, "test-faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := results.ReadResults(filepath.Join(stored, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Valid, res.Unexpected = checker.Invalid, []string{checker.LostWriteName}
+	r := &results.Run{Store: filepath.Dir(dir), Test: "run", Dir: dir}
+	if err := os.WriteFile(r.Path(results.TestFile), tc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(results.ResultsFile, res); err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	out, code := runChaos(t, "sim", "--from", dir, "--store", store, "--runs", "2")
+	for _, want := range []string{"(acks-1_isr2_clean_kill+pause, runtime local, 1 planned windows): lost-write", "seeds 5516238859686224221-5516238859686224222",
+		"not reproduced: none of 2 seeds showed lost-write", "valid 2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in (exit %d):\n%s", want, code, out)
+		}
+	}
+	if code != exitUnknown {
+		t.Errorf("exit %d", code)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(store, "*", "2*")); len(runs) != 0 {
+		t.Errorf("runs left in the store: %v", runs)
+	}
+}
