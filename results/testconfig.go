@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
@@ -24,7 +25,11 @@ type TestConfig struct {
 	Workload Workload          `json:"workload"`
 	Nemesis  []string          `json:"nemesis"` // fault kinds, as the guarantee model reads them
 	Schedule Schedule          `json:"schedule"`
-	Converge time.Duration     `json:"converge_timeout"`
+	// ScheduleGiven: the schedule was given as such (chaos sim
+	// --schedule: a shrunk run, a real run replayed in simulation), not
+	// drawn from the seed; a replay needs the windows, not only the seed.
+	ScheduleGiven bool          `json:"schedule_given,omitempty"`
+	Converge      time.Duration `json:"converge_timeout"`
 	// Convergence is how the final phase found the cluster.
 	Convergence *Convergence `json:"convergence,omitempty"`
 }
@@ -69,6 +74,21 @@ type Workload struct {
 // a time; null in JSON when no fault was asked for. What really ran is in
 // the history.
 type Schedule []PlannedFault
+
+// String is the schedule as chaos sim --schedule takes it: one window
+// per comma, FAULT@START+LENGTH ("kill@5s+4s,partition@12s+5s"); "none"
+// for no window. (Package nemesis reads that form; the store writes it
+// for the report without depending on the nemesis.)
+func (s Schedule) String() string {
+	if len(s) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(s))
+	for i, f := range s {
+		parts[i] = fmt.Sprintf("%s@%s+%s", f.Fault, f.Start, f.End-f.Start)
+	}
+	return strings.Join(parts, ",")
+}
 
 // PlannedFault is one planned fault window. Times are nanoseconds since the
 // workload started.

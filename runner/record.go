@@ -39,7 +39,8 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
 			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced,
 		},
-		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), Converge: s.ConvergeTimeout,
+		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), ScheduleGiven: len(s.Windows) > 0,
+		Converge: s.ConvergeTimeout,
 	}
 }
 

@@ -50,6 +50,13 @@ type Spec struct {
 	// periods and windows.
 	Faults          []string      `json:"faults,omitempty"`
 	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
+	// Windows, when not empty, is the fault schedule itself, in place of
+	// the one drawn from the seed, Faults and NemesisInterval: the windows
+	// a shrunk run kept, or a real run's planned windows replayed in
+	// simulation. The seed still drives every other choice (the targets
+	// of each window among them). Faults must then be empty or the
+	// windows' kinds, which Normalized fills in.
+	Windows nemesis.Schedule `json:"windows,omitempty"`
 
 	// ConvergeTimeout bounds the final phase's wait for every replica to
 	// be back in the ISR; MonitorInterval is how often the monitor
@@ -93,9 +100,12 @@ func (s Spec) DefaultName() string {
 	return fmt.Sprintf("acks%s_isr%d_%s_%s", acks, s.Settings.MinInsyncReplicas, s.Settings.Election, nem)
 }
 
-// Schedule is the spec's fault schedule: seeded, the same for the same
-// seed, faults and times.
+// Schedule is the spec's fault schedule: Windows when given, else seeded,
+// the same for the same seed, faults and times.
 func (s Spec) Schedule() nemesis.Schedule {
+	if len(s.Windows) > 0 {
+		return slices.Clone(s.Windows)
+	}
 	return nemesis.NewSchedule(s.Faults, s.NemesisInterval, s.TimeLimit, s.Seed)
 }
 
@@ -159,7 +169,18 @@ func (s Spec) Validate() error {
 			bad("faults: %q is not a fault; known: %s", f, strings.Join(nemesis.Names(), ", "))
 		}
 	}
-	if len(s.Faults) > 0 {
+	if len(s.Windows) > 0 {
+		if err := s.Windows.Check(s.TimeLimit); err != nil {
+			bad("windows: %w", err)
+		}
+		if kinds := s.Windows.Kinds(); len(s.Faults) > 0 && !sameSet(s.Faults, kinds) {
+			// A kind asked for that no window runs would be reported as
+			// never started; one that runs but was not asked for, judged
+			// as a fault nobody declared.
+			bad("faults: %s, but the windows run %s: leave faults empty, or list the windows' kinds",
+				strings.Join(s.Faults, ","), strings.Join(kinds, ","))
+		}
+	} else if len(s.Faults) > 0 {
 		switch {
 		case s.NemesisInterval <= 0:
 			bad("nemesis_interval: %s, need a positive duration for the faults' windows", s.NemesisInterval)
@@ -175,6 +196,12 @@ func (s Spec) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// sameSet says whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	return !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(b, x) }) &&
+		!slices.ContainsFunc(b, func(x string) bool { return !slices.Contains(a, x) })
 }
 
 // checkerConfig is what the guarantee model is told before the run, from
@@ -217,6 +244,12 @@ func DeclaredFaults(names []string, brokers int) []checker.FaultRun {
 // faults need, consumers per partition, the name.
 func (s Spec) Normalized() Spec {
 	s.Faults = slices.Clone(s.Faults)
+	if len(s.Windows) > 0 {
+		s.Windows = slices.Clone(s.Windows)
+		if len(s.Faults) == 0 {
+			s.Faults = s.Windows.Kinds()
+		}
+	}
 	if nemesis.LosesUnsynced(s.Faults) {
 		// Only brokers that keep unsynced writes in memory lose them.
 		s.Settings.LoseUnsynced = true

@@ -54,7 +54,8 @@ func Validate(spec runner.Spec) error {
 	if spec.Binary != "" {
 		errs = append(errs, fmt.Errorf("binary: %q; the simulated cluster runs no process", spec.Binary))
 	}
-	for _, f := range spec.Faults {
+	// The faults a given schedule runs are its windows' kinds.
+	for _, f := range spec.Normalized().Faults {
 		if _, known := nemesis.Lookup(f); !known {
 			continue // spec.Validate said so
 		}

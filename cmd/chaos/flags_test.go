@@ -136,6 +136,19 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"check", hist, "--replication-factor", "0"}, "replication-factor", false},
 		{[]string{"check", hist, "--max-in-flight", "0"}, "max-in-flight", false},
 
+		{[]string{"sim", "--schedule", "kill@5s"}, "schedule", false},
+		{[]string{"sim", "--schedule", "nap@3s+4s"}, "schedule", false},
+		{[]string{"sim", "--schedule", "kill@3s+40s", "--time-limit", "20s"}, "schedule", false},
+		{[]string{"sim", "--schedule", "kill@3s+4s", "--nemesis", "kill"}, "nemesis", false},
+		{[]string{"sim", "--shrink"}, "seed", false},
+		{[]string{"sim", "--shrink", "--seed", "0"}, "seed", false},
+		{[]string{"sim", "--shrink", "--seed", "3", "--seeds", "1-3"}, "seeds", false},
+		{[]string{"sim", "--shrink", "--seed", "3", "--runs", "3"}, "runs", false},
+		{[]string{"sim", "--shrink", "--seed", "3", "--shrink-runs", "0"}, "shrink-runs", false},
+		{[]string{"sim", "--seed", "3", "--shrink-runs", "5"}, "shrink-runs", false},
+		{[]string{"sim", "--from", dir}, "from", false},
+		{[]string{"sim", "--from", dir, "--acks", "1"}, "from", false},
+
 		{[]string{"report", "store", "--bogus"}, "bogus", false},
 		{[]string{"cluster", "clean", "--all=maybe"}, "all", false},
 
@@ -185,6 +198,8 @@ func TestFlagErrorsAcceptGoodValues(t *testing.T) {
 		{"controller", "--data", dir, "--election", "unclean"},
 		{"serve", "--store", dir, "--addr", "localhost:0"},
 		{"cluster", "clean"},
+		{"sim", "--schedule", "kill@5s+4s,partition@12s+5s", "--time-limit", "30s", "--store", dir},
+		{"sim", "--nemesis", "kill", "--seed", "3", "--shrink", "--shrink-runs", "10", "--store", dir},
 	} {
 		if _, err := execValidate(t, args...); !errors.Is(err, errValidated) {
 			t.Errorf("chaos %s: %v, want it accepted", strings.Join(args, " "), err)

@@ -223,8 +223,9 @@ func acceptChaos(args []string) error {
 	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
 		return err
 	}
-	switch cmd.Name() {
-	case "check", "report", "serve":
+	switch {
+	case cmd.Name() == "check", cmd.Name() == "report", cmd.Name() == "serve",
+		cmd.Name() == "sim" && cmd.Flags().Changed("from"):
 		// They read a store, which TestReadme's working directory has
 		// when it runs them for real: parsing is what can be checked
 		// without one.
@@ -450,6 +451,9 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 func (r *readmeRunner) sim(c readmeCmd, args []string) string {
 	t := r.t
 	args = slices.Clone(args)
+	if slices.Contains(args, "--shrink") || slices.Contains(args, "--from") {
+		return r.simSearch(c, args)
+	}
 	sweep := false
 	for i, a := range args {
 		if (a == "--seeds" || a == "--runs") && i+1 < len(args) {
@@ -493,6 +497,28 @@ func (r *readmeRunner) sim(c readmeCmd, args []string) string {
 	}
 	r.simRuns[key] = h
 	return "ran"
+}
+
+// simSearch runs a chaos sim --shrink or --from command for real, its
+// budget cut to a few runs. The simulated broker fails on no seed we know
+// of, so the README's searches start from valid runs: they must say so,
+// or, should a run fail, end in what a search prints.
+func (r *readmeRunner) simSearch(c readmeCmd, args []string) string {
+	t := r.t
+	for i, a := range args {
+		if (a == "--runs" || a == "--shrink-runs") && i+1 < len(args) {
+			args[i+1] = "3"
+		}
+	}
+	out, code := r.run(3*time.Minute, args...)
+	ok := map[int]string{exitErrorCode: "nothing to shrink", exitValid: "shrunk in ", exitInvalid: "shrunk in ", exitUnknown: "shrunk in "}
+	if slices.Contains(args, "--from") {
+		ok = map[int]string{exitErrorCode: "nothing to reproduce", exitInvalid: "reproduced by seed ", exitUnknown: "not reproduced: "}
+	}
+	if want, known := ok[code]; !known || !strings.Contains(out, want) {
+		t.Errorf("%s: exit %d:\n%s", c, code, out)
+	}
+	return fmt.Sprintf("ran, exit %d", code)
 }
 
 // run runs the chaos binary in the working directory.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/results/report"
@@ -27,10 +28,24 @@ type simFlags struct {
 	runs      int
 	parallel  int
 	keepValid bool
+	// schedule, shrink and from: simshrink.go.
+	schedule   string
+	shrink     bool
+	shrinkRuns int
+	from       string
 }
 
 func newSimCmd() *cobra.Command {
-	var f simFlags
+	cmd, _ := newSimCmdFlags(nil)
+	return cmd
+}
+
+// newSimCmdFlags is chaos sim and the values its flags parse into, with
+// judge naming the anomalies held against a run when it shrinks or
+// reproduces one (nil: its own verdict's; tests plant a failure with
+// another).
+func newSimCmdFlags(judge judgeFunc) (*cobra.Command, *simFlags) {
+	f := new(simFlags)
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Run a test in deterministic simulation, replayable from its seed",
@@ -50,10 +65,27 @@ A sweep runs many seeds, --parallel at a time: --seeds 1-1000 (or a list such as
 1,5,9-12), or --runs N for N seeds from --seed on. Only the runs that were not valid
 stay in the store (--keep-valid keeps all); it prints a table of verdicts and anomalies
 and each failing seed with its replay command, and exits with the worst: 1 if any run
-was invalid, else 3 if any ended in an error, else 2 if any was unknown, else 0.`,
+was invalid, else 3 if any ended in an error, else 2 if any was unknown, else 0.
+
+--schedule gives the fault windows themselves, FAULT@START+LENGTH, comma-separated
+(kill@5s+4s,partition@12s+5s), in place of the schedule --nemesis and --nemesis-interval
+draw from the seed; the seed still drives every other choice.
+
+--shrink takes a failing run (its flags and --seed) and searches for a smaller run that
+still shows every anomaly it showed that its configuration forbids: fewer and shorter
+fault windows, a shorter time limit, fewer partitions, producers and consumers, a lower
+rate. It replays each candidate from the same seed, at most --shrink-runs of them, keeps
+only the smallest in the store, and prints it with its replay command (with --schedule).
+Exit code: the smallest run's verdict; 3 if the run shows nothing forbidden to shrink.
+
+--from DIR takes a stored run (chaos run's or chaos sim's: its test.json and results.json)
+and runs its configuration, workload and planned windows in simulation, seed after seed
+(--runs N from the run's seed, default 100, or --seeds), until one shows the unexpected
+anomalies the run showed; it keeps that run, prints its replay command, and with --shrink
+shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return exitWith(simTest(cmd, &f))
+			return exitWith(simTest(cmd, f, judge))
 		},
 	}
 	f.run.register(cmd)
@@ -62,36 +94,30 @@ was invalid, else 3 if any ended in an error, else 2 if any was unknown, else 0.
 	fl.IntVar(&f.runs, "runs", 0, "sweep: run this many seeds, from --seed on (default: a random first seed)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "sweep: runs at once")
 	fl.BoolVar(&f.keepValid, "keep-valid", false, "sweep: keep the valid runs in the store too")
+	fl.StringVar(&f.schedule, "schedule", "", "the fault windows themselves, in place of --nemesis's seeded schedule: FAULT@START+LENGTH,..., e.g. kill@5s+4s,partition@12s+5s")
+	fl.BoolVar(&f.shrink, "shrink", false, "search for a smaller run of --seed that still shows its unexpected anomalies, and print its replay command")
+	fl.IntVar(&f.shrinkRuns, "shrink-runs", sim.DefaultShrinkRuns, "shrink: the most simulations the search runs")
+	fl.StringVar(&f.from, "from", "", "a stored run directory: sweep seeds of its configuration and schedule until one shows its unexpected anomalies")
 	// A simulation has no runtime to choose and no ports.
 	_ = fl.MarkHidden("runtime")
 	_ = fl.MarkHidden("base-port")
-	return cmd
+	return cmd, f
 }
 
-func simTest(cmd *cobra.Command, f *simFlags) (int, error) {
+func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	fl := cmd.Flags()
-	if fl.Changed("runtime") && f.run.runtime != runner.RuntimeSim {
-		return 0, flagError("runtime", f.run.runtime, "not the simulation", "chaos sim runs in the sim runtime; chaos run runs local and docker")
+	if f.from != "" {
+		return simFrom(cmd, f, judge)
 	}
-	if fl.Changed("base-port") {
-		return 0, flagError("base-port", f.run.basePort, "no ports in a simulation", "leave it out")
-	}
-	// chaos run's checks, for a runtime they know.
-	f.run.runtime = runtimeLocal
-	acks, faults, err := f.run.validate()
+	spec, err := f.simSpec(fl)
 	if err != nil {
 		return 0, err
 	}
-	for _, name := range faults {
-		if err := sim.Simulated(name); err != nil {
-			return 0, flagError("nemesis", name, "not simulated", err.Error())
+	if f.shrink || fl.Changed("shrink-runs") {
+		if err := f.checkShrink(fl); err != nil {
+			return 0, err
 		}
-	}
-	spec := f.run.spec(acks, faults)
-	spec.Runtime = runner.RuntimeSim
-	if err := sim.Validate(spec); err != nil {
-		return 0, flagCombination(err, f.run)
 	}
 	seeds, err := f.sweepSeeds(fl.Changed("seed"))
 	if err != nil {
@@ -99,6 +125,12 @@ func simTest(cmd *cobra.Command, f *simFlags) (int, error) {
 	}
 	if err := stopIfValidating(cmd); err != nil {
 		return 0, err
+	}
+	if f.shrink {
+		// The replay command of each run of the search is its own spec's
+		// flags (replayCommand), not these.
+		spec.Command = nil
+		return simShrink(out, errOut, spec, f, nil, judge)
 	}
 	if seeds != nil {
 		return simSweep(out, errOut, spec, seeds, f)
@@ -120,6 +152,57 @@ func simTest(cmd *cobra.Command, f *simFlags) (int, error) {
 		fmt.Fprintf(out, "simulated %s in %s (%.0fx)\n", spec.TimeLimit, took.Round(time.Millisecond), spec.TimeLimit.Seconds()/took.Seconds())
 	}
 	return sayOutcome(out, errOut, outcome, err)
+}
+
+// simSpec is the spec of chaos sim's flags, checked flag by flag as chaos
+// run's are, then as a simulation.
+func (f *simFlags) simSpec(fl *pflag.FlagSet) (runner.Spec, error) {
+	if fl.Changed("runtime") && f.run.runtime != runner.RuntimeSim {
+		return runner.Spec{}, flagError("runtime", f.run.runtime, "not the simulation", "chaos sim runs in the sim runtime; chaos run runs local and docker")
+	}
+	if fl.Changed("base-port") {
+		return runner.Spec{}, flagError("base-port", f.run.basePort, "no ports in a simulation", "leave it out")
+	}
+	// chaos run's checks, for a runtime they know.
+	f.run.runtime = runtimeLocal
+	acks, faults, err := f.run.validate()
+	if err != nil {
+		return runner.Spec{}, err
+	}
+	for _, name := range faults {
+		if err := sim.Simulated(name); err != nil {
+			return runner.Spec{}, flagError("nemesis", name, "not simulated", err.Error())
+		}
+	}
+	spec := f.run.spec(acks, faults)
+	spec.Runtime = runner.RuntimeSim
+	if err := f.applySchedule(fl, &spec); err != nil {
+		return runner.Spec{}, err
+	}
+	if err := sim.Validate(spec); err != nil {
+		return runner.Spec{}, flagCombination(err, f.run)
+	}
+	return spec, nil
+}
+
+// checkShrink refuses a search without its one run to shrink.
+func (f *simFlags) checkShrink(fl *pflag.FlagSet) error {
+	const one = "--shrink shrinks one failing run: its flags and --seed N, as its replay command says"
+	switch {
+	case !f.shrink:
+		return flagError("shrink-runs", f.shrinkRuns, "without --shrink", "add --shrink, or leave --shrink-runs out")
+	case fl.Changed("seeds"):
+		return flagError("seeds", f.seeds, "given with --shrink", one)
+	case fl.Changed("runs"):
+		return flagError("runs", f.runs, "given with --shrink", one)
+	case !fl.Changed("seed"):
+		return flagError("seed", nil, "missing", one)
+	case f.run.seed == 0:
+		return flagError("seed", f.run.seed, "not a seed to shrink", one)
+	case f.shrinkRuns < 1:
+		return flagError("shrink-runs", f.shrinkRuns, "below 1", "the most simulations the search may run, e.g. 200")
+	}
+	return nil
 }
 
 // maxSweep bounds a sweep's seeds: a typo such as 1-1000000000 must not

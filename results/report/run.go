@@ -458,6 +458,15 @@ func (v *reportView) config(d RunData) {
 		{"fault kinds asked for", faults},
 		{"planned windows", strconv.Itoa(len(tc.Schedule))},
 	}}
+	if len(tc.Schedule) > 0 {
+		// The windows themselves, in the form chaos sim --schedule takes:
+		// what a shrunk run kept is what its replay runs.
+		how := "drawn from the seed"
+		if tc.ScheduleGiven {
+			how = "given (--schedule)"
+		}
+		nem.Rows = append(nem.Rows, kv{"schedule", tc.Schedule.String() + " (" + how + ")"})
+	}
 	if r := d.Results; r != nil {
 		ran := "none"
 		if len(r.Faults) > 0 {

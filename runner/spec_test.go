@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/nemesis"
+)
+
+// TestSpecWindows: a spec's own windows replace the seeded schedule and
+// name the faults; test.json records them as given, in the form the
+// nemesis reads back; and a schedule the nemesis cannot carry out is
+// refused before any run.
+func TestSpecWindows(t *testing.T) {
+	s := DefaultSpec()
+	s.Store, s.Seed, s.TimeLimit = t.TempDir(), 9, 30*time.Second
+	w, err := nemesis.ParseSchedule("pause@3s+2s,kill@10s+4.5s,pause@20s+1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Windows, s.NemesisInterval = w, 0 // no interval: the windows are the schedule
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n := s.Normalized()
+	if !reflect.DeepEqual(n.Schedule(), w) || !reflect.DeepEqual(n.Faults, []string{"pause", "kill"}) || n.Name != "acksall_isr2_clean_pause+kill" {
+		t.Errorf("normalized: schedule %v, faults %v, name %s", n.Schedule(), n.Faults, n.Name)
+	}
+	tc := n.TestConfig(time.Now(), "test", "id", "", n.WorkloadConfig(nil))
+	if !tc.ScheduleGiven || tc.Schedule.String() != w.String() || !reflect.DeepEqual(tc.Nemesis, n.Faults) {
+		t.Errorf("test.json: given %v, schedule %s, nemesis %v", tc.ScheduleGiven, tc.Schedule, tc.Nemesis)
+	}
+	seeded := s
+	seeded.Windows, seeded.Faults, seeded.NemesisInterval = nil, []string{"kill"}, 5*time.Second
+	if tc := seeded.Normalized().TestConfig(time.Now(), "test", "id", "", seeded.WorkloadConfig(nil)); tc.ScheduleGiven || len(tc.Schedule) == 0 {
+		t.Errorf("a seeded schedule: given %v, %d windows", tc.ScheduleGiven, len(tc.Schedule))
+	}
+
+	for name, c := range map[string]struct {
+		edit func(*Spec)
+		want string
+	}{
+		"past the limit":     {func(s *Spec) { s.TimeLimit = 20500 * time.Millisecond }, "ends after the time limit 20.5s"},
+		"other faults":       {func(s *Spec) { s.Faults = []string{"kill"} }, "but the windows run pause,kill"},
+		"overlap":            {func(s *Spec) { s.Windows[1].Start = 4 * time.Second }, "starts before"},
+		"unknown":            {func(s *Spec) { s.Windows[0].Fault = "nap" }, `"nap" is not a fault`},
+		"faults as a set ok": {func(s *Spec) { s.Faults = []string{"kill", "pause"} }, ""},
+	} {
+		c2 := s
+		c2.Windows = append(nemesis.Schedule(nil), w...)
+		c.edit(&c2)
+		err := c2.Validate()
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", name, err, c.want)
+		}
+	}
+}
+
+// TestStoredSpec: the spec read back from a run's test.json runs what the
+// run ran: the same settings, workload and seed, and its planned windows
+// as the schedule itself.
+func TestStoredSpec(t *testing.T) {
+	s := DefaultSpec()
+	s.Store, s.Seed, s.Nodes, s.Name = "store", 77, 5, "mine"
+	s.Settings.ReplicationFactor, s.Settings.MinInsyncReplicas, s.Settings.Election = 5, 3, "unclean"
+	s.Settings.SessionTimeoutMs, s.Settings.ReplicaLagTimeMaxMs, s.Settings.ReplicaLagMaxMessages = 1500, 2500, 10
+	s.Settings.Fsync, s.Settings.Partitions = "interval:100ms", 4
+	s.Acks, s.Concurrency, s.Consumers, s.Rate = 1, 7, 2, 123.5
+	s.TimeLimit, s.RequestTimeout, s.ConvergeTimeout = 45*time.Second, 3*time.Second, 20*time.Second
+	s.Faults, s.NemesisInterval = []string{"kill", "lose-unsynced", "pause"}, 6*time.Second
+	n := s.Normalized()
+	tc := n.TestConfig(time.Now(), "test", "id", "", n.WorkloadConfig(nil))
+
+	derived := tc
+	derived.Name = s.DefaultName()
+	if got := StoredSpec(derived).Name; got != "" {
+		t.Errorf("a name derived from the configuration is kept as if chosen: %q", got)
+	}
+	got := StoredSpec(tc)
+	want := n
+	want.Store, want.Runtime, want.Command = "", "", nil
+	want.Windows, want.Faults, want.NemesisInterval = n.Schedule(), nil, 0
+	if len(want.Windows) < 3 || !want.Settings.LoseUnsynced {
+		t.Fatalf("the spec to store: %v, lose unsynced %v", want.Windows, want.Settings.LoseUnsynced)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back as\n%+v\nwant\n%+v", got, want)
+	}
+	if g := got.Normalized(); !reflect.DeepEqual(g.Schedule(), n.Schedule()) || !sameSet(g.Faults, n.Schedule().Kinds()) {
+		t.Errorf("runs %v with faults %v; the run ran %v", g.Schedule(), g.Faults, n.Schedule())
+	}
+}

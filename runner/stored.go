@@ -1,0 +1,40 @@
+package runner
+
+import (
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
+)
+
+// StoredSpec is the spec that repeats a stored run as far as its
+// test.json records it: the name (if it was chosen), the seed, the cluster's settings, the
+// workload, the convergence timeout, and the planned fault windows as
+// Windows (a real run drew them from its seed and a nemesis interval
+// that test.json does not keep; the windows are what ran). Its faults are
+// the windows' kinds: a kind asked for that no window planned never ran.
+// What test.json does not record takes chaos run's defaults: the
+// followers' fetch wait, the heartbeat interval, topic auto-creation and
+// the monitor's interval. Store, Runtime and Command are left for the
+// caller to set.
+func StoredSpec(tc results.TestConfig) Spec {
+	s := DefaultSpec()
+	s.Store, s.Runtime = "", ""
+	s.Name, s.Seed, s.Nodes = tc.Name, tc.Seed, tc.Cluster.Nodes
+	c, w := tc.Cluster, tc.Workload
+	st := &s.Settings
+	st.ReplicationFactor, st.MinInsyncReplicas, st.Election = c.ReplicationFactor, c.MinInsyncReplicas, c.Election
+	st.SessionTimeoutMs, st.ReplicaLagTimeMaxMs, st.ReplicaLagMaxMessages = c.SessionTimeoutMs, c.ReplicaLagTimeMaxMs, c.ReplicaLagMaxMessage
+	st.Fsync, st.LoseUnsynced, st.Partitions = c.Fsync, c.LoseUnsynced, w.Partitions
+	s.Acks, s.Concurrency, s.Consumers, s.Rate = w.Acks, w.Concurrency, w.Consumers, w.Rate
+	s.TimeLimit, s.RequestTimeout, s.ConvergeTimeout = w.TimeLimit, w.RequestTimeout, tc.Converge
+	s.Faults, s.NemesisInterval = tc.Nemesis, 0
+	if s.DefaultName() == tc.Name {
+		// A name derived from the configuration, not chosen: a run of
+		// fewer kinds of faults (a shrunk one) derives its own.
+		s.Name = ""
+	}
+	s.Faults = nil
+	for _, f := range tc.Schedule {
+		s.Windows = append(s.Windows, nemesis.Event{Fault: f.Fault, Start: f.Start, End: f.End})
+	}
+	return s
+}
