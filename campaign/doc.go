@@ -2,6 +2,11 @@
 // compares, per cell, what the guarantee model predicts with what the runs
 // showed: Jepsen's test matrix as a library over runner.Spec.
 //
+// A campaign is written as a Spec: the spec file format (ParseSpec, with
+// acks as a number or "all", explicit cells' required fields, unknown
+// fields refused), which the presets (Preset) and chaos campaign's flags
+// are too. Its Record is what campaign.json keeps.
+//
 // A Plan is made from a campaign's resolved spec (results.CampaignSpec:
 // the matrix lists or explicit cells, runs, time limit, nemesis interval,
 // runtime) and one base runner.Spec, the settings every run shares (chaos

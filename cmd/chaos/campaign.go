@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,114 +27,18 @@ import (
 	"github.com/chaos-isr/chaos/runner"
 )
 
-// chaos campaign is flags and output: the presets, the spec file, chaos
-// run's flags after "--" read into the base spec every run shares, the dry
-// run's listing, the progress lines and the summary table. Package
-// campaign plans the runs, executes them (as child "chaos run" processes
-// by default, or in this process with --in-process) and keeps the record.
+// chaos campaign is flags and output: the matrix flags, chaos run's flags
+// after "--" read into the base spec every run shares, the dry run's
+// listing, the progress lines and the summary table. Package campaign
+// holds the spec file format and the presets, plans the runs, executes
+// them (as child "chaos run" processes by default, or in this process
+// with --in-process) and keeps the record.
 
 // runArgsOwned are "chaos run" flags the campaign sets itself; passing them
 // through would silently contradict the matrix or the store layout.
 var runArgsOwned = []string{
 	"store", "name", "quiet", "seed", "acks", "min-insync-replicas", "election", "nemesis",
 	"time-limit", "nemesis-interval", "runtime", "spec-file", "outcome-file",
-}
-
-// campaignSpec is a campaign in the spec file format (--spec FILE), and
-// what the presets and the flags are turned into. campaign.json keeps it
-// as the store's results.CampaignSpec (record), which encodes the same.
-type campaignSpec struct {
-	// The matrix: every combination of these lists is a cell. Lists left
-	// out default to the "chaos run" defaults (acks -1,
-	// min.insync.replicas 2, clean, no nemesis).
-	Acks              []acksValue `json:"acks,omitempty"`
-	MinInsyncReplicas []int       `json:"min_insync_replicas,omitempty"`
-	Election          []string    `json:"election,omitempty"`
-	// Nemesis lists one fault list per cell, each a comma list as
-	// "chaos run --nemesis" takes it ("none" for no faults).
-	Nemesis []string `json:"nemesis,omitempty"`
-	// Cells lists cells explicitly instead of a matrix, for campaigns
-	// that are not a cross product (the smoke preset).
-	Cells           []cellSpec `json:"cells,omitempty"`
-	Runs            int        `json:"runs,omitempty"`
-	TimeLimit       duration   `json:"time_limit,omitempty"`
-	NemesisInterval duration   `json:"nemesis_interval,omitempty"`
-	// RunArgs are further "chaos run" flags for every run, e.g.
-	// ["--replica-lag-time-max-ms", "2000"].
-	RunArgs []string `json:"run_args,omitempty"`
-	// Runtime is every run's --runtime: local (the default) or docker.
-	Runtime string `json:"runtime,omitempty"`
-}
-
-// cellSpec is one explicit cell. Election defaults to clean and the
-// nemesis to none.
-type cellSpec struct {
-	Acks              acksValue `json:"acks"`
-	MinInsyncReplicas int       `json:"min_insync_replicas"`
-	Election          string    `json:"election,omitempty"`
-	Nemesis           string    `json:"nemesis,omitempty"`
-}
-
-// UnmarshalJSON requires acks and min_insync_replicas: acks=0 is a real
-// configuration, so a forgotten field must not quietly become one.
-func (c *cellSpec) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Acks              *acksValue `json:"acks"`
-		MinInsyncReplicas *int       `json:"min_insync_replicas"`
-		Election          string     `json:"election"`
-		Nemesis           string     `json:"nemesis"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return fmt.Errorf("cell %s: %w", b, err)
-	}
-	if raw.Acks == nil || raw.MinInsyncReplicas == nil {
-		return fmt.Errorf("cell %s: acks and min_insync_replicas are required", b)
-	}
-	*c = cellSpec{Acks: *raw.Acks, MinInsyncReplicas: *raw.MinInsyncReplicas, Election: raw.Election, Nemesis: raw.Nemesis}
-	return nil
-}
-
-// acksValue reads acks as a number or as a string ("all", "-1"), the two
-// ways people write it.
-type acksValue int
-
-func (a *acksValue) UnmarshalJSON(b []byte) error {
-	var n int
-	if err := json.Unmarshal(b, &n); err == nil {
-		*a = acksValue(n)
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("acks must be 0, 1, -1 or \"all\", got %s", b)
-	}
-	v, err := parseAcks(s)
-	if err != nil {
-		return err
-	}
-	*a = acksValue(v)
-	return nil
-}
-
-// duration is a time.Duration written as "30s" in JSON, as on the command
-// line and in campaign.json.
-type duration = results.Duration
-
-// record is the spec as campaign.json keeps it.
-func (s campaignSpec) record() results.CampaignSpec {
-	r := results.CampaignSpec{
-		MinInsyncReplicas: s.MinInsyncReplicas, Election: s.Election, Nemesis: s.Nemesis, Runs: s.Runs,
-		TimeLimit: s.TimeLimit, NemesisInterval: s.NemesisInterval, RunArgs: s.RunArgs, Runtime: s.Runtime,
-	}
-	for _, a := range s.Acks {
-		r.Acks = append(r.Acks, int(a))
-	}
-	for _, c := range s.Cells {
-		r.Cells = append(r.Cells, results.CampaignCellSpec{Acks: int(c.Acks), MinInsyncReplicas: c.MinInsyncReplicas, Election: c.Election, Nemesis: c.Nemesis})
-	}
-	return r
 }
 
 type campaignFlags struct {
@@ -200,9 +102,9 @@ campaign; 130 interrupted.`,
 }
 
 // resolveSpec turns the flags, a preset or a spec file into one spec.
-func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (campaignSpec, error) {
+func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (campaign.Spec, error) {
 	fl := cmd.Flags()
-	var spec campaignSpec
+	var spec campaign.Spec
 	var matrixSet []string
 	for _, n := range f.matrixFlags {
 		if fl.Changed(n) {
@@ -223,12 +125,11 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	case (f.preset != "" || f.spec != "") && len(matrixSet) > 0:
 		return spec, fmt.Errorf("%s cannot be combined with --preset or --spec: the matrix comes from one place (copy the spec from --dry-run into a file and edit it)", strings.Join(matrixSet, ", "))
 	case f.preset != "":
-		p, ok := presets[f.preset]
+		p, ok := campaign.Preset(f.preset)
 		if !ok {
-			return spec, flagError("preset", f.preset, "not a preset", "use "+strings.Join(sortedPresetNames(), " or "))
+			return spec, flagError("preset", f.preset, "not a preset", "use "+strings.Join(campaign.PresetNames(), " or "))
 		}
 		spec = p
-		spec.RunArgs = slices.Clone(p.RunArgs)
 	case f.spec != "":
 		data, err := os.ReadFile(f.spec)
 		if err != nil {
@@ -239,11 +140,7 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 			}
 			return spec, flagError("spec", f.spec, "cannot be read ("+reason+")", "a JSON campaign spec file (README: chaos campaign)")
 		}
-		dec := json.NewDecoder(bytes.NewReader(data))
-		// A misspelt field would otherwise fall back to a default without
-		// a word, and the campaign would test something else.
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&spec); err != nil {
+		if spec, err = campaign.ParseSpec(data); err != nil {
 			return spec, flagError("spec", f.spec, "not a campaign spec ("+err.Error()+")", "a JSON campaign spec; --preset seed --dry-run prints one")
 		}
 	default:
@@ -252,7 +149,7 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 			if err != nil {
 				return spec, err
 			}
-			spec.Acks = append(spec.Acks, acksValue(a))
+			spec.Acks = append(spec.Acks, campaign.Acks(a))
 		}
 		for _, s := range splitList(f.minISR, ",") {
 			n, err := strconv.Atoi(s)
@@ -291,10 +188,10 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		spec.Runs = f.runs
 	}
 	if fl.Changed("time-limit") || spec.TimeLimit == 0 {
-		spec.TimeLimit = duration(f.timeLimit)
+		spec.TimeLimit = results.Duration(f.timeLimit)
 	}
 	if fl.Changed("nemesis-interval") {
-		spec.NemesisInterval = duration(f.nemInterval)
+		spec.NemesisInterval = results.Duration(f.nemInterval)
 	}
 	if fl.Changed("runtime") || spec.Runtime == "" {
 		spec.Runtime = f.runtime
@@ -303,15 +200,8 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		return spec, err
 	}
 	spec.RunArgs = append(spec.RunArgs, passthrough...)
-	switch {
-	case spec.Runs < 1:
-		return spec, fmt.Errorf("runs must be at least 1, got %d", spec.Runs)
-	case spec.TimeLimit <= 0:
-		return spec, fmt.Errorf("the time limit must be positive, got %s", time.Duration(spec.TimeLimit))
-	case spec.NemesisInterval < 0:
-		return spec, fmt.Errorf("the nemesis interval must be positive, got %s", time.Duration(spec.NemesisInterval))
-	case len(spec.Cells) > 0 && (len(spec.Acks)+len(spec.MinInsyncReplicas)+len(spec.Election)+len(spec.Nemesis) > 0):
-		return spec, errors.New("a spec gives either cells or the matrix lists (acks, min_insync_replicas, election, nemesis), not both")
+	if err := spec.Check(); err != nil {
+		return spec, err
 	}
 	if _, err := baseSpec(spec.RunArgs, f.store); err != nil {
 		return spec, err
@@ -328,15 +218,6 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		return spec, fmt.Errorf("flags for chaos run: %s set by the campaign itself (use the campaign's flags or the matrix)", strings.Join(owned, ", "))
 	}
 	return spec, nil
-}
-
-func sortedPresetNames() []string {
-	var names []string
-	for n := range presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func splitList(s, sep string) []string {
@@ -369,12 +250,12 @@ func baseSpec(runArgs []string, store string) (runner.Spec, error) {
 }
 
 // planCampaign plans the spec's runs in the store.
-func planCampaign(spec campaignSpec, store string) (*campaign.Plan, error) {
+func planCampaign(spec campaign.Spec, store string) (*campaign.Plan, error) {
 	base, err := baseSpec(spec.RunArgs, store)
 	if err != nil {
 		return nil, err
 	}
-	return campaign.NewPlan(spec.record(), base)
+	return campaign.NewPlan(spec.Record(), base)
 }
 
 func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int, error) {

@@ -355,8 +355,18 @@ func TestCampaignSeedsReplay(t *testing.T) {
 	}
 }
 
+// preset is a preset's spec.
+func preset(t *testing.T, name string) campaign.Spec {
+	t.Helper()
+	p, ok := campaign.Preset(name)
+	if !ok {
+		t.Fatalf("no preset %q", name)
+	}
+	return p
+}
+
 // planCells plans a spec's cells as chaos campaign does.
-func planCells(spec campaignSpec, store string) ([]campaign.Cell, error) {
+func planCells(spec campaign.Spec, store string) ([]campaign.Cell, error) {
 	plan, err := planCampaign(spec, store)
 	if err != nil {
 		return nil, err
@@ -366,12 +376,12 @@ func planCells(spec campaignSpec, store string) ([]campaign.Cell, error) {
 
 func TestCampaignPresetsAndModel(t *testing.T) {
 	for name, want := range map[string]int{"smoke": 2, "seed": 36} {
-		cells, err := planCells(presets[name], "store")
+		cells, err := planCells(preset(t, name), "store")
 		if err != nil || len(cells) != want {
 			t.Fatalf("preset %s: %d cells, %v", name, len(cells), err)
 		}
 	}
-	cells, _ := planCells(presets["smoke"], "store")
+	cells, _ := planCells(preset(t, "smoke"), "store")
 	if cells[0].Prediction != "lost-write forbidden" || cells[1].Prediction != "lost-write permitted" {
 		t.Fatalf("smoke predictions: %q, %q", cells[0].Prediction, cells[1].Prediction)
 	}
@@ -389,8 +399,8 @@ func TestCampaignPresetsAndModel(t *testing.T) {
 		{"lose-unsynced", nil, "lost-write permitted"},
 		{"lose-unsynced", []string{"--fsync", "always"}, "lost-write forbidden"},
 	} {
-		spec := campaignSpec{Cells: []cellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: c.nemesis}}, TimeLimit: duration(30 * time.Second),
-			NemesisInterval: duration(5 * time.Second), RunArgs: c.args}
+		spec := campaign.Spec{Cells: []campaign.CellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: c.nemesis}}, TimeLimit: results.Duration(30 * time.Second),
+			NemesisInterval: results.Duration(5 * time.Second), RunArgs: c.args}
 		cells, err := planCells(spec, "store")
 		if err != nil || cells[0].Prediction != c.want {
 			t.Errorf("%s %v: %v, %v; want %q", c.nemesis, c.args, cells, err, c.want)
@@ -398,7 +408,7 @@ func TestCampaignPresetsAndModel(t *testing.T) {
 	}
 	// The seed preset's first label is the example of the issue's
 	// progress line's shape.
-	cells, _ = planCells(presets["seed"], "store")
+	cells, _ = planCells(preset(t, "seed"), "store")
 	if cells[0].Label != "acks=0 isr=1 clean kill-leader" || cells[0].Name != "acks0_isr1_clean_kill-leader" {
 		t.Fatalf("first seed cell: %q %q", cells[0].Label, cells[0].Name)
 	}
@@ -432,27 +442,6 @@ func TestCampaignSpecFile(t *testing.T) {
 		out, code := runChaos(t, "campaign", "--dry-run", "--spec", write(spec))
 		if code != exitErrorCode || !strings.Contains(out, want) {
 			t.Errorf("spec %s: exit %d, want 3 saying %q:\n%s", spec, code, want, out)
-		}
-	}
-}
-
-// TestCampaignSpecRecord: campaign.json keeps the spec as the store's
-// results.CampaignSpec, which must encode exactly as the spec file format
-// that --dry-run prints (a field record() forgets would vanish from the
-// record).
-func TestCampaignSpecRecord(t *testing.T) {
-	specs := []campaignSpec{{
-		Cells: []cellSpec{{Acks: -1, MinInsyncReplicas: 2, Election: "unclean", Nemesis: "kill"}, {Acks: 0, MinInsyncReplicas: 1}},
-		Runs:  2, TimeLimit: duration(7 * time.Second), NemesisInterval: duration(2 * time.Second), RunArgs: []string{"--nodes", "5"}, Runtime: "docker",
-	}}
-	for _, name := range sortedPresetNames() {
-		specs = append(specs, presets[name])
-	}
-	for _, s := range specs {
-		want, _ := json.Marshal(s)
-		got, _ := json.Marshal(s.record())
-		if !bytes.Equal(got, want) {
-			t.Errorf("campaign.json's spec:\n%s\nthe spec:\n%s", got, want)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-isr/chaos/campaign"
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 )
 
@@ -59,9 +61,9 @@ func TestCampaignChildProtocol(t *testing.T) {
 // records for a run (its cell's args and --seed) give chaos run exactly the
 // spec the campaign ran, so the command replays the run.
 func TestCampaignArgsReplaySpec(t *testing.T) {
-	specs := []campaignSpec{presets["smoke"], presets["seed"], {
-		Cells: []cellSpec{{Acks: 0, MinInsyncReplicas: 3, Election: "unclean", Nemesis: "lose-unsynced,kill-all"}},
-		Runs:  1, TimeLimit: duration(40 * time.Second), Runtime: "docker",
+	specs := []campaign.Spec{preset(t, "smoke"), preset(t, "seed"), {
+		Cells: []campaign.CellSpec{{Acks: 0, MinInsyncReplicas: 3, Election: "unclean", Nemesis: "lose-unsynced,kill-all"}},
+		Runs:  1, TimeLimit: results.Duration(40 * time.Second), Runtime: "docker",
 		RunArgs: []string{"--nodes", "5", "--replication-factor", "4", "--fsync", "interval:50ms", "--rate", "0", "--monitor-interval", "0"},
 	}}
 	for _, spec := range specs {

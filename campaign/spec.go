@@ -1,0 +1,207 @@
+package campaign
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/results"
+)
+
+// Spec is a campaign in the spec file format (chaos campaign --spec
+// FILE), and what the presets and chaos campaign's flags are turned into.
+// campaign.json keeps it as the store's results.CampaignSpec (Record),
+// which encodes the same.
+type Spec struct {
+	// The matrix: every combination of these lists is a cell. Lists left
+	// out default to the "chaos run" defaults (acks -1,
+	// min.insync.replicas 2, clean, no nemesis).
+	Acks              []Acks   `json:"acks,omitempty"`
+	MinInsyncReplicas []int    `json:"min_insync_replicas,omitempty"`
+	Election          []string `json:"election,omitempty"`
+	// Nemesis lists one fault list per cell, each a comma list as
+	// "chaos run --nemesis" takes it ("none" for no faults).
+	Nemesis []string `json:"nemesis,omitempty"`
+	// Cells lists cells explicitly instead of a matrix, for campaigns
+	// that are not a cross product (the smoke preset).
+	Cells           []CellSpec       `json:"cells,omitempty"`
+	Runs            int              `json:"runs,omitempty"`
+	TimeLimit       results.Duration `json:"time_limit,omitempty"`
+	NemesisInterval results.Duration `json:"nemesis_interval,omitempty"`
+	// RunArgs are further "chaos run" flags for every run, e.g.
+	// ["--replica-lag-time-max-ms", "2000"].
+	RunArgs []string `json:"run_args,omitempty"`
+	// Runtime is every run's runtime: local (the default), docker or sim.
+	Runtime string `json:"runtime,omitempty"`
+}
+
+// CellSpec is one explicit cell. Election defaults to clean and the
+// nemesis to none.
+type CellSpec struct {
+	Acks              Acks   `json:"acks"`
+	MinInsyncReplicas int    `json:"min_insync_replicas"`
+	Election          string `json:"election,omitempty"`
+	Nemesis           string `json:"nemesis,omitempty"`
+}
+
+// UnmarshalJSON requires acks and min_insync_replicas: acks=0 is a real
+// configuration, so a forgotten field must not quietly become one.
+func (c *CellSpec) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Acks              *Acks  `json:"acks"`
+		MinInsyncReplicas *int   `json:"min_insync_replicas"`
+		Election          string `json:"election"`
+		Nemesis           string `json:"nemesis"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("cell %s: %w", b, err)
+	}
+	if raw.Acks == nil || raw.MinInsyncReplicas == nil {
+		return fmt.Errorf("cell %s: acks and min_insync_replicas are required", b)
+	}
+	*c = CellSpec{Acks: *raw.Acks, MinInsyncReplicas: *raw.MinInsyncReplicas, Election: raw.Election, Nemesis: raw.Nemesis}
+	return nil
+}
+
+// Acks reads acks as a number or as a string ("all", "-1"), the two ways
+// people write it. Whether the number is one Kafka knows is the plan's
+// question (NewPlan names every impossible cell at once).
+type Acks int
+
+func (a *Acks) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		*a = Acks(n)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("acks must be 0, 1, -1 or \"all\", got %s", b)
+	}
+	switch strings.ToLower(s) {
+	case "0":
+		*a = 0
+	case "1":
+		*a = 1
+	case "-1", "all":
+		*a = -1
+	default:
+		// The words of chaos run's --acks, which reads the same values.
+		return fmt.Errorf("--acks: not an acks setting, got %q; use 0, 1, -1 or all", s)
+	}
+	return nil
+}
+
+// ParseSpec reads a spec file. Unknown fields are refused: a misspelt
+// field would otherwise fall back to a default without a word, and the
+// campaign would test something else.
+func ParseSpec(data []byte) (Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&s)
+	return s, err
+}
+
+// Check refuses a spec whose settings no campaign can have, whatever its
+// cells: fewer than one run, a time limit that is not positive, a
+// negative nemesis interval, both explicit cells and matrix lists. (What
+// is wrong with a cell, NewPlan says.)
+func (s Spec) Check() error {
+	switch {
+	case s.Runs < 1:
+		return fmt.Errorf("runs must be at least 1, got %d", s.Runs)
+	case s.TimeLimit <= 0:
+		return fmt.Errorf("the time limit must be positive, got %s", time.Duration(s.TimeLimit))
+	case s.NemesisInterval < 0:
+		return fmt.Errorf("the nemesis interval must be positive, got %s", time.Duration(s.NemesisInterval))
+	case len(s.Cells) > 0 && (len(s.Acks)+len(s.MinInsyncReplicas)+len(s.Election)+len(s.Nemesis) > 0):
+		return errors.New("a spec gives either cells or the matrix lists (acks, min_insync_replicas, election, nemesis), not both")
+	}
+	return nil
+}
+
+// Record is the spec as campaign.json keeps it.
+func (s Spec) Record() results.CampaignSpec {
+	r := results.CampaignSpec{
+		MinInsyncReplicas: s.MinInsyncReplicas, Election: s.Election, Nemesis: s.Nemesis, Runs: s.Runs,
+		TimeLimit: s.TimeLimit, NemesisInterval: s.NemesisInterval, RunArgs: s.RunArgs, Runtime: s.Runtime,
+	}
+	for _, a := range s.Acks {
+		r.Acks = append(r.Acks, int(a))
+	}
+	for _, c := range s.Cells {
+		r.Cells = append(r.Cells, results.CampaignCellSpec{Acks: int(c.Acks), MinInsyncReplicas: c.MinInsyncReplicas, Election: c.Election, Nemesis: c.Nemesis})
+	}
+	return r
+}
+
+// shortTimings make faults bite within a short run: with Kafka's defaults
+// (replica.lag.time.max.ms 10 s, a 3 s session timeout) a follower cut off
+// for a 5 s fault window never leaves the ISR, so a 20-30 s run would test
+// almost nothing.
+var shortTimings = []string{"--replica-lag-time-max-ms", "2000", "--session-timeout-ms", "2000"}
+
+// presets are the campaigns the issue names. They are specs like any
+// other, so "chaos campaign --preset NAME --dry-run" shows one in the spec
+// file format as a starting point.
+var presets = map[string]Spec{
+	// smoke is for CI: one cell that must be valid and one that must show
+	// its teeth, about 45 s in all on a 2-core machine.
+	"smoke": {
+		Cells: []CellSpec{
+			// The headline guarantee: no acknowledged write lost under
+			// crashes and pauses.
+			{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "kill,pause"},
+			// docs/guarantees.md scenario 1: lost writes are permitted, and
+			// usually seen.
+			{Acks: 1, MinInsyncReplicas: 1, Election: "clean", Nemesis: "partition-leader"},
+		},
+		Runs:            1,
+		TimeLimit:       results.Duration(20 * time.Second),
+		NemesisInterval: results.Duration(5 * time.Second),
+		RunArgs:         shortTimings,
+	},
+	// seed is the seed's whole question as one matrix: 36 cells, about
+	// 19 minutes (36 runs of about 31.5 s).
+	"seed": {
+		Acks:              []Acks{0, 1, -1},
+		Election:          []string{"clean", "unclean"},
+		MinInsyncReplicas: []int{1, 2},
+		Nemesis:           []string{"kill-leader", "partition-leader", "slow-follower"},
+		Runs:              1,
+		TimeLimit:         results.Duration(30 * time.Second),
+		NemesisInterval:   results.Duration(5 * time.Second),
+		RunArgs:           shortTimings,
+	},
+}
+
+// Preset is the preset of that name, a copy the caller may change.
+func Preset(name string) (Spec, bool) {
+	p, ok := presets[name]
+	if !ok {
+		return Spec{}, false
+	}
+	p.Cells = slices.Clone(p.Cells)
+	p.Acks, p.MinInsyncReplicas = slices.Clone(p.Acks), slices.Clone(p.MinInsyncReplicas)
+	p.Election, p.Nemesis = slices.Clone(p.Election), slices.Clone(p.Nemesis)
+	p.RunArgs = slices.Clone(p.RunArgs)
+	return p, true
+}
+
+// PresetNames lists the presets, sorted.
+func PresetNames() []string {
+	var names []string
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
