@@ -31,18 +31,26 @@ type Options struct {
 	Preset, SpecFile string
 	Command          []string
 	Versions         map[string]string
-	// Kill closing kills the current run at once (a second interrupt);
-	// the end of Run's context stops it in order.
+	// Kill closing kills the runs going at once (a second interrupt);
+	// the end of Run's context stops them in order.
 	Kill <-chan struct{}
+	// Parallel is how many runs go at once; 0 or 1: one at a time. Only
+	// runs that cannot disturb each other may share the machine: simulated
+	// ones, whose every choice comes from their seed. A real run's timing
+	// is part of what it tests, and a second run beside it changes it.
+	// Whatever the parallelism, the record lists the runs in the plan's
+	// order and the hooks see them end in that order.
+	Parallel int
 
 	// Started: the campaign's directory and first record are written.
 	Started func(dir string, rec *results.Campaign)
-	// RunStarted: a run begins; Tick: once a second while it goes.
+	// RunStarted: a run begins; Tick: once a second while it goes (only
+	// when one run goes at a time).
 	RunStarted func(p Progress)
 	Tick       func(p Progress, elapsed time.Duration)
 	// RunEnded: a run ended and the record holds it.
 	RunEnded func(p Progress, r results.CampaignRun)
-	// Interrupted: the context ended; the current run is being stopped
+	// Interrupted: the context ended; the runs going are being stopped
 	// and no other run starts.
 	Interrupted func()
 	// IndexError: the index page could not be rendered (said once; the
@@ -59,9 +67,9 @@ type Progress struct {
 	Run       int
 	Seed      uint64
 	TimeLimit time.Duration
-	// Left estimates how long the runs still to go take: after a run,
-	// from the runs so far that reached a verdict; 0 when none are left
-	// or the campaign was interrupted.
+	// Left estimates how long the runs not yet started take: after a
+	// run, from the runs so far that reached a verdict; 0 when none are
+	// left or the campaign was interrupted.
 	Left time.Duration
 }
 
@@ -82,13 +90,14 @@ const (
 	StatusInterrupted = "interrupted"
 )
 
-// Run runs every run of the plan, one at a time, with opts.Executor, in a
-// new campaign directory STORE/campaigns/<UTC timestamp>/ (its record
-// campaign.json, the index page, each run's log in logs/), pointed at by
-// STORE/campaigns/latest. It returns the record, with its status and exit
-// code, and the directory. The end of ctx stops the current run in order
-// (a minute later, or when opts.Kill closes, it is killed) and starts no
-// other: the record then says interrupted, and its exit code is 130.
+// Run runs every run of the plan, opts.Parallel at a time, with
+// opts.Executor, in a new campaign directory STORE/campaigns/<UTC
+// timestamp>/ (its record campaign.json, the index page, each run's log
+// in logs/), pointed at by STORE/campaigns/latest. It returns the record,
+// with its status and exit code, and the directory. The end of ctx stops
+// the runs going in order (a minute later, or when opts.Kill closes, they
+// are killed) and starts no other: the record then says interrupted, and
+// its exit code is 130.
 //
 // A run the executor reports refused (an error before it had a run
 // directory, exit 3) refuses its cell: the cell's remaining runs are not
@@ -105,6 +114,7 @@ func Run(ctx context.Context, plan *Plan, opts Options) (*results.Campaign, stri
 	if opts.Executor == nil {
 		opts.Executor = InProcess{}
 	}
+	opts.Parallel = max(opts.Parallel, 1)
 	start := time.Now()
 	dir, err := results.NewRun(plan.Store, "campaigns", start)
 	if err != nil {
@@ -117,11 +127,17 @@ func Run(ctx context.Context, plan *Plan, opts Options) (*results.Campaign, stri
 		Format: results.CampaignFormat, Seed: opts.Seed, Preset: opts.Preset, SpecFile: opts.SpecFile, Spec: plan.Spec,
 		Store: plan.Store, Command: opts.Command, Versions: opts.Versions, Start: start.UTC(), Status: StatusRunning,
 	}
-	for _, c := range plan.Cells {
-		rec.Cells = append(rec.Cells, &results.CampaignCell{CampaignCellPlan: c.CampaignCellPlan, Verdict: VerdictNotRun,
-			Summary: results.CampaignSummary{Planned: plan.Spec.Runs}, Runs: []results.CampaignRun{}})
+	jobs := plan.jobs()
+	planned := make([]int, len(plan.Cells))
+	for _, j := range jobs {
+		planned[j.cell]++
 	}
-	cr := &campaign{plan: plan, opts: opts, dir: dir, rec: rec, ctx: ctx, total: plan.Runs()}
+	for i, c := range plan.Cells {
+		rec.Cells = append(rec.Cells, &results.CampaignCell{CampaignCellPlan: c.CampaignCellPlan, Verdict: VerdictNotRun,
+			Summary: results.CampaignSummary{Planned: planned[i]}, Runs: []results.CampaignRun{}})
+	}
+	cr := &campaign{plan: plan, opts: opts, dir: dir, rec: rec, ctx: ctx, jobs: jobs,
+		refused: make([]bool, len(plan.Cells)), stopAll: make(chan struct{}), killAll: make(chan struct{})}
 	if err := cr.save(); err != nil {
 		return nil, "", err
 	}
@@ -133,34 +149,7 @@ func Run(ctx context.Context, plan *Plan, opts Options) (*results.Campaign, stri
 	if opts.Started != nil {
 		opts.Started(dir.Dir, rec)
 	}
-	var writeErr error
-runs:
-	for i, c := range rec.Cells {
-		for r := 1; r <= plan.Spec.Runs; r++ {
-			if cr.stopped() {
-				break runs
-			}
-			rr, refused := cr.runOne(&plan.Cells[i], c, r)
-			c.Runs = append(c.Runs, rr)
-			Summarize(c)
-			if err := cr.save(); err != nil && writeErr == nil {
-				writeErr = err
-			}
-			if cr.opts.RunEnded != nil {
-				cr.opts.RunEnded(cr.progress(c, r), rr)
-			}
-			if cr.interrupted {
-				break runs
-			}
-			if refused {
-				c.Refused = rr.Error
-				if err := cr.save(); err != nil && writeErr == nil {
-					writeErr = err
-				}
-				break
-			}
-		}
-	}
+	cr.runAll()
 	end := time.Now().UTC()
 	rec.End = &end
 	code := ExitCode(rec.Cells)
@@ -169,27 +158,203 @@ runs:
 		rec.Status, code = StatusInterrupted, runner.ExitInterrupted
 	}
 	rec.ExitCode = &code
-	if err := cr.save(); err != nil && writeErr == nil {
-		writeErr = err
+	if err := cr.save(); err != nil && cr.writeErr == nil {
+		cr.writeErr = err
 	}
-	return rec, dir.Dir, writeErr
+	return rec, dir.Dir, cr.writeErr
 }
 
-// campaign is a campaign running.
+// job is one planned run: its cell (an index into the plan's cells), its
+// number in the cell, and its place in the whole plan (from 1), which
+// names its log: the same name whatever the parallelism, the refused
+// cells before it, or the shard that runs it.
+type job struct{ cell, run, pos int }
+
+// jobs are the plan's runs in its order: cell by cell, run by run.
+func (p *Plan) jobs() []job {
+	var out []job
+	pos := 0
+	for i := range p.Cells {
+		for r := 1; r <= p.Spec.Runs; r++ {
+			pos++
+			out = append(out, job{cell: i, run: r, pos: pos})
+		}
+	}
+	return out
+}
+
+// campaign is a campaign running. Its fields belong to Run's goroutine;
+// the runs' goroutines (execute) read only plan, opts and the two
+// channels.
 type campaign struct {
 	plan        *Plan
 	opts        Options
 	dir         *results.Run
 	rec         *results.Campaign
 	ctx         context.Context
+	jobs        []job
 	interrupted bool
 	indexWarned bool
-	total, done int
-	// skipped counts the runs of refused cells, judged the runs that
-	// reached a verdict and spent their time: the estimate of what is
-	// left.
-	skipped, judged int
-	spent           time.Duration
+	writeErr    error
+	// next is the index in jobs of the next run to start, started counts
+	// the runs started; refused marks the cells a run refused, whose runs
+	// not yet started never start.
+	next, started int
+	refused       []bool
+	// judged counts the runs that reached a verdict, spent their time:
+	// the estimate of what is left.
+	judged int
+	spent  time.Duration
+	// stopAll closes on an interrupt (every run going stops in order),
+	// killAll when they are to be killed.
+	stopAll, killAll chan struct{}
+	killed           bool
+}
+
+// ended is a run that ended, as its goroutine hands it to Run's.
+type ended struct {
+	i       int // its index in jobs
+	p       Progress
+	o       runner.Outcome
+	code    int
+	err     error
+	elapsed time.Duration
+	rr      results.CampaignRun
+	// refused: the run was refused before it started anything.
+	refused bool
+}
+
+// runAll starts the jobs, opts.Parallel at a time, each on a goroutine of
+// its own, and records them as they end in the plan's order: a run that
+// ends before one started earlier waits for it, so the record and the
+// hooks are the same whatever the parallelism and whichever run is
+// quicker.
+func (cr *campaign) runAll() {
+	parallel := cr.opts.Parallel
+	endings := make(chan ended)
+	waiting := map[int]*ended{}
+	commit, running := 0, 0
+	var tick <-chan time.Time
+	if cr.opts.Tick != nil && parallel == 1 {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
+	// current is the run going when one goes at a time, for the ticks.
+	var current Progress
+	var currentStart time.Time
+	interrupt, kill := cr.ctx.Done(), cr.opts.Kill
+	var killAfter <-chan time.Time
+	stop := func() {
+		if cr.interrupted {
+			return
+		}
+		cr.interrupted = true
+		interrupt = nil
+		if cr.opts.Interrupted != nil {
+			cr.opts.Interrupted()
+		}
+		close(cr.stopAll)
+		killAfter = time.After(time.Minute)
+	}
+	for {
+		for running < parallel && cr.next < len(cr.jobs) {
+			if cr.ctx.Err() != nil {
+				stop()
+			}
+			if cr.interrupted {
+				break
+			}
+			i, j := cr.next, cr.jobs[cr.next]
+			cr.next++
+			if cr.refused[j.cell] {
+				waiting[i] = nil
+				continue
+			}
+			running++
+			cr.started++
+			p := cr.progress(j)
+			current, currentStart = p, time.Now()
+			if cr.opts.RunStarted != nil {
+				cr.opts.RunStarted(p)
+			}
+			go func() { endings <- cr.execute(i, j, p) }()
+		}
+		for ; commit < cr.next; commit++ {
+			e, ok := waiting[commit]
+			if !ok {
+				break
+			}
+			delete(waiting, commit)
+			if e != nil {
+				cr.commit(e)
+			}
+		}
+		if running == 0 {
+			return
+		}
+		select {
+		case e := <-endings:
+			running--
+			j := cr.jobs[e.i]
+			if e.refused = cr.record(&e.rr, e.o, e.code, e.err); e.refused {
+				cr.refused[j.cell] = true
+			}
+			// Only runs that got as far as a verdict say how long a run
+			// takes; a run refused in a millisecond would make the
+			// estimate absurd.
+			if _, ok := verdictCodes[e.rr.Verdict]; ok {
+				cr.spent += e.elapsed
+				cr.judged++
+			}
+			waiting[e.i] = &e
+		case <-interrupt:
+			stop()
+		case <-kill:
+			kill = nil
+			cr.killRuns()
+		case <-killAfter:
+			killAfter = nil
+			cr.killRuns()
+		case <-tick:
+			if running == 1 {
+				cr.opts.Tick(current, time.Since(currentStart))
+			}
+		}
+	}
+}
+
+// killRuns kills every run going and any started later.
+func (cr *campaign) killRuns() {
+	if !cr.killed {
+		cr.killed = true
+		close(cr.killAll)
+	}
+}
+
+// commit adds a run that ended to its cell and the record, and says so.
+// A run of a cell that an earlier run refused is left out: it was started
+// beside the refused one, which a campaign running one run at a time
+// would not have done, and the record must not depend on that.
+func (cr *campaign) commit(e *ended) {
+	j := cr.jobs[e.i]
+	c := cr.rec.Cells[j.cell]
+	if c.Refused != "" {
+		return
+	}
+	c.Runs = append(c.Runs, e.rr)
+	Summarize(c)
+	if e.refused {
+		c.Refused = e.rr.Error
+	}
+	if err := cr.save(); err != nil && cr.writeErr == nil {
+		cr.writeErr = err
+	}
+	if cr.opts.RunEnded != nil {
+		p := e.p
+		p.Left = cr.left()
+		cr.opts.RunEnded(p, e.rr)
+	}
 }
 
 // save rewrites the record and its index page: a campaign in progress can
@@ -210,64 +375,40 @@ func (cr *campaign) save() error {
 	return nil
 }
 
-// stopped reports whether the campaign has been interrupted, saying so
-// the first time.
-func (cr *campaign) stopped() bool {
-	if !cr.interrupted && cr.ctx.Err() != nil {
-		cr.interrupted = true
-		if cr.opts.Interrupted != nil {
-			cr.opts.Interrupted()
-		}
-	}
-	return cr.interrupted
-}
-
-func (cr *campaign) progress(c *results.CampaignCell, run int) Progress {
-	p := Progress{N: cr.done, Total: cr.total, Cell: c, Run: run, Seed: RunSeed(cr.rec.Seed, c.Name, run),
+// progress is where the run j stands as it starts.
+func (cr *campaign) progress(j job) Progress {
+	c := cr.rec.Cells[j.cell]
+	return Progress{N: cr.started, Total: len(cr.jobs), Cell: c, Run: j.run, Seed: RunSeed(cr.rec.Seed, c.Name, j.run),
 		TimeLimit: time.Duration(cr.plan.Spec.TimeLimit)}
-	if left := cr.total - cr.done - cr.skipped; left > 0 && !cr.interrupted {
-		per := p.TimeLimit + RunOverhead
-		if cr.judged > 0 {
-			per = cr.spent / time.Duration(cr.judged)
+}
+
+// left estimates how long the runs not yet started take, at the
+// parallelism.
+func (cr *campaign) left() time.Duration {
+	if cr.interrupted {
+		return 0
+	}
+	n := 0
+	for _, j := range cr.jobs[cr.next:] {
+		if !cr.refused[j.cell] {
+			n++
 		}
-		p.Left = per * time.Duration(left)
 	}
-	return p
+	per := time.Duration(cr.plan.Spec.TimeLimit) + RunOverhead
+	if cr.judged > 0 {
+		per = cr.spent / time.Duration(cr.judged)
+	}
+	return per * time.Duration(n) / time.Duration(cr.opts.Parallel)
 }
 
-// runOne executes one run and records how it ended. refused reports that
-// the run was refused before it started anything, which the cell's
-// remaining runs would only repeat.
-func (cr *campaign) runOne(cell *Cell, c *results.CampaignCell, run int) (rr results.CampaignRun, refused bool) {
-	cr.done++
-	spec := cell.RunSpec(cr.rec.Seed, run, cr.opts.Program)
-	rr = results.CampaignRun{Run: run, Seed: spec.Seed, Start: time.Now().UTC()}
-	rr.Log = filepath.Join("logs", fmt.Sprintf("%03d_%s_run%d.log", cr.done, c.Name, run))
-	p := cr.progress(c, run)
-	if cr.opts.RunStarted != nil {
-		cr.opts.RunStarted(p)
-	}
-	start := time.Now()
-	o, code, err := cr.exec(spec, cr.dir.Path(rr.Log), p)
-	elapsed := time.Since(start)
-	rr.Seconds = elapsed.Round(time.Millisecond).Seconds()
-	refused = cr.record(&rr, o, code, err)
-	if refused {
-		cr.skipped += c.Summary.Planned - run
-	}
-	// Only runs that got as far as a verdict say how long a run takes; a
-	// run refused in a millisecond would make the estimate absurd.
-	if _, ok := verdictCodes[rr.Verdict]; ok {
-		cr.spent += elapsed
-		cr.judged++
-	}
-	return rr, refused
-}
-
-// exec runs spec with the executor and waits for it. The first interrupt
-// stops the run in order; a second one (opts.Kill), a minute without an
-// end, or a run that takes far longer than its time limit kills it.
-func (cr *campaign) exec(spec runner.Spec, logPath string, p Progress) (runner.Outcome, int, error) {
+// execute runs one job with the executor and waits for it, on a goroutine
+// of its own. An interrupt (stopAll) stops the run in order; killAll, or
+// a run that takes far longer than its time limit, kills it.
+func (cr *campaign) execute(i int, j job, p Progress) ended {
+	cell := &cr.plan.Cells[j.cell]
+	spec := cell.RunSpec(cr.opts.Seed, j.run, cr.opts.Program)
+	rr := results.CampaignRun{Run: j.run, Seed: spec.Seed, Start: time.Now().UTC()}
+	rr.Log = filepath.Join("logs", fmt.Sprintf("%03d_%s_run%d.log", j.pos, cell.Name, j.run))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kill := make(chan struct{})
@@ -284,8 +425,9 @@ func (cr *campaign) exec(spec runner.Spec, logPath string, p Progress) (runner.O
 		err  error
 	}
 	done := make(chan result, 1)
+	start := time.Now()
 	go func() {
-		o, code, err := cr.opts.Executor.Exec(ctx, spec, logPath, kill)
+		o, code, err := cr.opts.Executor.Exec(ctx, spec, cr.dir.Path(rr.Log), kill)
 		done <- result{o, code, err}
 	}()
 	// A run takes its time limit, the final phase (converge timeout, 60 s
@@ -294,32 +436,23 @@ func (cr *campaign) exec(spec runner.Spec, logPath string, p Progress) (runner.O
 	limit := 2*spec.TimeLimit + 10*time.Minute
 	watchdog := time.NewTimer(limit)
 	defer watchdog.Stop()
-	var tick <-chan time.Time
-	if cr.opts.Tick != nil {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
-	}
-	interrupt := cr.ctx.Done()
-	if cr.interrupted {
-		interrupt = nil
-	}
+	stop, killAll := cr.stopAll, cr.killAll
 	var stuck error
 	var killAfter <-chan time.Time
-	start := time.Now()
 	for {
 		select {
 		case r := <-done:
+			rr.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
+			e := ended{i: i, p: p, o: r.o, code: r.code, err: r.err, elapsed: time.Since(start), rr: rr}
 			if stuck != nil {
-				return r.o, -1, stuck
+				e.code, e.err = -1, stuck
 			}
-			return r.o, r.code, r.err
-		case <-interrupt:
-			interrupt = nil
-			cr.stopped()
+			return e
+		case <-stop:
+			stop = nil
 			cancel()
-			killAfter = time.After(time.Minute)
-		case <-cr.opts.Kill:
+		case <-killAll:
+			killAll = nil
 			killNow()
 		case <-killAfter:
 			killNow()
@@ -327,8 +460,6 @@ func (cr *campaign) exec(spec runner.Spec, logPath string, p Progress) (runner.O
 			stuck = fmt.Errorf("the run was still running after %s; stopped", limit)
 			cancel()
 			killAfter = time.After(killGrace)
-		case <-tick:
-			cr.opts.Tick(p, time.Since(start))
 		}
 	}
 }

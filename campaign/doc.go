@@ -17,11 +17,14 @@
 // its seed, derived from the campaign seed, the cell's name and the run's
 // number (RunSeed), so one campaign seed replays every run.
 //
-// Run executes the plan one run at a time through an Executor: InProcess
-// calls runner.Run in this process; Child starts "chaos run --spec-file
-// F --outcome-file O" in its own process group, which gets the Spec as
-// JSON and writes its runner.Outcome as JSON. Both write each run's output
-// to a log file beside campaign.json. Run keeps the campaign's record,
+// Run executes the plan through an Executor, one run at a time or, for
+// runs that cannot disturb each other (simulated ones), several at once,
+// recording them in the plan's order whatever the parallelism: InProcess
+// calls runner.Run in this process (or another function of its kind:
+// sim.Run runs a campaign in simulation); Child starts "chaos run
+// --spec-file F --outcome-file O" in its own process group, which gets
+// the Spec as JSON and writes its runner.Outcome as JSON. Both write each
+// run's output to a log file beside campaign.json. Run keeps the campaign's record,
 // results.Campaign (campaign.json, whose schema package results owns),
 // and its index page, rewritten after every run, so a campaign in
 // progress can be watched and one killed outright still shows what

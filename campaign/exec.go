@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,34 +34,69 @@ type Executor interface {
 // killGrace is how long a run has to end once it was killed.
 const killGrace = 30 * time.Second
 
-// InProcess runs each spec with runner.Run in this process: no process to
-// start, but a run that crashes or hangs takes the campaign with it, and
-// its brokers are the campaign's children.
+// InProcess runs each spec in this process: no process to start, but a
+// real run that crashes or hangs takes the campaign with it, and its
+// brokers are the campaign's children.
+//
+// It is also how a campaign runs in simulation: with Run set to sim.Run
+// (which chaos campaign --runtime sim does; this package cannot import
+// the simulation, which alone may hold the in-memory cluster), every run
+// is a simulated one. A child process would buy a simulated run nothing:
+// it starts no process, opens no socket and takes no signal, and its
+// result depends on its seed alone, not on what else the process does; so
+// runs can go in parallel (Options.Parallel), and the one failure a child
+// would contain, a panic, is recovered here for real and simulated runs
+// alike: it ends that run as an error, with the stack in its log.
 type InProcess struct {
 	// Version is the version of chaos test.json records.
 	Version string
+	// Run runs one spec; nil: runner.Run. Of the options it is given,
+	// a simulation uses Version, Started and Log.
+	Run func(context.Context, runner.Spec, runner.Options) (runner.Outcome, error)
 }
 
 // Exec implements Executor. The log gets what chaos run would print of
-// the run's start and progress, and its end.
+// the run's start and progress, and its end. kill closing kills a real
+// run's cluster and ends the context of either kind of run.
 func (e InProcess) Exec(ctx context.Context, spec runner.Spec, logPath string, kill <-chan struct{}) (runner.Outcome, int, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return runner.Outcome{}, -1, err
 	}
 	defer f.Close()
+	run := e.Run
+	if run == nil {
+		run = runner.Run
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	log := &lockedWriter{w: f}
 	var mu sync.Mutex
 	var abort func()
+	// started is what the run said of itself when it started: after a
+	// panic, the run directory still holds what it recorded.
+	var started runner.Outcome
 	type result struct {
 		o   runner.Outcome
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, err := runner.Run(ctx, spec, runner.Options{
+		defer func() {
+			if p := recover(); p != nil {
+				fmt.Fprintf(log, "panic: %v\n\n%s\n", p, debug.Stack())
+				mu.Lock()
+				o := started
+				mu.Unlock()
+				done <- result{o, fmt.Errorf("the run panicked: %v", p)}
+			}
+		}()
+		o, err := run(ctx, spec, runner.Options{
 			Version: e.Version,
 			Started: func(dir string, seed uint64, clusterID string) {
+				mu.Lock()
+				started = runner.Outcome{Dir: dir, Seed: seed, ClusterID: clusterID}
+				mu.Unlock()
 				fmt.Fprintf(log, "run %s\nseed %d\ncluster id %s\n", dir, seed, clusterID)
 			},
 			ClusterUp: func(a func()) {
@@ -83,6 +119,7 @@ func (e InProcess) Exec(ctx context.Context, spec runner.Spec, logPath string, k
 			fmt.Fprintln(log, "killed: killing the cluster now")
 			a()
 		}
+		cancel()
 		select {
 		case r = <-done:
 		case <-time.After(killGrace):

@@ -89,12 +89,23 @@ func RunSeed(campaign uint64, cellName string, run int) uint64 {
 // helps nobody. What only a run can find out (a runtime that is not
 // ready, a setting of the base the runner refuses) is left to the run,
 // and refuses that cell only.
-func NewPlan(spec results.CampaignSpec, base runner.Spec) (*Plan, error) {
+//
+// Each of checks is asked about every cell's spec as well, and its
+// refusal is the cell's: what the runtime cannot run, where this package
+// cannot ask the runtime itself (chaos campaign --runtime sim passes the
+// simulation's sim.Validate: a package that imports the simulation holds
+// the in-memory cluster, which only sim and cmd/chaos may).
+func NewPlan(spec results.CampaignSpec, base runner.Spec, checks ...func(runner.Spec) error) (*Plan, error) {
 	p := &Plan{Spec: spec, Store: base.Store}
 	var problems []string
 	seen := map[string]bool{}
 	for _, cs := range cellSpecs(spec) {
 		c, err := planCell(cs, spec, base)
+		for _, check := range checks {
+			if err == nil {
+				err = check(c.Spec)
+			}
+		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", cellLabel(cs.Acks, cs.MinInsyncReplicas, cmp.Or(cs.Election, "clean"), cmp.Or(cs.Nemesis, "none")), err))
 			continue
@@ -217,19 +228,24 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, base runne
 // runArgs are the "chaos run" arguments, less --seed, that run the cell's
 // spec: campaign.json records them, and with the seed they replay a run.
 // The settings the campaign leaves alone are the spec's RunArgs, which
-// the base spec was made from.
+// the base spec was made from. A simulated run's are "chaos sim"'s, which
+// takes chaos run's flags and is the sim runtime.
 func runArgs(s runner.Spec, spec results.CampaignSpec) []string {
 	nem := "none"
 	if len(s.Faults) > 0 {
 		nem = strings.Join(s.Faults, ",")
 	}
-	args := []string{"run", "--store", s.Store, "--name", s.Name, "--quiet",
+	command := "run"
+	if s.Runtime == runner.RuntimeSim {
+		command = "sim"
+	}
+	args := []string{command, "--store", s.Store, "--name", s.Name, "--quiet",
 		"--acks", strconv.Itoa(int(s.Acks)), "--min-insync-replicas", strconv.Itoa(int(s.Settings.MinInsyncReplicas)),
 		"--election", s.Settings.Election, "--nemesis", nem, "--time-limit", s.TimeLimit.String()}
 	if spec.NemesisInterval > 0 {
 		args = append(args, "--nemesis-interval", s.NemesisInterval.String())
 	}
-	if s.Runtime != runner.RuntimeLocal {
+	if s.Runtime != runner.RuntimeLocal && s.Runtime != runner.RuntimeSim {
 		args = append(args, "--runtime", s.Runtime)
 	}
 	return append(args, spec.RunArgs...)
