@@ -127,10 +127,10 @@ func Run(ctx context.Context, plan *Plan, opts Options) (*results.Campaign, stri
 		Format: results.CampaignFormat, Seed: opts.Seed, Preset: opts.Preset, SpecFile: opts.SpecFile, Spec: plan.Spec,
 		Store: plan.Store, Command: opts.Command, Versions: opts.Versions, Start: start.UTC(), Status: StatusRunning,
 	}
-	jobs := plan.jobs()
+	jobs := plan.PlannedRuns()
 	planned := make([]int, len(plan.Cells))
 	for _, j := range jobs {
-		planned[j.cell]++
+		planned[j.Cell]++
 	}
 	for i, c := range plan.Cells {
 		rec.Cells = append(rec.Cells, &results.CampaignCell{CampaignCellPlan: c.CampaignCellPlan, Verdict: VerdictNotRun,
@@ -164,25 +164,6 @@ func Run(ctx context.Context, plan *Plan, opts Options) (*results.Campaign, stri
 	return rec, dir.Dir, cr.writeErr
 }
 
-// job is one planned run: its cell (an index into the plan's cells), its
-// number in the cell, and its place in the whole plan (from 1), which
-// names its log: the same name whatever the parallelism, the refused
-// cells before it, or the shard that runs it.
-type job struct{ cell, run, pos int }
-
-// jobs are the plan's runs in its order: cell by cell, run by run.
-func (p *Plan) jobs() []job {
-	var out []job
-	pos := 0
-	for i := range p.Cells {
-		for r := 1; r <= p.Spec.Runs; r++ {
-			pos++
-			out = append(out, job{cell: i, run: r, pos: pos})
-		}
-	}
-	return out
-}
-
 // campaign is a campaign running. Its fields belong to Run's goroutine;
 // the runs' goroutines (execute) read only plan, opts and the two
 // channels.
@@ -192,7 +173,7 @@ type campaign struct {
 	dir         *results.Run
 	rec         *results.Campaign
 	ctx         context.Context
-	jobs        []job
+	jobs        []PlannedRun
 	interrupted bool
 	indexWarned bool
 	writeErr    error
@@ -224,7 +205,7 @@ type ended struct {
 	refused bool
 }
 
-// runAll starts the jobs, opts.Parallel at a time, each on a goroutine of
+// runAll starts the planned runs, opts.Parallel at a time, each on a goroutine of
 // its own, and records them as they end in the plan's order: a run that
 // ends before one started earlier waits for it, so the record and the
 // hooks are the same whatever the parallelism and whichever run is
@@ -257,7 +238,24 @@ func (cr *campaign) runAll() {
 		close(cr.stopAll)
 		killAfter = time.After(time.Minute)
 	}
+	// commitReady records the runs that ended, up to the first one still
+	// going.
+	commitReady := func() {
+		for ; commit < cr.next; commit++ {
+			e, ok := waiting[commit]
+			if !ok {
+				return
+			}
+			delete(waiting, commit)
+			if e != nil {
+				cr.commit(e)
+			}
+		}
+	}
 	for {
+		// A run that ended is recorded before the next starts, so that
+		// one at a time the hooks see a run end before the next begin.
+		commitReady()
 		for running < parallel && cr.next < len(cr.jobs) {
 			if cr.ctx.Err() != nil {
 				stop()
@@ -267,7 +265,7 @@ func (cr *campaign) runAll() {
 			}
 			i, j := cr.next, cr.jobs[cr.next]
 			cr.next++
-			if cr.refused[j.cell] {
+			if cr.refused[j.Cell] {
 				waiting[i] = nil
 				continue
 			}
@@ -280,16 +278,7 @@ func (cr *campaign) runAll() {
 			}
 			go func() { endings <- cr.execute(i, j, p) }()
 		}
-		for ; commit < cr.next; commit++ {
-			e, ok := waiting[commit]
-			if !ok {
-				break
-			}
-			delete(waiting, commit)
-			if e != nil {
-				cr.commit(e)
-			}
-		}
+		commitReady()
 		if running == 0 {
 			return
 		}
@@ -298,7 +287,7 @@ func (cr *campaign) runAll() {
 			running--
 			j := cr.jobs[e.i]
 			if e.refused = cr.record(&e.rr, e.o, e.code, e.err); e.refused {
-				cr.refused[j.cell] = true
+				cr.refused[j.Cell] = true
 			}
 			// Only runs that got as far as a verdict say how long a run
 			// takes; a run refused in a millisecond would make the
@@ -338,7 +327,7 @@ func (cr *campaign) killRuns() {
 // would not have done, and the record must not depend on that.
 func (cr *campaign) commit(e *ended) {
 	j := cr.jobs[e.i]
-	c := cr.rec.Cells[j.cell]
+	c := cr.rec.Cells[j.Cell]
 	if c.Refused != "" {
 		return
 	}
@@ -376,9 +365,9 @@ func (cr *campaign) save() error {
 }
 
 // progress is where the run j stands as it starts.
-func (cr *campaign) progress(j job) Progress {
-	c := cr.rec.Cells[j.cell]
-	return Progress{N: cr.started, Total: len(cr.jobs), Cell: c, Run: j.run, Seed: RunSeed(cr.rec.Seed, c.Name, j.run),
+func (cr *campaign) progress(j PlannedRun) Progress {
+	c := cr.rec.Cells[j.Cell]
+	return Progress{N: cr.started, Total: len(cr.jobs), Cell: c, Run: j.Run, Seed: RunSeed(cr.rec.Seed, c.Name, j.Run),
 		TimeLimit: time.Duration(cr.plan.Spec.TimeLimit)}
 }
 
@@ -390,11 +379,11 @@ func (cr *campaign) left() time.Duration {
 	}
 	n := 0
 	for _, j := range cr.jobs[cr.next:] {
-		if !cr.refused[j.cell] {
+		if !cr.refused[j.Cell] {
 			n++
 		}
 	}
-	per := time.Duration(cr.plan.Spec.TimeLimit) + RunOverhead
+	per := cr.plan.perRun()
 	if cr.judged > 0 {
 		per = cr.spent / time.Duration(cr.judged)
 	}
@@ -404,11 +393,11 @@ func (cr *campaign) left() time.Duration {
 // execute runs one job with the executor and waits for it, on a goroutine
 // of its own. An interrupt (stopAll) stops the run in order; killAll, or
 // a run that takes far longer than its time limit, kills it.
-func (cr *campaign) execute(i int, j job, p Progress) ended {
-	cell := &cr.plan.Cells[j.cell]
-	spec := cell.RunSpec(cr.opts.Seed, j.run, cr.opts.Program)
-	rr := results.CampaignRun{Run: j.run, Seed: spec.Seed, Start: time.Now().UTC()}
-	rr.Log = filepath.Join("logs", fmt.Sprintf("%03d_%s_run%d.log", j.pos, cell.Name, j.run))
+func (cr *campaign) execute(i int, j PlannedRun, p Progress) ended {
+	cell := &cr.plan.Cells[j.Cell]
+	spec := cell.RunSpec(cr.opts.Seed, j.Run, cr.opts.Program)
+	rr := results.CampaignRun{Run: j.Run, Seed: spec.Seed, Start: time.Now().UTC()}
+	rr.Log = filepath.Join("logs", fmt.Sprintf("%03d_%s_run%d.log", j.Pos, cell.Name, j.Run))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kill := make(chan struct{})

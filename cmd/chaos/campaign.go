@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/sim"
 )
 
 // chaos campaign is flags and output: the matrix flags, chaos run's flags
@@ -45,7 +47,7 @@ type campaignFlags struct {
 	preset, spec, store, junit  string
 	runtime                     string
 	acks, minISR, election, nem string
-	runs                        int
+	runs, parallel              int
 	timeLimit, nemInterval      time.Duration
 	seed                        uint64
 	dryRun, inProcess           bool
@@ -64,6 +66,10 @@ election, nemesis) is run --runs times, each run a "chaos run" child process (or
 --in-process, in this process) with a seed derived from the campaign's --seed, so the same
 seed replays every run. The matrix comes from the flags, from --spec FILE, or from
 --preset smoke|seed. Flags after -- go to every "chaos run" (e.g. -- --nodes 5).
+
+With --runtime sim every run is a "chaos sim" run in deterministic simulation, in this
+process, --parallel at a time (the cores by default): the seed preset's 36 runs take
+seconds, not 19 minutes, and replay exactly.
 
 Prints a line per run and a table per cell: the verdicts, what the guarantee model
 predicted, the anomalies seen as permitted and those seen unexpectedly, and availability.
@@ -94,7 +100,8 @@ campaign; 130 interrupted.`,
 	fl.Uint64Var(&f.seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
 	fl.StringVar(&f.store, "store", "store", "the result store directory")
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
-	fl.StringVar(&f.runtime, "runtime", runtimeLocal, "every run's --runtime: "+runtimeUsage)
+	fl.StringVar(&f.runtime, "runtime", runtimeLocal, "every run's --runtime: "+runtimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
+	fl.IntVar(&f.parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
 	fl.BoolVar(&f.inProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
 	f.matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}
@@ -196,15 +203,27 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	if fl.Changed("runtime") || spec.Runtime == "" {
 		spec.Runtime = f.runtime
 	}
-	if err := checkRuntime(spec.Runtime); err != nil {
+	if err := checkCampaignRuntime(spec.Runtime); err != nil {
 		return spec, err
+	}
+	switch {
+	case f.parallel < 0:
+		return spec, flagError("parallel", f.parallel, "negative", "runs at once, e.g. the number of cores")
+	case f.parallel > 1 && spec.Runtime != runner.RuntimeSim:
+		// A real run's timing is part of what it tests.
+		return spec, flagError("parallel", f.parallel, "more than one run at a time outside the sim runtime",
+			"real runs side by side would compete for the CPU and change what they test; use --runtime sim, or leave it out")
 	}
 	spec.RunArgs = append(spec.RunArgs, passthrough...)
 	if err := spec.Check(); err != nil {
 		return spec, err
 	}
-	if _, err := baseSpec(spec.RunArgs, f.store); err != nil {
+	base, err := baseSpec(spec.RunArgs, f.store)
+	if err != nil {
 		return spec, err
+	}
+	if spec.Runtime == runner.RuntimeSim && base.BasePort != 0 {
+		return spec, fmt.Errorf("flags for chaos run: %w", flagError("base-port", base.BasePort, "no ports in a simulation", "leave it out"))
 	}
 	// Parsed above, so every "--" argument here is a flag of chaos run.
 	var owned []string
@@ -255,7 +274,13 @@ func planCampaign(spec campaign.Spec, store string) (*campaign.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return campaign.NewPlan(spec.Record(), base)
+	var checks []func(runner.Spec) error
+	if spec.Runtime == runner.RuntimeSim {
+		// Refuses a fault the simulation does not model, with every other
+		// impossible cell, before anything runs.
+		checks = append(checks, sim.Validate)
+	}
+	return campaign.NewPlan(spec.Record(), base, checks...)
 }
 
 func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int, error) {
@@ -293,7 +318,14 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		return 0, err
 	}
 	var executor campaign.Executor = campaign.Child{Exe: exe}
-	if f.inProcess {
+	parallel := 1
+	switch {
+	case spec.Runtime == runner.RuntimeSim:
+		// A simulated run needs no process of its own (package campaign
+		// says why), and runs side by side never disturb each other.
+		executor = campaign.InProcess{Version: fullVersion(), Run: sim.Run}
+		parallel = cmp.Or(f.parallel, runtime.GOMAXPROCS(0))
+	case f.inProcess:
 		executor = campaign.InProcess{Version: fullVersion()}
 	}
 	ctx, kill, stop := campaignInterrupts()
@@ -301,14 +333,21 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	line := newProgressLine(out)
 	opts := campaign.Options{
 		Seed: seed, Executor: executor, Program: exe, Preset: f.preset, SpecFile: f.spec, Command: os.Args,
-		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()}, Kill: kill,
+		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()}, Kill: kill, Parallel: parallel,
 		Started: func(dir string, _ *results.Campaign) {
 			fmt.Fprintf(out, "campaign %s\nseed %d\n%d cells x %d runs, each %s (about %s in all)\n",
-				dir, seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), plan.Estimate().Round(time.Second))
+				dir, seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), (plan.Estimate() / time.Duration(parallel)).Round(time.Second))
 		},
-		RunStarted: func(p campaign.Progress) { line.begin(runPrefix(p)) },
 		RunEnded: func(p campaign.Progress, rr results.CampaignRun) {
-			s := runPrefix(p) + " " + describeRun(rr) + " " + time.Duration(rr.Seconds*float64(time.Second)).Round(time.Second).String()
+			took := time.Duration(rr.Seconds * float64(time.Second))
+			// A simulated run takes a second or less: whole seconds would
+			// say nothing.
+			if spec.Runtime == runner.RuntimeSim {
+				took = took.Round(10 * time.Millisecond)
+			} else {
+				took = took.Round(time.Second)
+			}
+			s := runPrefix(p) + " " + describeRun(rr) + " " + took.String()
 			if p.Left > 0 {
 				s += fmt.Sprintf(", ~%s left", p.Left.Round(time.Second))
 			}
@@ -316,6 +355,11 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		},
 		Interrupted: func() { fmt.Fprintf(out, "\ninterrupted: stopping the current run (interrupt again to kill it)\n") },
 		IndexError:  func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err) },
+	}
+	// Several runs at once have no one line to show: each says only how
+	// it ended.
+	if parallel == 1 {
+		opts.RunStarted = func(p campaign.Progress) { line.begin(runPrefix(p)) }
 	}
 	if line.tty {
 		opts.Tick = func(p campaign.Progress, elapsed time.Duration) {

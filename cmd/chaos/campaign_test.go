@@ -445,3 +445,125 @@ func TestCampaignSpecFile(t *testing.T) {
 		}
 	}
 }
+
+// simCampaign is a tiny campaign in simulation: 2 cells x 2 runs of 10 s
+// (acks=1 under kill and partition-leader: the partition loses writes).
+func simCampaign(store, seed string, extra ...string) []string {
+	args := []string{"campaign", "--runtime", "sim", "--store", store, "--seed", seed, "--acks", "1", "--min-insync-replicas", "1",
+		"--nemesis", "kill;partition-leader", "--runs", "2", "--time-limit", "10s", "--nemesis-interval", "3s"}
+	return append(append(args, extra...), tinyRunArgs...)
+}
+
+// campaignDir is the campaign directory of a campaign's output.
+func campaignDir(t *testing.T, out string) string {
+	t.Helper()
+	first, _, _ := strings.Cut(out, "\n")
+	dir, ok := strings.CutPrefix(first, "campaign ")
+	if !ok {
+		t.Fatalf("the output does not start with the campaign directory:\n%s", out)
+	}
+	return dir
+}
+
+// campaignNormalized is a campaign.json with what two executions of one
+// simulated campaign may differ in blanked: the times, the command and
+// the stores (in the record, in each cell's args, and in each run
+// directory's timestamp).
+func campaignNormalized(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec results.Campaign
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	var zero time.Time
+	rec.Start, rec.End, rec.Store, rec.Command = zero, nil, "", nil
+	for _, c := range rec.Cells {
+		for i, a := range c.Args {
+			if i > 0 && c.Args[i-1] == "--store" {
+				c.Args[i] = a[:0] + "STORE"
+			}
+		}
+		for i := range c.Runs {
+			r := &c.Runs[i]
+			r.Start, r.Seconds = zero, 0
+			r.Dir = filepath.Dir(r.Dir) + "/TIMESTAMP"
+		}
+	}
+	data, _ = json.MarshalIndent(rec, "", "  ")
+	return string(data)
+}
+
+// TestCampaignSim: a campaign in the sim runtime runs its runs in
+// simulation, writes the store and campaign.json a real campaign writes,
+// and is its seed's alone: run again (with another parallelism) it gives
+// the same campaign.json but for times and directories, and each run's
+// recorded command, "chaos sim ... --seed N", replays its history byte for
+// byte.
+func TestCampaignSim(t *testing.T) {
+	requireCampaign(t)
+	var files []string
+	for _, parallel := range []string{"1", "2"} {
+		store := t.TempDir()
+		start := time.Now()
+		out, code := runChaos(t, simCampaign(store, "5", "--parallel", parallel)...)
+		t.Logf("--parallel %s: %s:\n%s", parallel, time.Since(start).Round(time.Millisecond), out)
+		if code != exitValid || !strings.Contains(out, "2 cells x 2 runs, each 10s") || !strings.Contains(out, "verdict: VALID") {
+			t.Fatalf("exit %d", code)
+		}
+		// One line per run, in the plan's order whatever ended first.
+		var order []string
+		for _, l := range strings.Split(out, "\n") {
+			if m := regexp.MustCompile(`^\[(\d)/4\] acks=1 isr=1 clean (\S+) run (\d)/2 \.\.\. VALID`).FindStringSubmatch(l); m != nil {
+				order = append(order, m[2]+"/"+m[3])
+			}
+		}
+		if strings.Join(order, " ") != "kill/1 kill/2 partition-leader/1 partition-leader/2" {
+			t.Errorf("--parallel %s: the runs' lines: %v", parallel, order)
+		}
+		dir := campaignDir(t, out)
+		files = append(files, filepath.Join(dir, results.CampaignFile))
+		rec := readCampaign(t, store)
+		if rec.Spec.Runtime != "sim" || rec.Cells[1].Summary.ExpectedSeen["lost-write"] == 0 {
+			t.Errorf("--parallel %s: runtime %q, partition-leader cell %+v", parallel, rec.Spec.Runtime, rec.Cells[1].Summary)
+		}
+		if parallel != "2" {
+			continue
+		}
+		r := rec.Cells[1].Runs[0]
+		var tc results.TestConfig
+		data, err := os.ReadFile(filepath.Join(store, r.Dir, results.TestFile))
+		if err == nil {
+			err = json.Unmarshal(data, &tc)
+		}
+		if err != nil || tc.Cluster.Runtime != "sim" || len(tc.Command) < 2 || tc.Command[1] != "sim" || tc.Seed != r.Seed {
+			t.Fatalf("test.json: %v: runtime %q, command %q", err, tc.Cluster.Runtime, tc.Command)
+		}
+		replay, code := runChaos(t, tc.Command[1:]...)
+		if code != exitValid {
+			t.Fatalf("the recorded command %q: exit %d:\n%s", tc.Command, code, replay)
+		}
+		again, err := os.ReadFile(filepath.Join(store, "latest", results.HistoryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if orig, _ := os.ReadFile(filepath.Join(store, r.Dir, results.HistoryFile)); !bytes.Equal(orig, again) {
+			t.Errorf("the recorded command %q stored another history", tc.Command)
+		}
+	}
+	if a, b := campaignNormalized(t, files[0]), campaignNormalized(t, files[1]); a != b {
+		t.Fatalf("campaign.json, --parallel 1:\n%s\n--parallel 2:\n%s", a, b)
+	}
+	// Real runs side by side would change what they test.
+	out, code := runChaos(t, "campaign", "--preset", "smoke", "--parallel", "2", "--dry-run")
+	if code != exitErrorCode || !strings.Contains(out, "--parallel: more than one run at a time outside the sim runtime") {
+		t.Errorf("--parallel 2 in the local runtime: exit %d:\n%s", code, out)
+	}
+	out, code = runChaos(t, "campaign", "--runtime", "sim", "--dry-run", "--", "--base-port", "9092")
+	if code != exitErrorCode || !strings.Contains(out, "--base-port: no ports in a simulation") {
+		t.Errorf("--base-port in simulation: exit %d:\n%s", code, out)
+	}
+}
