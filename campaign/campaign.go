@@ -127,6 +127,9 @@ func Run(ctx context.Context, plan *Plan, opts Options) (*results.Campaign, stri
 		Format: results.CampaignFormat, Seed: opts.Seed, Preset: opts.Preset, SpecFile: opts.SpecFile, Spec: plan.Spec,
 		Store: plan.Store, Command: opts.Command, Versions: opts.Versions, Start: start.UTC(), Status: StatusRunning,
 	}
+	if !plan.Shard.Whole() {
+		rec.Shard = &results.CampaignShard{Index: plan.Shard.K, Count: plan.Shard.N}
+	}
 	jobs := plan.PlannedRuns()
 	planned := make([]int, len(plan.Cells))
 	for _, j := range jobs {

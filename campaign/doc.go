@@ -24,11 +24,18 @@
 // sim.Run runs a campaign in simulation); Child starts "chaos run
 // --spec-file F --outcome-file O" in its own process group, which gets
 // the Spec as JSON and writes its runner.Outcome as JSON. Both write each
-// run's output to a log file beside campaign.json. Run keeps the campaign's record,
-// results.Campaign (campaign.json, whose schema package results owns),
-// and its index page, rewritten after every run, so a campaign in
-// progress can be watched and one killed outright still shows what
-// finished. Summarize, WorstVerdict, ExitCode and WriteJUnit are the
-// rules that turn the runs into a cell's summary, the campaign's exit
-// code and a JUnit report.
+// run's output to a log file beside campaign.json. Run keeps the
+// campaign's record, results.Campaign (campaign.json, whose schema
+// package results owns), and its index page, rewritten after every run,
+// so a campaign in progress can be watched and one killed outright still
+// shows what finished. Summarize, WorstVerdict, ExitCode and WriteJUnit
+// are the rules that turn the runs into a cell's summary, the campaign's
+// exit code and a JUnit report.
+//
+// A plan with a Shard runs only its slice of the runs (package shard: a
+// stable assignment by RunKey, the cell's name and the run's number), so
+// that N machines can each run one slice of the same campaign; Merge
+// combines their records (and copies their runs into one store) into
+// the record of the whole campaign, refusing shards of different
+// campaigns or an incomplete set.
 package campaign

@@ -3,7 +3,6 @@ package campaign
 import (
 	"cmp"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/shard"
 )
 
 // RunOverhead is what a run takes beyond its time limit: starting the
@@ -27,6 +27,9 @@ type Plan struct {
 	// Store is the result store the runs write to (the base spec's).
 	Store string
 	Cells []Cell
+	// Shard is the slice of the runs to run (the zero Shard: all); a
+	// run's slice is that of its RunKey.
+	Shard shard.Shard
 }
 
 // Cell is one configuration x nemesis of the matrix: what campaign.json
@@ -38,24 +41,31 @@ type Cell struct {
 	Spec runner.Spec
 }
 
-// Runs is the number of runs planned in all.
+// Runs is the number of runs planned in all (in the plan's shard).
 func (p *Plan) Runs() int { return len(p.PlannedRuns()) }
+
+// RunKey names a run for the shard assignment: its cell's name and its
+// number, never its position, so that adding or removing cells moves no
+// other run to another shard.
+func RunKey(cellName string, run int) string { return fmt.Sprintf("%s/%d", cellName, run) }
 
 // PlannedRun is one run of a plan: its cell (an index into the plan's
 // cells), its number in the cell, and its place in the whole plan (from
-// 1), which names its log: the same name whatever the parallelism or the
-// refused cells before it.
+// 1), which names its log: the same name whatever the parallelism, the
+// refused cells before it, or the shard that runs it.
 type PlannedRun struct{ Cell, Run, Pos int }
 
-// PlannedRuns are the runs of the plan in its order: cell by cell, run by
-// run.
+// PlannedRuns are the runs of the plan's shard in the plan's order: cell
+// by cell, run by run.
 func (p *Plan) PlannedRuns() []PlannedRun {
 	var out []PlannedRun
 	pos := 0
-	for i := range p.Cells {
+	for i, c := range p.Cells {
 		for r := 1; r <= p.Spec.Runs; r++ {
 			pos++
-			out = append(out, PlannedRun{Cell: i, Run: r, Pos: pos})
+			if p.Shard.Has(RunKey(c.Name, r)) {
+				out = append(out, PlannedRun{Cell: i, Run: r, Pos: pos})
+			}
 		}
 	}
 	return out
@@ -94,22 +104,13 @@ func (c *Cell) RunSpec(campaignSeed uint64, run int, program string) runner.Spec
 }
 
 // RunSeed derives a run's seed from the campaign seed, the cell's name and
-// the run's number: FNV-1a of "<campaign seed>/<cell name>/<run>", mixed
-// with splitmix64's finalizer (FNV alone leaves the seeds of runs 1 and 2
-// sharing their top half). Hashing the name rather than the cell's
+// the run's number: shard.Hash (FNV-1a mixed with splitmix64's finalizer)
+// of "<campaign seed>/<cell name>/<run>". Hashing the name rather than the cell's
 // position keeps a cell's seeds when cells are added to or removed from a
 // campaign. The top bit is cleared like chaos run's own random seeds, and
 // 0 (which chaos run reads as "pick one") is avoided.
 func RunSeed(campaign uint64, cellName string, run int) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s/%d", campaign, cellName, run)
-	x := h.Sum64()
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	if s := x >> 1; s != 0 {
+	if s := shard.Hash(fmt.Sprintf("%d/%s/%d", campaign, cellName, run)) >> 1; s != 0 {
 		return s
 	}
 	return 1

@@ -38,9 +38,24 @@ type Campaign struct {
 	End      *time.Time        `json:"end,omitempty"`
 	// Status is running, complete or interrupted. A campaign that was
 	// killed outright stays "running".
-	Status   string          `json:"status"`
-	ExitCode *int            `json:"exit_code,omitempty"`
-	Cells    []*CampaignCell `json:"cells"`
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	// Shard is the slice of the planned runs this campaign ran ("chaos
+	// campaign --shard K/N"); absent, it ran them all. Its cells are all
+	// the plan's, each with the runs of the slice (summary.planned counts
+	// them).
+	Shard *CampaignShard `json:"shard,omitempty"`
+	// Merged lists the shard campaigns (directories as given to "chaos
+	// campaign merge") this record was merged from.
+	Merged []string        `json:"merged,omitempty"`
+	Cells  []*CampaignCell `json:"cells"`
+}
+
+// CampaignShard is the K-th (Index, from 1) of N (Count) slices of a
+// campaign's planned runs.
+type CampaignShard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
 }
 
 // CampaignSpec is a campaign as resolved: the matrix lists or explicit

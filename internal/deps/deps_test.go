@@ -79,7 +79,7 @@ func TestDependencyRules(t *testing.T) {
 	if len(deps) < 10 {
 		t.Fatalf("go list found only %d packages", len(deps))
 	}
-	tester := []string{"checker", "cluster", "nemesis", "workload", "results", "runner", "campaign", "history", "proxy", "netfault", "sim", "cmd"}
+	tester := []string{"checker", "cluster", "nemesis", "workload", "results", "runner", "campaign", "history", "proxy", "netfault", "sim", "shard", "cmd"}
 	rules := []struct {
 		name   string
 		from   func(p string) bool
