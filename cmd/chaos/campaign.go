@@ -26,6 +26,7 @@ import (
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/shard"
 	"github.com/chaos-isr/chaos/sim"
 )
 
@@ -50,6 +51,7 @@ type campaignFlags struct {
 	runs, parallel              int
 	timeLimit, nemInterval      time.Duration
 	seed                        uint64
+	shard                       string
 	dryRun, inProcess           bool
 	// matrixFlags define cells; they cannot be mixed with a preset or a
 	// spec file.
@@ -102,9 +104,11 @@ campaign; 130 interrupted.`,
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&f.runtime, "runtime", runtimeLocal, "every run's --runtime: "+runtimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
 	fl.IntVar(&f.parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
+	fl.StringVar(&f.shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4 (needs --seed; chaos campaign merge joins the shards)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
 	fl.BoolVar(&f.inProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
 	f.matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}
+	cmd.AddCommand(newCampaignMergeCmd())
 	return cmd
 }
 
@@ -289,10 +293,19 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if err != nil {
 		return 0, err
 	}
+	sh, err := shard.Parse(f.shard)
+	switch {
+	case err != nil:
+		return 0, flagError("shard", f.shard, err.Error(), "e.g. 2/4, the second of four slices of the runs")
+	case !sh.Whole() && f.seed == 0:
+		// Each shard would draw its own campaign seed, and plan other runs.
+		return 0, flagError("shard", f.shard, "given without --seed", "every shard must plan the same runs: give them all the same --seed")
+	}
 	plan, err := planCampaign(spec, f.store)
 	if err != nil {
 		return 0, err
 	}
+	plan.Shard = sh
 	if err := stopIfValidating(cmd); err != nil {
 		return 0, err
 	}
@@ -300,16 +313,18 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if seed == 0 {
 		seed = runner.RandomSeed()
 	}
+	planned := plan.PlannedRuns()
+	sharded := ""
+	if !sh.Whole() {
+		sharded = fmt.Sprintf("shard %s: %d of the %d runs\n", sh, len(planned), len(plan.Cells)*spec.Runs)
+	}
 	if f.dryRun {
 		data, _ := json.MarshalIndent(spec, "", "  ")
-		fmt.Fprintf(out, "seed %d\n%d cells x %d runs, each %s\nspec:\n%s\n", seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), data)
-		i := 0
-		for _, c := range plan.Cells {
-			for r := 1; r <= spec.Runs; r++ {
-				i++
-				s := campaign.RunSeed(seed, c.Name, r)
-				fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i, plan.Runs(), c.Label, r, spec.Runs, s, report.ShellJoin(c.Args), s)
-			}
+		fmt.Fprintf(out, "seed %d\n%d cells x %d runs, each %s\n%sspec:\n%s\n", seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), sharded, data)
+		for i, r := range planned {
+			c := plan.Cells[r.Cell]
+			s := campaign.RunSeed(seed, c.Name, r.Run)
+			fmt.Fprintf(out, "[%d/%d] %s run %d/%d seed %d: chaos %s --seed %d\n", i+1, len(planned), c.Label, r.Run, spec.Runs, s, report.ShellJoin(c.Args), s)
 		}
 		return 0, nil
 	}
@@ -335,8 +350,8 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		Seed: seed, Executor: executor, Program: exe, Preset: f.preset, SpecFile: f.spec, Command: os.Args,
 		Versions: map[string]string{"chaos": fullVersion(), "go": runtime.Version()}, Kill: kill, Parallel: parallel,
 		Started: func(dir string, _ *results.Campaign) {
-			fmt.Fprintf(out, "campaign %s\nseed %d\n%d cells x %d runs, each %s (about %s in all)\n",
-				dir, seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), (plan.Estimate() / time.Duration(parallel)).Round(time.Second))
+			fmt.Fprintf(out, "campaign %s\nseed %d\n%d cells x %d runs, each %s (about %s in all)\n%s",
+				dir, seed, len(plan.Cells), spec.Runs, time.Duration(spec.TimeLimit), (plan.Estimate() / time.Duration(parallel)).Round(time.Second), sharded)
 		},
 		RunEnded: func(p campaign.Progress, rr results.CampaignRun) {
 			took := time.Duration(rr.Seconds * float64(time.Second))
@@ -446,11 +461,18 @@ func describeRun(rr results.CampaignRun) string {
 }
 
 func printCampaignSummary(out io.Writer, rec *results.Campaign, path string) {
-	fmt.Fprintf(out, "\ncampaign seed %d, %s\n", rec.Seed, rec.Status)
+	sharded := ""
+	if rec.Shard != nil {
+		sharded = fmt.Sprintf(", shard %d/%d", rec.Shard.Index, rec.Shard.Count)
+	}
+	fmt.Fprintf(out, "\ncampaign seed %d%s, %s\n", rec.Seed, sharded, rec.Status)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tRUNS\tVALID\tINVALID\tUNKNOWN\tERROR\tMODEL\tEXPECTED SEEN\tUNEXPECTED\tAVAILABILITY")
 	for _, c := range rec.Cells {
 		s := c.Summary
+		if rec.Shard != nil && s.Planned == 0 {
+			continue // another shard's
+		}
 		avail := "-"
 		if s.Availability != nil {
 			avail = fmt.Sprintf("%.1f%%", 100**s.Availability)

@@ -482,9 +482,9 @@ func campaignNormalized(t *testing.T, file string) string {
 	var zero time.Time
 	rec.Start, rec.End, rec.Store, rec.Command = zero, nil, "", nil
 	for _, c := range rec.Cells {
-		for i, a := range c.Args {
+		for i := range c.Args {
 			if i > 0 && c.Args[i-1] == "--store" {
-				c.Args[i] = a[:0] + "STORE"
+				c.Args[i] = "STORE"
 			}
 		}
 		for i := range c.Runs {

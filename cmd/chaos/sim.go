@@ -18,6 +18,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/shard"
 	"github.com/chaos-isr/chaos/sim"
 )
 
@@ -33,6 +34,7 @@ type simFlags struct {
 	shrink     bool
 	shrinkRuns int
 	from       string
+	shard      string
 }
 
 func newSimCmd() *cobra.Command {
@@ -98,6 +100,7 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 	fl.BoolVar(&f.shrink, "shrink", false, "search for a smaller run of --seed that still shows its unexpected anomalies, and print its replay command")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", sim.DefaultShrinkRuns, "shrink: the most simulations the search runs")
 	fl.StringVar(&f.from, "from", "", "a stored run directory: sweep seeds of its configuration and schedule until one shows its unexpected anomalies")
+	fl.StringVar(&f.shard, "shard", "", "sweep: run only the K-th of N slices of the seeds, e.g. 2/4 (with --runs, needs --seed)")
 	// A simulation has no runtime to choose and no ports.
 	_ = fl.MarkHidden("runtime")
 	_ = fl.MarkHidden("base-port")
@@ -210,8 +213,38 @@ func (f *simFlags) checkShrink(fl *pflag.FlagSet) error {
 const maxSweep = 1_000_000
 
 // sweepSeeds are the seeds of a sweep (--seeds, or --runs from --seed),
-// nil for one run.
+// those of its --shard only, nil for one run.
 func (f *simFlags) sweepSeeds(seedSet bool) ([]uint64, error) {
+	sh, err := shard.Parse(f.shard)
+	switch {
+	case err != nil:
+		return nil, flagError("shard", f.shard, err.Error(), "e.g. 2/4, the second of four slices of the seeds")
+	case sh.Whole():
+		return f.allSeeds(seedSet)
+	case f.seeds == "" && f.runs == 0:
+		return nil, flagError("shard", f.shard, "given without a sweep", "a sweep's seeds are sharded: add --seeds or --runs")
+	case f.seeds == "" && f.run.seed == 0:
+		// Each shard would draw its own first seed, and sweep other seeds.
+		// (--from's first seed is its run's.)
+		return nil, flagError("shard", f.shard, "given with --runs but without --seed", "every shard must sweep the same seeds: give them all the same --seed, or --seeds")
+	}
+	all, err := f.allSeeds(seedSet)
+	if err != nil {
+		return nil, err
+	}
+	// A seed is its own key: a seed keeps its shard when the sweep grows.
+	// (Not nil even when this shard has none: nil is one run.)
+	seeds := []uint64{}
+	for _, s := range all {
+		if sh.Has(strconv.FormatUint(s, 10)) {
+			seeds = append(seeds, s)
+		}
+	}
+	return seeds, nil
+}
+
+// allSeeds are every seed of a sweep, nil for one run.
+func (f *simFlags) allSeeds(seedSet bool) ([]uint64, error) {
 	switch {
 	case f.seeds != "" && f.runs != 0:
 		return nil, flagError("runs", f.runs, "given with --seeds", "use one: --seeds lists the seeds, --runs counts them from --seed")
@@ -273,7 +306,7 @@ func parseSeeds(s string) ([]uint64, error) {
 // sweepFlags are the flags of a sweep that a replay of one of its runs
 // leaves out: the flags that take a value, then the others.
 var (
-	sweepValueFlags = []string{"seeds", "runs", "parallel", "seed"}
+	sweepValueFlags = []string{"seeds", "runs", "parallel", "seed", "shard"}
 	sweepBoolFlags  = []string{"keep-valid"}
 )
 
