@@ -25,13 +25,24 @@ import (
 // plan.
 type Shard struct{ K, N int }
 
-// Parse reads "K/N", 1 <= K <= N. An empty string is the whole plan.
+// Parse reads "K/N", 1 <= K <= N. K may be written I+1, for schedulers
+// that number their tasks from 0 and run images without a shell to add
+// one (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX, expanded into the
+// arguments: "$(JOB_COMPLETION_INDEX)+1/4"). An empty string is the whole
+// plan.
 func Parse(s string) (Shard, error) {
 	if s == "" {
 		return Shard{}, nil
 	}
 	ks, ns, ok := strings.Cut(s, "/")
-	k, kerr := strconv.Atoi(strings.TrimSpace(ks))
+	var k int
+	var kerr error
+	if i, plusOne := strings.CutSuffix(strings.TrimSpace(ks), "+1"); plusOne {
+		k, kerr = strconv.Atoi(i)
+		k++
+	} else {
+		k, kerr = strconv.Atoi(i)
+	}
 	n, nerr := strconv.Atoi(strings.TrimSpace(ns))
 	switch {
 	case !ok || kerr != nil || nerr != nil:

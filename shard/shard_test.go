@@ -6,12 +6,12 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	for in, want := range map[string]Shard{"": {}, "1/1": {1, 1}, "2/4": {2, 4}, " 3 / 3 ": {3, 3}} {
+	for in, want := range map[string]Shard{"": {}, "1/1": {1, 1}, "2/4": {2, 4}, " 3 / 3 ": {3, 3}, "0+1/4": {1, 4}, "3+1/4": {4, 4}} {
 		if got, err := Parse(in); err != nil || got != want {
 			t.Errorf("Parse(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for in, want := range map[string]string{"2": "not K/N", "a/4": "not K/N", "0/4": "K must be from 1 to N", "5/4": "K must be from 1 to N", "1/0": "K must be from 1 to N"} {
+	for in, want := range map[string]string{"2": "not K/N", "a/4": "not K/N", "0/4": "K must be from 1 to N", "5/4": "K must be from 1 to N", "1/0": "K must be from 1 to N", "4+1/4": "K must be from 1 to N", "+1/4": "not K/N", "1+2/4": "not K/N"} {
 		if _, err := Parse(in); err == nil || err.Error() != want {
 			t.Errorf("Parse(%q): %v, want %q", in, err, want)
 		}

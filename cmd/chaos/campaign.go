@@ -104,7 +104,7 @@ campaign; 130 interrupted.`,
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&f.runtime, "runtime", runtimeLocal, "every run's --runtime: "+runtimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
 	fl.IntVar(&f.parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
-	fl.StringVar(&f.shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4 (needs --seed; chaos campaign merge joins the shards)")
+	fl.StringVar(&f.shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4, or I+1/4 for a 0-based index I (needs --seed; chaos campaign merge joins the shards)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
 	fl.BoolVar(&f.inProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
 	f.matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}

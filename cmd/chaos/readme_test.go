@@ -403,6 +403,11 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		return r.parsed(c, "the docker runtime")
 	case path == "campaign":
 		return r.campaign(c, args)
+	case path == "campaign merge":
+		if err := acceptChaos(args); err != nil {
+			t.Errorf("%s: %v", c, err)
+		}
+		return r.parsed(c, "needs the shards' stores")
 	case path == "run":
 		// The tutorial's run, shortened: a real cluster, workload, final
 		// reads and checkers, and the table the README explains.
@@ -527,8 +532,9 @@ func (r *readmeRunner) run(timeout time.Duration, args ...string) (string, int) 
 }
 
 var (
-	dryRunPlan = regexp.MustCompile(`(?m)^(\d+) cells x (\d+) runs, each (\S+)$`)
-	dryRunCmd  = regexp.MustCompile(`(?m)^\[\d+/\d+\] .* seed \d+: chaos (run .*)$`)
+	dryRunPlan  = regexp.MustCompile(`(?m)^(\d+) cells x (\d+) runs, each (\S+)$`)
+	dryRunShard = regexp.MustCompile(`(?m)^shard \d+/\d+: (\d+) of the (\d+) runs$`)
+	dryRunCmd   = regexp.MustCompile(`(?m)^\[\d+/\d+\] .* seed \d+: chaos ((?:run|sim) .*)$`)
 )
 
 // campaign checks a campaign command against its plan: every planned run
@@ -559,8 +565,17 @@ func (r *readmeRunner) campaign(c readmeCmd, args []string) string {
 	runs, _ := strconv.Atoi(m[2])
 	limit, _ := time.ParseDuration(m[3])
 	planned := dryRunCmd.FindAllStringSubmatch(out.String(), -1)
-	if len(planned) != cells*runs {
-		t.Errorf("%s: the plan lists %d runs, want %d x %d", c, len(planned), cells, runs)
+	want := cells * runs
+	if m := dryRunShard.FindStringSubmatch(out.String()); m != nil {
+		// A shard lists its slice of the whole plan's runs.
+		n, _ := strconv.Atoi(m[1])
+		if all, _ := strconv.Atoi(m[2]); all != want || n > want {
+			t.Errorf("%s: %q, but the plan has %d x %d runs", c, m[0], cells, runs)
+		}
+		want = n
+	}
+	if len(planned) != want {
+		t.Errorf("%s: the plan lists %d runs, want %d", c, len(planned), want)
 	}
 	for _, p := range planned {
 		pc, err := parseShell(p[1])

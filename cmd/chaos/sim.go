@@ -100,7 +100,7 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 	fl.BoolVar(&f.shrink, "shrink", false, "search for a smaller run of --seed that still shows its unexpected anomalies, and print its replay command")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", sim.DefaultShrinkRuns, "shrink: the most simulations the search runs")
 	fl.StringVar(&f.from, "from", "", "a stored run directory: sweep seeds of its configuration and schedule until one shows its unexpected anomalies")
-	fl.StringVar(&f.shard, "shard", "", "sweep: run only the K-th of N slices of the seeds, e.g. 2/4 (with --runs, needs --seed)")
+	fl.StringVar(&f.shard, "shard", "", "sweep: run only the K-th of N slices of the seeds, e.g. 2/4, or I+1/4 for a 0-based index I (with --runs, needs --seed)")
 	// A simulation has no runtime to choose and no ports.
 	_ = fl.MarkHidden("runtime")
 	_ = fl.MarkHidden("base-port")
