@@ -186,3 +186,33 @@ func TestCampaignInProcessPanic(t *testing.T) {
 		t.Errorf("the log of the run that panicked:\n%s", log)
 	}
 }
+
+// TestCampaignSimInterrupted: runs going side by side are all stopped by
+// the end of the context, recorded as interrupted (with the history so
+// far in their directories), and nothing after them starts.
+func TestCampaignSimInterrupted(t *testing.T) {
+	plan := simPlan(t, t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupted := 0
+	rec, _, err := Run(ctx, plan, Options{Seed: 3, Executor: simExecutor, Parallel: 2,
+		RunStarted: func(p Progress) {
+			if p.N == 3 {
+				cancel()
+			}
+		},
+		Interrupted: func() { interrupted++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []results.CampaignRun
+	for _, c := range rec.Cells {
+		runs = append(runs, c.Runs...)
+	}
+	if rec.Status != StatusInterrupted || *rec.ExitCode != 130 || interrupted != 1 || len(runs) != 3 {
+		t.Fatalf("status %s exit %d, %d interrupts, runs %+v", rec.Status, *rec.ExitCode, interrupted, runs)
+	}
+	if last := runs[2]; last.Verdict != VerdictInterrupted || last.Dir == "" {
+		t.Errorf("the run going when interrupted: %+v", last)
+	}
+}

@@ -368,8 +368,14 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 			}
 			line.finish(s)
 		},
-		Interrupted: func() { fmt.Fprintf(out, "\ninterrupted: stopping the current run (interrupt again to kill it)\n") },
-		IndexError:  func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err) },
+		Interrupted: func() {
+			what := "the current run"
+			if parallel > 1 {
+				what = "the runs going"
+			}
+			fmt.Fprintf(out, "\ninterrupted: stopping %s (interrupt again to kill it)\n", what)
+		},
+		IndexError: func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err) },
 	}
 	// Several runs at once have no one line to show: each says only how
 	// it ended.
