@@ -466,21 +466,17 @@ func campaignDir(t *testing.T, out string) string {
 }
 
 // campaignNormalized is a campaign.json with what two executions of one
-// simulated campaign may differ in blanked: the times, the command and
-// the stores (in the record, in each cell's args, and in each run
-// directory's timestamp).
+// simulated campaign may differ in blanked: the times, the command, the
+// stores (in the record, in each cell's args, and in each run directory's
+// timestamp) and the shards a merged record lists.
 func campaignNormalized(t *testing.T, file string) string {
 	t.Helper()
-	data, err := os.ReadFile(file)
+	rec, err := results.ReadCampaign(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec results.Campaign
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
 	var zero time.Time
-	rec.Start, rec.End, rec.Store, rec.Command = zero, nil, "", nil
+	rec.Start, rec.End, rec.Store, rec.Command, rec.Merged = zero, nil, "", nil, nil
 	for _, c := range rec.Cells {
 		for i := range c.Args {
 			if i > 0 && c.Args[i-1] == "--store" {
@@ -493,7 +489,7 @@ func campaignNormalized(t *testing.T, file string) string {
 			r.Dir = filepath.Dir(r.Dir) + "/TIMESTAMP"
 		}
 	}
-	data, _ = json.MarshalIndent(rec, "", "  ")
+	data, _ := json.MarshalIndent(rec, "", "  ")
 	return string(data)
 }
 
