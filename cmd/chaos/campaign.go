@@ -73,6 +73,9 @@ With --runtime sim every run is a "chaos sim" run in deterministic simulation, i
 process, --parallel at a time (the cores by default): the seed preset's 36 runs take
 seconds, not 19 minutes, and replay exactly.
 
+--shard K/N (with --seed) runs only the K-th of N slices of the planned runs, so that N
+machines can share a campaign; "chaos campaign merge" joins their stores into one.
+
 Prints a line per run and a table per cell: the verdicts, what the guarantee model
 predicted, the anomalies seen as permitted and those seen unexpectedly, and availability.
 Writes STORE/campaigns/<timestamp>/campaign.json (and STORE/campaigns/latest), and with
