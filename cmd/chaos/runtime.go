@@ -29,7 +29,7 @@ func checkCampaignRuntime(rt string) error {
 		return nil
 	}
 	if err := checkRuntime(rt); err != nil {
-		return flagError("runtime", rt, "not a runtime", "use "+strings.Join(runner.Runtimes(), ", ")+" or "+runner.RuntimeSim)
+		return flagError("runtime", rt, "not a runtime", "use "+strings.Join(runner.Runtimes(), " or ")+" (or "+runner.RuntimeSim+": every run in simulation)")
 	}
 	return nil
 }
