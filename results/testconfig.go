@@ -49,6 +49,10 @@ type ClusterConfig struct {
 	ReplicaLagMaxMessage int64  `json:"replica_lag_max_messages"`
 	Fsync                string `json:"fsync"`
 	LoseUnsynced         bool   `json:"lose_unsynced"`
+	// Bugs are the bugs planted in the cluster on purpose (chaos bugs),
+	// by name; none in a real test. The guarantee model does not know of
+	// them: a bug shows as an anomaly the configuration forbids, or not.
+	Bugs []string `json:"bugs,omitempty"`
 	// DelayMechanism is how the runtime delays links for network faults:
 	// proxy (local), netem, or htb-rate (docker on a kernel without netem).
 	DelayMechanism string `json:"delay_mechanism,omitempty"`

@@ -37,7 +37,7 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 			ReplicationFactor: s.Settings.ReplicationFactor, MinInsyncReplicas: s.Settings.MinInsyncReplicas,
 			Election: s.Settings.Election, SessionTimeoutMs: s.Settings.SessionTimeoutMs,
 			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
-			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced,
+			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced, Bugs: s.Settings.Bugs,
 		},
 		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), ScheduleGiven: len(s.Windows) > 0,
 		Converge: s.ConvergeTimeout,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
@@ -97,7 +98,12 @@ func (s Spec) DefaultName() string {
 	if len(s.Faults) > 0 {
 		nem = strings.Join(s.Faults, "+")
 	}
-	return fmt.Sprintf("acks%s_isr%d_%s_%s", acks, s.Settings.MinInsyncReplicas, s.Settings.Election, nem)
+	name := fmt.Sprintf("acks%s_isr%d_%s_%s", acks, s.Settings.MinInsyncReplicas, s.Settings.Election, nem)
+	for _, b := range s.Settings.Bugs {
+		// A run with a planted bug is not the same test as one without.
+		name += "_bug-" + b
+	}
+	return name
 }
 
 // Schedule is the spec's fault schedule: Windows when given, else seeded,
@@ -143,6 +149,9 @@ func (s Spec) Validate() error {
 		bad("settings.replica_fetch_wait_max_ms: %d, need 0 up to below replica_lag_time_max_ms", st.ReplicaFetchWaitMaxMs)
 	case st.HeartbeatIntervalMs <= 0:
 		bad("settings.heartbeat_interval_ms: %d, need a positive duration", st.HeartbeatIntervalMs)
+	}
+	if _, err := bug.ParseSet(st.Bugs); err != nil {
+		bad("settings.bugs: %w", err)
 	}
 	if _, _, err := storage.ParseFsync(st.Fsync); err != nil {
 		// The brokers would refuse it one by one, after the run started.

@@ -98,3 +98,33 @@ func TestStoredSpec(t *testing.T) {
 		t.Errorf("runs %v with faults %v; the run ran %v", g.Schedule(), g.Faults, n.Schedule())
 	}
 }
+
+// TestSpecBugs: planted bugs are checked by name, name the test, reach
+// test.json, and come back from it (a stored run replayed in simulation
+// keeps its bug).
+func TestSpecBugs(t *testing.T) {
+	s := DefaultSpec()
+	s.Store, s.Seed = t.TempDir(), 4
+	s.Settings.Bugs = []string{"hw-ignores-isr", "nope"}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `settings.bugs: unknown bug "nope"`) {
+		t.Fatalf("unknown bug: %v", err)
+	}
+	s.Settings.Bugs = []string{"unclean-when-clean", "hw-ignores-isr"}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n := s.Normalized()
+	if n.Name != "acksall_isr2_clean_none_bug-unclean-when-clean_bug-hw-ignores-isr" {
+		t.Errorf("name %s", n.Name)
+	}
+	tc := n.TestConfig(time.Now(), "test", "id", "", n.WorkloadConfig(nil))
+	if !reflect.DeepEqual(tc.Cluster.Bugs, s.Settings.Bugs) {
+		t.Errorf("test.json bugs %v", tc.Cluster.Bugs)
+	}
+	if back := StoredSpec(tc); !reflect.DeepEqual(back.Settings.Bugs, s.Settings.Bugs) {
+		t.Errorf("stored spec bugs %v", back.Settings.Bugs)
+	}
+	if none := DefaultSpec().Normalized(); strings.Contains(none.Name, "bug") {
+		t.Errorf("no bug, name %s", none.Name)
+	}
+}

@@ -6,7 +6,8 @@ import (
 )
 
 // StoredSpec is the spec that repeats a stored run as far as its
-// test.json records it: the name (if it was chosen), the seed, the cluster's settings, the
+// test.json records it: the name (if it was chosen), the seed, the cluster's settings (planted
+// bugs included), the
 // workload, the convergence timeout, and the planned fault windows as
 // Windows (a real run drew them from its seed and a nemesis interval
 // that test.json does not keep; the windows are what ran). Its faults are
@@ -24,6 +25,7 @@ func StoredSpec(tc results.TestConfig) Spec {
 	st.ReplicationFactor, st.MinInsyncReplicas, st.Election = c.ReplicationFactor, c.MinInsyncReplicas, c.Election
 	st.SessionTimeoutMs, st.ReplicaLagTimeMaxMs, st.ReplicaLagMaxMessages = c.SessionTimeoutMs, c.ReplicaLagTimeMaxMs, c.ReplicaLagMaxMessage
 	st.Fsync, st.LoseUnsynced, st.Partitions = c.Fsync, c.LoseUnsynced, w.Partitions
+	st.Bugs = c.Bugs
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = w.Acks, w.Concurrency, w.Consumers, w.Rate
 	s.TimeLimit, s.RequestTimeout, s.ConvergeTimeout = w.TimeLimit, w.RequestTimeout, tc.Converge
 	s.Faults, s.NemesisInterval = tc.Nemesis, 0

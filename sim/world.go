@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/controller"
 	"github.com/chaos-isr/chaos/broker/core"
 	"github.com/chaos-isr/chaos/broker/memdriver"
@@ -56,7 +57,12 @@ func clusterOptions(spec runner.Spec, clusterID string) (memdriver.Options, erro
 	if err != nil {
 		return memdriver.Options{}, fmt.Errorf("settings.fsync: %w", err)
 	}
+	planted, err := bug.ParseSet(st.Bugs)
+	if err != nil {
+		return memdriver.Options{}, fmt.Errorf("settings.bugs: %w", err)
+	}
 	cc := controller.Config{
+		Bugs:      planted.On(bug.Controller),
 		ClusterID: clusterID, SessionTimeoutMs: st.SessionTimeoutMs, DefaultPartitions: st.Partitions,
 		DefaultReplicationFactor: st.ReplicationFactor, DefaultMinInsyncReplicas: st.MinInsyncReplicas, DefaultElection: st.Election,
 	}
@@ -65,12 +71,13 @@ func clusterOptions(spec runner.Spec, clusterID string) (memdriver.Options, erro
 	bc.ReplicaLagTimeMaxMs, bc.ReplicaLagMaxMessages = st.ReplicaLagTimeMaxMs, st.ReplicaLagMaxMessages
 	bc.ReplicaFetchWaitMaxMs, bc.HeartbeatIntervalMs = st.ReplicaFetchWaitMaxMs, st.HeartbeatIntervalMs
 	bc.AutoCreateTopics = !st.NoAutoCreateTopics
+	bc.Bugs = planted.On(bug.Broker)
 	return memdriver.Options{
 		// The cluster's stream is the seed's, apart from the workload's
 		// and the nemesis's, which draw from the seed themselves.
 		Seed: spec.Seed ^ 0x636c7573746572, Brokers: spec.Nodes, Controller: cc, Broker: bc,
 		MinDelayMs: minDelayMs, MaxDelayMs: maxDelayMs, TickMs: tickMs,
-		Fsync: policy, FsyncIntervalMs: intervalMs, NoTrace: true,
+		Fsync: policy, FsyncIntervalMs: intervalMs, StorageBugs: planted.On(bug.Storage), NoTrace: true,
 	}, nil
 }
 

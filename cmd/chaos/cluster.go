@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,7 @@ func newClusterUpCmd() *cobra.Command {
 		rt       string
 		rf       replicationFlags
 		tf       topicFlags
+		bugs     bugFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -63,6 +65,9 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 					fmt.Sprintf("leave it out: the docker runtime puts the controller at base-port-1 (%d)", basePort-1))
 			}
 			if err := tf.validate(); err != nil {
+				return err
+			}
+			if _, err := bugs.parse(); err != nil {
 				return err
 			}
 			if err := tf.config().Validate(); err != nil {
@@ -100,6 +105,10 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 			settings := cluster.DefaultSettings()
 			rf.settings(&settings)
 			tf.settings(&settings)
+			_ = bugs.settings(&settings) // refused above if unknown
+			if len(settings.Bugs) > 0 {
+				fmt.Fprintf(out, "planted bugs: %s (every node takes the ones that live in it)\n", strings.Join(settings.Bugs, ", "))
+			}
 			lc, err := runner.StartCluster(ctx, rt, cluster.Spec{
 				Nodes: nodes, BasePort: basePort, ControllerPort: ctrlPort, DataDir: data, ClusterID: clusterID,
 				ControllerArgs: settings.ControllerArgs(), BrokerArgs: settings.BrokerArgs(),
@@ -145,6 +154,7 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 	fl.StringVar(&rt, "runtime", runtimeLocal, runtimeUsage)
 	rf.register(cmd)
 	tf.register(cmd)
+	bugs.register(cmd)
 	return cmd
 }
 

@@ -272,6 +272,9 @@ func (f *runFlags) validate() (int16, []string, error) {
 	if err := f.rf.validate(); err != nil {
 		return 0, nil, err
 	}
+	if _, err := f.bugs.parse(); err != nil {
+		return 0, nil, err
+	}
 	return acks, faults, nil
 }
 

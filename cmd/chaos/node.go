@@ -97,6 +97,17 @@ func (f *bugFlags) parse() (bug.Set, error) {
 	return s, nil
 }
 
+// settings puts the bugs asked for into s by name, in chaos bugs' order,
+// refusing an unknown one: a test's cluster gets them as every node's --bug.
+func (f *bugFlags) settings(s *cluster.Settings) error {
+	set, err := f.parse()
+	if err != nil {
+		return err
+	}
+	s.Bugs = set.Names()
+	return nil
+}
+
 // ignore says on stderr which bugs process p ignores because they live in
 // another node.
 func (f *bugFlags) ignore(cmd *cobra.Command, p bug.Node, s bug.Set) {

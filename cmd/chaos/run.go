@@ -46,6 +46,7 @@ type runFlags struct {
 	quiet       bool
 	rf          replicationFlags
 	tf          topicFlags
+	bugs        bugFlags
 
 	// specFile and outcomeFile are a campaign's child protocol (hidden):
 	// run exactly the spec in a JSON file, write the outcome to another.
@@ -114,6 +115,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
 	f.rf.register(cmd)
 	f.tf.register(cmd)
+	f.bugs.register(cmd)
 	// Set as the value, not with fl.Set, which would mark the flag as
 	// given on the command line.
 	fl.Lookup("min-insync-replicas").DefValue = "2"
@@ -141,6 +143,7 @@ func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 	s.Name, s.Store, s.Seed, s.Runtime, s.Nodes, s.BasePort = f.name, f.store, f.seed, f.runtime, f.nodes, f.basePort
 	f.rf.settings(&s.Settings)
 	f.tf.settings(&s.Settings)
+	_ = f.bugs.settings(&s.Settings) // validate refused a name it does not know
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.concurrency, f.consumers, f.rate
 	s.TimeLimit, s.RequestTimeout = f.timeLimit, f.reqTimeout
 	s.Faults, s.NemesisInterval = faults, f.nemInterval
@@ -164,6 +167,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Version: fullVersion(),
 		Started: func(dir string, seed uint64, clusterID string) {
 			fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", dir, seed, clusterID)
+			sayBugs(out, spec.Settings.Bugs)
 			// Where the run is, should it end without another word.
 			_ = f.writeOutcome(runner.Outcome{Dir: dir, Seed: seed, ClusterID: clusterID}, nil)
 		},
@@ -191,6 +195,14 @@ func sayOutcome(out, errOut io.Writer, outcome runner.Outcome, err error) (int, 
 	fmt.Fprintf(out, "results: %s\n", filepath.Join(outcome.Dir, results.ResultsFile))
 	sayReport(out, outcome)
 	return outcome.ExitCode(), nil
+}
+
+// sayBugs says which bugs a run plants, if any: its verdict is about the
+// tester's power to catch them, not about the broker.
+func sayBugs(out io.Writer, bugs []string) {
+	if len(bugs) > 0 {
+		fmt.Fprintf(out, "planted bugs: %s (on purpose; chaos bugs describes them)\n", strings.Join(bugs, ", "))
+	}
 }
 
 // flagCombination says which flags a refused spec is about: chaos run

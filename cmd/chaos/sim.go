@@ -143,7 +143,10 @@ func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	started := time.Now()
 	outcome, err := sim.Run(ctx, spec, runner.Options{
 		Version: fullVersion(),
-		Started: func(dir string, seed uint64, _ string) { fmt.Fprintf(out, "run %s\nseed %d\n", dir, seed) },
+		Started: func(dir string, seed uint64, _ string) {
+			fmt.Fprintf(out, "run %s\nseed %d\n", dir, seed)
+			sayBugs(out, spec.Settings.Bugs)
+		},
 		Log: func(format string, args ...any) {
 			if !f.run.quiet {
 				fmt.Fprintf(errOut, format+"\n", args...)
@@ -337,6 +340,7 @@ func simSweep(out, errOut io.Writer, spec runner.Spec, seeds []uint64, f *simFla
 	ctx, _, stop := interruptContext(errOut, "stopping the sweep")
 	defer stop()
 	fmt.Fprintf(out, "sweep of %d seeds, %d at a time: %s, %s each\n", len(seeds), f.parallel, spec.Normalized().Name, spec.TimeLimit)
+	sayBugs(out, spec.Settings.Bugs)
 	started := time.Now()
 	prog := newSweepProgress(errOut, len(seeds), f.run.quiet)
 	args := slices.Clone(os.Args)

@@ -98,6 +98,9 @@ func simArgs(s runner.Spec) []string {
 	add(st.Fsync != ds.Fsync, "fsync", st.Fsync)
 	flag(st.LoseUnsynced, "lose-unsynced")
 	flag(st.NoAutoCreateTopics, "no-auto-create-topics")
+	for _, b := range st.Bugs {
+		add(true, "bug", b)
+	}
 	add(s.Concurrency != d.Concurrency, "concurrency", strconv.Itoa(s.Concurrency))
 	add(s.Consumers != d.Consumers, "consumers", strconv.Itoa(s.Consumers))
 	add(s.Rate != d.Rate, "rate", strconv.FormatFloat(s.Rate, 'f', -1, 64))

@@ -434,6 +434,8 @@ func (v *reportView) config(d RunData) {
 		{"replica.lag.max.messages", strconv.FormatInt(c.ReplicaLagMaxMessage, 10)},
 		{"fsync", c.Fsync},
 		{"lose unsynced writes on kill", strconv.FormatBool(c.LoseUnsynced)},
+		// A run with planted bugs tests the tester, not the broker.
+		{"planted bugs", cmp.Or(strings.Join(c.Bugs, ", "), "none")},
 	}}
 	w := tc.Workload
 	rate := "unthrottled"
