@@ -47,16 +47,24 @@ type CellSpec struct {
 	MinInsyncReplicas int    `json:"min_insync_replicas"`
 	Election          string `json:"election,omitempty"`
 	Nemesis           string `json:"nemesis,omitempty"`
+	// Bugs are planted in the cell's cluster on purpose (chaos bugs): a
+	// detection campaign's cells. None in a real test.
+	Bugs []string `json:"bugs,omitempty"`
+	// RunArgs are further "chaos run" flags of this cell's runs, after
+	// the spec's own RunArgs (the scenario that exposes a bug, say).
+	RunArgs []string `json:"run_args,omitempty"`
 }
 
 // UnmarshalJSON requires acks and min_insync_replicas: acks=0 is a real
 // configuration, so a forgotten field must not quietly become one.
 func (c *CellSpec) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		Acks              *Acks  `json:"acks"`
-		MinInsyncReplicas *int   `json:"min_insync_replicas"`
-		Election          string `json:"election"`
-		Nemesis           string `json:"nemesis"`
+		Acks              *Acks    `json:"acks"`
+		MinInsyncReplicas *int     `json:"min_insync_replicas"`
+		Election          string   `json:"election"`
+		Nemesis           string   `json:"nemesis"`
+		Bugs              []string `json:"bugs"`
+		RunArgs           []string `json:"run_args"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -66,7 +74,8 @@ func (c *CellSpec) UnmarshalJSON(b []byte) error {
 	if raw.Acks == nil || raw.MinInsyncReplicas == nil {
 		return fmt.Errorf("cell %s: acks and min_insync_replicas are required", b)
 	}
-	*c = CellSpec{Acks: *raw.Acks, MinInsyncReplicas: *raw.MinInsyncReplicas, Election: raw.Election, Nemesis: raw.Nemesis}
+	*c = CellSpec{Acks: *raw.Acks, MinInsyncReplicas: *raw.MinInsyncReplicas, Election: raw.Election, Nemesis: raw.Nemesis,
+		Bugs: raw.Bugs, RunArgs: raw.RunArgs}
 	return nil
 }
 
@@ -138,7 +147,8 @@ func (s Spec) Record() results.CampaignSpec {
 		r.Acks = append(r.Acks, int(a))
 	}
 	for _, c := range s.Cells {
-		r.Cells = append(r.Cells, results.CampaignCellSpec{Acks: int(c.Acks), MinInsyncReplicas: c.MinInsyncReplicas, Election: c.Election, Nemesis: c.Nemesis})
+		r.Cells = append(r.Cells, results.CampaignCellSpec{Acks: int(c.Acks), MinInsyncReplicas: c.MinInsyncReplicas, Election: c.Election, Nemesis: c.Nemesis,
+			Bugs: slices.Clone(c.Bugs), RunArgs: slices.Clone(c.RunArgs)})
 	}
 	return r
 }

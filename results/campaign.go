@@ -84,6 +84,10 @@ type CampaignCellSpec struct {
 	MinInsyncReplicas int    `json:"min_insync_replicas"`
 	Election          string `json:"election,omitempty"`
 	Nemesis           string `json:"nemesis,omitempty"`
+	// Bugs are planted in the cell's cluster on purpose (chaos bugs).
+	Bugs []string `json:"bugs,omitempty"`
+	// RunArgs are further "chaos run" flags of the cell's runs.
+	RunArgs []string `json:"run_args,omitempty"`
 }
 
 // Duration is a time.Duration written as "30s" in JSON, as on the command
