@@ -28,6 +28,9 @@ type Writer struct {
 	next int64
 	buf  bytes.Buffer
 	err  error
+	// kept holds every op written, when Keep asked for them.
+	kept []Op
+	keep bool
 }
 
 // Create creates (truncating) a history file and writes its header.
@@ -92,7 +95,28 @@ func (w *Writer) Append(op Op) (Op, error) {
 		return op, err
 	}
 	w.next++
+	if w.keep {
+		w.kept = append(w.kept, op)
+	}
 	return op, nil
+}
+
+// Keep makes the writer keep every op it writes from now on, for Kept: a
+// caller that judges the history at once (a simulation, where reading the
+// file back would be a third of the run) need not decode what it just
+// encoded. The ops are the values given to Append, so the caller must not
+// change what they point to after appending them.
+func (w *Writer) Keep() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.keep = true
+}
+
+// Kept returns the ops written since Keep, in index order.
+func (w *Writer) Kept() []Op {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.kept
 }
 
 // Close syncs and closes the file.

@@ -307,8 +307,6 @@ func (r *run) judge(tc results.TestConfig) error {
 // so "chaos check" on the run gives the same verdict. A history that cannot
 // be read is an error, with a report that says what is damaged.
 func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
-	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
-	written := func(err error) { o.Reported(dir, err) }
 	ops, err := history.ReadFile(dir.Path(results.HistoryFile))
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
@@ -316,9 +314,19 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	if err != nil {
 		// A report without a verdict still shows the readable prefix and
 		// says what is damaged.
-		written(report.WriteRun(dir.Dir))
+		o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
+		o.Reported(dir, report.WriteRun(dir.Dir))
 		return o, err
 	}
+	return JudgeOps(dir, tc, ops)
+}
+
+// JudgeOps is Judge of the ops the run's history.jsonl holds, given in
+// memory by a caller that wrote them (history.Writer.Keep): the same
+// results, without decoding the file again.
+func JudgeOps(dir *results.Run, tc results.TestConfig, ops []history.Op) (Outcome, error) {
+	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
+	written := func(err error) { o.Reported(dir, err) }
 	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path("linearizability.html")})
 	if err := dir.WriteJSON(results.ResultsFile, storedResults(dir, res)); err != nil {
 		written(report.WriteRun(dir.Dir))

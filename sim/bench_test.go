@@ -30,7 +30,7 @@ func BenchmarkSimulate60s(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		if _, err := simulate(context.Background(), spec, dir, "sim", runner.Options{}); err != nil {
+		if _, _, err := simulate(context.Background(), spec, dir, "sim", runner.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		wall += time.Since(start)

@@ -378,3 +378,38 @@ func TestInterrupted(t *testing.T) {
 		t.Errorf("no report: %s", o.ReportErr)
 	}
 }
+
+// TestJudgedFromMemoryAsFromFile: a simulated run is judged from the ops
+// it wrote, kept in memory; judging its history.jsonl read back (as chaos
+// check does) gives the same results.json, byte for byte, across fault
+// kinds that kill, lose unsynced writes, cut the network and read
+// replicas, and with a planted bug that makes anomalies to describe.
+func TestJudgedFromMemoryAsFromFile(t *testing.T) {
+	for i, c := range []struct {
+		faults []string
+		bugs   []string
+	}{
+		{faults: []string{"kill", "partition", "pause", "slow-follower"}},
+		{faults: []string{"lose-unsynced", "kill-all"}},
+		{faults: []string{"partition-leader"}, bugs: []string{"ack-before-replicate"}},
+	} {
+		s := spec(t, uint64(11+i), c.faults...)
+		s.Settings.Bugs = c.bugs
+		o := run(t, s)
+		mem := file(t, o, results.ResultsFile)
+		tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := &results.Run{Dir: o.Dir}
+		if _, err := runner.Judge(dir, tc); err != nil {
+			t.Fatal(err)
+		}
+		if fromFile := file(t, o, results.ResultsFile); !bytes.Equal(mem, fromFile) {
+			t.Errorf("%v %v: results.json judged from memory (%d bytes) and from the file (%d bytes) differ", c.faults, c.bugs, len(mem), len(fromFile))
+		}
+		if len(c.bugs) > 0 && o.Verdict != checker.Invalid {
+			t.Errorf("%v: the planted bug %v was not caught (%s), so the anomaly details went untested", c.faults, c.bugs, o.Verdict)
+		}
+	}
+}
