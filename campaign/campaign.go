@@ -353,6 +353,7 @@ func (cr *campaign) commit(e *ended) {
 // be watched (chaos serve) and one killed outright still shows what
 // finished.
 func (cr *campaign) save() error {
+	cr.rec.Detection = Detection(cr.rec.Cells)
 	if err := cr.dir.WriteJSON(results.CampaignFile, cr.rec); err != nil {
 		return err
 	}
@@ -548,5 +549,6 @@ func (cr *campaign) readResults(rr *results.CampaignRun, o runner.Outcome, code 
 	if s, ok := res.Ops[history.Send]; ok {
 		rr.Sends = &s
 	}
+	rr.Detection = firstDetection(filepath.Join(cr.plan.Store, rr.Dir), res)
 	return nil
 }

@@ -9,11 +9,12 @@
 //
 // A Plan is made from a campaign's resolved spec (results.CampaignSpec:
 // the matrix lists or explicit cells, runs, time limit, nemesis interval,
-// runtime) and one base runner.Spec, the settings every run shares (chaos
-// campaign makes it from chaos run's flags given after "--"). NewPlan
-// varies the base per cell (acks, min.insync.replicas, election, faults,
-// time limit, nemesis interval, runtime, name) and refuses every
-// impossible cell at once, before anything runs. Each run of a cell adds
+// runtime) and a Base, which makes the settings every run shares (chaos
+// campaign reads them from chaos run's flags given after "--") and, for a
+// cell with chaos run flags of its own (CellSpec.RunArgs), that cell's.
+// NewPlan varies the base per cell (acks, min.insync.replicas, election,
+// faults, planted bugs, time limit, nemesis interval, runtime, name) and
+// refuses every impossible cell at once, before anything runs. Each run of a cell adds
 // its seed, derived from the campaign seed, the cell's name and the run's
 // number (RunSeed), so one campaign seed replays every run.
 //
@@ -31,6 +32,15 @@
 // shows what finished. Summarize, WorstVerdict, ExitCode and WriteJUnit
 // are the rules that turn the runs into a cell's summary, the campaign's
 // exit code and a JUnit report.
+//
+// A campaign whose cells plant bugs (CellSpec.Bugs) measures detection:
+// a run catches its cell's bugs when it finds an anomaly the
+// configuration forbids (the guarantee model knows nothing of bugs), and
+// Detection sums up per cell the runs that did, the anomalies that caught
+// them and the medians of their first detections (checker.FirstDetection,
+// which the campaign finds in each invalid run's history); a cell that
+// plants none is a control, whose every such run is a false alarm.
+// campaign.json keeps it as its detection matrix.
 //
 // A plan with a Shard runs only its slice of the runs (package shard: a
 // stable assignment by RunKey, the cell's name and the run's number), so

@@ -44,7 +44,7 @@ func TestCampaignExecutorsAgree(t *testing.T) {
 	base.Settings.ReplicaLagTimeMaxMs, base.Settings.SessionTimeoutMs = 2000, 2000
 	spec := results.CampaignSpec{Nemesis: []string{"none", "pause"}, Runs: 1, TimeLimit: results.Duration(5 * time.Second),
 		NemesisInterval: results.Duration(2 * time.Second), RunArgs: runArgs, Runtime: runner.RuntimeLocal}
-	plan, err := NewPlan(spec, base)
+	plan, err := NewPlan(spec, FixedBase(base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestCampaignRefusedCell(t *testing.T) {
 		base.Store, base.Binary = t.TempDir(), bin
 		base.Settings.Fsync = "bogus"
 		plan, err := NewPlan(results.CampaignSpec{Nemesis: []string{"none", "pause"}, Runs: 3, TimeLimit: results.Duration(5 * time.Second),
-			NemesisInterval: results.Duration(2 * time.Second)}, base)
+			NemesisInterval: results.Duration(2 * time.Second)}, FixedBase(base))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestCampaignInterrupted(t *testing.T) {
 			base := runner.DefaultSpec()
 			base.Store, base.Binary = t.TempDir(), bin
 			plan, err := NewPlan(results.CampaignSpec{Nemesis: []string{"pause", "kill"}, Runs: 1, TimeLimit: results.Duration(time.Minute),
-				NemesisInterval: results.Duration(2 * time.Second)}, base)
+				NemesisInterval: results.Duration(2 * time.Second)}, FixedBase(base))
 			if err != nil {
 				t.Fatal(err)
 			}

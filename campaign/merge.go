@@ -277,6 +277,7 @@ func mergeRecords(store string, shards []shardRecord) (*results.Campaign, error)
 		Summarize(m)
 		rec.Cells = append(rec.Cells, m)
 	}
+	rec.Detection = Detection(rec.Cells)
 	code := ExitCode(rec.Cells)
 	if interrupted {
 		rec.Status, code = StatusInterrupted, runner.ExitInterrupted

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
@@ -116,33 +117,61 @@ func RunSeed(campaign uint64, cellName string, run int) uint64 {
 	return 1
 }
 
+// Base makes the spec a cell's runs start from, all but what the cell
+// varies, out of the cell's own "chaos run" flags (CellSpec.RunArgs;
+// none: the spec every cell without flags of its own shares), which
+// follow the campaign's run args. chaos campaign reads them with chaos
+// run's own flag set, and refuses the flags the campaign sets itself;
+// FixedBase serves a campaign none of whose cells has flags of its own.
+// An error refuses the cell (with none, the campaign).
+type Base func(cellArgs []string) (runner.Spec, error)
+
+// FixedBase is the Base that is s, for a caller that made the spec
+// every run shares itself: it refuses a cell with run args of its own,
+// which it has no way to read.
+func FixedBase(s runner.Spec) Base {
+	return func(cellArgs []string) (runner.Spec, error) {
+		if len(cellArgs) > 0 {
+			return runner.Spec{}, fmt.Errorf("run_args %q: this campaign cannot read chaos run flags of a cell", cellArgs)
+		}
+		return s, nil
+	}
+}
+
 // NewPlan checks every cell of spec and plans its runs as variations of
-// base: the cell's acks, min.insync.replicas, election and faults, the
-// spec's time limit, nemesis interval (when set) and runtime (when set),
-// and the cell's name. All impossible cells are named at once, with the
-// reason, before anything runs: finding the fifth one twenty minutes in
-// helps nobody. What only a run can find out (a runtime that is not
-// ready, a setting of the base the runner refuses) is left to the run,
-// and refuses that cell only.
+// its base (base(nil), or with the cell's run args base(RunArgs)): the
+// cell's acks, min.insync.replicas, election, faults and planted bugs
+// (besides those of the run args), the spec's time limit, nemesis
+// interval (when set) and runtime (when set), and the cell's name. All
+// impossible cells are named at once, with the reason, before anything
+// runs: finding the fifth one twenty minutes in helps nobody. A cell's
+// bugs must be known (chaos bugs) and its run args ones base accepts.
+// What only a run can find out (a runtime that is not ready, a setting of
+// the base the runner refuses) is left to the run, and refuses that cell
+// only.
 //
 // Each of checks is asked about every cell's spec as well, and its
 // refusal is the cell's: what the runtime cannot run, where this package
 // cannot ask the runtime itself (chaos campaign --runtime sim passes the
 // simulation's sim.Validate: a package that imports the simulation holds
 // the in-memory cluster, which only sim and cmd/chaos may).
-func NewPlan(spec results.CampaignSpec, base runner.Spec, checks ...func(runner.Spec) error) (*Plan, error) {
-	p := &Plan{Spec: spec, Store: base.Store}
+func NewPlan(spec results.CampaignSpec, base Base, checks ...func(runner.Spec) error) (*Plan, error) {
+	shared, err := base(nil)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Spec: spec, Store: shared.Store}
 	var problems []string
 	seen := map[string]bool{}
 	for _, cs := range cellSpecs(spec) {
-		c, err := planCell(cs, spec, base)
+		c, err := planCell(cs, spec, shared, base)
 		for _, check := range checks {
 			if err == nil {
 				err = check(c.Spec)
 			}
 		}
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", cellLabel(cs.Acks, cs.MinInsyncReplicas, cmp.Or(cs.Election, "clean"), cmp.Or(cs.Nemesis, "none")), err))
+			problems = append(problems, fmt.Sprintf("%s: %v", specLabel(cs), err))
 			continue
 		}
 		if seen[c.Name] {
@@ -195,7 +224,80 @@ func cellLabel(acks, isr int, election, nem string) string {
 	return fmt.Sprintf("acks=%d isr=%d %s %s", acks, isr, election, nem)
 }
 
-func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, base runner.Spec) (Cell, error) {
+// Scenario is a cell's label without its bugs: the configuration, the
+// nemesis and the cell's own run args ("acks=-1 isr=2 clean kill-leader
+// [--lose-unsynced]"), what a detection campaign's row names.
+func Scenario(c results.CampaignCellPlan) string {
+	return cellLabel(c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean"), cmp.Or(c.Nemesis, "none")) + argsLabel(c.RunArgs)
+}
+
+// label is a cell's label: its scenario and the bugs it plants
+// ("... bug=ack-before-replicate").
+func label(c results.CampaignCellPlan) string { return Scenario(c) + bugsLabel(c.Bugs) }
+
+// specLabel names a cell of a spec the plan refused, as written.
+func specLabel(cs results.CampaignCellSpec) string {
+	return cellLabel(cs.Acks, cs.MinInsyncReplicas, cmp.Or(cs.Election, "clean"), cmp.Or(cs.Nemesis, "none")) + argsLabel(cs.RunArgs) + bugsLabel(cs.Bugs)
+}
+
+func argsLabel(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(args, " ") + "]"
+}
+
+func bugsLabel(bugs []string) string {
+	if len(bugs) == 0 {
+		return ""
+	}
+	return " bug=" + strings.Join(bugs, ",")
+}
+
+// argsName is what a cell's run args add to its name, so that cells that
+// differ only in them are apart in the store and draw other seeds: the
+// args without their dashes ("_lose-unsynced-fsync-never"), or, past 48
+// characters, their start and a hash of them all.
+func argsName(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	var words []string
+	for _, a := range args {
+		if a = strings.Trim(strings.ReplaceAll(a, "=", "-"), "-"); a != "" {
+			words = append(words, a)
+		}
+	}
+	name := strings.Join(words, "-")
+	if len(name) > 48 {
+		name = fmt.Sprintf("%s-%08x", name[:39], uint32(shard.Hash(strings.Join(args, "\x00"))))
+	}
+	return "_" + name
+}
+
+func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, shared runner.Spec, base Base) (Cell, error) {
+	s := shared
+	if len(cs.RunArgs) > 0 {
+		var err error
+		if s, err = base(cs.RunArgs); err != nil {
+			return Cell{}, err
+		}
+		s.Store = shared.Store
+	}
+	// The cell's bugs join those its run args plant; a run args' bug is
+	// in the args already, the cell's own get a --bug each.
+	argBugs := s.Settings.Bugs
+	bugs, err := bug.ParseSet(append(slices.Clone(argBugs), cs.Bugs...))
+	if err != nil {
+		return Cell{}, err
+	}
+	s.Settings.Bugs = bugs.Names()
+	var bugArgs []string
+	for _, b := range s.Settings.Bugs {
+		if !slices.Contains(argBugs, b) {
+			bugArgs = append(bugArgs, "--bug", b)
+		}
+	}
 	acks := cs.Acks
 	if acks != 0 && acks != 1 && acks != -1 {
 		return Cell{}, fmt.Errorf("acks must be 0, 1 or -1, got %d", acks)
@@ -212,7 +314,6 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, base runne
 	if len(faults) > 0 {
 		nem = strings.Join(faults, ",")
 	}
-	s := base
 	s.Settings.MinInsyncReplicas, s.Settings.Election = int32(cs.MinInsyncReplicas), election
 	s.Acks, s.Faults, s.TimeLimit = int16(acks), faults, time.Duration(spec.TimeLimit)
 	if spec.NemesisInterval > 0 {
@@ -221,7 +322,7 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, base runne
 	if spec.Runtime != "" {
 		s.Runtime = spec.Runtime
 	}
-	s.Name = results.TestName(s.DefaultName())
+	s.Name = results.TestName(s.DefaultName() + argsName(cs.RunArgs))
 	s.Seed, s.Command = 0, nil
 	rf := int(s.Settings.ReplicationFactor)
 	switch {
@@ -250,20 +351,24 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, base runne
 	if perm[checker.LostWriteName].Permitted {
 		prediction = checker.LostWriteName + " permitted"
 	}
-	return Cell{
+	c := Cell{
 		CampaignCellPlan: results.CampaignCellPlan{
-			Name: s.Name, Label: cellLabel(acks, cs.MinInsyncReplicas, election, nem), Acks: acks,
-			MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, Nemesis: nem, Args: runArgs(s, spec),
+			Name: s.Name, Acks: acks, MinInsyncReplicas: cs.MinInsyncReplicas, Election: election, Nemesis: nem,
+			Bugs: slices.Clone(s.Settings.Bugs), RunArgs: slices.Clone(cs.RunArgs),
+			Args:  append(append(runArgs(s, spec), bugArgs...), cs.RunArgs...),
 			Model: model, Permitted: perm, Prediction: prediction,
 		},
 		Spec: s,
-	}, nil
+	}
+	c.Label = label(c.CampaignCellPlan)
+	return c, nil
 }
 
 // runArgs are the "chaos run" arguments, less --seed, that run the cell's
-// spec: campaign.json records them, and with the seed they replay a run.
-// The settings the campaign leaves alone are the spec's RunArgs, which
-// the base spec was made from. A simulated run's are "chaos sim"'s, which
+// spec but for its own bugs and run args, which the cell's Args add:
+// campaign.json records them, and with the seed they replay a run. The
+// settings the campaign leaves alone are the spec's RunArgs, which the
+// base spec was made from. A simulated run's are "chaos sim"'s, which
 // takes chaos run's flags and is the sim runtime.
 func runArgs(s runner.Spec, spec results.CampaignSpec) []string {
 	nem := "none"

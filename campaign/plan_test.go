@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ func TestCampaignPlanCells(t *testing.T) {
 		Runs: 2, TimeLimit: results.Duration(20 * time.Second), NemesisInterval: results.Duration(5 * time.Second),
 		RunArgs: []string{"--replica-lag-time-max-ms", "2000", "--session-timeout-ms", "2000"}, Runtime: "docker"}
 	base := testBase()
-	p, err := NewPlan(spec, base)
+	p, err := NewPlan(spec, FixedBase(base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestCampaignPlanCells(t *testing.T) {
 	// do not name them.
 	spec.NemesisInterval, spec.Runtime = 0, ""
 	spec.TimeLimit = results.Duration(30 * time.Second)
-	p, err = NewPlan(spec, base)
+	p, err = NewPlan(spec, FixedBase(base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +106,11 @@ func TestCampaignRunSpecSeeds(t *testing.T) {
 		Runs: 3, TimeLimit: results.Duration(10 * time.Second), NemesisInterval: results.Duration(2 * time.Second)}
 	two := one
 	two.Cells = append([]results.CampaignCellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill"}}, one.Cells...)
-	p1, err := NewPlan(one, testBase())
+	p1, err := NewPlan(one, FixedBase(testBase()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := NewPlan(two, testBase())
+	p2, err := NewPlan(two, FixedBase(testBase()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestCampaignPlanRefusesImpossibleCells(t *testing.T) {
 		{Acks: 1, MinInsyncReplicas: 1, Nemesis: "meteor"},
 		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill"}, // twice
 	}, Runs: 1, TimeLimit: results.Duration(20 * time.Second), NemesisInterval: results.Duration(5 * time.Second)}
-	p, err := NewPlan(spec, testBase())
+	p, err := NewPlan(spec, FixedBase(testBase()))
 	if err == nil || p != nil {
 		t.Fatalf("planned %+v", p)
 	}
@@ -170,7 +171,7 @@ func TestCampaignPlanRefusesImpossibleCells(t *testing.T) {
 	base.Nodes = 2
 	spec = results.CampaignSpec{Nemesis: []string{"kill", "none"}, Runs: 1, TimeLimit: results.Duration(9 * time.Second),
 		NemesisInterval: results.Duration(5 * time.Second)}
-	_, err = NewPlan(spec, base)
+	_, err = NewPlan(spec, FixedBase(base))
 	for _, want := range []string{
 		"2 impossible",
 		"acks=-1 isr=2 clean kill: the replication factor 3 needs at least 3 nodes, there are 2",
@@ -180,9 +181,134 @@ func TestCampaignPlanRefusesImpossibleCells(t *testing.T) {
 			t.Errorf("the refusal lacks %q:\n%v", want, err)
 		}
 	}
-	_, err = NewPlan(spec, testBase())
+	_, err = NewPlan(spec, FixedBase(testBase()))
 	if err == nil || !strings.Contains(err.Error(), "1 impossible") ||
 		!strings.Contains(err.Error(), "acks=-1 isr=2 clean kill: the time limit 9s is shorter than twice the nemesis interval 5s") {
 		t.Errorf("a time limit with no room for a window: %v", err)
+	}
+}
+
+// argsBase is a Base that reads a few chaos run flags (--rate N,
+// --lose-unsynced, --bug NAME) into b and refuses any other, as chaos
+// campaign's refuses a flag chaos run does not know.
+func argsBase(b runner.Spec) Base {
+	return func(args []string) (runner.Spec, error) {
+		s := b
+		s.Settings.Bugs = slices.Clone(b.Settings.Bugs)
+		for i := 0; i < len(args); i++ {
+			switch a := args[i]; a {
+			case "--lose-unsynced":
+				s.Settings.LoseUnsynced = true
+			case "--rate", "--bug":
+				if i++; i == len(args) {
+					return runner.Spec{}, fmt.Errorf("flags for chaos run: flag needs an argument: %s", a)
+				}
+				if a == "--bug" {
+					s.Settings.Bugs = append(s.Settings.Bugs, args[i])
+					continue
+				}
+				r, err := strconv.ParseFloat(args[i], 64)
+				if err != nil {
+					return runner.Spec{}, fmt.Errorf("flags for chaos run: invalid argument %q for --rate", args[i])
+				}
+				s.Rate = r
+			default:
+				return runner.Spec{}, fmt.Errorf("flags for chaos run: unknown flag: %s", a)
+			}
+		}
+		return s, nil
+	}
+}
+
+// TestCampaignPlanBugsAndRunArgs: a cell's bugs are planted in its runs
+// (in chaos bugs' order, with those of the run args), its run args apply
+// after the campaign's; its name, label and args say both, so that its
+// args and a seed replay a run, and cells that differ only in them are
+// apart.
+func TestCampaignPlanBugsAndRunArgs(t *testing.T) {
+	spec := results.CampaignSpec{Cells: []results.CampaignCellSpec{
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "partition-leader", Bugs: []string{"unclean-when-clean", "ack-before-replicate"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "partition-leader", Bugs: []string{"ack-before-replicate"}, RunArgs: []string{"--rate", "50", "--lose-unsynced"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "partition-leader", Bugs: []string{"ack-before-replicate"}, RunArgs: []string{"--rate", "60"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "partition-leader", RunArgs: []string{"--bug", "hw-ignores-isr"}, Bugs: []string{"hw-ignores-isr", "read-past-hw"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "partition-leader"},
+	}, Runs: 2, TimeLimit: results.Duration(20 * time.Second), NemesisInterval: results.Duration(5 * time.Second),
+		RunArgs: []string{"--rate", "100"}, Runtime: runner.RuntimeSim}
+	base := testBase()
+	base.Rate = 100
+	p, err := NewPlan(spec, argsBase(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct{ name, label, args string }
+	const common = "sim --store st --name %s --quiet --acks -1 --min-insync-replicas 2 --election clean --nemesis partition-leader --time-limit 20s --nemesis-interval 5s --rate 100"
+	for i, w := range []want{
+		{"acksall_isr2_clean_partition-leader_bug-ack-before-replicate_bug-unclean-when-clean",
+			"acks=-1 isr=2 clean partition-leader bug=ack-before-replicate,unclean-when-clean", " --bug ack-before-replicate --bug unclean-when-clean"},
+		{"acksall_isr2_clean_partition-leader_bug-ack-before-replicate_rate-50-lose-unsynced",
+			"acks=-1 isr=2 clean partition-leader [--rate 50 --lose-unsynced] bug=ack-before-replicate", " --bug ack-before-replicate --rate 50 --lose-unsynced"},
+		{"acksall_isr2_clean_partition-leader_bug-ack-before-replicate_rate-60",
+			"acks=-1 isr=2 clean partition-leader [--rate 60] bug=ack-before-replicate", " --bug ack-before-replicate --rate 60"},
+		{"acksall_isr2_clean_partition-leader_bug-hw-ignores-isr_bug-read-past-hw_bug-hw-ignores-isr",
+			"acks=-1 isr=2 clean partition-leader [--bug hw-ignores-isr] bug=hw-ignores-isr,read-past-hw", " --bug read-past-hw --bug hw-ignores-isr"},
+		{"acksall_isr2_clean_partition-leader", "acks=-1 isr=2 clean partition-leader", ""},
+	} {
+		c := p.Cells[i]
+		if c.Name != w.name || c.Label != w.label || strings.Join(c.Args, " ") != fmt.Sprintf(common, w.name)+w.args {
+			t.Errorf("cell %d:\n name  %s\n label %s\n args  %s\nwant\n name  %s\n label %s\n args  %s", i, c.Name, c.Label,
+				strings.Join(c.Args, " "), w.name, w.label, fmt.Sprintf(common, w.name)+w.args)
+		}
+		if !slices.Equal(c.Spec.Settings.Bugs, c.Bugs) || c.Spec.Name != c.Name || c.Spec.Store != "st" {
+			t.Errorf("cell %d: spec bugs %v, name %s, store %s; plan bugs %v", i, c.Spec.Settings.Bugs, c.Spec.Name, c.Spec.Store, c.Bugs)
+		}
+	}
+	if c := p.Cells[1]; c.Spec.Rate != 50 || !c.Spec.Settings.LoseUnsynced || !slices.Equal(c.RunArgs, []string{"--rate", "50", "--lose-unsynced"}) ||
+		Scenario(c.CampaignCellPlan) != "acks=-1 isr=2 clean partition-leader [--rate 50 --lose-unsynced]" {
+		t.Errorf("run args not applied: rate %g, lose-unsynced %v, run args %v", c.Spec.Rate, c.Spec.Settings.LoseUnsynced, c.RunArgs)
+	}
+	if c := p.Cells[0]; c.Spec.Rate != 100 || !slices.Equal(c.Bugs, []string{"ack-before-replicate", "unclean-when-clean"}) {
+		t.Errorf("cell 0: rate %g, bugs %v", c.Spec.Rate, c.Bugs)
+	}
+	if c := p.Cells[4]; c.Bugs != nil || c.Spec.Settings.Bugs != nil {
+		t.Errorf("the control cell plants %v", c.Bugs)
+	}
+	// A long list of run args makes a name of bounded length, still its
+	// own.
+	long := []string{"--rate", "50", "--lose-unsynced", "--rate", "51", "--rate", "52", "--rate", "53", "--rate", "54", "--rate", "55"}
+	if a, b := argsName(long), argsName(append(long[:len(long)-1:len(long)-1], "56")); len(a) > 60 || a == b {
+		t.Errorf("long args named %q and %q", a, b)
+	}
+}
+
+// TestCampaignPlanRefusesBadBugsAndRunArgs: an unknown bug, a run arg the
+// base refuses, or a cell whose run args a fixed base cannot read, is
+// that cell's refusal with the reason, beside every other.
+func TestCampaignPlanRefusesBadBugsAndRunArgs(t *testing.T) {
+	spec := results.CampaignSpec{Cells: []results.CampaignCellSpec{
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill", Bugs: []string{"ack-before-replicate"}}, // fine
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill", Bugs: []string{"no-such-bug"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill", RunArgs: []string{"--bogus"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill", RunArgs: []string{"--rate", "fast"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill", RunArgs: []string{"--bug", "nope"}},
+		{Acks: -1, MinInsyncReplicas: 2, Nemesis: "kill", Bugs: []string{"ack-before-replicate"}}, // twice
+	}, Runs: 1, TimeLimit: results.Duration(20 * time.Second), NemesisInterval: results.Duration(5 * time.Second)}
+	_, err := NewPlan(spec, argsBase(testBase()))
+	for _, want := range []string{
+		"refusing the campaign: 5 impossible cell(s)",
+		`acks=-1 isr=2 clean kill bug=no-such-bug: unknown bug "no-such-bug": known bugs are ack-before-replicate, `,
+		"acks=-1 isr=2 clean kill [--bogus]: flags for chaos run: unknown flag: --bogus",
+		`acks=-1 isr=2 clean kill [--rate fast]: flags for chaos run: invalid argument "fast" for --rate`,
+		`acks=-1 isr=2 clean kill [--bug nope]: unknown bug "nope"`,
+		"acks=-1 isr=2 clean kill bug=ack-before-replicate: appears twice",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q:\n%v", want, err)
+		}
+	}
+	spec.Cells = spec.Cells[:3]
+	_, err = NewPlan(spec, FixedBase(testBase()))
+	if err == nil || !strings.Contains(err.Error(), "2 impossible") ||
+		!strings.Contains(err.Error(), `acks=-1 isr=2 clean kill [--bogus]: run_args ["--bogus"]: this campaign cannot read chaos run flags of a cell`) {
+		t.Errorf("a fixed base and a cell's run args: %v", err)
 	}
 }

@@ -47,8 +47,61 @@ type Campaign struct {
 	Shard *CampaignShard `json:"shard,omitempty"`
 	// Merged lists the shard campaigns (directories as given to "chaos
 	// campaign merge") this record was merged from.
-	Merged []string        `json:"merged,omitempty"`
-	Cells  []*CampaignCell `json:"cells"`
+	Merged []string `json:"merged,omitempty"`
+	// Detection is the detection matrix of a campaign whose cells plant
+	// bugs (CampaignCellPlan.Bugs): one row per cell, in the cells'
+	// order, a control cell (one that plants none) included; absent when
+	// no cell plants a bug. It is summed up from the cells' runs whenever
+	// the record is written, and again by a merge.
+	Detection []CampaignDetection `json:"detection,omitempty"`
+	Cells     []*CampaignCell     `json:"cells"`
+}
+
+// CampaignDetection is what the runs of one cell of a detection campaign
+// showed of the bugs it plants: whether, how often, with which anomaly
+// and how soon they were caught. The guarantee model knows nothing of
+// bugs, so a run catches its cell's bugs exactly when its verdict is
+// invalid: some anomaly the configuration forbids was found. In a control
+// cell, which plants no bug, such a run is a false alarm, and there must
+// be none.
+type CampaignDetection struct {
+	// Cell is the cell's name; Scenario its label without the bugs: the
+	// configuration, the nemesis and the cell's own run args.
+	Cell     string `json:"cell"`
+	Scenario string `json:"scenario"`
+	// Bugs are the bugs the cell plants, in chaos bugs' order, each with
+	// the node it lives in; none in a control cell.
+	Bugs []CampaignBug `json:"bugs,omitempty"`
+	// Planned counts the cell's planned runs (of the campaign's shard),
+	// Runs those that ended (with a verdict or an error; interrupted ones
+	// do not count), Errors the errors among them: a run that ended in an
+	// error caught nothing, and counts in Runs all the same.
+	Planned int `json:"planned"`
+	Runs    int `json:"runs"`
+	Errors  int `json:"errors,omitempty"`
+	// Caught counts the runs whose verdict is invalid: the runs that
+	// caught the bugs, or in a control cell the false alarms. A bug no
+	// run caught has 0 here, and is never left out.
+	Caught int `json:"caught"`
+	// Anomalies counts, per anomaly, the runs in which it was found
+	// forbidden (CampaignRun.Unexpected): what caught the bugs, or in a
+	// control cell the unexpected anomalies.
+	Anomalies map[string]int `json:"anomalies,omitempty"`
+	// Timed counts the caught runs whose first detection is known
+	// (CampaignRun.Detection). MedianTime and MedianOps are the medians
+	// of those detections' times and operation counts: the middle value,
+	// of an even count the lower of the two middle ones, so always one
+	// run's. Absent when no caught run is timed.
+	Timed      int       `json:"timed,omitempty"`
+	MedianTime *Duration `json:"median_time,omitempty"`
+	MedianOps  *int64    `json:"median_ops,omitempty"`
+}
+
+// CampaignBug is a bug a cell plants (chaos bugs) and the node it lives
+// in: broker, controller or storage.
+type CampaignBug struct {
+	Name string `json:"name"`
+	Node string `json:"node,omitempty"`
 }
 
 // CampaignShard is the K-th (Index, from 1) of N (Count) slices of a
@@ -134,8 +187,16 @@ type CampaignCellPlan struct {
 	MinInsyncReplicas int    `json:"min_insync_replicas"`
 	Election          string `json:"election"`
 	Nemesis           string `json:"nemesis"`
+	// Bugs are the bugs planted in every run of the cell on purpose
+	// (test.json's cluster.bugs), in chaos bugs' order: the cell's own
+	// and those of the campaign's run args; RunArgs the cell's own
+	// "chaos run" flags (a detection campaign's scenario), which follow
+	// the campaign's.
+	Bugs    []string `json:"bugs,omitempty"`
+	RunArgs []string `json:"run_args,omitempty"`
 	// Args are the "chaos run" arguments of every run of the cell, less
-	// --seed.
+	// --seed: with "--seed N" they replay the run (as "chaos sim" for a
+	// simulated one), bugs and run args included.
 	Args []string `json:"args"`
 	// Model is what the guarantee model is told about the cell, and
 	// Permitted what it permits there (anomaly -> permission and why);
@@ -181,7 +242,31 @@ type CampaignRun struct {
 	// Sends counts the run's sends by outcome.
 	Sends        *checker.OpCounts `json:"sends,omitempty"`
 	FaultWindows int               `json:"fault_windows"`
-	Error        string            `json:"error,omitempty"`
+	// Detection is when the run first showed an anomaly its
+	// configuration forbids; absent for a run that showed none, or whose
+	// results name no operation of a forbidden instance.
+	Detection *CampaignRunDetection `json:"detection,omitempty"`
+	Error     string                `json:"error,omitempty"`
+}
+
+// CampaignRunDetection is a run's first detection (checker.FirstDetection):
+// of the operations results.json names as part of forbidden instances,
+// the client operation (not the nemesis's or the monitor's) that
+// completed first. It says when the failure first shows in the history
+// (for a lost write, the acknowledgement of the write later lost), not
+// when a checker could first have known: most anomalies are judged from
+// the final reads.
+type CampaignRunDetection struct {
+	// Anomaly is the forbidden anomaly whose instance names the
+	// operation; Op the index (history.jsonl's "index") of its completion.
+	Anomaly string `json:"anomaly"`
+	Op      int64  `json:"op"`
+	// Time is when it completed, since the workload started (virtual
+	// time in a simulated run), to the millisecond.
+	Time Duration `json:"time"`
+	// Ops counts the client operations completed up to it, itself
+	// included.
+	Ops int64 `json:"ops"`
 }
 
 // ReadCampaign reads a campaign's campaign.json.

@@ -105,4 +105,14 @@ func TestCampaignJSONSchema(t *testing.T) {
 	if _, err := ReadCampaign(filepath.Join("testdata", "stored", "campaign-cells.json")); err != nil {
 		t.Fatal(err)
 	}
+	// A detection campaign (chaos campaign --spec with cells that plant a
+	// bug, in simulation): the detection matrix, a cell's bugs and run
+	// args, a run's first detection.
+	det := roundTrip[Campaign](t, "campaign-detection.json")
+	if len(det.Detection) != 2 || len(det.Detection[0].Bugs) != 1 || det.Detection[0].Bugs[0].Node != "broker" || det.Detection[0].Caught == 0 ||
+		det.Detection[0].MedianTime == nil || det.Detection[0].MedianOps == nil || len(det.Detection[0].Anomalies) == 0 || det.Detection[1].Bugs != nil ||
+		len(det.Spec.Cells[0].Bugs) != 1 || len(det.Spec.Cells[0].RunArgs) != 2 || len(det.Cells[0].Bugs) != 1 || len(det.Cells[0].RunArgs) != 2 ||
+		det.Cells[0].Runs[0].Detection == nil || det.Cells[0].Runs[0].Detection.Ops == 0 || det.Cells[1].Runs[0].Detection != nil {
+		t.Errorf("campaign-detection.json read as %+v", det)
+	}
 }

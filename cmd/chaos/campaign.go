@@ -78,6 +78,11 @@ machines can share a campaign; "chaos campaign merge" joins their stores into on
 
 Prints a line per run and a table per cell: the verdicts, what the guarantee model
 predicted, the anomalies seen as permitted and those seen unexpectedly, and availability.
+A spec file's cells may plant bugs on purpose ("bugs": names chaos bugs lists) and take
+chaos run flags of their own ("run_args"): such a detection campaign first prints, per
+cell, whether its runs caught its bugs (an anomaly the configuration forbids), with which
+anomalies and how soon (median time and operations to first detection), and a control
+cell's (one without bugs) false alarms.
 Writes STORE/campaigns/<timestamp>/campaign.json (and STORE/campaigns/latest), and with
 --junit a JUnit XML file. Exit code, from the worst run: 1 if any run was invalid, else 3
 if any run ended in an error, else 2 if any was unknown, else 0; 3 also for a refused
@@ -233,14 +238,7 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 		return spec, fmt.Errorf("flags for chaos run: %w", flagError("base-port", base.BasePort, "no ports in a simulation", "leave it out"))
 	}
 	// Parsed above, so every "--" argument here is a flag of chaos run.
-	var owned []string
-	for _, a := range spec.RunArgs {
-		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if strings.HasPrefix(a, "--") && slices.Contains(runArgsOwned, name) && !slices.Contains(owned, "--"+name) {
-			owned = append(owned, "--"+name)
-		}
-	}
-	if len(owned) > 0 {
+	if owned := ownedFlags(spec.RunArgs); len(owned) > 0 {
 		return spec, fmt.Errorf("flags for chaos run: %s set by the campaign itself (use the campaign's flags or the matrix)", strings.Join(owned, ", "))
 	}
 	return spec, nil
@@ -269,6 +267,10 @@ func baseSpec(runArgs []string, store string) (runner.Spec, error) {
 	if run.Flags().NArg() > 0 {
 		return runner.Spec{}, fmt.Errorf("flags for chaos run: unexpected argument %q", run.Flags().Arg(0))
 	}
+	// The spec takes known bugs only, and would leave an unknown one out.
+	if _, err := f.bugs.parse(); err != nil {
+		return runner.Spec{}, fmt.Errorf("flags for chaos run: %w", err)
+	}
 	// Acks and faults are the cells'.
 	s := f.spec(-1, nil)
 	s.Store, s.Command = store, nil
@@ -277,17 +279,45 @@ func baseSpec(runArgs []string, store string) (runner.Spec, error) {
 
 // planCampaign plans the spec's runs in the store.
 func planCampaign(spec campaign.Spec, store string) (*campaign.Plan, error) {
-	base, err := baseSpec(spec.RunArgs, store)
-	if err != nil {
-		return nil, err
-	}
 	var checks []func(runner.Spec) error
 	if spec.Runtime == runner.RuntimeSim {
 		// Refuses a fault the simulation does not model, with every other
 		// impossible cell, before anything runs.
 		checks = append(checks, sim.Validate)
 	}
-	return campaign.NewPlan(spec.Record(), base, checks...)
+	return campaign.NewPlan(spec.Record(), campaignBase(spec, store), checks...)
+}
+
+// campaignBase is the campaign's campaign.Base: the spec's run args and
+// a cell's own, read by chaos run's flag set (baseSpec). A cell's run
+// args may not set what the campaign sets, nor, in simulation, a port.
+func campaignBase(spec campaign.Spec, store string) campaign.Base {
+	return func(cellArgs []string) (runner.Spec, error) {
+		s, err := baseSpec(append(slices.Clone(spec.RunArgs), cellArgs...), store)
+		if err != nil {
+			return s, err
+		}
+		if owned := ownedFlags(cellArgs); len(owned) > 0 {
+			return runner.Spec{}, fmt.Errorf("run_args: %s set by the campaign itself (use the cell's fields)", strings.Join(owned, ", "))
+		}
+		if len(cellArgs) > 0 && spec.Runtime == runner.RuntimeSim && s.BasePort != 0 {
+			return s, fmt.Errorf("run_args: %w", flagError("base-port", s.BasePort, "no ports in a simulation", "leave it out"))
+		}
+		return s, nil
+	}
+}
+
+// ownedFlags are the flags among args, already parsed as chaos run's,
+// that the campaign sets itself.
+func ownedFlags(args []string) []string {
+	var owned []string
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if strings.HasPrefix(a, "--") && slices.Contains(runArgsOwned, name) && !slices.Contains(owned, "--"+name) {
+			owned = append(owned, "--"+name)
+		}
+	}
+	return owned
 }
 
 func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int, error) {
@@ -475,12 +505,23 @@ func printCampaignSummary(out io.Writer, rec *results.Campaign, path string) {
 		sharded = fmt.Sprintf(", shard %d/%d", rec.Shard.Index, rec.Shard.Count)
 	}
 	fmt.Fprintf(out, "\ncampaign seed %d%s, %s\n", rec.Seed, sharded, rec.Status)
+	// A detection campaign's bug cells are its detection matrix's rows;
+	// the matrix of cells holds the others.
+	matrix := slices.ContainsFunc(rec.Cells, func(c *results.CampaignCell) bool { return len(c.Bugs) == 0 }) || len(rec.Detection) == 0
+	if len(rec.Detection) > 0 {
+		printDetection(out, rec)
+		if matrix {
+			fmt.Fprintln(out, "\ncells without bugs:")
+		}
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tRUNS\tVALID\tINVALID\tUNKNOWN\tERROR\tMODEL\tEXPECTED SEEN\tUNEXPECTED\tAVAILABILITY")
+	if matrix {
+		fmt.Fprintln(tw, "CELL\tRUNS\tVALID\tINVALID\tUNKNOWN\tERROR\tMODEL\tEXPECTED SEEN\tUNEXPECTED\tAVAILABILITY")
+	}
 	for _, c := range rec.Cells {
 		s := c.Summary
-		if rec.Shard != nil && s.Planned == 0 {
-			continue // another shard's
+		if rec.Shard != nil && s.Planned == 0 || len(c.Bugs) > 0 {
+			continue // another shard's, or the detection matrix's
 		}
 		avail := "-"
 		if s.Availability != nil {
@@ -531,6 +572,62 @@ func printCampaignSummary(out io.Writer, rec *results.Campaign, path string) {
 	default:
 		fmt.Fprintf(out, "verdict: %s (exit %d): %s\n", strings.ToUpper(campaign.WorstOfCells(rec.Cells)), code, strings.Join(bad, "; "))
 	}
+}
+
+// printDetection prints a detection campaign's matrix: per cell its bugs
+// and where they live, its scenario, the runs that ended of those planned,
+// the runs that caught the bugs (NOT CAUGHT when none did), the
+// anomalies that caught them in how many runs, and the medians of the
+// caught runs' first detections; a control cell's false alarms.
+func printDetection(out io.Writer, rec *results.Campaign) {
+	fmt.Fprintln(out, "detection (a run catches its cell's bugs when it finds an anomaly the configuration forbids):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BUG\tNODE\tSCENARIO\tRUNS\tCAUGHT\tCAUGHT BY\tMEDIAN TIME\tMEDIAN OPS")
+	for _, d := range rec.Detection {
+		if rec.Shard != nil && d.Planned == 0 {
+			continue // another shard's
+		}
+		var names, nodes []string
+		for _, b := range d.Bugs {
+			names = append(names, b.Name)
+			if !slices.Contains(nodes, b.Node) {
+				nodes = append(nodes, b.Node)
+			}
+		}
+		name, node := strings.Join(names, ","), strings.Join(nodes, ",")
+		control := len(d.Bugs) == 0
+		if control {
+			name, node = "control (no bug)", "-"
+		}
+		pct := ""
+		if d.Runs > 0 {
+			pct = fmt.Sprintf(" (%.0f%%)", 100*float64(d.Caught)/float64(d.Runs))
+		}
+		caught := fmt.Sprintf("%d/%d%s", d.Caught, d.Runs, pct)
+		switch {
+		case d.Runs == 0:
+			caught = "no run yet"
+		case control && d.Caught == 0:
+			caught = fmt.Sprintf("no false alarm (0/%d)", d.Runs)
+		case control:
+			caught = fmt.Sprintf("FALSE ALARMS %d/%d", d.Caught, d.Runs)
+		case d.Caught == 0:
+			caught = fmt.Sprintf("NOT CAUGHT (0/%d)", d.Runs)
+		}
+		runs := fmt.Sprintf("%d/%d", d.Runs, d.Planned)
+		if d.Errors > 0 {
+			runs += fmt.Sprintf(" (%d errors)", d.Errors)
+		}
+		median, ops := "-", "-"
+		if d.MedianTime != nil && d.MedianOps != nil {
+			median, ops = time.Duration(*d.MedianTime).String(), strconv.FormatInt(*d.MedianOps, 10)
+			if d.Timed < d.Caught {
+				median += fmt.Sprintf(" (%d timed)", d.Timed)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, node, d.Scenario, runs, caught, countsOf(d.Anomalies, d.Runs), median, ops)
+	}
+	tw.Flush()
 }
 
 // countsOf formats "lost-write 2/3, stale-read 3/3", in the checkers'

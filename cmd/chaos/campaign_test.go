@@ -563,3 +563,90 @@ func TestCampaignSim(t *testing.T) {
 		t.Errorf("--base-port in simulation: exit %d:\n%s", code, out)
 	}
 }
+
+// TestCampaignDetection: a campaign whose spec file plants a bug in one
+// cell (with run args of its own) and none in its control prints the
+// detection matrix (the bug caught, by which anomalies, how soon; the
+// control without false alarm) and keeps it in campaign.json; the
+// recorded command of a run with the bug replays it; and a cell with an
+// unknown bug or a run arg chaos run refuses (or the campaign sets) is
+// refused with the reason.
+func TestCampaignDetection(t *testing.T) {
+	requireCampaign(t)
+	dir, store := t.TempDir(), t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "spec.json")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	spec := write(`{"cells": [
+		{"acks": -1, "min_insync_replicas": 2, "nemesis": "partition-leader", "bugs": ["ack-before-replicate"], "run_args": ["--rate", "200"]},
+		{"acks": -1, "min_insync_replicas": 2, "nemesis": "partition-leader", "run_args": ["--rate", "200"]}],
+		"runs": 2, "time_limit": "20s", "nemesis_interval": "5s", "runtime": "sim"}`)
+	start := time.Now()
+	out, code := runChaos(t, "campaign", "--spec", spec, "--store", store, "--seed", "3", "--parallel", "2")
+	t.Logf("%s:\n%s", time.Since(start).Round(time.Millisecond), out)
+	if code != exitInvalid {
+		t.Fatalf("exit %d", code)
+	}
+	for _, re := range []string{
+		`(?m)^BUG +NODE +SCENARIO +RUNS +CAUGHT +CAUGHT BY +MEDIAN TIME +MEDIAN OPS$`,
+		`(?m)^ack-before-replicate +broker +acks=-1 isr=2 clean partition-leader \[--rate 200\] +2/2 +2/2 \(100%\) +lost-write 2/2, unseen 2/2\S* .* +\d+(\.\d+)?s +\d+$`,
+		`(?m)^control \(no bug\) +- +acks=-1 isr=2 clean partition-leader \[--rate 200\] +2/2 +no false alarm \(0/2\) +- +- +-$`,
+		`(?m)^\[1/4\] acks=-1 isr=2 clean partition-leader \[--rate 200\] bug=ack-before-replicate run 1/2 \.\.\. INVALID`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("the output lacks %s", re)
+		}
+	}
+	// The control is a cell without bugs: the table of those holds it.
+	if !strings.Contains(out, "\ncells without bugs:\nCELL ") {
+		t.Errorf("no table of the cells without bugs")
+	}
+	rec := readCampaign(t, store)
+	if len(rec.Detection) != 2 || rec.Detection[0].Caught != 2 || rec.Detection[1].Caught != 0 || rec.Detection[0].MedianOps == nil {
+		t.Fatalf("detection %+v", rec.Detection)
+	}
+	r := rec.Cells[0].Runs[0]
+	tc, err := results.ReadTestConfig(filepath.Join(store, r.Dir, results.TestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := strings.Join(tc.Command[1:], " ")
+	if len(tc.Cluster.Bugs) != 1 || tc.Cluster.Bugs[0] != "ack-before-replicate" || !strings.Contains(cmd, " --bug ack-before-replicate --rate 200 --seed ") {
+		t.Fatalf("test.json: bugs %v, command %s", tc.Cluster.Bugs, cmd)
+	}
+	replay, code := runChaos(t, tc.Command[1:]...)
+	if code != exitInvalid {
+		t.Fatalf("the recorded command %s: exit %d:\n%s", cmd, code, replay)
+	}
+	again, _ := os.ReadFile(filepath.Join(store, "latest", results.HistoryFile))
+	if orig, _ := os.ReadFile(filepath.Join(store, r.Dir, results.HistoryFile)); len(orig) == 0 || !bytes.Equal(orig, again) {
+		t.Errorf("the recorded command %s stored another history", cmd)
+	}
+	// Refusals, cell by cell.
+	out, code = runChaos(t, "campaign", "--dry-run", "--spec", write(`{"cells": [
+		{"acks": -1, "min_insync_replicas": 2, "nemesis": "kill", "bugs": ["no-such-bug"]},
+		{"acks": -1, "min_insync_replicas": 2, "nemesis": "kill", "run_args": ["--bogus"]},
+		{"acks": -1, "min_insync_replicas": 2, "nemesis": "kill", "run_args": ["--acks", "1"]},
+		{"acks": -1, "min_insync_replicas": 2, "nemesis": "kill", "run_args": ["--bug", "nope"]},
+		{"acks": -1, "min_insync_replicas": 2, "nemesis": "kill", "bugs": ["ack-before-replicate"], "run_args": ["--rate", "50"]}],
+		"runs": 1, "time_limit": "20s", "nemesis_interval": "5s"}`))
+	for _, want := range []string{
+		"refusing the campaign: 4 impossible cell(s)",
+		`acks=-1 isr=2 clean kill bug=no-such-bug: unknown bug "no-such-bug"`,
+		"acks=-1 isr=2 clean kill [--bogus]: flags for chaos run: --bogus: no such flag for chaos run",
+		"acks=-1 isr=2 clean kill [--acks 1]: run_args: --acks set by the campaign itself",
+		`acks=-1 isr=2 clean kill [--bug nope]: flags for chaos run: --bug: not a known bug`,
+	} {
+		if code != exitErrorCode || !strings.Contains(out, want) {
+			t.Errorf("exit %d, want 3 saying %q:\n%s", code, want, out)
+		}
+	}
+	out, code = runChaos(t, "campaign", "--dry-run", "--", "--bug", "nope")
+	if code != exitErrorCode || !strings.Contains(out, "--bug: not a known bug") {
+		t.Errorf("-- --bug nope: exit %d:\n%s", code, out)
+	}
+}

@@ -31,6 +31,10 @@ type CampaignView struct {
 // RenderCampaign writes a campaign's index page: the matrix of
 // configurations (rows) by nemeses (columns), each cell the model's
 // prediction against what the runs showed, linking to each run's report.
+// A campaign whose cells plant bugs shows its detection matrix first
+// (results.Campaign.Detection: per cell, its bugs, whether and how soon
+// the runs caught them, and the control cells' false alarms); the matrix
+// then holds the cells that plant none.
 func RenderCampaign(w io.Writer, v CampaignView) error {
 	return execute(w, "campaign", buildCampaign(v))
 }
@@ -51,10 +55,26 @@ func WriteCampaign(dir string) error {
 
 type campaignPage struct {
 	Title, Status, Seed, Started, Ended, Command, Exit string
-	Columns                                            []string
-	Rows                                               []matrixRow
-	Runs                                               []campaignRunRow
-	Totals                                             string
+	// Detection is the detection matrix, when cells plant bugs; Matrix
+	// says whether the configuration matrix is shown: not when every cell
+	// plants bugs.
+	Detection []detectionRow
+	Matrix    bool
+	Columns   []string
+	Rows      []matrixRow
+	Runs      []campaignRunRow
+	Totals    string
+}
+
+// detectionRow is one row of the detection matrix: a cell's bugs (none:
+// a control cell) and what its runs caught.
+type detectionRow struct {
+	ID, Href, Bugs, Node, Scenario, Runs string
+	Control                              bool
+	// Class styles the caught column: caught (every run), partly, missed
+	// (no run: "not caught"), clean (a control without false alarm),
+	// false-alarm, or none (no run ended yet).
+	Class, Caught, Anomalies, Time, Ops string
 }
 
 type matrixRow struct {
@@ -113,7 +133,12 @@ func buildCampaign(v CampaignView) *campaignPage {
 	var rows []rowKey
 	rowIdx := map[rowKey]int{}
 	colIdx := map[string]int{}
+	p.Matrix = !slices.ContainsFunc(v.Cells, func(c *results.CampaignCell) bool { return len(c.Bugs) > 0 })
 	for _, c := range v.Cells {
+		if len(c.Bugs) > 0 {
+			continue // the detection matrix's
+		}
+		p.Matrix = true
 		k := rowKey{c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean")}
 		if _, ok := rowIdx[k]; !ok {
 			rowIdx[k] = len(rows)
@@ -135,11 +160,15 @@ func buildCampaign(v CampaignView) *campaignPage {
 		p.Rows = append(p.Rows, matrixRow{Label: fmt.Sprintf("acks=%d, min.insync=%d, %s", k.acks, k.isr, k.election), Cells: make([][]cellView, len(p.Columns))})
 	}
 	var totals [5]int
+	ids := map[string]string{}
 	for ci, c := range v.Cells {
-		k := rowKey{c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean")}
-		r, col := rowIdx[k], colIdx[cmp.Or(c.Nemesis, "none")]
 		cv := buildCell(*c, ci, root)
-		p.Rows[r].Cells[col] = append(p.Rows[r].Cells[col], cv)
+		ids[c.Name] = cv.ID
+		if len(c.Bugs) == 0 {
+			k := rowKey{c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean")}
+			r, col := rowIdx[k], colIdx[cmp.Or(c.Nemesis, "none")]
+			p.Rows[r].Cells[col] = append(p.Rows[r].Cells[col], cv)
+		}
 		s := c.Summary
 		totals[0] += s.Valid
 		totals[1] += s.Invalid
@@ -163,7 +192,92 @@ func buildCampaign(v CampaignView) *campaignPage {
 		}
 	}
 	p.Totals = fmt.Sprintf("%d cells, %d runs planned: %d valid, %d invalid, %d unknown, %d errors", len(v.Cells), totals[4], totals[0], totals[1], totals[2], totals[3])
+	for _, d := range v.Detection {
+		p.Detection = append(p.Detection, buildDetection(d, ids[d.Cell]))
+	}
 	return p
+}
+
+// buildDetection is a row of the detection matrix. A bug cell's row
+// carries the cell's ID (the run list links to it; the configuration
+// matrix holds no bug cell), a control cell's links to its place in the
+// matrix.
+func buildDetection(d results.CampaignDetection, id string) detectionRow {
+	r := detectionRow{Scenario: d.Scenario, Control: len(d.Bugs) == 0, Anomalies: "-", Time: "-", Ops: "-"}
+	if r.Control {
+		r.Bugs, r.Node, r.Href = "control (no bug)", "-", "#"+id
+	} else {
+		r.ID = id
+		var names, nodes []string
+		for _, b := range d.Bugs {
+			names = append(names, b.Name)
+			if !slices.Contains(nodes, b.Node) {
+				nodes = append(nodes, b.Node)
+			}
+		}
+		r.Bugs, r.Node = strings.Join(names, ", "), strings.Join(nodes, ", ")
+	}
+	r.Runs = fmt.Sprintf("%d of %d", d.Runs, d.Planned)
+	if d.Errors > 0 {
+		r.Runs += fmt.Sprintf(" (%d errors)", d.Errors)
+	}
+	pct := ""
+	if d.Runs > 0 {
+		pct = fmt.Sprintf(" (%.0f%%)", 100*float64(d.Caught)/float64(d.Runs))
+	}
+	switch {
+	case d.Runs == 0:
+		r.Class, r.Caught = "none", "no run yet"
+	case r.Control && d.Caught == 0:
+		r.Class, r.Caught = "clean", fmt.Sprintf("no false alarm (0/%d)", d.Runs)
+	case r.Control:
+		r.Class, r.Caught = "false-alarm", fmt.Sprintf("false alarms %d/%d%s", d.Caught, d.Runs, pct)
+	case d.Caught == 0:
+		r.Class, r.Caught = "missed", fmt.Sprintf("not caught (0/%d)", d.Runs)
+	case d.Caught < d.Runs:
+		r.Class, r.Caught = "partly", fmt.Sprintf("%d/%d%s", d.Caught, d.Runs, pct)
+	default:
+		r.Class, r.Caught = "caught", fmt.Sprintf("%d/%d%s", d.Caught, d.Runs, pct)
+	}
+	if len(d.Anomalies) > 0 {
+		r.Anomalies = anomalyCounts(d.Anomalies, d.Runs)
+	}
+	if d.MedianTime != nil && d.MedianOps != nil {
+		r.Time = fmt.Sprintf("%.3f s", time.Duration(*d.MedianTime).Seconds())
+		r.Ops = fmt.Sprint(*d.MedianOps)
+		if d.Timed < d.Caught {
+			r.Time += fmt.Sprintf(" (%d of %d runs timed)", d.Timed, d.Caught)
+		}
+	}
+	return r
+}
+
+// anomalyCounts writes "lost-write 3/3, unseen 2/3" in the checkers'
+// order (others after them, sorted): in how many of the runs each
+// anomaly was found forbidden.
+func anomalyCounts(m map[string]int, runs int) string {
+	var parts []string
+	for _, k := range anomalyOrder(m) {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", k, m[k], runs))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// anomalyOrder is m's keys in the checkers' order, any other after them,
+// sorted.
+func anomalyOrder[V any](m map[string]V) []string {
+	var out []string
+	for _, n := range checker.Names() {
+		if _, ok := m[n]; ok {
+			out = append(out, n)
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // runReport is the link to a run's report, from a page at root.

@@ -228,3 +228,99 @@ func TestStoreLinksEscapeNames(t *testing.T) {
 		}
 	}
 }
+
+// detectionJSON is a detection campaign's campaign.json: a bug caught in
+// every run, one never caught, one caught in some, a control without
+// false alarm and one with.
+const detectionJSON = `{
+  "format": 1, "seed": 3, "spec": {"runs": 3}, "store": "store", "command": ["chaos", "campaign", "--preset", "bugs"],
+  "start": "2026-11-29T17:00:00Z", "status": "complete", "exit_code": 1,
+  "detection": [
+    {"cell": "a_bug-ack-before-replicate", "scenario": "acks=-1 isr=2 clean partition-leader", "bugs": [{"name": "ack-before-replicate", "node": "broker"}],
+     "planned": 3, "runs": 3, "caught": 3, "anomalies": {"unseen": 3, "lost-write": 3}, "timed": 3, "median_time": "4.456s", "median_ops": 4459},
+    {"cell": "b_bug-min-isr-ignored", "scenario": "acks=-1 isr=2 clean partition-leader [--rate <200>]", "bugs": [{"name": "min-isr-ignored", "node": "broker"}],
+     "planned": 3, "runs": 3, "caught": 0},
+    {"cell": "c_bug-unclean-when-clean", "scenario": "acks=-1 isr=2 clean slow-followers-kill-leader", "bugs": [{"name": "unclean-when-clean", "node": "controller"}],
+     "planned": 3, "runs": 3, "errors": 1, "caught": 1, "anomalies": {"lost-write": 1}, "timed": 1, "median_time": "12s", "median_ops": 900},
+    {"cell": "d", "scenario": "acks=-1 isr=2 clean partition-leader", "planned": 3, "runs": 3, "caught": 0},
+    {"cell": "e", "scenario": "acks=1 isr=1 clean kill", "planned": 3, "runs": 2, "caught": 1, "anomalies": {"duplicate": 1}}
+  ],
+  "cells": [
+    {"name": "a_bug-ack-before-replicate", "label": "acks=-1 isr=2 clean partition-leader bug=ack-before-replicate", "acks": -1, "min_insync_replicas": 2,
+     "election": "clean", "nemesis": "partition-leader", "bugs": ["ack-before-replicate"], "verdict": "invalid", "summary": {"planned": 3, "runs": 3, "invalid": 3},
+     "runs": [{"run": 1, "seed": 7, "verdict": "invalid", "exit_code": 1, "start": "2026-11-29T17:00:00Z", "seconds": 1, "dir": "a/1", "log": "logs/1.log",
+               "unexpected": ["lost-write", "unseen"], "detection": {"anomaly": "lost-write", "op": 9032, "time": "4.456s", "ops": 4459}}]},
+    {"name": "b_bug-min-isr-ignored", "label": "acks=-1 isr=2 clean partition-leader [--rate 200] bug=min-isr-ignored", "acks": -1, "min_insync_replicas": 2,
+     "election": "clean", "nemesis": "partition-leader", "bugs": ["min-isr-ignored"], "verdict": "valid", "summary": {"planned": 3, "runs": 3, "valid": 3}, "runs": []},
+    {"name": "c_bug-unclean-when-clean", "label": "x bug=unclean-when-clean", "acks": -1, "min_insync_replicas": 2,
+     "election": "clean", "nemesis": "slow-followers-kill-leader", "bugs": ["unclean-when-clean"], "verdict": "invalid", "summary": {"planned": 3, "runs": 3}, "runs": []},
+    {"name": "d", "label": "acks=-1 isr=2 clean partition-leader", "acks": -1, "min_insync_replicas": 2, "election": "clean", "nemesis": "partition-leader",
+     "verdict": "valid", "summary": {"planned": 3, "runs": 3, "valid": 3}, "runs": []},
+    {"name": "e", "label": "acks=1 isr=1 clean kill", "acks": 1, "min_insync_replicas": 1, "election": "clean", "nemesis": "kill",
+     "verdict": "invalid", "summary": {"planned": 3, "runs": 2, "invalid": 1}, "runs": []}
+  ]
+}`
+
+// TestCampaignDetectionMatrix: a detection campaign's page shows a row
+// per cell with its bugs, node, scenario, runs, what caught them and how
+// soon; a bug never caught says so in a style of its own (not the
+// caught one's green), as do a control's false alarms; the matrix of
+// configurations holds only the cells without bugs, and the run list
+// links a bug cell's runs to its row.
+func TestCampaignDetectionMatrix(t *testing.T) {
+	var c results.Campaign
+	if err := json.Unmarshal([]byte(detectionJSON), &c); err != nil {
+		t.Fatal(err)
+	}
+	p := buildCampaign(CampaignView{Campaign: c})
+	if len(p.Detection) != 5 || !p.Matrix || len(p.Rows) != 2 || len(p.Columns) != 2 {
+		t.Fatalf("detection %d rows, matrix %v with rows %+v, columns %v", len(p.Detection), p.Matrix, p.Rows, p.Columns)
+	}
+	want := []detectionRow{
+		{ID: "cell-1", Bugs: "ack-before-replicate", Node: "broker", Scenario: "acks=-1 isr=2 clean partition-leader", Runs: "3 of 3",
+			Class: "caught", Caught: "3/3 (100%)", Anomalies: "lost-write 3/3, unseen 3/3", Time: "4.456 s", Ops: "4459"},
+		{ID: "cell-2", Bugs: "min-isr-ignored", Node: "broker", Scenario: "acks=-1 isr=2 clean partition-leader [--rate <200>]", Runs: "3 of 3",
+			Class: "missed", Caught: "not caught (0/3)", Anomalies: "-", Time: "-", Ops: "-"},
+		{ID: "cell-3", Bugs: "unclean-when-clean", Node: "controller", Scenario: "acks=-1 isr=2 clean slow-followers-kill-leader", Runs: "3 of 3 (1 errors)",
+			Class: "partly", Caught: "1/3 (33%)", Anomalies: "lost-write 1/3", Time: "12.000 s", Ops: "900"},
+		{Href: "#cell-4", Control: true, Bugs: "control (no bug)", Node: "-", Scenario: "acks=-1 isr=2 clean partition-leader", Runs: "3 of 3",
+			Class: "clean", Caught: "no false alarm (0/3)", Anomalies: "-", Time: "-", Ops: "-"},
+		{Href: "#cell-5", Control: true, Bugs: "control (no bug)", Node: "-", Scenario: "acks=1 isr=1 clean kill", Runs: "2 of 3",
+			Class: "false-alarm", Caught: "false alarms 1/2 (50%)", Anomalies: "duplicate 1/2", Time: "-", Ops: "-"},
+	}
+	for i, w := range want {
+		if p.Detection[i] != w {
+			t.Errorf("row %d:\n%+v\nwant\n%+v", i, p.Detection[i], w)
+		}
+	}
+	var buf bytes.Buffer
+	if err := RenderCampaign(&buf, CampaignView{Campaign: c}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	ids := checkPage(t, page)
+	if !ids["detection"] || !ids["matrix"] || !ids["cell-1"] || !ids["cell-4"] {
+		t.Fatalf("ids %v", ids)
+	}
+	table := page[strings.Index(page, `id="detection"`):]
+	table = table[:strings.Index(table, "</table>")]
+	for _, s := range []string{`<span class="pill missed">not caught (0/3)</span>`, `<span class="pill caught">3/3 (100%)</span>`,
+		`<span class="pill false-alarm">`, `[--rate &lt;200&gt;]`, `<a href="#cell-4">control (no bug)</a>`, "median time to first detection"} {
+		if !strings.Contains(table, s) {
+			t.Errorf("the detection table lacks %s", s)
+		}
+	}
+	matrix := page[strings.Index(page, `id="matrix"`):]
+	matrix = matrix[:strings.Index(matrix, "</table>")]
+	if strings.Contains(matrix, "bug=") || !strings.Contains(matrix, `id="cell-4"`) {
+		t.Errorf("the matrix holds a bug cell, or lacks the control")
+	}
+	if !strings.Contains(page, `<a href="#cell-1">acks=-1 isr=2 clean partition-leader bug=ack-before-replicate</a>`) {
+		t.Errorf("a bug cell's run does not link to its row")
+	}
+	// Every cell a bug's: no matrix.
+	c.Cells = c.Cells[:3]
+	if p := buildCampaign(CampaignView{Campaign: c}); p.Matrix {
+		t.Error("a matrix without a cell")
+	}
+}
