@@ -7,13 +7,21 @@ import (
 	"github.com/chaos-isr/chaos/history"
 )
 
+// monitorSample writes a monitor sample of partition 0 and returns its
+// completion's index.
+func monitorSample(b *hb) int64 {
+	b.add(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic}, "")
+	return b.add(history.MonitorProcess, history.OK, history.Monitor, &history.Value{Topic: topic,
+		Sample: &history.Sample{Leader: history.Int32(1), Epoch: history.Int32(1), ISR: []int32{1}, Replicas: []int32{1, 2, 3}}}, "")
+}
+
 // TestFirstDetectionForbiddenLoss: under acks=-1 a lost acknowledged
 // write is forbidden; its first detection is its acknowledgement, with
 // its time and the client operations completed by then.
 func TestFirstDetectionForbiddenLoss(t *testing.T) {
 	b := &hb{}
 	b.send(0, 0, "a", 0)
-	b.monitor(0, 1, 1, 1, 2, 3)
+	monitorSample(b)
 	lost := b.send(0, 0, "b", 1)
 	b.send(0, 0, "c", 2)
 	b.final(0, 3, "0=a 2=c")
@@ -65,13 +73,13 @@ func TestFirstDetectionSkipsPermitted(t *testing.T) {
 // an invoke stands for its completion; nothing forbidden, no detection.
 func TestFirstDetectionClientOpsOnly(t *testing.T) {
 	b := &hb{}
-	sample := b.monitor(0, 1, 1, 1)
+	mon := monitorSample(b)
 	inv := b.invokeSend(0, 0, "a")
 	b.send(1, 0, "x", 0)
 	done := b.doneSend(0, 0, "a", history.OK, 1)
 	res := &Results{Results: []Result{
 		{Name: LostWriteName, Count: 1, Forbidden: 0, Examples: []int64{0}},
-		{Name: GarbageReadName, Count: 1, Forbidden: 1, Examples: []int64{sample, inv}},
+		{Name: GarbageReadName, Count: 1, Forbidden: 1, Examples: []int64{mon, inv}},
 	}}
 	d, ok := FirstDetection(b.ops, res)
 	if !ok || d.Op != done || d.Anomaly != GarbageReadName || d.Time != b.ops[done].Time || d.Ops != 2 {
