@@ -56,7 +56,18 @@ func synth(c synthConfig) []history.Op {
 		ops = append(ops, history.Op{Index: int64(len(ops)), Time: t, Process: p, Type: typ, F: f, Value: v, Error: errText})
 	}
 	seq := 0
+	// The monitor samples every partition now and then: a healthy ISR.
+	sample := func() {
+		for p := range c.partitions {
+			emit(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic, Partition: int32(p)}, "")
+			emit(history.MonitorProcess, history.OK, history.Monitor, &history.Value{Topic: topic, Partition: int32(p),
+				Sample: &history.Sample{Leader: history.Int32(1), Epoch: history.Int32(0), ISR: []int32{1, 2, 3}, Replicas: []int32{1, 2, 3}}}, "")
+		}
+	}
 	for len(ops) < c.ops {
+		if len(ops)%1000 == 0 {
+			sample()
+		}
 		i := rng.IntN(len(actors))
 		a := actors[i]
 		producer := i < c.producers

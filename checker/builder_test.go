@@ -3,6 +3,7 @@ package checker
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -125,6 +126,25 @@ func (b *hb) endOffset(p int, part int32, off int64) int64 {
 func (b *hb) nemesis(f, fault string) int64 {
 	return b.add(history.NemesisProcess, history.Info, f, &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: []string{"broker-1"}}}, "")
 }
+
+// monitor writes an ok monitor sample of part: its leader, leader epoch
+// and ISR (replicas 1, 2 and 3), and returns the completion's index.
+func (b *hb) monitor(part int32, leader, epoch int32, isr ...int32) int64 {
+	b.add(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic, Partition: part}, "")
+	return b.add(history.MonitorProcess, history.OK, history.Monitor, &history.Value{Topic: topic, Partition: part,
+		Sample: &history.Sample{Leader: history.Int32(leader), Epoch: history.Int32(epoch), ISR: isr, Replicas: []int32{1, 2, 3}}}, "")
+}
+
+// healthy writes one sample of each of parts with the whole ISR, so that
+// ack-below-min-isr has samples to judge by.
+func (b *hb) healthy(parts ...int32) {
+	for _, p := range parts {
+		b.monitor(p, 1, 0, 1, 2, 3)
+	}
+}
+
+// wait moves the clock on by d.
+func (b *hb) wait(d time.Duration) { b.t += int64(d) }
 
 // strict is the configuration with the strongest promise: acks=-1,
 // min.insync.replicas=2, clean election, no faults.

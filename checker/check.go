@@ -34,6 +34,7 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	checks := []func(*History) Result{
 		LostWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
+		AckBelowMinISR,
 	}
 	rs := make([]Result, len(checks), len(checks)+2)
 	var wg sync.WaitGroup

@@ -28,6 +28,7 @@ func runAll(t *testing.T, ops []history.Op) map[string]Result {
 	for _, c := range []func(*History) Result{
 		LostWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
+		AckBelowMinISR,
 	} {
 		r := c(h)
 		out[r.Name] = r

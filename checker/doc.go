@@ -25,8 +25,10 @@
 //
 // NewHistory indexes a history once, under the configuration it is
 // judged by; LostWrite, Unseen, Duplicate, InconsistentOffsets,
-// NonmonotonicSend, PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead
-// and ReplicaDivergence each read that index and return a Result, and
+// NonmonotonicSend, PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead,
+// ReplicaDivergence and AckBelowMinISR (acks=-1 acknowledgements held
+// against the monitor's samples of the ISR, minisr.go) each read that
+// index and return a Result, and
 // Linearizability returns two (nonlinearizable-send and stale-read, from
 // porcupine; linear.go documents the model). Check runs them all, with the
 // guarantee model applied to the faults the history shows ran (FaultClass),

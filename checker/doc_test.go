@@ -12,11 +12,13 @@ import (
 const docPath = "../docs/guarantees.md"
 
 // matrix renders the guarantee matrix of docs/guarantees.md from the
-// model: which truncations each configuration and fault class permits.
+// model: which truncations each configuration and fault class permits, and
+// whether it permits an acknowledgement while the ISR is below
+// min.insync.replicas.
 func matrix() string {
 	var b strings.Builder
-	b.WriteString("| acks | min.insync.replicas | election | faults | uncommitted truncation | committed truncation |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
+	b.WriteString("| acks | min.insync.replicas | election | faults | uncommitted truncation | committed truncation | ack below min.insync.replicas |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
 	yes := func(ok bool) string {
 		if ok {
 			return "yes"
@@ -24,9 +26,10 @@ func matrix() string {
 		return "no"
 	}
 	row := func(acks, isr int, election, class string) {
-		p := permitted(Config{Acks: acks, MinInsyncReplicas: isr, Election: election, ReplicationFactor: 3, MaxInFlight: 1}, class)[LostWriteName]
-		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s |\n", acks, isr, election, class,
-			yes(p.Causes[UncommittedTruncation]), yes(p.Causes[CommittedTruncation]))
+		m := permitted(Config{Acks: acks, MinInsyncReplicas: isr, Election: election, ReplicationFactor: 3, MaxInFlight: 1}, class)
+		p := m[LostWriteName]
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %s |\n", acks, isr, election, class,
+			yes(p.Causes[UncommittedTruncation]), yes(p.Causes[CommittedTruncation]), yes(m[AckBelowMinISRName].Permitted))
 	}
 	for _, c := range []struct{ acks, isr int }{{0, 1}, {1, 1}, {-1, 1}, {-1, 2}} {
 		for _, class := range []string{FaultsF1, FaultsF2, FaultsF3} {

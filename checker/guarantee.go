@@ -47,6 +47,11 @@ type Config struct {
 	// MaxInFlight is the number of produce requests a producer may have
 	// outstanding; above one, a retry may reorder sends.
 	MaxInFlight int `json:"max_in_flight"`
+	// MetadataLagMs is the most a broker in touch with the controller may
+	// lag it: the ISR it answers Metadata with (what the monitor samples)
+	// or leads by; a few heartbeat intervals. AckBelowMinISR allows for
+	// it on both sides of a send. Zero means DefaultMetadataLag.
+	MetadataLagMs int64 `json:"metadata_lag_ms,omitempty"`
 }
 
 // Validate refuses a configuration no test can have: the same rules
@@ -65,6 +70,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("the election must be clean or unclean, got %q", c.Election)
 	case c.MaxInFlight < 1:
 		return fmt.Errorf("max in flight must be at least 1, got %d", c.MaxInFlight)
+	case c.MetadataLagMs < 0:
+		return fmt.Errorf("the metadata lag must not be negative, got %dms", c.MetadataLagMs)
 	}
 	return nil
 }
@@ -339,6 +346,18 @@ func permitted(cfg Config, class string) map[string]Permission {
 	} else {
 		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: without client retries each value is sent by one request, so it can be written once"}})
 	}
+	// An acknowledgement while the ISR was below min.insync.replicas:
+	// what acks=-1 promises never happens, whatever the election and the
+	// faults (an unclean election and lost disks lose records, but a
+	// leader still answers by its ISR).
+	belowMin := reason{false, fmt.Sprintf("acks=-1, min.insync.replicas=%d: a leader whose ISR is below the minimum refuses the write (NOT_ENOUGH_REPLICAS), or answers NOT_ENOUGH_REPLICAS_AFTER_APPEND if it shrank below it before the write committed, under any election and faults", cfg.MinInsyncReplicas)}
+	switch {
+	case cfg.Acks >= 0:
+		belowMin = reason{true, fmt.Sprintf("acks=%d: min.insync.replicas binds only acks=-1 writes", cfg.Acks)}
+	case cfg.MinInsyncReplicas <= 1:
+		belowMin = reason{true, fmt.Sprintf("min.insync.replicas=%d: the leader alone is enough, and an ISR always holds its leader", cfg.MinInsyncReplicas)}
+	}
+	p[AckBelowMinISRName] = causes("judged by the monitor's samples of the ISR", map[Cause]reason{Unexplained: belowMin})
 	p[StaleReadName] = causes("", map[Cause]reason{Unexplained: {true, "everywhere: Kafka does not promise linearizable reads; a new leader's high watermark can lag the old one's"}})
 	p[AbortedReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}})
 	p[GarbageReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: every record was sent by someone; anything else is corruption"}})

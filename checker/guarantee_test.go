@@ -50,30 +50,32 @@ func TestPermittedMatrix(t *testing.T) {
 	f2 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{"kill", 1}}; return c }
 	f3 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{"kill-all", 3}}; return c }
 	// Letters: the anomalies checked for each row, in this order.
+	// ack-below-min-isr is forbidden wherever acks=-1 and
+	// min.insync.replicas > 1, whatever the election and the faults.
 	names := []string{LostWriteName, NonmonotonicSendName, InconsistentOffsetsName, ReplicaDivergenceName,
 		StaleReadName, DuplicateName, UnseenName, PollSkipName, NonmonotonicPollName, NonlinearizableSendName,
-		AbortedReadName, GarbageReadName}
+		AbortedReadName, GarbageReadName, AckBelowMinISRName}
 	// One letter per name: P every cause permitted, p some, - none.
 	rows := []struct {
 		name string
 		cfg  Config
 		want string
 	}{
-		{"acks=0 clean F1", Config{Acks: 0, Election: "clean", Faults: f1}, "pp--P-p--p--"},
-		{"acks=0 unclean", Config{Acks: 0, Election: "unclean", Faults: f1}, "PppPP-PPPp--"},
-		{"acks=1 clean F1", Config{Acks: 1, Election: "clean", Faults: f1}, "pp--P-p--p--"},
-		{"acks=1 clean no faults", Config{Acks: 1, Faults: nil}, "pp--P-p--p--"},
-		{"acks=1 clean F2", f2(Config{Acks: 1}), "PppPP-PPPp--"},
-		{"acks=-1 min.insync=1 clean F1", Config{Acks: -1, MinInsyncReplicas: 1, Faults: f1}, "----P-------"},
-		{"acks=-1 min.insync=1 clean F2", f2(Config{Acks: -1, MinInsyncReplicas: 1}), "PppPP-PPPp--"},
-		{"acks=-1 min.insync=2 clean F1", Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Faults: f1}, "----P-------"},
-		{"acks=-1 min.insync=2 clean none", Config{Acks: -1, MinInsyncReplicas: 2}, "----P-------"},
-		{"acks=-1 min.insync=2 clean F2", f2(Config{Acks: -1, MinInsyncReplicas: 2}), "PppPP-PPPp--"},
-		{"acks=-1 min.insync=2 clean F3", f3(Config{Acks: -1, MinInsyncReplicas: 2}), "PppPP-PPPp--"},
-		{"acks=-1 min.insync=2 unclean F1", Config{Acks: -1, MinInsyncReplicas: 2, Election: "unclean", Faults: f1}, "PppPP-PPPp--"},
-		{"acks=1 unclean", Config{Acks: 1, Election: "UNCLEAN"}, "PppPP-PPPp--"},
-		{"client retries", Config{Acks: -1, MinInsyncReplicas: 2, Faults: f1, ClientRetries: true}, "----PP------"},
-		{"two in flight", Config{Acks: -1, MinInsyncReplicas: 2, Faults: f1, MaxInFlight: 2}, "-p--P-------"},
+		{"acks=0 clean F1", Config{Acks: 0, Election: "clean", Faults: f1}, "pp--P-p--p--P"},
+		{"acks=0 unclean", Config{Acks: 0, Election: "unclean", Faults: f1}, "PppPP-PPPp--P"},
+		{"acks=1 clean F1", Config{Acks: 1, Election: "clean", Faults: f1}, "pp--P-p--p--P"},
+		{"acks=1 clean no faults", Config{Acks: 1, Faults: nil}, "pp--P-p--p--P"},
+		{"acks=1 clean F2", f2(Config{Acks: 1}), "PppPP-PPPp--P"},
+		{"acks=-1 min.insync=1 clean F1", Config{Acks: -1, MinInsyncReplicas: 1, Faults: f1}, "----P-------P"},
+		{"acks=-1 min.insync=1 clean F2", f2(Config{Acks: -1, MinInsyncReplicas: 1}), "PppPP-PPPp--P"},
+		{"acks=-1 min.insync=2 clean F1", Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Faults: f1}, "----P--------"},
+		{"acks=-1 min.insync=2 clean none", Config{Acks: -1, MinInsyncReplicas: 2}, "----P--------"},
+		{"acks=-1 min.insync=2 clean F2", f2(Config{Acks: -1, MinInsyncReplicas: 2}), "PppPP-PPPp---"},
+		{"acks=-1 min.insync=2 clean F3", f3(Config{Acks: -1, MinInsyncReplicas: 2}), "PppPP-PPPp---"},
+		{"acks=-1 min.insync=2 unclean F1", Config{Acks: -1, MinInsyncReplicas: 2, Election: "unclean", Faults: f1}, "PppPP-PPPp---"},
+		{"acks=1 unclean", Config{Acks: 1, Election: "UNCLEAN"}, "PppPP-PPPp--P"},
+		{"client retries", Config{Acks: -1, MinInsyncReplicas: 2, Faults: f1, ClientRetries: true}, "----PP-------"},
+		{"two in flight", Config{Acks: -1, MinInsyncReplicas: 2, Faults: f1, MaxInFlight: 2}, "-p--P--------"},
 	}
 	for _, r := range rows {
 		p := Permitted(r.cfg)
@@ -164,6 +166,7 @@ func TestCheckVerdicts(t *testing.T) {
 	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
 	// A clean history is valid.
 	b := concurrentHistory()
+	b.healthy(0)
 	if res := Check(b.ops, cfg, Options{}); res.Valid != Valid || res.ExitCode() != 0 {
 		t.Fatalf("clean: %s %+v", res.Valid, res.Results)
 	}
@@ -196,6 +199,7 @@ func TestCheckVerdicts(t *testing.T) {
 	for br := int32(1); br <= 3; br++ {
 		b.replica(0, br, 2, "0=a 1=b")
 	}
+	b.healthy(0)
 	res := Check(b.ops, cfg, Options{})
 	if sr, _ := res.Get(StaleReadName); res.Valid != Valid || sr.Valid != Invalid || !sr.Expected {
 		t.Fatalf("stale read: %s %+v", res.Valid, sr)

@@ -45,7 +45,8 @@ type History struct {
 	dupSeen   map[observation]struct{}
 	confSeen  map[observation]struct{}
 
-	corrupt   []int32 // reads that got records that do not decode
+	corrupt   []int32               // reads that got records that do not decode
+	monOpen   map[history.Key]int32 // open monitor invokes: partition -> index into its samples
 	counts    map[string]*OpCounts
 	problems  []string
 	clientOps int // operations of clients (not the nemesis or monitor)
@@ -179,6 +180,21 @@ type partition struct {
 	// least as many as the replication factor: a value none of them
 	// holds is nowhere.
 	allRead bool
+	// samples are the monitor's samples of the partition, in the order
+	// they were invoked (a completion without an invoke where it came).
+	samples []sample
+}
+
+// sample is one monitor operation (history.Monitor): what a broker's
+// metadata said of a partition's replication state.
+type sample struct {
+	inv, done int32 // positions, -1 if missing
+	// view: the sample completed ok naming a leader (not -1), its
+	// epoch and an ISR; the fields below are set only then.
+	view   bool
+	leader int32
+	epoch  int32
+	isr    []int32
 }
 
 // slot is what is known about one offset. Value ids are stored +1 so the
@@ -361,6 +377,7 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 			continue
 		}
 		if op.Process == history.MonitorProcess {
+			h.addSample(op, pos)
 			continue
 		}
 		h.clientOps++
@@ -397,6 +414,40 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 	}
 	h.finish()
 	return h
+}
+
+// addSample indexes one monitor operation: an invoke opens its
+// partition's next sample, a completion fills the open one (or stands
+// alone if there is none). A sample the history ended before completing
+// stays without a view.
+func (h *History) addSample(op *history.Op, pos int32) {
+	if op.F != history.Monitor || op.Value == nil {
+		return
+	}
+	k := op.Key()
+	p := h.parts[h.keyOf(k)]
+	if op.Type == history.Invoke {
+		if h.monOpen == nil {
+			h.monOpen = map[history.Key]int32{}
+		}
+		h.monOpen[k] = int32(len(p.samples))
+		p.samples = append(p.samples, sample{inv: pos, done: -1})
+		return
+	}
+	i, ok := h.monOpen[k]
+	if ok {
+		delete(h.monOpen, k)
+	} else {
+		i = int32(len(p.samples))
+		p.samples = append(p.samples, sample{inv: -1, done: -1})
+	}
+	s := &p.samples[i]
+	s.done = pos
+	v := op.Value
+	if op.Type != history.OK || v.Sample == nil || v.Leader == nil || *v.Leader < 0 || v.Epoch == nil || len(v.ISR) == 0 {
+		return
+	}
+	s.view, s.leader, s.epoch, s.isr = true, *v.Leader, *v.Epoch, v.ISR
 }
 
 func (h *History) problem(format string, args ...any) {

@@ -44,19 +44,21 @@ const (
 	AbortedReadName         = "aborted-read"
 	GarbageReadName         = "garbage-read"
 	ReplicaDivergenceName   = "replica-divergence"
+	AckBelowMinISRName      = "ack-below-min-isr"
 	NonlinearizableSendName = "nonlinearizable-send"
 	StaleReadName           = "stale-read"
 )
 
 // Names lists every anomaly in the fixed order Results reports them:
 // loss first (what users care about most), then offset and order
-// anomalies, then the invariants, then linearizability.
+// anomalies, then the invariants, then the acknowledgement contract,
+// then linearizability.
 func Names() []string {
 	return []string{
 		LostWriteName, UnseenName, DuplicateName, InconsistentOffsetsName,
 		NonmonotonicSendName, PollSkipName, NonmonotonicPollName,
 		AbortedReadName, GarbageReadName, ReplicaDivergenceName,
-		NonlinearizableSendName, StaleReadName,
+		AckBelowMinISRName, NonlinearizableSendName, StaleReadName,
 	}
 }
 
