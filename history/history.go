@@ -30,7 +30,8 @@ const (
 	ReplicaRead = "replica-read" // after healing: one replica's whole log, read with replica id -2
 	// Monitor is the tester's own sample of a partition's replication
 	// state (leader, epoch, ISR, HW), taken during the run so that reports
-	// can plot it; checkers ignore it.
+	// can plot it; one checker (ack-below-min-isr) holds acks=-1
+	// acknowledgements against its ISR.
 	Monitor = "monitor"
 )
 
