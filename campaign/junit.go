@@ -15,7 +15,9 @@ import (
 // <failure> (the system broke a promise); an error and an unknown verdict
 // are <error>s (no verdict was reached: JUnit's meaning of error, and not
 // <skipped>, which dashboards show as green); an interrupted run, and one
-// never started, is <skipped>.
+// never started, is <skipped>. In a cell that plants bugs the roles turn
+// round: a run that caught them passes, and one that did not (valid or
+// unknown) is the <failure>.
 type junitTestsuites struct {
 	XMLName  xml.Name         `xml:"testsuites"`
 	Name     string           `xml:"name,attr"`
@@ -88,6 +90,24 @@ func junitReport(rec *results.Campaign) junitTestsuites {
 				out += "permitted anomalies seen: " + strings.Join(r.Expected, ", ") + "\n"
 			}
 			tc.SystemOut = &junitText{out}
+			if len(c.Bugs) > 0 {
+				switch r.Verdict {
+				case VerdictInvalid:
+					tc.SystemOut.Text += "caught " + strings.Join(c.Bugs, ", ") + " by: " + strings.Join(r.Unexpected, ", ") + "\n"
+				case VerdictValid, VerdictUnknown:
+					tc.Failure = &junitProblem{Type: "not-caught", Message: "planted bug not caught: " + strings.Join(c.Bugs, ", ") + " (verdict " + r.Verdict + ")"}
+					s.Failures++
+				case VerdictError:
+					tc.Error = &junitProblem{Type: "error", Message: r.Error}
+					s.Errors++
+				case VerdictInterrupted:
+					tc.Skipped = &junitProblem{Message: "interrupted"}
+					s.Skipped++
+				}
+				secs += r.Seconds
+				s.Cases = append(s.Cases, tc)
+				continue
+			}
 			switch r.Verdict {
 			case VerdictInvalid:
 				tc.Failure = &junitProblem{Type: "invalid", Message: "unexpected anomalies: " + strings.Join(r.Unexpected, ", "),

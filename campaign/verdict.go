@@ -4,6 +4,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
+	"slices"
 )
 
 // verdictRank orders verdicts for the exit code: an invalid run is the
@@ -53,8 +54,40 @@ func VerdictExitCode(v string) int {
 
 // ExitCode is a finished campaign's exit code, from its worst run: 1 if
 // any run was invalid, else 3 if any ended in an error, else 2 if any was
-// unknown, else 0.
-func ExitCode(cells []*results.CampaignCell) int { return VerdictExitCode(WorstOfCells(cells)) }
+// unknown, else 0. A detection campaign (one whose cells plant bugs) asks
+// the opposite of its bug cells: there a run fails when it does not catch
+// its bugs, so the code is 1 if a bug run was not caught or a control
+// run (no bug) was invalid, else 3 if any run ended in an error, else 2
+// if a control run was unknown, else 0: every planted bug caught in every
+// run, and no false alarm.
+func ExitCode(cells []*results.CampaignCell) int {
+	if !slices.ContainsFunc(cells, func(c *results.CampaignCell) bool { return len(c.Bugs) > 0 }) {
+		return VerdictExitCode(WorstOfCells(cells))
+	}
+	var all []results.CampaignRun
+	for _, c := range cells {
+		for _, r := range c.Runs {
+			if len(c.Bugs) > 0 {
+				r.Verdict = bugRunVerdict(r.Verdict)
+			}
+			all = append(all, r)
+		}
+	}
+	return VerdictExitCode(WorstVerdict(all))
+}
+
+// bugRunVerdict is what a run of a cell that plants bugs means for the
+// tester: invalid is the bugs caught (valid), anything else with a
+// verdict is a miss (invalid); errors and interruptions stay.
+func bugRunVerdict(v string) string {
+	switch v {
+	case VerdictInvalid:
+		return VerdictValid
+	case VerdictValid, VerdictUnknown:
+		return VerdictInvalid
+	}
+	return v
+}
 
 // Summarize counts a cell's runs by verdict, the anomalies they showed and
 // the share of sends acknowledged, and sets the cell's verdict to the

@@ -114,3 +114,34 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestDetectionExitCode: in a campaign whose cells plant bugs, a bug run
+// passes when caught, and the campaign fails on a miss or a false alarm.
+func TestDetectionExitCode(t *testing.T) {
+	cell := func(bugs []string, verdicts ...string) *results.CampaignCell {
+		c := &results.CampaignCell{}
+		c.Bugs = bugs
+		for _, v := range verdicts {
+			c.Runs = append(c.Runs, results.CampaignRun{Verdict: v})
+		}
+		return c
+	}
+	bug := []string{"hw-ignores-isr"}
+	for _, c := range []struct {
+		name  string
+		cells []*results.CampaignCell
+		want  int
+	}{
+		{"all caught, control clean", []*results.CampaignCell{cell(bug, VerdictInvalid, VerdictInvalid), cell(nil, VerdictValid)}, 0},
+		{"one run missed", []*results.CampaignCell{cell(bug, VerdictInvalid, VerdictValid), cell(nil, VerdictValid)}, 1},
+		{"unknown is a miss", []*results.CampaignCell{cell(bug, VerdictUnknown), cell(nil, VerdictValid)}, 1},
+		{"false alarm", []*results.CampaignCell{cell(bug, VerdictInvalid), cell(nil, VerdictInvalid)}, 1},
+		{"error", []*results.CampaignCell{cell(bug, VerdictInvalid, VerdictError), cell(nil, VerdictValid)}, 3},
+		{"control unknown", []*results.CampaignCell{cell(bug, VerdictInvalid), cell(nil, VerdictUnknown)}, 2},
+		{"no bugs: the worst run", []*results.CampaignCell{cell(nil, VerdictValid, VerdictInvalid)}, 1},
+	} {
+		if got := ExitCode(c.cells); got != c.want {
+			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
+		}
+	}
+}
