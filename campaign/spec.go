@@ -191,6 +191,16 @@ var presets = map[string]Spec{
 		NemesisInterval:   results.Duration(5 * time.Second),
 		RunArgs:           shortTimings,
 	},
+	// bugs is the detection campaign (bugs.go): every planted bug in the
+	// scenario that exposes it, and a control cell per scenario, 21 cells
+	// x 3 runs of 30 s, about 33 minutes; in simulation, with --runs. Each
+	// cell has its own nemesis interval, in its run args.
+	"bugs": {
+		Cells:     bugsCells,
+		Runs:      3,
+		TimeLimit: results.Duration(30 * time.Second),
+		RunArgs:   shortTimings,
+	},
 }
 
 // Preset is the preset of that name, a copy the caller may change.

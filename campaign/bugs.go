@@ -1,0 +1,122 @@
+package campaign
+
+import (
+	"slices"
+
+	"github.com/chaos-isr/chaos/broker/bug"
+)
+
+// The bugs preset is a detection campaign: for every bug chaos can plant
+// (package bug), in chaos bugs' order, the scenario that exposes it, each
+// a cell that plants that bug alone, then one control cell per scenario,
+// the same configuration, faults and flags with no bug planted. A run of a
+// bug's cell catches it when its verdict is invalid (an anomaly the
+// configuration forbids); a control cell's runs must all be valid, or the
+// scenario itself raises false alarms and proves nothing.
+//
+// Each scenario was found in simulation (chaos sim --time-limit 30s with
+// the campaign's short timings, 50 seeds or more, docs/detection.md has
+// the table): the bug is caught in at least 90% of the seeds, and the
+// same seeds without it are valid, but for isr-rejoin-before-epoch-start
+// and stale-epoch-fetch, which no scenario exposes that often (their rows
+// stay in the matrix, as caught or not, so that the gap shows).
+//
+// A cell's nemesis interval is in its own run args: the scenarios need
+// very different ones (a window of 100 ms for leader changes in quick
+// succession, one of 15 s for a two-step fault at a long lag time), so
+// the preset sets none of its own.
+
+// The scenarios, each shared by the bugs it exposes.
+var (
+	// A leader of one partition cut off from everyone (clients still
+	// reach it) every 5 s: whatever it acknowledged, let consumers read or
+	// kept for itself is tested against the leader elected meanwhile.
+	partitionLeader = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "partition-leader",
+		RunArgs: []string{"--nemesis-interval", "5s"}}
+	// slow-followers-kill-leader at a long lag time (4 s, so the slowed
+	// followers' fetches time out and they stay behind for the whole
+	// window; the leader is killed 10 s into it, hence 15 s windows), one
+	// window a run: a lone leader acknowledges (min.insync.replicas=1),
+	// then dies, and a clean election must leave the partition offline.
+	slowFollowersKillLeader = CellSpec{Acks: -1, MinInsyncReplicas: 1, Election: "clean", Nemesis: "slow-followers-kill-leader",
+		RunArgs: []string{"--nemesis-interval", "15s", "--replica-lag-time-max-ms", "4000"}}
+	// The leader of the one partition killed for about 100 ms every
+	// 100 ms or so: leaders change every few hundred milliseconds, faster
+	// than followers hear of it (a heartbeat every 250 ms), the fast
+	// successive failovers of KIP-101's and KIP-279's bugs.
+	quickLeaderChanges = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "kill-leader",
+		RunArgs: []string{"--nemesis-interval", "100ms", "--partitions", "1"}}
+	// The same under acks=1, whose leaders keep unreplicated suffixes: a
+	// follower's log diverges from the leader's more often.
+	quickLeaderChangesAcks1 = CellSpec{Acks: 1, MinInsyncReplicas: 1, Election: "clean", Nemesis: "kill-leader",
+		RunArgs: []string{"--nemesis-interval", "100ms", "--partitions", "1"}}
+	// Two of the three brokers killed for 5 to 9 s: the survivor leads
+	// every partition with an ISR of one, below min.insync.replicas, for
+	// seconds on end (the monitor must see it over more than the
+	// metadata lag ack-below-min-isr allows, 1 s each side).
+	killMajority = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "kill-majority",
+		RunArgs: []string{"--nemesis-interval", "7s"}}
+	// A slowed follower holds acks=-1 writes past a 1 s request timeout,
+	// and one producer makes the batch that times out the leader's last.
+	slowFollowerTimeouts = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "slow-follower",
+		RunArgs: []string{"--nemesis-interval", "5s", "--request-timeout", "1s", "--concurrency", "1"}}
+	// A broker killed with its unsynced writes lost (fsync never: all of
+	// them), which turns the brokers' --lose-unsynced on.
+	loseUnsynced = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "lose-unsynced",
+		RunArgs: []string{"--nemesis-interval", "5s"}}
+)
+
+// bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
+// then the control cells.
+var bugsCells = withControls(
+	plant(bug.AckBeforeReplicate, partitionLeader),
+	plant(bug.HWIgnoresISR, partitionLeader),
+	plant(bug.ISREarlyRejoin, slowFollowersKillLeader),
+	// Not caught: the follower lacks the records only until the answer
+	// to the fetch that readmitted it, one round trip.
+	plant(bug.ISRRejoinBeforeEpochStart, quickLeaderChanges),
+	plant(bug.ReadPastHW, partitionLeader),
+	plant(bug.TruncateToHW, quickLeaderChanges),
+	plant(bug.NoFollowerTruncation, partitionLeader),
+	plant(bug.EpochTruncationSingleRound, quickLeaderChanges),
+	// Rarely caught: a zombie follower needs stale metadata across two
+	// leader changes while it still reaches the leader.
+	plant(bug.StaleEpochFetch, quickLeaderChangesAcks1),
+	plant(bug.MinISRIgnored, killMajority),
+	plant(bug.ISRShrinkWithoutController, partitionLeader),
+	plant(bug.OffsetReuse, slowFollowerTimeouts),
+	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
+	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
+)
+
+// plant is scenario s planting bug b alone.
+func plant(b bug.Bug, s CellSpec) CellSpec {
+	c := s
+	c.Bugs = []string{b.String()}
+	c.RunArgs = slices.Clone(s.RunArgs)
+	return c
+}
+
+// withControls returns cells followed by one control cell for each
+// scenario they use (configuration, faults and run args), in the order
+// the scenarios first appear: the same cell with no bug planted.
+func withControls(cells ...CellSpec) []CellSpec {
+	out := slices.Clone(cells)
+	var controls []CellSpec
+	for _, c := range cells {
+		ctl := c
+		ctl.Bugs = nil
+		ctl.RunArgs = slices.Clone(c.RunArgs)
+		if !slices.ContainsFunc(controls, func(x CellSpec) bool { return sameScenario(x, ctl) }) {
+			controls = append(controls, ctl)
+		}
+	}
+	return append(out, controls...)
+}
+
+// sameScenario says whether two cells run the same configuration, faults
+// and flags, whatever bugs they plant.
+func sameScenario(a, b CellSpec) bool {
+	return a.Acks == b.Acks && a.MinInsyncReplicas == b.MinInsyncReplicas && a.Election == b.Election &&
+		a.Nemesis == b.Nemesis && slices.Equal(a.RunArgs, b.RunArgs)
+}
