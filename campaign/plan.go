@@ -316,7 +316,8 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, shared run
 	}
 	s.Settings.MinInsyncReplicas, s.Settings.Election = int32(cs.MinInsyncReplicas), election
 	s.Acks, s.Faults, s.TimeLimit = int16(acks), faults, time.Duration(spec.TimeLimit)
-	if spec.NemesisInterval > 0 {
+	if spec.NemesisInterval > 0 && !setsFlag(cs.RunArgs, "nemesis-interval") {
+		// A cell's own interval (its run args) wins over the campaign's.
 		s.NemesisInterval = time.Duration(spec.NemesisInterval)
 	}
 	if spec.Runtime != "" {
@@ -389,4 +390,10 @@ func runArgs(s runner.Spec, spec results.CampaignSpec) []string {
 		args = append(args, "--runtime", s.Runtime)
 	}
 	return append(args, spec.RunArgs...)
+}
+
+// setsFlag says whether args set the flag --name (as "--name V" or
+// "--name=V").
+func setsFlag(args []string, name string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return a == "--"+name || strings.HasPrefix(a, "--"+name+"=") })
 }

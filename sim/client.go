@@ -308,15 +308,28 @@ func (c *client) endOffset(k history.Key, done func(int64, error)) {
 	})
 }
 
-// finalRead reads k from its leader, to the HW.
+// finalRead reads k from its leader, to the HW, asking again with fresh
+// metadata (as the real client does) when the leader moved.
 func (c *client) finalRead(k history.Key, done func(workload.Read, error)) {
-	c.leader(k, func(leader int32, err error) {
-		if err != nil {
-			done(workload.Read{}, err)
-			return
-		}
-		c.readAll(leader, workload.NewFinalRead(), k, done)
-	})
+	var attempt func(n int)
+	attempt = func(n int) {
+		c.leader(k, func(leader int32, err error) {
+			retry := func(r workload.Read, err error) {
+				if err == nil || !workload.RetryFinalRead(err) || n == workload.FinalReadAttempts {
+					done(r, err)
+					return
+				}
+				delete(c.parts, k)
+				c.w.after(workload.FinalReadBackoff, func() { attempt(n + 1) })
+			}
+			if err != nil {
+				retry(workload.Read{}, err)
+				return
+			}
+			c.readAll(leader, workload.NewFinalRead(), k, retry)
+		})
+	}
+	attempt(1)
 }
 
 // replicaRead reads broker's replica of k whole.

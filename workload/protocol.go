@@ -268,7 +268,7 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw int64, code int
 	case err != nil:
 		return true, Read{}, err
 	case code != 0:
-		return true, Read{}, fmt.Errorf("%s at offset %d", errorName(code), w.next)
+		return true, Read{}, &readError{code: code, offset: w.next}
 	}
 	if w.hw < 0 {
 		w.hw = hw
@@ -282,6 +282,41 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw int64, code int
 		return true, Read{}, fmt.Errorf("%s: log too long to read", k)
 	}
 	return false, Read{}, nil
+}
+
+// readError is a whole read's refusal by the broker: its text is the
+// history's ("NOT_LEADER_FOR_PARTITION at offset 12"); it unwraps to
+// kerr's error for the code, so a caller can tell a retriable one.
+type readError struct {
+	code   int16
+	offset int64
+}
+
+func (e *readError) Error() string {
+	return fmt.Sprintf("%s at offset %d", errorName(e.code), e.offset)
+}
+func (e *readError) Unwrap() error { return kerr.ErrorForCode(e.code) }
+
+// FinalReadAttempts and FinalReadBackoff bound the final read of a
+// partition from its leader: a leader that moved between the wait for
+// convergence and the read (or a client's stale idea of it) is asked
+// again, with fresh metadata, instead of leaving the partition unread and
+// the checkers unable to judge it.
+const (
+	FinalReadAttempts = 10
+	FinalReadBackoff  = 200 * time.Millisecond
+)
+
+// RetryFinalRead says whether a final read from the leader that ended in
+// err is worth another attempt with fresh metadata: the leader was not
+// known, or the broker asked was no longer (or not yet) the leader.
+func RetryFinalRead(err error) bool {
+	for _, e := range []error{ErrNotSent, kerr.NotLeaderForPartition, kerr.LeaderNotAvailable, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // CreateTopicsRequest asks the cluster to create spec's topic, letting it

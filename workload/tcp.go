@@ -267,6 +267,21 @@ func (c *tcpClient) EndOffset(ctx context.Context, k history.Key) (int64, error)
 }
 
 func (c *tcpClient) FinalRead(ctx context.Context, k history.Key) (Read, error) {
+	for attempt := 1; ; attempt++ {
+		r, err := c.finalRead(ctx, k)
+		if err == nil || !RetryFinalRead(err) || attempt == FinalReadAttempts {
+			return r, err
+		}
+		c.forget(k)
+		select {
+		case <-ctx.Done():
+			return r, err
+		case <-time.After(FinalReadBackoff):
+		}
+	}
+}
+
+func (c *tcpClient) finalRead(ctx context.Context, k history.Key) (Read, error) {
 	leader, err := c.leader(ctx, k)
 	if err != nil {
 		return Read{}, err

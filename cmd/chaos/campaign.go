@@ -98,7 +98,7 @@ campaign; 130 interrupted.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.preset, "preset", "", "a predefined campaign: smoke (CI, 2 runs of 20 s, about 45 s) or seed (the full 36-cell matrix of 30 s runs, about 19 minutes)")
+	fl.StringVar(&f.preset, "preset", "", "a predefined campaign: smoke (CI, 2 runs of 20 s, about 45 s), seed (the full 36-cell matrix of 30 s runs, about 19 minutes) or bugs (a detection campaign: every planted bug in its scenario and a control per scenario, 21 cells x 3 runs of 30 s; about 35 minutes, a minute with --runtime sim)")
 	fl.StringVar(&f.spec, "spec", "", "read the campaign from a JSON spec file (see README)")
 	fl.StringVar(&f.acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
 	fl.StringVar(&f.minISR, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
@@ -290,14 +290,18 @@ func planCampaign(spec campaign.Spec, store string) (*campaign.Plan, error) {
 
 // campaignBase is the campaign's campaign.Base: the spec's run args and
 // a cell's own, read by chaos run's flag set (baseSpec). A cell's run
-// args may not set what the campaign sets, nor, in simulation, a port.
+// args may not set what the campaign sets (but for its own
+// --nemesis-interval, which wins over the campaign's), nor, in
+// simulation, a port.
 func campaignBase(spec campaign.Spec, store string) campaign.Base {
 	return func(cellArgs []string) (runner.Spec, error) {
 		s, err := baseSpec(append(slices.Clone(spec.RunArgs), cellArgs...), store)
 		if err != nil {
 			return s, err
 		}
-		if owned := ownedFlags(cellArgs); len(owned) > 0 {
+		// A cell may set its own nemesis interval: the scenario that
+		// exposes a bug may need windows of 100 ms or of 15 s.
+		if owned := slices.DeleteFunc(ownedFlags(cellArgs), func(f string) bool { return f == "--nemesis-interval" }); len(owned) > 0 {
 			return runner.Spec{}, fmt.Errorf("run_args: %s set by the campaign itself (use the cell's fields)", strings.Join(owned, ", "))
 		}
 		if len(cellArgs) > 0 && spec.Runtime == runner.RuntimeSim && s.BasePort != 0 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/campaign"
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/results"
@@ -648,5 +649,25 @@ func TestCampaignDetection(t *testing.T) {
 	out, code = runChaos(t, "campaign", "--dry-run", "--", "--bug", "nope")
 	if code != exitErrorCode || !strings.Contains(out, "--bug: not a known bug") {
 		t.Errorf("-- --bug nope: exit %d:\n%s", code, out)
+	}
+}
+
+// TestBugsPresetPlans: chaos campaign plans the bugs preset as it is, a
+// cell for every planted bug and a control for every scenario, each
+// cell's own nemesis interval in its replay command, in both runtimes.
+func TestBugsPresetPlans(t *testing.T) {
+	for _, rt := range []string{"sim", "local"} {
+		out, code := runChaos(t, "campaign", "--preset", "bugs", "--runtime", rt, "--dry-run", "--seed", "1", "--store", t.TempDir())
+		if code != 0 {
+			t.Fatalf("%s: exit %d:\n%s", rt, code, out)
+		}
+		for _, name := range bug.Names() {
+			if !strings.Contains(out, "bug="+name+" run 1/3") {
+				t.Errorf("%s: no cell plants %s", rt, name)
+			}
+		}
+		if !strings.Contains(out, "--nemesis kill-leader --time-limit 30s --replica-lag-time-max-ms 2000 --session-timeout-ms 2000 --nemesis-interval 100ms") {
+			t.Errorf("%s: the quick leader changes' own interval is not in their command:\n%s", rt, out)
+		}
 	}
 }
