@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,11 @@ const DefaultMetadataLag = time.Second
 // catching up, so it stays long enough for a sample to see it; a longer
 // gap (the monitor stalled, or its broker did not answer) could hide it.
 const MaxSampleGap = time.Second
+
+// notEnoughReplicas starts the error of a send the leader refused for want
+// of in-sync replicas: NOT_ENOUGH_REPLICAS (before the append) or
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND, Kafka's names.
+const notEnoughReplicas = "NOT_ENOUGH_REPLICAS"
 
 // metadataLag is the lag AckBelowMinISR allows, in the history's time unit
 // (nanoseconds).
@@ -63,7 +69,12 @@ func (c Config) metadataLag() int64 {
 //     members, each completed no more than MaxSampleGap after the one
 //     before; a sample that failed, never completed or lacks any of
 //     these, or a longer gap, breaks the run, and nothing spans a break;
-//  3. all of them name the same leader and the same leader epoch.
+//  3. all of them name the same leader and the same leader epoch;
+//  4. the leader refused no send of p for want of in-sync replicas
+//     (an error starting NOT_ENOUGH_REPLICAS) from L before the run's
+//     first sample to L after its last: a leader that refused one was
+//     enforcing the minimum, and its acknowledgements in the run are
+//     explained by an ISR that grew back (see below).
 //
 // Why a correct broker gives no instance. Let C(t) be the controller's
 // ISR at time t (in this project's broker, as in KRaft Kafka, the
@@ -102,19 +113,25 @@ func (c Config) metadataLag() int64 {
 //     monitor stalled): no view of that time, so rule 2 breaks the run
 //     there.
 //
-// Two things remain that the history cannot rule out. An ISR can reach
-// the minimum and fall below it again between two samples: a rejoining
+// What that leaves is a view that was wrong. An ISR can reach the
+// minimum and fall below it again between two samples: a rejoining
 // follower has caught up, and its leader drops it only after
 // replica.lag.time.max.ms without catching up (longer than MaxSampleGap),
 // but the controller may fence it at once, if its heartbeats stopped
 // reaching the controller a session timeout before while it still fetched
-// from the leader. And a broker cut off from the controller (which is
-// then deaf to every change) may answer the monitor with a view older
-// than L while the ISR grows. Both need a follower, or the monitor's
-// broker, cut off from the controller alone just when the ISR is below
-// the minimum for another reason. Sweeps of the simulator with every
-// fault kind have shown no instance on a correct broker
-// (docs/guarantees.md).
+// from the leader. And a broker cut off from the controller (deaf to every
+// change, its view frozen) may go on answering the monitor while the ISR
+// grows; simulation shows this one (testdata/corpus/
+// real-min-isr-stale-monitor: the monitor kept asking an isolated
+// broker). Rule 4 closes both as long as sends keep coming: either way the
+// ISR was below the minimum from the first sample's view until it grew,
+// and a correct leader refuses every acks=-1 send meanwhile, while
+// min-isr-ignored, which never refuses, keeps every instance. What is left
+// is a view that went wrong at the very moment the ISR grew (a momentary
+// dip, or a frozen view that missed the change by a heartbeat) with no
+// send to the partition in between, and that stayed wrong for more than
+// 2L. Sweeps of the simulator with every fault kind have shown no
+// instance on a correct broker (docs/guarantees.md).
 //
 // With acks other than -1 the minimum does not apply, and with
 // min.insync.replicas=1 an ISR (which holds its leader) is never below
@@ -134,6 +151,14 @@ func AckBelowMinISR(h *History) Result {
 	}
 	lag := cfg.metadataLag()
 	var views int64
+	// When each partition's leader refused a send for want of in-sync
+	// replicas: completion times, in order.
+	refused := make([][]int64, len(h.parts))
+	for i := range h.sends {
+		if s := &h.sends[i]; s.done >= 0 && s.typ != outOK && strings.HasPrefix(h.Ops[s.done].Error, notEnoughReplicas) {
+			refused[s.part] = append(refused[s.part], h.Ops[s.done].Time)
+		}
+	}
 	// The runs of each partition: stretches of samples below the minimum
 	// under one leader epoch, with the window of time a send must lie in.
 	runs := make([][]belowRun, len(h.parts))
@@ -146,10 +171,18 @@ func AckBelowMinISR(h *History) Result {
 		for _, r := range belowRuns(h, p.samples, int32(cfg.MinInsyncReplicas), lag) {
 			f.stat("samples-below-min", int64(r.last-r.first+1))
 			f.stat("runs-below-min", 1)
-			if r.from < r.to {
-				f.stat("runs-long-enough", 1)
-				runs[part] = append(runs[part], r)
+			if r.from >= r.to {
+				continue
 			}
+			f.stat("runs-long-enough", 1)
+			// Rule 4: a leader that refused a send in the run (or within
+			// the lag of it) was enforcing the minimum.
+			lo, hi := h.Ops[p.samples[r.first].done].Time-lag, h.Ops[p.samples[r.last].done].Time+lag
+			if k, _ := slices.BinarySearch(refused[part], lo); k < len(refused[part]) && refused[part][k] <= hi {
+				f.stat("runs-with-refusals", 1)
+				continue
+			}
+			runs[part] = append(runs[part], r)
 		}
 	}
 	f.stat("samples", views)

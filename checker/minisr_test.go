@@ -199,6 +199,43 @@ func TestAckBelowMinISRRules(t *testing.T) {
 			send(b)
 			b.samples(1, 2*sec, 1, 0, 1)
 		}, 0},
+		{"the leader refused a send in the run: it was enforcing the minimum", nil, func(b *hb) {
+			b.samples(0, 1500*time.Millisecond, 1, 0, 1)
+			b.sendFail(1, 0, "refused")
+			b.samples(0, 500*time.Millisecond, 1, 0, 1)
+			send(b)
+			b.samples(0, 2*sec, 1, 0, 1)
+		}, 0},
+		{"the leader refused a send after the ack, in the run", nil, func(b *hb) {
+			b.samples(0, 2*sec, 1, 0, 1)
+			send(b)
+			b.samples(0, 1500*time.Millisecond, 1, 0, 1)
+			b.invokeSend(1, 0, "late")
+			b.doneSend(1, 0, "late", history.Info, 0)
+			b.ops[len(b.ops)-1].Error = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+			b.samples(0, sec, 1, 0, 1)
+		}, 0},
+		{"the leader refused a send of another partition", nil, func(b *hb) {
+			b.samples(0, 2*sec, 1, 0, 1)
+			b.sendFail(1, 1, "other")
+			send(b)
+			b.samples(0, 2*sec, 1, 0, 1)
+		}, 1},
+		{"a refusal more than the lag before the run", nil, func(b *hb) {
+			b.send(2, 0, "early", 5)
+			b.sendFail(1, 0, "refused")
+			b.samples(0, 1100*time.Millisecond, 1, 0, 1, 2)
+			b.samples(0, 2*sec, 1, 0, 1)
+			send(b)
+			b.samples(0, 2*sec, 1, 0, 1)
+		}, 1},
+		{"a send that failed otherwise is no refusal", nil, func(b *hb) {
+			b.samples(0, 2*sec, 1, 0, 1)
+			b.invokeSend(1, 0, "gone")
+			b.add(1, history.Fail, history.Send, &history.Value{Topic: topic, Value: "gone"}, "UNKNOWN_TOPIC_OR_PARTITION")
+			send(b)
+			b.samples(0, 2*sec, 1, 0, 1)
+		}, 1},
 		{"min.insync.replicas=3: an ISR of two is below", func(c Config) Config { c.MinInsyncReplicas = 3; return c }, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1, 2)
 			send(b)
