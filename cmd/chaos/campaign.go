@@ -571,11 +571,54 @@ func printCampaignSummary(out io.Writer, rec *results.Campaign, path string) {
 	switch {
 	case rec.Status == campaign.StatusInterrupted:
 		fmt.Fprintf(out, "verdict: INTERRUPTED (exit %d)\n", code)
+	case len(rec.Detection) > 0:
+		sayDetection(out, rec, code)
 	case len(bad) == 0:
 		fmt.Fprintf(out, "verdict: VALID (exit %d)\n", code)
 	default:
 		fmt.Fprintf(out, "verdict: %s (exit %d): %s\n", strings.ToUpper(campaign.WorstOfCells(rec.Cells)), code, strings.Join(bad, "; "))
 	}
+}
+
+// sayDetection is a detection campaign's last line: how many bug cells
+// caught their bugs in every run, and what failed it (misses, false
+// alarms, errors), as the exit code counts them.
+func sayDetection(out io.Writer, rec *results.Campaign, code int) {
+	var cells, all int
+	var problems []string
+	for _, d := range rec.Detection {
+		name := "control " + d.Scenario
+		if len(d.Bugs) > 0 {
+			cells++
+			names := make([]string, len(d.Bugs))
+			for i, b := range d.Bugs {
+				names[i] = b.Name
+			}
+			name = strings.Join(names, "+")
+		}
+		switch {
+		case len(d.Bugs) > 0 && d.Runs > 0 && d.Caught == d.Runs:
+			all++
+		case len(d.Bugs) > 0 && d.Caught == 0:
+			problems = append(problems, fmt.Sprintf("%s not caught (0/%d)", name, d.Runs))
+		case len(d.Bugs) > 0:
+			problems = append(problems, fmt.Sprintf("%s caught in %d/%d", name, d.Caught, d.Runs))
+		case d.Caught > 0:
+			problems = append(problems, fmt.Sprintf("%s: %d false alarm(s)", name, d.Caught))
+		}
+		if d.Errors > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d error(s)", name, d.Errors))
+		}
+	}
+	word := "DETECTED"
+	if code != 0 {
+		word = "NOT ALL DETECTED"
+	}
+	fmt.Fprintf(out, "detection: %s (exit %d): %d of %d bug cells caught in every run", word, code, all, cells)
+	if len(problems) > 0 {
+		fmt.Fprintf(out, "; %s", strings.Join(problems, "; "))
+	}
+	fmt.Fprintln(out)
 }
 
 // printDetection prints a detection campaign's matrix: per cell its bugs

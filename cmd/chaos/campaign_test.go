@@ -596,6 +596,7 @@ func TestCampaignDetection(t *testing.T) {
 		`(?m)^BUG +NODE +SCENARIO +RUNS +CAUGHT +CAUGHT BY +MEDIAN TIME +MEDIAN OPS$`,
 		`(?m)^ack-before-replicate +broker +acks=-1 isr=2 clean partition-leader \[--rate 200\] +2/2 +2/2 \(100%\) +lost-write 2/2, unseen 2/2\S* .* +\d+(\.\d+)?s +\d+$`,
 		`(?m)^control \(no bug\) +- +acks=-1 isr=2 clean partition-leader \[--rate 200\] +2/2 +no false alarm \(0/2\) +- +- +-$`,
+		`(?m)^detection: DETECTED \(exit 0\): 1 of 1 bug cells caught in every run$`,
 		`(?m)^\[1/4\] acks=-1 isr=2 clean partition-leader \[--rate 200\] bug=ack-before-replicate run 1/2 \.\.\. INVALID`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
