@@ -74,7 +74,10 @@ func (c Config) metadataLag() int64 {
 //     (an error starting NOT_ENOUGH_REPLICAS) from L before the run's
 //     first sample to L after its last: a leader that refused one was
 //     enforcing the minimum, and its acknowledgements in the run are
-//     explained by an ISR that grew back (see below).
+//     explained by an ISR that grew back (see below);
+//  5. an earlier sample of p saw the same leader and epoch with an ISR at
+//     or above the minimum: the ISR fell below it within the epoch, not
+//     at the election (see below).
 //
 // Why a correct broker gives no instance. Let C(t) be the controller's
 // ISR at time t (in this project's broker, as in KRaft Kafka, the
@@ -122,16 +125,24 @@ func (c Config) metadataLag() int64 {
 // from the leader. And a broker cut off from the controller (deaf to every
 // change, its view frozen) may go on answering the monitor while the ISR
 // grows; simulation shows this one (testdata/corpus/
-// real-min-isr-stale-monitor: the monitor kept asking an isolated
-// broker). Rule 4 closes both as long as sends keep coming: either way the
-// ISR was below the minimum from the first sample's view until it grew,
-// and a correct leader refuses every acks=-1 send meanwhile, while
-// min-isr-ignored, which never refuses, keeps every instance. What is left
-// is a view that went wrong at the very moment the ISR grew (a momentary
-// dip, or a frozen view that missed the change by a heartbeat) with no
-// send to the partition in between, and that stayed wrong for more than
-// 2L. Sweeps of the simulator with every fault kind have shown no
-// instance on a correct broker (docs/guarantees.md).
+// real-min-isr-stale-monitor and real-min-isr-frozen-election: the
+// monitor kept asking an isolated broker). Either way the ISR was below
+// the minimum from the first sample's view until it grew, and a correct
+// leader refuses every acks=-1 write it holds or is sent meanwhile (rule
+// 4), while min-isr-ignored, which never refuses, keeps every instance.
+// No refusal shows only where no write came while the ISR was below. That
+// is the rule at an election: the controller hands the new leader the old
+// ISR without the old leader, below the minimum whenever it had just the
+// minimum, and the old leader, if alive, rejoins within moments, while the
+// producers are still finding the new leader; a view frozen in that moment
+// shows a long run below the minimum with no refusal in it (rule 5 leaves
+// such runs out). Within an epoch the ISR falls below the minimum only by
+// a shrink, while the producers write to the leader: it refuses the writes
+// it holds when it shrinks and those sent after. What is left is a view
+// that went wrong at the very moment the ISR grew, after a shrink within
+// the epoch that no write met, and stayed wrong for more than 2L. Sweeps
+// of the simulator with every fault kind have shown no instance on a
+// correct broker (docs/guarantees.md).
 //
 // With acks other than -1 the minimum does not apply, and with
 // min.insync.replicas=1 an ISR (which holds its leader) is never below
@@ -175,6 +186,12 @@ func AckBelowMinISR(h *History) Result {
 				continue
 			}
 			f.stat("runs-long-enough", 1)
+			// Rule 5: the ISR fell below the minimum within the leader's
+			// epoch, not at its election.
+			if !shrankInEpoch(p.samples, r.first, int32(cfg.MinInsyncReplicas)) {
+				f.stat("runs-from-election", 1)
+				continue
+			}
 			// Rule 4: a leader that refused a send in the run (or within
 			// the lag of it) was enforcing the minimum.
 			lo, hi := h.Ops[p.samples[r.first].done].Time-lag, h.Ops[p.samples[r.last].done].Time+lag
@@ -253,6 +270,24 @@ func belowRuns(h *History, ss []sample, minISR int32, lag int64) []belowRun {
 		i = j + 1
 	}
 	return out
+}
+
+// shrankInEpoch says whether a sample before ss[first] saw the same leader
+// and leader epoch with an ISR at or above the minimum.
+func shrankInEpoch(ss []sample, first int, minISR int32) bool {
+	at := &ss[first]
+	for k := first - 1; k >= 0; k-- {
+		s := &ss[k]
+		switch {
+		case !s.view:
+			continue
+		case s.leader != at.leader || s.epoch != at.epoch:
+			return false
+		case int32(len(s.isr)) >= minISR:
+			return true
+		}
+	}
+	return false
 }
 
 // bracket is the samples of run r that show send [ti, td] below the

@@ -89,61 +89,64 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestAckBelowMinISRRules(t *testing.T) {
 	sec := time.Second
 	send := func(b *hb) { b.send(0, 0, "v", 0) }
+	// Each case's samples follow a second of healthy ones under the same
+	// leader and epoch (rule 5), unless it says bare.
 	cases := []struct {
 		name  string
 		cfg   func(c Config) Config
 		build func(b *hb)
 		count int
+		bare  bool
 	}{
-		{"an ack amid samples below the minimum", nil, func(b *hb) { b.aloneFor(4*sec, send) }, 1},
+		{"an ack amid samples below the minimum", nil, func(b *hb) { b.aloneFor(4*sec, send) }, 1, false},
 		{"several acks, each counted", nil, func(b *hb) {
 			b.aloneFor(4*sec, func(b *hb) { send(b); b.send(1, 0, "w", 1); b.send(0, 0, "x", 2) })
-		}, 3},
+		}, 3, false},
 		{"a failed or unknown send is no acknowledgement", nil, func(b *hb) {
 			b.send(3, 0, "before", 0)
 			b.aloneFor(4*sec, func(b *hb) { b.sendFail(0, 0, "f"); b.sendInfo(1, 0, "i"); b.invokeSend(2, 0, "o") })
-		}, 0},
+		}, 0, false},
 		{"too close to the run's first sample: the leader may not have heard of the shrink", nil, func(b *hb) {
 			b.samples(0, sec, 1, 0, 1, 2, 3)
 			b.samples(0, 750*time.Millisecond, 1, 0, 1)
 			send(b)
 			b.samples(0, 3*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"too close to the run's end: the monitor may not have heard of an expansion", nil, func(b *hb) {
 			b.samples(0, sec, 1, 0, 1, 2, 3)
 			b.samples(0, 3*sec, 1, 0, 1)
 			send(b)
 			b.samples(0, 1250*time.Millisecond, 1, 0, 1)
 			b.samples(0, sec, 1, 0, 1, 2, 3)
-		}, 0},
+		}, 0, false},
 		{"a shorter metadata lag lets the same ack count", func(c Config) Config { c.MetadataLagMs = 100; return c }, func(b *hb) {
 			b.samples(0, sec, 1, 0, 1, 2, 3)
 			b.samples(0, 750*time.Millisecond, 1, 0, 1)
 			send(b)
 			b.samples(0, 3*sec, 1, 0, 1)
-		}, 1},
+		}, 1, false},
 		{"no sample before the send", nil, func(b *hb) {
 			send(b)
 			b.samples(0, 4*sec, 1, 0, 1)
-		}, 0},
+		}, 0, true},
 		{"no sample after the send", nil, func(b *hb) {
 			b.samples(0, 4*sec, 1, 0, 1)
 			send(b)
-		}, 0},
+		}, 0, false},
 		{"a gap in the samples longer than MaxSampleGap", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.wait(600 * time.Millisecond)
 			send(b)
 			b.wait(600 * time.Millisecond)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"a gap no longer than MaxSampleGap", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.wait(300 * time.Millisecond)
 			send(b)
 			b.wait(300 * time.Millisecond)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 1},
+		}, 1, false},
 		{"a sample that failed", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.add(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic}, "")
@@ -151,61 +154,89 @@ func TestAckBelowMinISRRules(t *testing.T) {
 			b.wait(250 * time.Millisecond)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"a sample that never completed", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.add(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic}, "")
 			b.wait(250 * time.Millisecond)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"a sample without a leader", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.monitor(0, -1, 1, 1)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"a sample without a leader epoch", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.add(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic}, "")
 			b.add(history.MonitorProcess, history.OK, history.Monitor, &history.Value{Topic: topic, Sample: &history.Sample{Leader: history.Int32(1), ISR: []int32{1}}}, "")
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"the ISR back at the minimum in the middle", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			send(b)
 			b.monitor(0, 1, 0, 1, 2)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"a new leader epoch in the middle, same leader", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			send(b)
 			b.samples(0, 2*sec, 1, 1, 1)
-		}, 0},
+		}, 0, false},
 		{"a new leader in the middle", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			send(b)
 			b.samples(0, 2*sec, 2, 1, 2)
-		}, 0},
+		}, 0, false},
 		{"an ISR that lacks its leader is no view", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 2)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 2)
-		}, 0},
+		}, 0, false},
 		{"another partition's samples say nothing of this one", nil, func(b *hb) {
-			b.samples(0, sec, 1, 0, 1, 2, 3)
+			b.samples(1, sec, 1, 0, 1, 2, 3)
 			b.samples(1, 2*sec, 1, 0, 1)
 			send(b)
 			b.samples(1, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
+		{"a run that begins at an election: no earlier sample of the epoch", nil, func(b *hb) {
+			b.samples(0, 2*sec, 1, 1, 1)
+			send(b)
+			b.samples(0, 2*sec, 1, 1, 1)
+		}, 0, false},
+		{"a run that begins at an election: the epoch before had the minimum", nil, func(b *hb) {
+			b.samples(0, sec, 2, 0, 2, 1)
+			b.samples(0, 2*sec, 1, 1, 1)
+			send(b)
+			b.samples(0, 2*sec, 1, 1, 1)
+		}, 0, true},
+		{"the epoch was seen at the minimum before a failed sample", nil, func(b *hb) {
+			b.add(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic}, "")
+			b.add(history.MonitorProcess, history.Fail, history.Monitor, &history.Value{Topic: topic}, "REQUEST_TIMED_OUT")
+			b.wait(250 * time.Millisecond)
+			b.samples(0, 2*sec, 1, 0, 1)
+			send(b)
+			b.samples(0, 2*sec, 1, 0, 1)
+		}, 1, false},
+		{"the epoch was seen below the minimum only, before a failed sample", nil, func(b *hb) {
+			b.samples(0, sec, 1, 0, 1)
+			b.add(history.MonitorProcess, history.Invoke, history.Monitor, &history.Value{Topic: topic}, "")
+			b.add(history.MonitorProcess, history.Fail, history.Monitor, &history.Value{Topic: topic}, "REQUEST_TIMED_OUT")
+			b.wait(250 * time.Millisecond)
+			b.samples(0, 2*sec, 1, 0, 1)
+			send(b)
+			b.samples(0, 2*sec, 1, 0, 1)
+		}, 0, true},
 		{"the leader refused a send in the run: it was enforcing the minimum", nil, func(b *hb) {
 			b.samples(0, 1500*time.Millisecond, 1, 0, 1)
 			b.sendFail(1, 0, "refused")
 			b.samples(0, 500*time.Millisecond, 1, 0, 1)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"the leader refused a send after the ack, in the run", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			send(b)
@@ -214,13 +245,13 @@ func TestAckBelowMinISRRules(t *testing.T) {
 			b.doneSend(1, 0, "late", history.Info, 0)
 			b.ops[len(b.ops)-1].Error = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
 			b.samples(0, sec, 1, 0, 1)
-		}, 0},
+		}, 0, false},
 		{"the leader refused a send of another partition", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.sendFail(1, 1, "other")
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 1},
+		}, 1, false},
 		{"a refusal more than the lag before the run", nil, func(b *hb) {
 			b.send(2, 0, "early", 5)
 			b.sendFail(1, 0, "refused")
@@ -228,28 +259,31 @@ func TestAckBelowMinISRRules(t *testing.T) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 1},
+		}, 1, false},
 		{"a send that failed otherwise is no refusal", nil, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1)
 			b.invokeSend(1, 0, "gone")
 			b.add(1, history.Fail, history.Send, &history.Value{Topic: topic, Value: "gone"}, "UNKNOWN_TOPIC_OR_PARTITION")
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 1},
+		}, 1, false},
 		{"min.insync.replicas=3: an ISR of two is below", func(c Config) Config { c.MinInsyncReplicas = 3; return c }, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1, 2)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 2, 1)
-		}, 1},
+		}, 1, false},
 		{"min.insync.replicas=3: an ISR shrinking from two to one is below throughout", func(c Config) Config { c.MinInsyncReplicas = 3; return c }, func(b *hb) {
 			b.samples(0, 2*sec, 1, 0, 1, 2)
 			send(b)
 			b.samples(0, 2*sec, 1, 0, 1)
-		}, 1},
+		}, 1, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := &hb{}
+			if !c.bare {
+				b.samples(0, sec, 1, 0, 1, 2, 3)
+			}
 			c.build(b)
 			cfg := strict
 			if c.cfg != nil {
@@ -300,6 +334,9 @@ func TestAckBelowMinISRBoundary(t *testing.T) {
 			op(0, history.OK, history.Send, c.td, &history.Value{Topic: topic, Value: "v", Offset: history.Int64(0)})
 			// Samples every quarter of the lag from the first (done at
 			// 0) to the last one's predecessor, then the last.
+			op(history.MonitorProcess, history.Invoke, history.Monitor, -lag/4-1, &history.Value{Topic: topic})
+			op(history.MonitorProcess, history.OK, history.Monitor, -lag/4, &history.Value{Topic: topic,
+				Sample: &history.Sample{Leader: history.Int32(1), Epoch: history.Int32(0), ISR: []int32{1, 2}}})
 			sample(-1, 0)
 			for at := lag / 4; at < c.predOfLast; at += lag / 4 {
 				sample(at-1, at)
