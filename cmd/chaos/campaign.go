@@ -146,7 +146,8 @@ func resolveSpec(cmd *cobra.Command, f campaignFlags, passthrough []string) (cam
 	case f.preset != "":
 		p, ok := campaign.Preset(f.preset)
 		if !ok {
-			return spec, flagError("preset", f.preset, "not a preset", "use "+strings.Join(campaign.PresetNames(), " or "))
+			names := campaign.PresetNames()
+			return spec, flagError("preset", f.preset, "not a preset", "use "+strings.Join(names[:len(names)-1], ", ")+" or "+names[len(names)-1])
 		}
 		spec = p
 	case f.spec != "":

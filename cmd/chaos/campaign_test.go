@@ -301,7 +301,7 @@ func TestCampaignRefusesImpossible(t *testing.T) {
 			[]string{"shorter than twice the nemesis interval"}},
 		{[]string{"--election", "clean,maybe"}, []string{`--election: not an election policy, got "maybe"; use clean or unclean`}},
 		{[]string{"--preset", "smoke", "--acks", "1"}, []string{"cannot be combined"}},
-		{[]string{"--preset", "nope"}, []string{`--preset: not a preset, got "nope"; use seed or smoke`}},
+		{[]string{"--preset", "nope"}, []string{`--preset: not a preset, got "nope"; use bugs, seed or smoke`}},
 		{[]string{"--", "--seed", "4"}, []string{"--seed set by the campaign"}},
 		{[]string{"--", "--no-such-flag"}, []string{"--no-such-flag: no such flag for chaos run"}},
 	} {
