@@ -111,7 +111,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.nemInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
 	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
-	fl.DurationVar(&f.monitor, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history for the report (0: off)")
+	fl.DurationVar(&f.monitor, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history, for the report and the ack-below-min-isr check (0: off; that check then cannot be made)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
 	f.rf.register(cmd)
 	f.tf.register(cmd)
