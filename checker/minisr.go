@@ -224,6 +224,10 @@ func AckBelowMinISR(h *History) Result {
 		if k--; k < 0 || !(rs[k].from < ti && td < rs[k].to) {
 			continue
 		}
+		if f.full(Unexplained) {
+			f.add(Unexplained, "") // counted; its examples are full
+			continue
+		}
 		f.add(Unexplained, h.describeBelow(s, &rs[k], ti, td, lag), h.belowOps(s, &rs[k], ti, td, lag)...)
 	}
 	f.stat("acknowledged", acked)
@@ -231,6 +235,15 @@ func AckBelowMinISR(h *History) Result {
 		f.noEvidence("no send was acknowledged")
 	}
 	return f.result()
+}
+
+// full says whether an instance with cause c would no longer be kept as
+// an example: describing it is wasted.
+func (f *finding) full(c Cause) bool {
+	if f.perm.allows(c) {
+		return len(f.ok.details) >= MaxExamples
+	}
+	return len(f.bad.details) >= MaxExamples
 }
 
 // belowRun is a maximal run of a partition's samples, first to last

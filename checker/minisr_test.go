@@ -412,3 +412,18 @@ func TestAckBelowMinISRPermission(t *testing.T) {
 		t.Errorf("a negative metadata lag: %v", err)
 	}
 }
+
+// TestAckBelowMinISRManyInstances: every instance is counted; a few are
+// described.
+func TestAckBelowMinISRManyInstances(t *testing.T) {
+	b := &hb{}
+	b.aloneFor(4*time.Second, func(b *hb) {
+		for i := range 25 {
+			b.send(i%3, 0, "v"+strconv.Itoa(i), int64(i))
+		}
+	})
+	r := AckBelowMinISR(NewHistory(b.ops, strict))
+	if r.Count != 25 || r.Forbidden != 25 || len(r.Details) != MaxExamples || len(r.Examples) > MaxExamples {
+		t.Fatalf("count %d forbidden %d, %d details, %d examples", r.Count, r.Forbidden, len(r.Details), len(r.Examples))
+	}
+}
