@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -87,6 +88,9 @@ func DefaultSpec() Spec {
 	}
 }
 
+// maxFaultsInName is the longest fault list a default name spells out.
+const maxFaultsInName = 100
+
 // DefaultName names a test by what it tests, e.g. acksall_isr2_clean_kill
 // (acks -1 reads as "all": "acks-1" read as acks=1 at a glance).
 func (s Spec) DefaultName() string {
@@ -97,6 +101,13 @@ func (s Spec) DefaultName() string {
 	nem := "none"
 	if len(s.Faults) > 0 {
 		nem = strings.Join(s.Faults, "+")
+	}
+	if len(nem) > maxFaultsInName {
+		// Every kind at once would make a directory name longer than a
+		// file system takes; test.json keeps the list.
+		h := fnv.New32a()
+		h.Write([]byte(nem))
+		nem = fmt.Sprintf("%d-faults-%08x", len(s.Faults), h.Sum32())
 	}
 	name := fmt.Sprintf("acks%s_isr%d_%s_%s", acks, s.Settings.MinInsyncReplicas, s.Settings.Election, nem)
 	for _, b := range s.Settings.Bugs {

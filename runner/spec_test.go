@@ -128,3 +128,18 @@ func TestSpecBugs(t *testing.T) {
 		t.Errorf("no bug, name %s", none.Name)
 	}
 }
+
+// TestDefaultNameOfEveryFault: a spec with every fault kind gets a name a
+// file system takes, still saying how many kinds it runs.
+func TestDefaultNameOfEveryFault(t *testing.T) {
+	s := DefaultSpec()
+	s.Faults = nemesis.Names()
+	n := s.DefaultName()
+	if len(n) > 150 || !strings.Contains(n, "-faults-") {
+		t.Errorf("name %q (%d bytes)", n, len(n))
+	}
+	s.Faults = []string{"kill", "pause"}
+	if n := s.DefaultName(); n != "acksall_isr2_clean_kill+pause" {
+		t.Errorf("name %q", n)
+	}
+}
