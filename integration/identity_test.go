@@ -124,13 +124,22 @@ func TestCreateTopicVerifies(t *testing.T) {
 	}
 	cl := tc.kgoClient()
 	defer cl.Close()
-	rcs, err := kadm.NewClient(cl).DescribeTopicConfigs(ctx, "fresh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := rcs.On("fresh", nil)
-	if err != nil || rc.Err != nil {
-		t.Fatalf("kadm describing fresh: %v %v", err, rc.Err)
+	// The brokers learn of a new topic from the controller one by one,
+	// as Kafka's do: the broker kadm asks may not know it for a moment.
+	var rc kadm.ResourceConfig
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rcs, err := kadm.NewClient(cl).DescribeTopicConfigs(ctx, "fresh")
+		if err == nil {
+			rc, err = rcs.On("fresh", nil)
+		}
+		if err == nil && rc.Err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kadm describing fresh: %v %v", err, rc.Err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	got := map[string]string{}
 	for _, c := range rc.Configs {
