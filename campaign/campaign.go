@@ -549,6 +549,6 @@ func (cr *campaign) readResults(rr *results.CampaignRun, o runner.Outcome, code 
 	if s, ok := res.Ops[history.Send]; ok {
 		rr.Sends = &s
 	}
-	rr.Detection = firstDetection(filepath.Join(cr.plan.Store, rr.Dir), res)
+	rr.Detection = runDetection(o.Detection)
 	return nil
 }

@@ -2,13 +2,11 @@ package campaign
 
 import (
 	"cmp"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/results"
 )
 
@@ -23,7 +21,7 @@ import (
 // 0 caught. It is computed from the runs alone, so a merge recomputes it
 // from the merged runs.
 func Detection(cells []*results.CampaignCell) []results.CampaignDetection {
-	if !slices.ContainsFunc(cells, func(c *results.CampaignCell) bool { return len(c.Bugs) > 0 }) {
+	if !plantsBugs(cells) {
 		return nil
 	}
 	var out []results.CampaignDetection
@@ -77,22 +75,20 @@ func lowerMedian[T cmp.Ordered](xs []T) T {
 	return xs[(len(xs)-1)/2]
 }
 
-// firstDetection is a run's first detection (checker.FirstDetection) from
-// its history, for a run whose results show a forbidden anomaly; nil if
-// none or the history cannot be read (the run is caught all the same, and
-// only the medians leave it out).
-func firstDetection(dir string, res *checker.Results) *results.CampaignRunDetection {
-	if len(res.Unexpected) == 0 {
-		return nil
-	}
-	ops, err := history.ReadFile(filepath.Join(dir, results.HistoryFile))
-	if err != nil {
-		return nil
-	}
-	d, ok := checker.FirstDetection(ops, res)
-	if !ok {
+// runDetection is a run's first detection as campaign.json keeps it:
+// the runner found it (runner.Outcome.Detection) while the run's ops were
+// at hand; nil if the run showed no forbidden anomaly whose operations
+// its results name (the run is caught all the same, and only the medians
+// leave it out).
+func runDetection(d *checker.Detection) *results.CampaignRunDetection {
+	if d == nil {
 		return nil
 	}
 	return &results.CampaignRunDetection{Anomaly: d.Anomaly, Op: d.Op,
 		Time: results.Duration(time.Duration(d.Time).Round(time.Millisecond)), Ops: d.Ops}
+}
+
+// plantsBugs says whether some cell plants a bug: a detection campaign.
+func plantsBugs(cells []*results.CampaignCell) bool {
+	return slices.ContainsFunc(cells, func(c *results.CampaignCell) bool { return len(c.Bugs) > 0 })
 }

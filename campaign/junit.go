@@ -90,36 +90,24 @@ func junitReport(rec *results.Campaign) junitTestsuites {
 				out += "permitted anomalies seen: " + strings.Join(r.Expected, ", ") + "\n"
 			}
 			tc.SystemOut = &junitText{out}
-			if len(c.Bugs) > 0 {
-				switch r.Verdict {
-				case VerdictInvalid:
-					tc.SystemOut.Text += "caught " + strings.Join(c.Bugs, ", ") + " by: " + strings.Join(r.Unexpected, ", ") + "\n"
-				case VerdictValid, VerdictUnknown:
-					tc.Failure = &junitProblem{Type: "not-caught", Message: "planted bug not caught: " + strings.Join(c.Bugs, ", ") + " (verdict " + r.Verdict + ")"}
-					s.Failures++
-				case VerdictError:
-					tc.Error = &junitProblem{Type: "error", Message: r.Error}
-					s.Errors++
-				case VerdictInterrupted:
-					tc.Skipped = &junitProblem{Message: "interrupted"}
-					s.Skipped++
-				}
-				secs += r.Seconds
-				s.Cases = append(s.Cases, tc)
-				continue
-			}
-			switch r.Verdict {
-			case VerdictInvalid:
+			planted := len(c.Bugs) > 0
+			switch {
+			case planted && r.Verdict == VerdictInvalid:
+				tc.SystemOut.Text += "caught " + strings.Join(c.Bugs, ", ") + " by: " + strings.Join(r.Unexpected, ", ") + "\n"
+			case planted && (r.Verdict == VerdictValid || r.Verdict == VerdictUnknown):
+				tc.Failure = &junitProblem{Type: "not-caught", Message: "planted bug not caught: " + strings.Join(c.Bugs, ", ") + " (verdict " + r.Verdict + ")"}
+				s.Failures++
+			case r.Verdict == VerdictInvalid:
 				tc.Failure = &junitProblem{Type: "invalid", Message: "unexpected anomalies: " + strings.Join(r.Unexpected, ", "),
 					Text: anomalyWhy(c, r.Unexpected)}
 				s.Failures++
-			case VerdictUnknown:
+			case r.Verdict == VerdictUnknown:
 				tc.Error = &junitProblem{Type: "unknown", Message: "no verdict: checkers could not judge " + strings.Join(r.Unknown, ", ")}
 				s.Errors++
-			case VerdictError:
+			case r.Verdict == VerdictError:
 				tc.Error = &junitProblem{Type: "error", Message: r.Error}
 				s.Errors++
-			case VerdictInterrupted:
+			case r.Verdict == VerdictInterrupted:
 				tc.Skipped = &junitProblem{Message: "interrupted"}
 				s.Skipped++
 			}

@@ -4,7 +4,6 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
-	"slices"
 )
 
 // verdictRank orders verdicts for the exit code: an invalid run is the
@@ -61,7 +60,7 @@ func VerdictExitCode(v string) int {
 // if a control run was unknown, else 0: every planted bug caught in every
 // run, and no false alarm.
 func ExitCode(cells []*results.CampaignCell) int {
-	if !slices.ContainsFunc(cells, func(c *results.CampaignCell) bool { return len(c.Bugs) > 0 }) {
+	if !plantsBugs(cells) {
 		return VerdictExitCode(WorstOfCells(cells))
 	}
 	var all []results.CampaignRun

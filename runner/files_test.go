@@ -33,7 +33,8 @@ func TestSpecAndOutcomeFiles(t *testing.T) {
 	if _, err := ReadSpecFile(path); err == nil || !strings.Contains(err.Error(), `unknown field "nodez"`) {
 		t.Errorf("a misspelt field: %v", err)
 	}
-	o := Outcome{Dir: "store/x/1", Name: "x", Seed: 7, ClusterID: "chaos-1", Verdict: checker.Invalid, Report: "store/x/1/report.html"}
+	o := Outcome{Dir: "store/x/1", Name: "x", Seed: 7, ClusterID: "chaos-1", Verdict: checker.Invalid, Report: "store/x/1/report.html",
+		Detection: &checker.Detection{Anomaly: "lost-write", Op: 12, Time: 3e9, Ops: 7}}
 	path = filepath.Join(dir, "outcome.json")
 	if err := o.WriteFile(path); err != nil {
 		t.Fatal(err)

@@ -87,6 +87,11 @@ type Outcome struct {
 	// be written (the verdict stands either way).
 	Report    string `json:"report,omitempty"`
 	ReportErr string `json:"report_error,omitempty"`
+	// Detection is where the history first shows an anomaly the
+	// configuration forbids (checker.FirstDetection), when it shows one:
+	// found while the judged ops are at hand, so that nobody reads the
+	// history again for it.
+	Detection *checker.Detection `json:"detection,omitempty"`
 	// Error is why the run left no verdict, when Run returned an error
 	// (for outcome files; Run's error says the same).
 	Error string `json:"error,omitempty"`
@@ -299,6 +304,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 func (r *run) judge(tc results.TestConfig) error {
 	o, err := Judge(r.dir, tc)
 	r.out.Verdict, r.out.Results, r.out.Report, r.out.ReportErr = o.Verdict, o.Results, o.Report, o.ReportErr
+	r.out.Detection = o.Detection
 	return err
 }
 
@@ -333,6 +339,11 @@ func JudgeOps(dir *results.Run, tc results.TestConfig, ops []history.Op) (Outcom
 		return o, err
 	}
 	o.Verdict, o.Results = res.Valid, res
+	if len(res.Unexpected) > 0 {
+		if d, ok := checker.FirstDetection(ops, res); ok {
+			o.Detection = &d
+		}
+	}
 	written(report.WriteJudgedRun(dir.Dir, tc, res, ops))
 	return o, nil
 }

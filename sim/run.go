@@ -68,6 +68,7 @@ func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Out
 	// the same results (TestJudgedFromMemoryAsFromFile).
 	o, err := runner.JudgeOps(dir, tc, ops)
 	out.Verdict, out.Results, out.Report, out.ReportErr = o.Verdict, o.Results, o.Report, o.ReportErr
+	out.Detection = o.Detection
 	if err != nil {
 		return fail(err)
 	}
