@@ -5,7 +5,11 @@
 // A campaign is written as a Spec: the spec file format (ParseSpec, with
 // acks as a number or "all", explicit cells' required fields, unknown
 // fields refused), which the presets (Preset) and chaos campaign's flags
-// are too. Its Record is what campaign.json keeps.
+// are too. Its Record is what campaign.json keeps. Flags.Resolve makes
+// chaos campaign's command line (a preset, a spec file or the matrix
+// flags, the settings that override them, chaos run's flags after "--")
+// one Spec, refusing a bad value by its flag's name; chaos run's flag
+// set, which only the command has, reads the run args (RunFlags).
 //
 // A Plan is made from a campaign's resolved spec (results.CampaignSpec:
 // the matrix lists or explicit cells, runs, time limit, nemesis interval,
@@ -31,7 +35,11 @@
 // so a campaign in progress can be watched and one killed outright still
 // shows what finished. Summarize, WorstVerdict, ExitCode and WriteJUnit
 // are the rules that turn the runs into a cell's summary, the campaign's
-// exit code and a JUnit report.
+// exit code and a JUnit report. For people, chaos campaign's text is
+// here too: WriteDryRun lists a plan, Options.Show prints each run as it
+// ends (one line rewritten while it goes, on a terminal), WriteSummary
+// the tables and the verdict line; Interrupts turns the first SIGINT or
+// SIGTERM into Run's stop in order and the second into Options.Kill.
 //
 // A campaign whose cells plant bugs (CellSpec.Bugs) measures detection:
 // a run catches its cell's bugs when it finds an anomaly the

@@ -94,18 +94,27 @@ func (a *Acks) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("acks must be 0, 1, -1 or \"all\", got %s", b)
 	}
+	v, err := ParseAcks(s)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// ParseAcks reads acks as chaos run's --acks takes it (0, 1, -1 or all),
+// and refuses another in its words: the campaign's --acks and a spec
+// file's acks are the same values.
+func ParseAcks(s string) (Acks, error) {
 	switch strings.ToLower(s) {
 	case "0":
-		*a = 0
+		return 0, nil
 	case "1":
-		*a = 1
+		return 1, nil
 	case "-1", "all":
-		*a = -1
-	default:
-		// The words of chaos run's --acks, which reads the same values.
-		return fmt.Errorf("--acks: not an acks setting, got %q; use 0, 1, -1 or all", s)
+		return -1, nil
 	}
-	return nil
+	return 0, fmt.Errorf("--acks: not an acks setting, got %q; use 0, 1, -1 or all", s)
 }
 
 // ParseSpec reads a spec file. Unknown fields are refused: a misspelt

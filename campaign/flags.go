@@ -1,0 +1,276 @@
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/shard"
+)
+
+// Flags are chaos campaign's command line as given: where the matrix
+// comes from (a preset, a spec file or the matrix flags), the settings
+// that override a preset's or a spec file's, and chaos run's flags after
+// "--". Resolve makes them one Spec, and refuses a bad value in the words
+// of every chaos command (--NAME: WHAT IS WRONG, got VALUE; WHAT IS
+// ACCEPTED), so that the refusal names the flag rather than a field.
+type Flags struct {
+	Preset, SpecFile string
+	// The matrix flags: comma lists, but for the nemeses, separated by
+	// ';' as each is a comma list of faults.
+	Acks, MinInsyncReplicas, Election, Nemesis string
+	Runs                                       int
+	TimeLimit, NemesisInterval                 time.Duration
+	Runtime                                    string
+	Parallel                                   int
+	// Seed is the campaign seed, 0 if none was given; Shard the slice of
+	// the runs to run, "K/N", or empty for all of them.
+	Seed  uint64
+	Shard string
+	// RunArgs are chaos run's flags given after "--".
+	RunArgs []string
+	// Given says whether the flag of that name was on the command line:
+	// a setting given wins over the preset's or spec file's, and a
+	// matrix flag given excludes them.
+	Given func(name string) bool
+	// CheckElection and CheckNemesis are chaos run's own checks of its
+	// --election and --nemesis values, which the matrix flags take: a bad
+	// one is refused as chaos run refuses it.
+	CheckElection, CheckNemesis func(string) error
+}
+
+// RunFlags reads chaos run's flags into the spec every run of a campaign
+// starts from, in the campaign's store. chaos campaign passes chaos run's
+// own flag set, so that a campaign and a run read a flag alike; its error
+// refuses the campaign, or the cell whose run args it read.
+type RunFlags func(args []string) (runner.Spec, error)
+
+// matrixFlags define cells: they cannot be mixed with a preset or a spec
+// file.
+var matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}
+
+// runArgsOwned are chaos run's flags the campaign sets itself: passing
+// them through would silently contradict the matrix or the store layout.
+var runArgsOwned = []string{
+	"store", "name", "quiet", "seed", "acks", "min-insync-replicas", "election", "nemesis",
+	"time-limit", "nemesis-interval", "runtime", "spec-file", "outcome-file",
+}
+
+// Resolve turns the flags, a preset or a spec file into one spec, with
+// runFlags reading its run args: a flag given wins over the preset's or
+// spec file's setting, so "--preset seed --runs 5" does what it says.
+func (f Flags) Resolve(runFlags RunFlags) (Spec, error) {
+	var spec Spec
+	var matrixSet []string
+	for _, n := range matrixFlags {
+		if f.Given(n) {
+			matrixSet = append(matrixSet, "--"+n)
+		}
+	}
+	switch {
+	case f.Given("runs") && f.Runs < 1:
+		return spec, fmt.Errorf("--runs: fewer than 1, got %d; the runs per cell, 1 or more", f.Runs)
+	case f.Given("time-limit") && f.TimeLimit <= 0:
+		return spec, fmt.Errorf("--time-limit: not positive, got %s; each run's duration, e.g. 30s", f.TimeLimit)
+	case f.NemesisInterval < 0:
+		return spec, fmt.Errorf("--nemesis-interval: negative, got %s; a duration such as 5s, or leave it out for chaos run's 10s", f.NemesisInterval)
+	}
+	var err error
+	switch {
+	case f.Preset != "" && f.SpecFile != "":
+		return spec, errors.New("--preset and --spec exclude each other")
+	case (f.Preset != "" || f.SpecFile != "") && len(matrixSet) > 0:
+		return spec, fmt.Errorf("%s cannot be combined with --preset or --spec: the matrix comes from one place (copy the spec from --dry-run into a file and edit it)", strings.Join(matrixSet, ", "))
+	case f.Preset != "":
+		p, ok := Preset(f.Preset)
+		if !ok {
+			names := PresetNames()
+			return spec, fmt.Errorf("--preset: not a preset, got %q; use %s or %s", f.Preset, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+		}
+		spec = p
+	case f.SpecFile != "":
+		spec, err = readSpecFlag(f.SpecFile)
+	default:
+		spec, err = f.matrix()
+	}
+	if err != nil {
+		return spec, err
+	}
+	if f.Given("runs") || spec.Runs == 0 {
+		spec.Runs = f.Runs
+	}
+	if f.Given("time-limit") || spec.TimeLimit == 0 {
+		spec.TimeLimit = results.Duration(f.TimeLimit)
+	}
+	if f.Given("nemesis-interval") {
+		spec.NemesisInterval = results.Duration(f.NemesisInterval)
+	}
+	if f.Given("runtime") || spec.Runtime == "" {
+		spec.Runtime = f.Runtime
+	}
+	if rt := spec.Runtime; rt != runner.RuntimeSim && !slices.Contains(runner.Runtimes(), rt) {
+		return spec, fmt.Errorf("--runtime: not a runtime, got %q; use %s (or %s: every run in simulation)", rt, strings.Join(runner.Runtimes(), " or "), runner.RuntimeSim)
+	}
+	switch {
+	case f.Parallel < 0:
+		return spec, fmt.Errorf("--parallel: negative, got %d; runs at once, e.g. the number of cores", f.Parallel)
+	case f.Parallel > 1 && spec.Runtime != runner.RuntimeSim:
+		// A real run's timing is part of what it tests.
+		return spec, fmt.Errorf("--parallel: more than one run at a time outside the sim runtime, got %d; "+
+			"real runs side by side would compete for the CPU and change what they test; use --runtime sim, or leave it out", f.Parallel)
+	}
+	spec.RunArgs = append(spec.RunArgs, f.RunArgs...)
+	if err := spec.Check(); err != nil {
+		return spec, err
+	}
+	base, err := runFlags(spec.RunArgs)
+	if err != nil {
+		return spec, err
+	}
+	if spec.Runtime == runner.RuntimeSim && base.BasePort != 0 {
+		return spec, fmt.Errorf("flags for chaos run: %w", noPorts(base.BasePort))
+	}
+	// runFlags read them, so every "--" argument here is a flag of chaos
+	// run.
+	if owned := ownedFlags(spec.RunArgs); len(owned) > 0 {
+		return spec, fmt.Errorf("flags for chaos run: %s set by the campaign itself (use the campaign's flags or the matrix)", strings.Join(owned, ", "))
+	}
+	return spec, nil
+}
+
+// ParseShard reads the slice of the runs to run.
+func (f Flags) ParseShard() (shard.Shard, error) {
+	sh, err := shard.Parse(f.Shard)
+	switch {
+	case err != nil:
+		return sh, fmt.Errorf("--shard: %s, got %q; e.g. 2/4, the second of four slices of the runs", err, f.Shard)
+	case !sh.Whole() && f.Seed == 0:
+		// Each shard would draw its own campaign seed, and plan other runs.
+		return sh, fmt.Errorf("--shard: given without --seed, got %q; every shard must plan the same runs: give them all the same --seed", f.Shard)
+	}
+	return sh, nil
+}
+
+// readSpecFlag reads --spec's file.
+func readSpecFlag(file string) (Spec, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		reason := err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			reason = pe.Err.Error()
+		}
+		return Spec{}, fmt.Errorf("--spec: cannot be read (%s), got %q; a JSON campaign spec file (README: chaos campaign)", reason, file)
+	}
+	spec, err := ParseSpec(data)
+	if err != nil {
+		return spec, fmt.Errorf("--spec: not a campaign spec (%s), got %q; a JSON campaign spec; --preset seed --dry-run prints one", err, file)
+	}
+	return spec, nil
+}
+
+// matrix is the spec of the matrix flags.
+func (f Flags) matrix() (Spec, error) {
+	var spec Spec
+	for _, s := range splitList(f.Acks, ",") {
+		a, err := ParseAcks(s)
+		if err != nil {
+			return spec, err
+		}
+		spec.Acks = append(spec.Acks, a)
+	}
+	for _, s := range splitList(f.MinInsyncReplicas, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return spec, fmt.Errorf("--min-insync-replicas: not a number, got %q; a comma list of numbers, e.g. 1,2", s)
+		}
+		if n < 1 {
+			return spec, fmt.Errorf("--min-insync-replicas: fewer than 1, got %d; a comma list of numbers from 1 to the replication factor, e.g. 1,2", n)
+		}
+		spec.MinInsyncReplicas = append(spec.MinInsyncReplicas, n)
+	}
+	spec.Election = splitList(f.Election, ",")
+	for _, e := range spec.Election {
+		if err := f.CheckElection(e); err != nil {
+			return spec, err
+		}
+	}
+	spec.Nemesis = splitList(f.Nemesis, ";")
+	for _, n := range spec.Nemesis {
+		if err := f.CheckNemesis(n); err != nil {
+			return spec, err
+		}
+	}
+	for _, l := range []struct {
+		name, value string
+		n           int
+	}{{"acks", f.Acks, len(spec.Acks)}, {"min-insync-replicas", f.MinInsyncReplicas, len(spec.MinInsyncReplicas)},
+		{"election", f.Election, len(spec.Election)}, {"nemesis", f.Nemesis, len(spec.Nemesis)}} {
+		if l.n == 0 {
+			return spec, fmt.Errorf("--%s: an empty list, got %q; at least one value, or the matrix has no cells", l.name, l.value)
+		}
+	}
+	return spec, nil
+}
+
+func splitList(s, sep string) []string {
+	var out []string
+	for _, p := range strings.Split(s, sep) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// noPorts refuses chaos run's --base-port in simulation.
+func noPorts(port int) error {
+	return fmt.Errorf("--base-port: no ports in a simulation, got %d; leave it out", port)
+}
+
+// Base is the spec's Base: its run args and a cell's own, read by
+// runFlags. A cell's run args may not set what the campaign sets (but for
+// its own --nemesis-interval, which wins over the campaign's), nor, in
+// simulation, a port.
+func (s Spec) Base(runFlags RunFlags) Base {
+	return func(cellArgs []string) (runner.Spec, error) {
+		b, err := runFlags(append(slices.Clone(s.RunArgs), cellArgs...))
+		if err != nil {
+			return b, err
+		}
+		// A cell may set its own nemesis interval: the scenario that
+		// exposes a bug may need windows of 100 ms or of 15 s.
+		if owned := slices.DeleteFunc(ownedFlags(cellArgs), func(f string) bool { return f == "--nemesis-interval" }); len(owned) > 0 {
+			return runner.Spec{}, fmt.Errorf("run_args: %s set by the campaign itself (use the cell's fields)", strings.Join(owned, ", "))
+		}
+		if len(cellArgs) > 0 && s.Runtime == runner.RuntimeSim && b.BasePort != 0 {
+			return b, fmt.Errorf("run_args: %w", noPorts(b.BasePort))
+		}
+		return b, nil
+	}
+}
+
+// Plan plans the spec's runs (NewPlan) on its Base, checks and all.
+func (s Spec) Plan(runFlags RunFlags, checks ...func(runner.Spec) error) (*Plan, error) {
+	return NewPlan(s.Record(), s.Base(runFlags), checks...)
+}
+
+// ownedFlags are the flags among args, already read as chaos run's, that
+// the campaign sets itself.
+func ownedFlags(args []string) []string {
+	var owned []string
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if strings.HasPrefix(a, "--") && slices.Contains(runArgsOwned, name) && !slices.Contains(owned, "--"+name) {
+			owned = append(owned, "--"+name)
+		}
+	}
+	return owned
+}
