@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/campaign"
-	"github.com/chaos-isr/chaos/results"
 )
 
 func newCampaignMergeCmd() *cobra.Command {
@@ -57,8 +55,7 @@ func mergeCampaign(cmd *cobra.Command, store, junit string, dirs []string) (int,
 		fmt.Fprintf(cmd.ErrOrStderr(), "chaos: campaign index not written: %v\n", err)
 	}
 	fmt.Fprintf(out, "campaign %s\nmerged from %d shards\n", dir, len(dirs))
-	printCampaignSummary(out, rec, filepath.Join(dir, results.CampaignFile))
-	fmt.Fprintf(out, "index: %s\n", filepath.Join(dir, results.CampaignIndexFile))
+	campaign.WriteSummary(out, rec, dir)
 	if junit != "" {
 		if err := campaign.WriteJUnit(junit, rec); err != nil {
 			return 0, err

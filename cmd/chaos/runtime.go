@@ -21,15 +21,3 @@ func checkRuntime(rt string) error {
 	}
 	return flagError("runtime", rt, "not a runtime", "use "+strings.Join(runner.Runtimes(), " or "))
 }
-
-// checkCampaignRuntime checks a campaign's runtime: a real one, or the
-// simulation (a campaign runs chaos sim's runs in its own process).
-func checkCampaignRuntime(rt string) error {
-	if rt == runner.RuntimeSim {
-		return nil
-	}
-	if err := checkRuntime(rt); err != nil {
-		return flagError("runtime", rt, "not a runtime", "use "+strings.Join(runner.Runtimes(), " or ")+" (or "+runner.RuntimeSim+": every run in simulation)")
-	}
-	return nil
-}
