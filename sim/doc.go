@@ -34,4 +34,14 @@
 // virtual clock is the same one; time is whole milliseconds), the TCP
 // server's framing and connection handling (broker/server is not run),
 // and the cost of anything: a simulated second takes what its events take.
+//
+// chaos sim is a thin command over this package, which also holds what a
+// person at a terminal needs of it: Flags decides which of the command's
+// own flags go together and which seeds they name (refusing a value as
+// every chaos command does, FlagError), Console runs a run, a sweep or a
+// search and prints its progress and its tables, and Args, ReplayCommand
+// and SweepReplay are the command lines that replay a run, which its
+// test.json records and the tables print. They live here, next to the
+// sweeps and searches they serve, so that the command only maps flags to
+// calls and results to exit codes.
 package sim

@@ -33,11 +33,15 @@ type Reproduction struct {
 	// store (every other run of the search is removed from it).
 	Found bool
 	Run   SweepRun
+	// Spec is the spec given with the seed found: the run found's.
+	Spec runner.Spec
 	// Runs are the runs up to the one found (or every run, if none
 	// was), in seed order.
 	Runs []SweepRun
 	// Unexpected are each run's unexpected anomalies, by index in Runs.
 	Unexpected [][]string
+	// Interrupted says that ctx ended the search.
+	Interrupted bool
 }
 
 // Reproduce runs spec with each seed in turn, Parallel at a time, until a
@@ -115,7 +119,8 @@ func Reproduce(ctx context.Context, spec runner.Spec, seeds []uint64, target []s
 		}
 		r := runs[i]
 		if i == first {
-			out.Found, out.Run = true, r
+			out.Found, out.Run, out.Spec = true, r, spec
+			out.Spec.Seed = r.Seed
 		} else {
 			removeRun(r.Outcome)
 			r.Kept = false
@@ -129,6 +134,7 @@ func Reproduce(ctx context.Context, spec runner.Spec, seeds []uint64, target []s
 		out.Runs = append(out.Runs, r)
 		out.Unexpected = append(out.Unexpected, unexp[i])
 	}
+	out.Interrupted = ctx.Err() != nil
 	if out.Found {
 		relinkLatest(spec.Store, spec.Normalized().Name, []SweepRun{out.Run})
 	} else {

@@ -4,32 +4,23 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/runner"
-	"github.com/chaos-isr/chaos/shard"
 	"github.com/chaos-isr/chaos/sim"
 )
 
-// simFlags are chaos run's flags and those of a sweep.
+// simFlags are chaos run's flags and chaos sim's own (package sim's Flags).
 type simFlags struct {
-	run       runFlags
-	seeds     string
-	runs      int
-	parallel  int
-	keepValid bool
-	// schedule, shrink and from: simshrink.go.
+	run        runFlags
+	seeds      string
+	runs       int
+	parallel   int
+	keepValid  bool
 	schedule   string
 	shrink     bool
 	shrinkRuns int
@@ -109,20 +100,14 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 
 func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	fl := cmd.Flags()
 	if f.from != "" {
 		return simFrom(cmd, f, judge)
 	}
-	spec, err := f.simSpec(fl)
+	spec, err := f.simSpec(cmd.Flags())
 	if err != nil {
 		return 0, err
 	}
-	if f.shrink || fl.Changed("shrink-runs") {
-		if err := f.checkShrink(fl); err != nil {
-			return 0, err
-		}
-	}
-	seeds, err := f.sweepSeeds(fl.Changed("seed"))
+	seeds, err := f.sim(cmd.Flags()).Check()
 	if err != nil {
 		return 0, err
 	}
@@ -131,7 +116,7 @@ func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	}
 	if f.shrink {
 		// The replay command of each run of the search is its own spec's
-		// flags (replayCommand), not these.
+		// flags (sim.ReplayCommand), not these.
 		spec.Command = nil
 		return simShrink(out, errOut, spec, f, nil, judge)
 	}
@@ -140,23 +125,10 @@ func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	}
 	ctx, _, stop := interruptContext(errOut, "stopping the simulation")
 	defer stop()
-	started := time.Now()
-	outcome, err := sim.Run(ctx, spec, runner.Options{
+	outcome, err := f.console(out, errOut).Run(ctx, spec, runner.Options{
 		Version: fullVersion(),
-		Started: func(dir string, seed uint64, _ string) {
-			fmt.Fprintf(out, "run %s\nseed %d\n", dir, seed)
-			sayBugs(out, spec.Settings.Bugs)
-		},
-		Log: func(format string, args ...any) {
-			if !f.run.quiet {
-				fmt.Fprintf(errOut, format+"\n", args...)
-			}
-		},
+		Started: func(string, uint64, string) { sayBugs(out, spec.Settings.Bugs) },
 	})
-	if err == nil && !outcome.Interrupted {
-		took := time.Since(started)
-		fmt.Fprintf(out, "simulated %s in %s (%.0fx)\n", spec.TimeLimit, took.Round(time.Millisecond), spec.TimeLimit.Seconds()/took.Seconds())
-	}
 	return sayOutcome(out, errOut, outcome, err)
 }
 
@@ -182,7 +154,7 @@ func (f *simFlags) simSpec(fl *pflag.FlagSet) (runner.Spec, error) {
 	}
 	spec := f.run.spec(acks, faults)
 	spec.Runtime = runner.RuntimeSim
-	if err := f.applySchedule(fl, &spec); err != nil {
+	if err := f.sim(fl).ApplySchedule(&spec); err != nil {
 		return runner.Spec{}, err
 	}
 	if err := sim.Validate(spec); err != nil {
@@ -191,147 +163,17 @@ func (f *simFlags) simSpec(fl *pflag.FlagSet) (runner.Spec, error) {
 	return spec, nil
 }
 
-// checkShrink refuses a search without its one run to shrink.
-func (f *simFlags) checkShrink(fl *pflag.FlagSet) error {
-	const one = "--shrink shrinks one failing run: its flags and --seed N, as its replay command says"
-	switch {
-	case !f.shrink:
-		return flagError("shrink-runs", f.shrinkRuns, "without --shrink", "add --shrink, or leave --shrink-runs out")
-	case fl.Changed("seeds"):
-		return flagError("seeds", f.seeds, "given with --shrink", one)
-	case fl.Changed("runs"):
-		return flagError("runs", f.runs, "given with --shrink", one)
-	case !fl.Changed("seed"):
-		return flagError("seed", nil, "missing", one)
-	case f.run.seed == 0:
-		return flagError("seed", f.run.seed, "not a seed to shrink", one)
-	case f.shrinkRuns < 1:
-		return flagError("shrink-runs", f.shrinkRuns, "below 1", "the most simulations the search may run, e.g. 200")
-	}
-	return nil
+// sim is chaos sim's own flags for package sim, with those given on the
+// command line.
+func (f *simFlags) sim(fl *pflag.FlagSet) sim.Flags {
+	given := map[string]string{}
+	fl.Visit(func(x *pflag.Flag) { given[x.Name] = x.Value.String() })
+	return sim.Flags{Seeds: f.seeds, Runs: f.runs, Seed: f.run.seed, Parallel: f.parallel, Shard: f.shard, Schedule: f.schedule,
+		Shrink: f.shrink, ShrinkRuns: f.shrinkRuns, From: f.from, Given: given}
 }
 
-// maxSweep bounds a sweep's seeds: a typo such as 1-1000000000 must not
-// start a billion runs.
-const maxSweep = 1_000_000
-
-// sweepSeeds are the seeds of a sweep (--seeds, or --runs from --seed),
-// those of its --shard only, nil for one run.
-func (f *simFlags) sweepSeeds(seedSet bool) ([]uint64, error) {
-	sh, err := shard.Parse(f.shard)
-	switch {
-	case err != nil:
-		return nil, flagError("shard", f.shard, err.Error(), "e.g. 2/4, the second of four slices of the seeds")
-	case sh.Whole():
-		return f.allSeeds(seedSet)
-	case f.seeds == "" && f.runs == 0:
-		return nil, flagError("shard", f.shard, "given without a sweep", "a sweep's seeds are sharded: add --seeds or --runs")
-	case f.seeds == "" && f.run.seed == 0:
-		// Each shard would draw its own first seed, and sweep other seeds.
-		// (--from's first seed is its run's.)
-		return nil, flagError("shard", f.shard, "given with --runs but without --seed", "every shard must sweep the same seeds: give them all the same --seed, or --seeds")
-	}
-	all, err := f.allSeeds(seedSet)
-	if err != nil {
-		return nil, err
-	}
-	// A seed is its own key: a seed keeps its shard when the sweep grows.
-	// (Not nil even when this shard has none: nil is one run.)
-	seeds := []uint64{}
-	for _, s := range all {
-		if sh.Has(strconv.FormatUint(s, 10)) {
-			seeds = append(seeds, s)
-		}
-	}
-	return seeds, nil
-}
-
-// allSeeds are every seed of a sweep, nil for one run.
-func (f *simFlags) allSeeds(seedSet bool) ([]uint64, error) {
-	switch {
-	case f.seeds != "" && f.runs != 0:
-		return nil, flagError("runs", f.runs, "given with --seeds", "use one: --seeds lists the seeds, --runs counts them from --seed")
-	case f.seeds != "" && seedSet:
-		return nil, flagError("seed", f.run.seed, "given with --seeds", "use one: --seeds lists every seed of the sweep")
-	case f.runs < 0 || f.runs > maxSweep:
-		return nil, flagError("runs", f.runs, "out of range", fmt.Sprintf("1 to %d runs, or 0 for one run", maxSweep))
-	case f.parallel < 1:
-		return nil, flagError("parallel", f.parallel, "below 1", "runs at once, e.g. the number of cores")
-	case f.seeds != "":
-		return parseSeeds(f.seeds)
-	case f.runs > 0:
-		first := f.run.seed
-		if first == 0 {
-			first = runner.RandomSeed()
-		}
-		seeds := make([]uint64, f.runs)
-		for i := range seeds {
-			seeds[i] = first + uint64(i)
-		}
-		return seeds, nil
-	}
-	return nil, nil
-}
-
-// parseSeeds reads --seeds: a comma list of seeds and ranges A-B.
-func parseSeeds(s string) ([]uint64, error) {
-	bad := func(what string) error {
-		return flagError("seeds", s, what, "seeds and ranges of seeds above 0, e.g. 1-1000 or 1,5,9-12")
-	}
-	var out []uint64
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.ParseUint(lo, 10, 64)
-		if err != nil || a == 0 {
-			return nil, bad(fmt.Sprintf("%q is not a seed", part))
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
-				return nil, bad(fmt.Sprintf("%q is not a range from low to high", part))
-			}
-		}
-		if b-a >= maxSweep || len(out)+int(b-a+1) > maxSweep {
-			return nil, bad(fmt.Sprintf("more than %d seeds", maxSweep))
-		}
-		for x := a; ; x++ {
-			if !slices.Contains(out, x) {
-				out = append(out, x)
-			}
-			if x == b {
-				break
-			}
-		}
-	}
-	return out, nil
-}
-
-// sweepFlags are the flags of a sweep that a replay of one of its runs
-// leaves out: the flags that take a value, then the others.
-var (
-	sweepValueFlags = []string{"seeds", "runs", "parallel", "seed", "shard"}
-	sweepBoolFlags  = []string{"keep-valid"}
-)
-
-// replayArgs is the command that replays one run of a sweep: the sweep's
-// own, without its sweep flags, with the run's seed.
-func replayArgs(args []string, seed uint64) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		switch {
-		case !strings.HasPrefix(args[i], "--"):
-			out = append(out, args[i])
-		case slices.Contains(sweepValueFlags, name):
-			if !hasValue {
-				i++
-			}
-		case slices.Contains(sweepBoolFlags, name):
-		default:
-			out = append(out, args[i])
-		}
-	}
-	return append(out, "--seed", strconv.FormatUint(seed, 10))
+func (f *simFlags) console(out, errOut io.Writer) sim.Console {
+	return sim.Console{Out: out, Err: errOut, Quiet: f.run.quiet}
 }
 
 // simSweep runs a sweep, prints its progress, the table of verdicts and
@@ -341,190 +183,71 @@ func simSweep(out, errOut io.Writer, spec runner.Spec, seeds []uint64, f *simFla
 	defer stop()
 	fmt.Fprintf(out, "sweep of %d seeds, %d at a time: %s, %s each\n", len(seeds), f.parallel, spec.Normalized().Name, spec.TimeLimit)
 	sayBugs(out, spec.Settings.Bugs)
-	started := time.Now()
-	prog := newSweepProgress(errOut, len(seeds), f.run.quiet)
 	args := slices.Clone(os.Args)
-	runs := sim.Sweep(ctx, spec, seeds, sim.SweepOptions{
+	runs := f.console(out, errOut).Sweep(ctx, spec, seeds, sim.SweepOptions{
 		Parallel: f.parallel, KeepValid: f.keepValid, Version: fullVersion(),
-		Command: func(seed uint64) []string { return replayArgs(args, seed) },
-		Done:    prog.add,
-	})
-	prog.end()
-	printSweep(out, runs, time.Since(started), func(seed uint64) string {
-		a := replayArgs(args, seed)
-		a[0] = filepath.Base(a[0])
-		return report.ShellJoin(a)
+		Command: func(seed uint64) []string { return sim.SweepReplay(args, seed) },
 	})
 	if ctx.Err() != nil {
 		return exitInterrupted, nil
 	}
-	return sweepExit(runs), nil
+	return sim.SweepExitCode(runs), nil
 }
 
-// sweepProgress shows a sweep's progress: one line rewritten on a
-// terminal, else a line every tenth of the runs.
-type sweepProgress struct {
-	w       io.Writer
-	total   int
-	tty     bool
-	quiet   bool
-	started time.Time
-	counts  map[string]int
-	done    int
-}
+// judgeFunc names the anomalies held against a run: nil, its results'
+// Unexpected. Tests plant a failure by judging under a stricter promise
+// than the run had, as package sim's do.
+type judgeFunc func(runner.Outcome) []string
 
-func newSweepProgress(w io.Writer, total int, quiet bool) *sweepProgress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil {
-			tty = fi.Mode()&os.ModeCharDevice != 0
-		}
-	}
-	return &sweepProgress{w: w, total: total, tty: tty, quiet: quiet, started: time.Now(), counts: map[string]int{}}
-}
-
-func (p *sweepProgress) add(r sim.SweepRun) {
-	p.done++
-	p.counts[runVerdict(r)]++
-	if p.quiet || (!p.tty && p.done%max(p.total/10, 1) != 0 && p.done != p.total) {
-		return
-	}
-	elapsed := time.Since(p.started)
-	left := time.Duration(float64(elapsed) / float64(p.done) * float64(p.total-p.done))
-	line := fmt.Sprintf("[%*d/%d] valid %d  invalid %d  unknown %d  error %d  %s, ~%s left", len(strconv.Itoa(p.total)), p.done, p.total,
-		p.counts["valid"], p.counts["invalid"], p.counts["unknown"], p.counts["error"], elapsed.Round(time.Second), left.Round(time.Second))
-	if p.tty {
-		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
-	} else {
-		fmt.Fprintln(p.w, line)
-	}
-}
-
-func (p *sweepProgress) end() {
-	if p.tty && !p.quiet {
-		fmt.Fprintln(p.w)
-	}
-}
-
-// runVerdict names how a run of a sweep ended.
-func runVerdict(r sim.SweepRun) string {
+// simShrink shrinks the run of spec (its seed given) while it shows
+// target (nil: its own unexpected anomalies), and exits as the smallest
+// run's verdict does.
+func simShrink(out, errOut io.Writer, spec runner.Spec, f *simFlags, target []string, judge judgeFunc) (int, error) {
+	ctx, _, stop := interruptContext(errOut, "stopping the search")
+	defer stop()
+	res, err := f.console(out, errOut).Shrink(ctx, spec, sim.ShrinkOptions{
+		Runs: f.shrinkRuns, Target: target, Version: fullVersion(), Command: sim.ReplayCommand, Unexpected: judge,
+	})
 	switch {
-	case r.Err != nil || r.Outcome.Error != "":
-		return "error"
-	case r.Outcome.Interrupted:
-		return "interrupted"
-	case r.Outcome.Verdict == checker.Valid:
-		return "valid"
-	case r.Outcome.Verdict == checker.Invalid:
-		return "invalid"
+	case err != nil:
+		return 0, err
+	case res.Interrupted && res.Runs <= 1:
+		return exitInterrupted, nil
 	}
-	return "unknown"
+	code, err := sayOutcome(out, errOut, res.Outcome, nil)
+	if res.Interrupted {
+		return exitInterrupted, err
+	}
+	return code, err
 }
 
-// printSweep prints a sweep's table: runs and seeds by verdict, runs by
-// anomaly found (and in how many it was forbidden), and each run that was
-// not valid with its replay command.
-func printSweep(out io.Writer, runs []sim.SweepRun, took time.Duration, replay func(seed uint64) string) {
-	fmt.Fprintf(out, "\n%d runs in %s\n", len(runs), took.Round(time.Millisecond))
-	bySeed := map[string][]uint64{}
-	type tally struct{ runs, unexpected int }
-	anomalies := map[string]*tally{}
-	for _, r := range runs {
-		v := runVerdict(r)
-		bySeed[v] = append(bySeed[v], r.Seed)
-		if res := r.Outcome.Results; res != nil {
-			for _, x := range res.Results {
-				if x.Valid != checker.Invalid {
-					continue
-				}
-				t := anomalies[x.Name]
-				if t == nil {
-					t = &tally{}
-					anomalies[x.Name] = t
-				}
-				t.runs++
-				if x.Forbidden > 0 {
-					t.unexpected++
-				}
-			}
-		}
+// simFrom sweeps seeds of a stored run's configuration and planned
+// windows until one shows its unexpected anomalies (exit 2 if none does),
+// and exits as that run's verdict does; with --shrink, it then shrinks
+// that run.
+func simFrom(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	failed, seeds, err := f.sim(cmd.Flags()).FailedRun(f.run.store, func(dir string) string { return runsHint(nearestDir(dir)) })
+	if err != nil {
+		return 0, err
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERDICT\tRUNS\tSEEDS")
-	for _, v := range []string{"valid", "invalid", "unknown", "error", "interrupted"} {
-		if v == "interrupted" && len(bySeed[v]) == 0 {
-			continue
-		}
-		seeds := ""
-		if v != "valid" {
-			seeds = seedList(bySeed[v], 20)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", v, len(bySeed[v]), seeds)
+	if err := stopIfValidating(cmd); err != nil {
+		return 0, err
 	}
-	tw.Flush()
-	if len(anomalies) > 0 {
+	ctx, _, stop := interruptContext(errOut, "stopping the search")
+	rep := f.console(out, errOut).Reproduce(ctx, failed, seeds, sim.ReproduceOptions{
+		Parallel: f.parallel, Version: fullVersion(), Command: sim.ReplayCommand, Unexpected: judge,
+	})
+	stop()
+	switch {
+	case !rep.Found && rep.Interrupted:
+		return exitInterrupted, nil
+	case !rep.Found:
+		return exitUnknown, nil
+	case f.shrink:
 		fmt.Fprintln(out)
-		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ANOMALY\tRUNS FOUND\tRUNS FORBIDDEN")
-		for _, name := range checker.Names() {
-			if t := anomalies[name]; t != nil {
-				fmt.Fprintf(tw, "%s\t%d\t%d\n", name, t.runs, t.unexpected)
-			}
-		}
-		tw.Flush()
+		return simShrink(out, errOut, rep.Spec, f, failed.Results.Unexpected, judge)
 	}
-	var failing []sim.SweepRun
-	for _, r := range runs {
-		if v := runVerdict(r); v != "valid" && v != "interrupted" {
-			failing = append(failing, r)
-		}
-	}
-	if len(failing) == 0 {
-		return
-	}
-	fmt.Fprintln(out, "\nruns that were not valid (each replays with its command):")
-	for _, r := range failing {
-		what := strings.ToUpper(runVerdict(r))
-		switch {
-		case r.Err != nil:
-			what += ": " + r.Err.Error()
-		case r.Outcome.Results != nil && len(r.Outcome.Results.Unexpected) > 0:
-			what += ": " + strings.Join(r.Outcome.Results.Unexpected, ", ")
-		}
-		fmt.Fprintf(out, "  seed %d %s\n    %s\n", r.Seed, what, replay(r.Seed))
-		if r.Outcome.Report != "" {
-			fmt.Fprintf(out, "    report: %s\n", r.Outcome.Report)
-		}
-	}
-}
-
-// seedList is seeds, at most n of them, then how many more.
-func seedList(seeds []uint64, n int) string {
-	var parts []string
-	for _, s := range seeds[:min(n, len(seeds))] {
-		parts = append(parts, strconv.FormatUint(s, 10))
-	}
-	if len(seeds) > n {
-		parts = append(parts, fmt.Sprintf("(%d more)", len(seeds)-n))
-	}
-	return strings.Join(parts, " ")
-}
-
-// sweepExit is the worst of the runs' exit codes: 1 if any was invalid,
-// else 3 if any ended in an error, else 2 if any was unknown, else 0.
-func sweepExit(runs []sim.SweepRun) int {
-	worst := exitValid
-	for _, r := range runs {
-		switch runVerdict(r) {
-		case "invalid":
-			return exitInvalid
-		case "error":
-			worst = exitErrorCode
-		case "unknown":
-			if worst == exitValid {
-				worst = exitUnknown
-			}
-		}
-	}
-	return worst
+	fmt.Fprintf(out, "run %s\nseed %d\n", rep.Run.Outcome.Dir, rep.Spec.Seed)
+	return sayOutcome(out, errOut, rep.Run.Outcome, rep.Run.Err)
 }

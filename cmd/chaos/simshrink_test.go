@@ -119,7 +119,7 @@ func TestSimArgs(t *testing.T) {
 	st.LoseUnsynced, st.NoAutoCreateTopics = true, true
 	for _, want := range []runner.Spec{given, odd} {
 		want.Runtime = runner.RuntimeSim
-		args := simArgs(want)
+		args := sim.Args(want)
 		cmd, f := newSimCmdFlags(nil)
 		if err := cmd.ParseFlags(args); err != nil {
 			t.Fatalf("%v: %v", args, err)
