@@ -2,8 +2,10 @@ package netfault
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"strings"
@@ -218,4 +220,28 @@ func HasNetem() (ok bool, why string) {
 	}
 	_ = netlink.QdiscDel(q)
 	return true, ""
+}
+
+// ApplyJSON is "chaos netfault apply": it applies the spec arg encodes
+// (Spec.Encode) and writes the Result to w as JSON, which the docker
+// runtime reads back.
+func ApplyJSON(w io.Writer, arg string) error {
+	spec, err := Decode(arg)
+	if err != nil {
+		return err
+	}
+	res, err := Apply(spec)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(res)
+}
+
+// Probe is what "chaos netfault probe" prints: the delay mechanism this
+// kernel supports, and why when it is the fallback.
+func Probe() Result {
+	if ok, why := HasNetem(); !ok {
+		return Result{Mechanism: HTB, Why: why}
+	}
+	return Result{Mechanism: Netem}
 }

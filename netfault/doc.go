@@ -16,5 +16,6 @@
 // whose rate lets one minimal packet through per d: every exchange on the
 // link then takes at least as long as with d of latency each way, which is
 // what a slow follower needs to fall behind its leader (and its throughput
-// is far lower). Apply reports which mechanism it used.
+// is far lower). Apply reports which mechanism it used, and Probe which one
+// the kernel offers: chaos netfault prints both as JSON (ApplyJSON).
 package netfault

@@ -7,7 +7,9 @@
 // directory per campaign (store/campaigns/<timestamp>/: campaign.json,
 // index.html, logs/) with store/campaigns/latest. Files are written
 // atomically, so that a reader never sees half of one (NewRun, WriteJSON,
-// MarkLatest, Relink, WriteFileAtomic); ListStore lists what a store holds.
+// MarkLatest, Relink, WriteFileAtomic); ListStore lists what a store holds,
+// and FindHistory finds the history of a run directory, saying, for a path
+// that is not one, which runs it could have meant (RunsHint).
 //
 // The package owns the schema of what it stores: test.json is TestConfig
 // and campaign.json is Campaign, both defined here with types of their

@@ -9,6 +9,14 @@
 // or in child processes that read their Spec from a file and write their
 // Outcome to another (package campaign, chaos run --spec-file).
 //
+// The commands that make a Spec from flags check each value with this
+// package first (ParseAcks, ParseFaults, Spec.CheckFlags), so that a
+// refusal names the flag; Validate names the Spec's fields. Outcome.Say
+// prints how a run ended. The commands that act on a cluster or a stored
+// run without running a test are here too, as they use the same runtimes
+// and judge the same way: chaos cluster up and clean (Up, Clean) and chaos
+// check (Check).
+//
 // What varies between worlds is only the runtime that starts the cluster
 // (StartCluster: local processes or docker containers, with their network
 // fabric); everything above it is the same code.

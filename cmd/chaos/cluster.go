@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/cluster/docker"
 	"github.com/chaos-isr/chaos/runner"
 )
@@ -22,16 +19,7 @@ func newClusterCmd() *cobra.Command {
 }
 
 func newClusterUpCmd() *cobra.Command {
-	var (
-		nodes    int
-		basePort int
-		ctrlPort int
-		data     string
-		rt       string
-		rf       replicationFlags
-		tf       topicFlags
-		bugs     bugFlags
-	)
+	var up runner.Up
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a cluster (child processes or containers) and stay in the foreground",
@@ -48,37 +36,7 @@ this process is killed; containers and the temporary data directory left by a ki
 process are removed by "chaos cluster clean" (containers also by the next docker run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkNodes(nodes, tf.rf); err != nil {
-				return err
-			}
-			if err := checkRuntime(rt); err != nil {
-				return err
-			}
-			if err := checkBasePort(basePort, nodes, false); err != nil {
-				return err
-			}
-			if ctrlPort < 0 || ctrlPort > 65535 {
-				return flagError("controller-port", ctrlPort, "out of range", "a port from 1 to 65535, or 0 for base-port-1")
-			}
-			if rt == runtimeDocker && ctrlPort != 0 && ctrlPort != basePort-1 {
-				return flagError("controller-port", ctrlPort, "not --base-port-1 with --runtime docker",
-					fmt.Sprintf("leave it out: the docker runtime puts the controller at base-port-1 (%d)", basePort-1))
-			}
-			if err := tf.validate(); err != nil {
-				return err
-			}
-			if _, err := bugs.parse(); err != nil {
-				return err
-			}
-			if err := tf.config().Validate(); err != nil {
-				return err
-			}
-			ccfg := coreDefaults()
-			var st storageOpts
-			if err := rf.apply(&ccfg, &st); err != nil {
-				return err
-			}
-			if err := ccfg.Validate(); err != nil {
+			if err := up.CheckFlags(); err != nil {
 				return err
 			}
 			if err := stopIfValidating(cmd); err != nil {
@@ -86,75 +44,18 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 			}
 			ctx, intr, stop := interruptContext(cmd.ErrOrStderr(), "stopping the cluster")
 			defer stop()
-			if err := runner.RuntimeReady(ctx, rt); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			keep := data != ""
-			if keep {
-				fmt.Fprintf(out, "data and node logs: %s\n", data)
-			} else {
-				dir, err := cluster.NewTempDataDir()
-				if err != nil {
-					return err
-				}
-				data = dir
-				fmt.Fprintf(out, "data and node logs: %s (removed on exit; pass --data to keep them; \"chaos cluster clean\" removes it if this process is killed)\n", data)
-			}
-			clusterID := runner.NewClusterID()
-			settings := cluster.DefaultSettings()
-			rf.settings(&settings)
-			tf.settings(&settings)
-			_ = bugs.settings(&settings) // refused above if unknown
-			if len(settings.Bugs) > 0 {
-				fmt.Fprintf(out, "planted bugs: %s (every node takes the ones that live in it)\n", strings.Join(settings.Bugs, ", "))
-			}
-			lc, err := runner.StartCluster(ctx, rt, cluster.Spec{
-				Nodes: nodes, BasePort: basePort, ControllerPort: ctrlPort, DataDir: data, ClusterID: clusterID,
-				ControllerArgs: settings.ControllerArgs(), BrokerArgs: settings.BrokerArgs(),
-			}, false)
-			if err != nil && ctx.Err() != nil {
-				if !keep {
-					os.RemoveAll(data)
-				}
-				return &exitError{code: exitInterrupted, err: errSilent}
-			}
-			if err != nil {
-				// The node logs are the only account of why: kept.
-				return fmt.Errorf("%w\nnode logs kept in %s", err, data)
-			}
-			intr.onSecond(lc.Abort)
-			defer func() {
-				lc.Close()
-				if !keep {
-					os.RemoveAll(data)
-				}
-			}()
-			for _, n := range lc.Info() {
-				id := fmt.Sprint(n.ID)
-				if n.Role == "controller" {
-					id = "-"
-				}
-				fmt.Fprintf(out, "%-3s %-10s %-21s %s\n", id, n.Role, n.Addr, n.Where)
-			}
-			fmt.Fprintf(out, "cluster id: %s\nbootstrap: %s\n", clusterID, lc.Bootstrap())
-			if rt == runtimeDocker {
-				fmt.Fprintln(out, "node logs: docker logs CONTAINER while up; copied into the data directory on exit")
-			}
-			fmt.Fprintln(out, "ready; Ctrl-C stops the cluster")
-			cluster.WatchExits(ctx, lc, out)
-			return nil
+			return exitWith(up.Run(ctx, cmd.OutOrStdout(), intr.OnSecond))
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&nodes, "nodes", 3, "number of brokers")
-	fl.IntVar(&basePort, "base-port", 9092, "broker i listens on base-port+i-1")
-	fl.IntVar(&ctrlPort, "controller-port", 0, "the controller's port (default: base-port-1)")
-	fl.StringVar(&data, "data", "", "data directory (default: a temporary directory removed on exit)")
-	fl.StringVar(&rt, "runtime", runtimeLocal, runtimeUsage)
-	rf.register(cmd)
-	tf.register(cmd)
-	bugs.register(cmd)
+	fl.IntVar(&up.Nodes, "nodes", 3, "number of brokers")
+	fl.IntVar(&up.BasePort, "base-port", 9092, "broker i listens on base-port+i-1")
+	fl.IntVar(&up.ControllerPort, "controller-port", 0, "the controller's port (default: base-port-1)")
+	fl.StringVar(&up.DataDir, "data", "", "data directory (default: a temporary directory removed on exit)")
+	fl.StringVar(&up.Runtime, "runtime", runtimeLocal, runtimeUsage)
+	(*replicationFlags)(&up.Replication).register(cmd)
+	(*topicFlags)(&up.Topics).register(cmd)
+	(*bugFlags)(&up.Bugs).register(cmd)
 	return cmd
 }
 
@@ -181,46 +82,7 @@ killed (with SIGKILL, say, when no cleanup runs):
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			out := cmd.OutOrStdout()
-			dirs, err := cluster.SweepTempDirs()
-			for _, d := range dirs {
-				fmt.Fprintf(out, "removed data directory %s (owner gone)\n", d)
-			}
-			if err != nil {
-				return err
-			}
-			if err := docker.Available(ctx); err != nil && !all && !image {
-				fmt.Fprintf(out, "no containers looked for: %v\n", err)
-				if len(dirs) == 0 {
-					fmt.Fprintln(out, "nothing to remove")
-				}
-				return nil
-			}
-			removed, err := docker.Sweep(ctx, all)
-			for _, l := range removed {
-				if l.Kind == "image" {
-					fmt.Fprintf(out, "removed untagged image %s (an older build)\n", l.Name)
-					continue
-				}
-				state := "owner gone"
-				if l.Alive {
-					state = "owner still running"
-				}
-				fmt.Fprintf(out, "removed %s %s (run %s, %s)\n", l.Kind, l.Name, l.Run, state)
-			}
-			if err != nil {
-				return err
-			}
-			if image {
-				if err := docker.RemoveImage(ctx); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "removed image %s\n", docker.Image)
-			}
-			if len(dirs) == 0 && len(removed) == 0 && !image {
-				fmt.Fprintln(out, "nothing to remove")
-			}
-			return nil
+			return runner.Clean(ctx, cmd.OutOrStdout(), all, image)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "also remove the containers and networks of runs still going (never a live cluster's data directory)")

@@ -8,53 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chaos-isr/chaos/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=..." (make
 // build stamps git describe); "dev" means it was not.
 var version = "dev"
 
-func fullVersion() string {
-	bi, _ := debug.ReadBuildInfo()
-	return versionString(version, bi)
-}
-
-// versionString is what chaos --version prints: the stamped version, or,
-// for a binary built without one (go install, go build), the module
-// version the Go toolchain recorded ("v1.2.0" for a release installed with
-// go install ...@version, a pseudo-version for a commit), followed by the
-// commit when the toolchain recorded one that the version does not
-// already name.
-func versionString(stamp string, bi *debug.BuildInfo) string {
-	v := stamp
-	var rev string
-	modified := false
-	if bi != nil {
-		if stamp == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	if len(rev) >= 12 && !strings.Contains(v, rev[:7]) {
-		v += " (" + rev[:12]
-		if modified && !strings.Contains(v, "dirty") {
-			v += ", modified"
-		}
-		v += ")"
-	}
-	return v
-}
+// fullVersion is what chaos --version prints and test.json records.
+func fullVersion() string { return cli.Version(version) }
 
 // exitError carries an exit code through cobra.
 type exitError struct {

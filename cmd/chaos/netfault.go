@@ -23,27 +23,14 @@ func newNetfaultCmd() *cobra.Command {
 		Short: "Replace this namespace's faults with SPEC (JSON) and print what was done as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := netfault.Decode(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := netfault.Apply(spec)
-			if err != nil {
-				return err
-			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			return netfault.ApplyJSON(cmd.OutOrStdout(), args[0])
 		},
 	}, &cobra.Command{
 		Use:   "probe",
 		Short: "Print which delay mechanism this kernel supports, as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ok, why := netfault.HasNetem()
-			p := netfault.Result{Mechanism: netfault.Netem}
-			if !ok {
-				p = netfault.Result{Mechanism: netfault.HTB, Why: why}
-			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(p)
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(netfault.Probe())
 		},
 	})
 	return cmd

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 )
 
@@ -119,7 +119,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	// Set as the value, not with fl.Set, which would mark the flag as
 	// given on the command line.
 	fl.Lookup("min-insync-replicas").DefValue = "2"
-	f.tf.minISR = 2
+	f.tf.MinInsyncReplicas = 2
 }
 
 // errSilent marks an exit whose reason has already been printed.
@@ -141,15 +141,46 @@ func exitWith(code int, err error) error {
 func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 	s := runner.DefaultSpec()
 	s.Name, s.Store, s.Seed, s.Runtime, s.Nodes, s.BasePort = f.name, f.store, f.seed, f.runtime, f.nodes, f.basePort
-	f.rf.settings(&s.Settings)
-	f.tf.settings(&s.Settings)
-	_ = f.bugs.settings(&s.Settings) // validate refused a name it does not know
+	s.Settings = runner.NodeSettings(node.Replication(f.rf), node.Topics(f.tf), f.bugs)
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.concurrency, f.consumers, f.rate
 	s.TimeLimit, s.RequestTimeout = f.timeLimit, f.reqTimeout
 	s.Faults, s.NemesisInterval = faults, f.nemInterval
 	s.ConvergeTimeout, s.MonitorInterval = f.converge, f.monitor
 	s.Command = os.Args
 	return s
+}
+
+// runSpec is the spec chaos run runs: the flags', checked flag by flag
+// first so that a refusal names the flag; or, for a campaign's child,
+// exactly the one in --spec-file.
+func (f runFlags) runSpec(cmd *cobra.Command) (runner.Spec, error) {
+	if f.specFile == "" {
+		acks, faults, err := f.validate()
+		if err != nil {
+			return runner.Spec{}, err
+		}
+		spec := f.spec(acks, faults)
+		if err := spec.Validate(); err != nil {
+			// Flags the checks above passed but the spec refuses: a
+			// combination (e.g. a schedule with no window).
+			return runner.Spec{}, flagCombination(err, f)
+		}
+		return spec, nil
+	}
+	// Display and protocol flags may go with a spec file.
+	var others []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if fl.Name != "spec-file" && fl.Name != "outcome-file" && fl.Name != "quiet" {
+			others = append(others, "--"+fl.Name)
+		}
+	})
+	return runner.ReadChildSpec(f.specFile, others)
+}
+
+// writeOutcome writes the outcome to --outcome-file, if one was asked for
+// (runner.WriteOutcome), and returns runErr.
+func (f runFlags) writeOutcome(o runner.Outcome, runErr error) error {
+	return runner.WriteOutcome(f.outcomeFile, o, runErr)
 }
 
 func runTest(cmd *cobra.Command, f runFlags) (int, error) {
@@ -171,102 +202,39 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 			// Where the run is, should it end without another word.
 			_ = f.writeOutcome(runner.Outcome{Dir: dir, Seed: seed, ClusterID: clusterID}, nil)
 		},
-		ClusterUp: intr.onSecond,
+		ClusterUp: intr.OnSecond,
 		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.quiet) },
 		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
 	})
 	return sayOutcome(out, errOut, outcome, f.writeOutcome(outcome, err))
 }
 
+// sayBugs says which bugs a run plants, if any.
+var sayBugs = runner.SayBugs
+
 // sayOutcome prints how a run ended (its verdict and where its results and
 // report are, or why there is no verdict) and returns its exit code.
 func sayOutcome(out, errOut io.Writer, outcome runner.Outcome, err error) (int, error) {
-	switch {
-	case outcome.Interrupted:
-		sayReport(errOut, outcome)
-		return exitInterrupted, nil
-	case err != nil:
-		if outcome.Dir != "" && (outcome.Report != "" || outcome.ReportErr != "") {
-			sayReport(errOut, outcome)
-		}
-		return 0, err
-	}
-	printVerdict(out, outcome.Results)
-	fmt.Fprintf(out, "results: %s\n", filepath.Join(outcome.Dir, results.ResultsFile))
-	sayReport(out, outcome)
-	return outcome.ExitCode(), nil
-}
-
-// sayBugs says which bugs a run plants, if any: its verdict is about the
-// tester's power to catch them, not about the broker.
-func sayBugs(out io.Writer, bugs []string) {
-	if len(bugs) > 0 {
-		fmt.Fprintf(out, "planted bugs: %s (on purpose; chaos bugs describes them)\n", strings.Join(bugs, ", "))
-	}
+	return outcome.Say(out, errOut, err)
 }
 
 // flagCombination says which flags a refused spec is about: chaos run
 // names its flags, where the runner names the spec's fields.
 func flagCombination(err error, f runFlags) error {
-	if strings.Contains(err.Error(), "no fault window fits") {
-		return fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval: --time-limit %s, or a shorter --nemesis-interval)",
-			f.timeLimit, f.nemInterval, nemesis.MinTimeLimit(f.nemInterval))
-	}
-	return err
+	return runner.FlagCombination(err, f.timeLimit, f.nemInterval)
 }
 
-// sayReport says where the run's report is, or why it is not there.
-func sayReport(w io.Writer, o runner.Outcome) {
-	if o.ReportErr != "" {
-		fmt.Fprintf(w, "report: not written: %s\n", o.ReportErr)
-		return
-	}
-	if o.Report != "" {
-		fmt.Fprintf(w, "report: %s\n", o.Report)
-	}
-}
-
-// progress prints elapsed time, throughput, outcomes and the fault window
-// open (fault's description, if any) once a second until the returned
-// stop is called: on one rewritten line on a terminal, as plain lines every
-// 5 s otherwise.
+// progress shows the workload's progress on w until the returned stop is
+// called: on one rewritten line on a terminal, as plain lines every 5 s
+// otherwise.
 func progress(w io.Writer, st *runner.Status, quiet bool) func() {
 	if quiet {
 		return func() {}
 	}
 	pl := newProgressLine(w)
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		var last runner.Stats
-		n := 0
-		for {
-			select {
-			case <-done:
-				pl.end()
-				return
-			case <-t.C:
-			}
-			n++
-			s := st.Stats()
-			line := fmt.Sprintf("[%3ds/%ds] %5d ops/s  ok %d  fail %d  info %d",
-				int(st.Since().Seconds()), int(st.Limit.Seconds()), s.OK+s.Fail+s.Info-last.OK-last.Fail-last.Info, s.OK, s.Fail, s.Info)
-			if win, open := st.Fault(); open {
-				line += "  | " + win.Status(time.Now())
-			}
-			last = s
-			if n%5 == 0 {
-				pl.print(line)
-			} else {
-				pl.show(line)
-			}
-		}
-	}()
+	stop := st.Progress(pl.show, pl.print)
 	return func() {
-		close(done)
-		<-finished
+		stop()
+		pl.end()
 	}
 }

@@ -16,7 +16,8 @@
 //     what the runs showed;
 //   - the store browser's page (ScanStore, RenderStore), which chaos serve
 //     shows at its root; WritePage renders whichever page a run or
-//     campaign directory lacks.
+//     campaign directory lacks, and WriteTree (WriteTrees for chaos
+//     report) every page below a directory.
 //
 // It reads what package results stores (test.json, results.json,
 // campaign.json) and the history (package history), and judges nothing

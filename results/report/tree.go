@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,4 +50,31 @@ func WriteTree(root string, done func(page string, err error)) (int, error) {
 		return nil
 	})
 	return found, err
+}
+
+// WriteTrees is chaos report: it renders every run and campaign below each
+// of roots, printing each page written on out and each that could not be
+// on errOut; an error says why not every root gave pages.
+func WriteTrees(out, errOut io.Writer, roots []string) error {
+	failed := 0
+	for _, root := range roots {
+		n, err := WriteTree(root, func(page string, err error) {
+			if err != nil {
+				failed++
+				fmt.Fprintf(errOut, "chaos: %v\n", err)
+				return
+			}
+			fmt.Fprintln(out, page)
+		})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%s holds no run (test.json) or campaign (campaign.json)", root)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d page(s) could not be rendered", failed)
+	}
+	return nil
 }

@@ -4,5 +4,6 @@
 // outside the store: ".." is refused, symlinks are followed only while
 // they stay inside, and only requests addressed to localhost or a loopback
 // address are answered (a page that rebinds its own name to 127.0.0.1
-// cannot read the store).
+// cannot read the store). New checks chaos serve's flags, which must name
+// a loopback address.
 package serve

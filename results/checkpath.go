@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"errors"
@@ -8,19 +8,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/spf13/cobra"
-
-	"github.com/chaos-isr/chaos/results"
 )
 
 // What chaos check says when its PATH is not what it judges: what PATH is,
-// and the runs it could have meant.
+// and the runs of the store it could have meant.
 
 const checkPathHelp = "a run directory (store/<test>/<time>, or store/latest for the newest run) or a history file (a run's history.jsonl, docs/history.md)"
 
-// checkArgs refuses a missing PATH, or more than one, saying what PATH is.
-func checkArgs(_ *cobra.Command, args []string) error {
+// CheckArgs refuses chaos check's arguments but one PATH, saying what PATH
+// is.
+func CheckArgs(args []string) error {
 	switch len(args) {
 	case 0:
 		return errors.New("PATH: missing; chaos check judges " + checkPathHelp + ", e.g. chaos check store/latest")
@@ -30,12 +27,12 @@ func checkArgs(_ *cobra.Command, args []string) error {
 	return fmt.Errorf("PATH: one at a time, got %d (%s); e.g. chaos check store/latest", len(args), strings.Join(args, " "))
 }
 
-// checkPath resolves chaos check's PATH to the history to read and the
+// FindHistory resolves chaos check's PATH to the history to read and the
 // directory of its run (where test.json would be).
-func checkPath(path string) (hist, dir string, err error) {
+func FindHistory(path string) (hist, dir string, err error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", fmt.Errorf("PATH: no such file or directory, got %q; chaos check judges %s%s", path, checkPathHelp, runsHint(nearestDir(path)))
+		return "", "", fmt.Errorf("PATH: no such file or directory, got %q; chaos check judges %s%s", path, checkPathHelp, RunsHint(NearestDir(path)))
 	}
 	if err != nil {
 		return "", "", err
@@ -43,22 +40,22 @@ func checkPath(path string) (hist, dir string, err error) {
 	if !fi.IsDir() {
 		return path, filepath.Dir(path), nil
 	}
-	hist = filepath.Join(path, "history.jsonl")
+	hist = filepath.Join(path, HistoryFile)
 	if _, err := os.Stat(hist); err == nil {
 		return hist, path, nil
 	}
 	what, near := "not a run directory (no history.jsonl in it)", path
-	if _, err := os.Stat(filepath.Join(path, results.CampaignFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(path, CampaignFile)); err == nil {
 		// STORE/campaigns/<time>: its runs are in the store, two up.
 		what, near = "a campaign directory, not a run (campaign.json lists its runs' directories)", filepath.Dir(filepath.Dir(filepath.Clean(path)))
-	} else if _, err := os.Stat(filepath.Join(path, results.TestFile)); err == nil {
+	} else if _, err := os.Stat(filepath.Join(path, TestFile)); err == nil {
 		what = "a run directory without a history (the run stopped before its workload began)"
 	}
-	return "", "", fmt.Errorf("PATH: %s, got %q; chaos check judges %s%s", what, path, checkPathHelp, runsHint(near))
+	return "", "", fmt.Errorf("PATH: %s, got %q; chaos check judges %s%s", what, path, checkPathHelp, RunsHint(near))
 }
 
-// nearestDir is the closest existing directory at or above path.
-func nearestDir(path string) string {
+// NearestDir is the closest existing directory at or above path.
+func NearestDir(path string) string {
 	for d := filepath.Dir(filepath.Clean(path)); ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			return d
@@ -69,9 +66,9 @@ func nearestDir(path string) string {
 	}
 }
 
-// runsHint names the runs found at or below dir (up to three levels, as in
+// RunsHint names the runs found at or below dir (up to three levels, as in
 // store/<test>/<time>), the "latest" links first, for an error message.
-func runsHint(dir string) string {
+func RunsHint(dir string) string {
 	var latest, runs []string
 	base := filepath.Clean(dir)
 	_ = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
@@ -83,7 +80,7 @@ func runsHint(dir string) string {
 			depth = strings.Count(strings.TrimPrefix(p, base), string(filepath.Separator))
 		}
 		if d.Name() == "latest" && d.Type()&fs.ModeSymlink != 0 {
-			if _, err := os.Stat(filepath.Join(p, "history.jsonl")); err == nil {
+			if _, err := os.Stat(filepath.Join(p, HistoryFile)); err == nil {
 				latest = append(latest, p)
 			}
 			return nil
@@ -91,7 +88,7 @@ func runsHint(dir string) string {
 		if !d.IsDir() {
 			return nil
 		}
-		if _, err := os.Stat(filepath.Join(p, "history.jsonl")); err == nil && p != base {
+		if _, err := os.Stat(filepath.Join(p, HistoryFile)); err == nil && p != base {
 			runs = append(runs, p)
 			return filepath.SkipDir
 		}
@@ -117,15 +114,15 @@ func runsHint(dir string) string {
 	return hint + "; e.g. chaos check " + names[0]
 }
 
-// notHistory is the error for a file of which not one line is an
+// NotHistory is the error for a file of which not one line is an
 // operation (test.json, say): it says so, and what to pass instead,
 // rather than a JSON error about the file's first line.
-func notHistory(path string, err error) error {
+func NotHistory(path string, err error) error {
 	suggest := "chaos check " + filepath.Dir(path)
 	switch filepath.Base(path) {
-	case results.TestFile:
+	case TestFile:
 		return fmt.Errorf("PATH: not a history but a run's configuration (test.json), got %q; pass the run directory: %s", path, suggest)
-	case "results.json":
+	case ResultsFile:
 		return fmt.Errorf("PATH: not a history but a run's verdict (results.json), got %q; pass the run directory: %s", path, suggest)
 	}
 	return fmt.Errorf("PATH: not a history (%v), got %q; chaos check judges %s", err, path, checkPathHelp)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"runtime/debug"
@@ -34,8 +34,8 @@ func TestVersionString(t *testing.T) {
 		{"go build, devel with a commit", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, true)}, "dev (97a31b2654df, modified)"},
 		{"no build info", "dev", nil, "dev"},
 	} {
-		if got := versionString(tc.stamp, tc.bi); got != tc.want {
-			t.Errorf("%s: versionString(%q) = %q, want %q", tc.name, tc.stamp, got, tc.want)
+		if got := VersionString(tc.stamp, tc.bi); got != tc.want {
+			t.Errorf("%s: VersionString(%q) = %q, want %q", tc.name, tc.stamp, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -11,12 +11,20 @@ import (
 	"syscall"
 )
 
-// interrupts is how run and cluster up take Ctrl-C (or SIGTERM): the first
+// ExitInterrupted is the exit code of a command stopped by Ctrl-C.
+const ExitInterrupted = 130
+
+// SignalContext ends on SIGINT or SIGTERM.
+func SignalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// Interrupts is how run and cluster up take Ctrl-C (or SIGTERM): the first
 // ends the context, after saying what the command does about it, so that
 // the command heals and stops its cluster in order; a second one says it
-// stops now, calls the abort set by onSecond (which kills every node) and
-// exits 130 without waiting for the first's cleanup.
-type interrupts struct {
+// stops now, calls the abort set by OnSecond (which kills every node) and
+// exits ExitInterrupted without waiting for the first's cleanup.
+type Interrupts struct {
 	sigs  chan os.Signal
 	done  chan struct{}
 	once  sync.Once
@@ -27,12 +35,12 @@ type interrupts struct {
 	exiting sync.Mutex
 }
 
-// interruptContext starts watching for SIGINT and SIGTERM; first is what
+// InterruptContext starts watching for SIGINT and SIGTERM; first is what
 // the first one prints on w. The returned stop ends the watch (a later
 // signal then has its default effect).
-func interruptContext(w io.Writer, first string) (context.Context, *interrupts, func()) {
+func InterruptContext(w io.Writer, first string) (context.Context, *Interrupts, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &interrupts{sigs: make(chan os.Signal, 2), done: make(chan struct{})}
+	in := &Interrupts{sigs: make(chan os.Signal, 2), done: make(chan struct{})}
 	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		select {
@@ -52,7 +60,7 @@ func interruptContext(w io.Writer, first string) (context.Context, *interrupts, 
 		if f := in.abort.Load(); f != nil {
 			(*f)()
 		}
-		os.Exit(exitInterrupted)
+		os.Exit(ExitInterrupted)
 	}()
 	return ctx, in, func() {
 		in.exiting.Lock()
@@ -65,6 +73,6 @@ func interruptContext(w io.Writer, first string) (context.Context, *interrupts, 
 	}
 }
 
-// onSecond sets what a second interrupt runs before the process exits: it
+// OnSecond sets what a second interrupt runs before the process exits: it
 // must stop every node the command started, at once.
-func (in *interrupts) onSecond(abort func()) { in.abort.Store(&abort) }
+func (in *Interrupts) OnSecond(abort func()) { in.abort.Store(&abort) }

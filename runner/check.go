@@ -1,0 +1,188 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/broker/node"
+	"github.com/chaos-isr/chaos/broker/storage"
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
+)
+
+// Check is chaos check: a stored history judged again, under the
+// configuration its run's test.json records (the strictest promise when
+// there is none) with the flags that were given in its place.
+type Check struct {
+	// Path is a run directory or a history file (results.FindHistory).
+	Path string
+	// Given says whether the flag of that name was given: only those
+	// override test.json.
+	Given func(flag string) bool
+
+	Acks, Election, Fsync                string
+	MinInsyncReplicas, ReplicationFactor int
+	MaxInFlight                          int
+	Faults                               []string
+	LoseUnsynced, ClientRetries          bool
+	LinearizableTimeout                  time.Duration
+	SkipLinearizability                  bool
+	// Out, when set, is where the results are written as JSON too.
+	Out string
+}
+
+// Run judges the history, printing on out what it notes of the history
+// and the verdict, and returns the results; an error (the path, a flag,
+// test.json, the history) leaves no verdict.
+func (c Check) Run(out io.Writer) (*checker.Results, error) {
+	path, dir, err := results.FindHistory(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
+	var pe *fs.PathError
+	if tc, err := results.ReadTestConfig(filepath.Join(dir, results.TestFile)); err == nil {
+		cfg = tc.CheckerConfig()
+	} else if !errors.As(err, &pe) {
+		return nil, err
+	}
+	if err := c.override(&cfg); err != nil {
+		return nil, err
+	}
+	ops, err := ReadHistory(out, path)
+	if err != nil {
+		return nil, err
+	}
+	// The rules chaos run applies to its flags: a configuration no run
+	// could have is refused, not judged.
+	if err := CheckConfigFlags(cfg); err != nil {
+		if !c.given("acks", "min-insync-replicas", "election", "replication-factor", "max-in-flight") {
+			err = fmt.Errorf("%s: %w", filepath.Join(dir, results.TestFile), cfg.Validate())
+		}
+		return nil, err
+	}
+	opts := checker.Options{LinearizableTimeout: c.LinearizableTimeout, SkipLinearizability: c.SkipLinearizability}
+	if dir != "" {
+		opts.VisualizationPath = filepath.Join(dir, results.LinearizabilityFile)
+	}
+	if len(ops) == 0 {
+		fmt.Fprintf(out, "%s holds no operations: there is nothing to judge\n", path)
+	}
+	res := checker.Check(ops, cfg, opts)
+	report.WriteVerdict(out, res)
+	if c.Out != "" {
+		data, _ := json.MarshalIndent(res, "", "  ")
+		if err := results.WriteFileAtomic(c.Out, append(data, '\n')); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// given says whether one of the named flags was given.
+func (c Check) given(names ...string) bool {
+	for _, n := range names {
+		if c.Given(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// override puts the flags given into cfg.
+func (c Check) override(cfg *checker.Config) error {
+	if c.Given("acks") {
+		a, err := ParseAcks(c.Acks)
+		if err != nil {
+			return err
+		}
+		cfg.Acks = int(a)
+	}
+	if c.Given("min-insync-replicas") {
+		cfg.MinInsyncReplicas = c.MinInsyncReplicas
+	}
+	if c.Given("election") {
+		if err := node.CheckElection(c.Election); err != nil {
+			return err
+		}
+		cfg.Election = c.Election
+	}
+	if c.Given("replication-factor") {
+		cfg.ReplicationFactor = c.ReplicationFactor
+	}
+	if c.Given("faults") {
+		list := strings.Join(c.Faults, ",")
+		parsed, err := nemesis.Parse(list)
+		if err != nil {
+			return cli.Error("faults", list, "not a fault list", "use a comma list of: "+strings.Join(nemesis.Names(), ", "))
+		}
+		cfg.Faults = parsed
+		// A history that records no windows is judged by these, as the
+		// registry says each acts; one that needs brokers losing
+		// unsynced writes implies them.
+		cfg.Declared = DeclaredFaults(parsed, cfg.ReplicationFactor)
+		if nemesis.LosesUnsynced(parsed) && !c.Given("lose-unsynced") {
+			cfg.LoseUnsynced = true
+		}
+	}
+	if c.Given("lose-unsynced") {
+		cfg.LoseUnsynced = c.LoseUnsynced
+	}
+	if c.Given("fsync") {
+		p, ms, err := node.ParseFsync(c.Fsync)
+		if err != nil {
+			return err
+		}
+		cfg.Fsync = storage.FormatFsync(p, ms)
+	}
+	if c.Given("client-retries") {
+		cfg.ClientRetries = c.ClientRetries
+	}
+	if c.Given("max-in-flight") {
+		cfg.MaxInFlight = c.MaxInFlight
+	}
+	return nil
+}
+
+// ReadHistory reads the history at path for judging. A torn last line
+// (the tester was killed while writing it) is noted on out and left out;
+// a file of which not one line is an operation is refused, saying what
+// to pass instead (results.NotHistory).
+func ReadHistory(out io.Writer, path string) ([]history.Op, error) {
+	ops, err := history.ReadFile(path)
+	var pe *fs.PathError
+	if err != nil && len(ops) == 0 && !errors.Is(err, history.ErrTornTail) && !errors.As(err, &pe) {
+		return nil, results.NotHistory(path, err)
+	}
+	if errors.Is(err, history.ErrTornTail) {
+		fmt.Fprintf(out, "note: %s ends in a torn line (the tester was killed while writing); judging the %d operations before it\n", path, len(ops))
+		err = nil
+	}
+	return ops, err
+}
+
+// CheckConfigFlags refuses, naming the flag, a configuration no run could
+// have; checker.Config.Validate is the same rules without flag names.
+func CheckConfigFlags(cfg checker.Config) error {
+	switch {
+	case cfg.ReplicationFactor < 1:
+		return cli.Error("replication-factor", cfg.ReplicationFactor, "below 1", "a topic has at least one replica")
+	case cfg.MinInsyncReplicas < 1:
+		return cli.Error("min-insync-replicas", cfg.MinInsyncReplicas, "below 1", "use 1 up to --replication-factor")
+	case cfg.MinInsyncReplicas > cfg.ReplicationFactor:
+		return cli.Error("min-insync-replicas", cfg.MinInsyncReplicas, fmt.Sprintf("above the replication factor %d (no acks=-1 write could succeed)", cfg.ReplicationFactor), "use 1 up to --replication-factor")
+	case cfg.MaxInFlight < 1:
+		return cli.Error("max-in-flight", cfg.MaxInFlight, "below 1", "a producer has at least one request in flight")
+	}
+	return cfg.Validate()
+}

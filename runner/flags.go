@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/broker/node"
+	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/nemesis"
+)
+
+// The commands that make a Spec from flags (chaos run, sim, campaign,
+// cluster up) check each value first with these, so that a refusal names
+// the flag (package cli's style); Validate then names the Spec's fields.
+
+// ParseAcks reads --acks.
+func ParseAcks(s string) (int16, error) {
+	switch strings.ToLower(s) {
+	case "0":
+		return 0, nil
+	case "1":
+		return 1, nil
+	case "-1", "all":
+		return -1, nil
+	}
+	return 0, cli.Error("acks", s, "not an acks setting", "use 0, 1, -1 or all")
+}
+
+// ParseFaults reads --nemesis: none, or a comma list of faults.
+func ParseFaults(s string) ([]string, error) {
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := nemesis.Lookup(f); !ok && f != "none" && f != "" {
+			return nil, cli.Error("nemesis", f, "not a fault", "use none or a comma list of: "+strings.Join(nemesis.Names(), ", "))
+		}
+	}
+	faults, err := nemesis.Parse(s)
+	if err != nil {
+		return nil, cli.Error("nemesis", s, err.Error(), "")
+	}
+	return faults, nil
+}
+
+// CheckRuntime checks --runtime of a command that starts a real cluster.
+func CheckRuntime(rt string) error {
+	if slices.Contains(Runtimes(), rt) {
+		return nil
+	}
+	return cli.Error("runtime", rt, "not a runtime", "use "+strings.Join(Runtimes(), " or "))
+}
+
+// CheckCampaignRuntime checks a campaign's runtime: a real one, or the
+// simulation (a campaign runs chaos sim's runs in its own process).
+func CheckCampaignRuntime(rt string) error {
+	if rt == RuntimeSim || slices.Contains(Runtimes(), rt) {
+		return nil
+	}
+	return cli.Error("runtime", rt, "not a runtime", "use "+strings.Join(Runtimes(), " or ")+" (or "+RuntimeSim+": every run in simulation)")
+}
+
+// CheckNodes checks --nodes against the replication factor the topic asks
+// for.
+func CheckNodes(nodes int, rf int16) error {
+	if nodes < 1 {
+		return cli.Error("nodes", nodes, "fewer than 1", "the number of brokers, 1 or more")
+	}
+	if int(rf) > nodes {
+		return cli.Error("replication-factor", rf, fmt.Sprintf("above --nodes %d", nodes), "at most the number of brokers: a partition's replicas sit on distinct brokers")
+	}
+	return nil
+}
+
+// CheckBasePort checks --base-port: the controller takes base-port-1 and
+// the brokers base-port..base-port+nodes-1. free says 0 means "free ports".
+func CheckBasePort(base, nodes int, free bool) error {
+	if free && base == 0 {
+		return nil
+	}
+	if base < 2 || base+nodes-1 > 65535 {
+		accepted := fmt.Sprintf("a port from 2 to %d, so that the controller (base-port-1) and %d broker(s) fit below 65536", 65536-nodes, nodes)
+		if free {
+			accepted += ", or 0 for free ports"
+		}
+		return cli.Error("base-port", base, "out of range", accepted)
+	}
+	return nil
+}
+
+// NodeSettings are the settings of a cluster whose every node is given r,
+// t and bugs as its flags (package broker/node), as chaos run and chaos
+// cluster up give them; bugs are by name in chaos bugs' order, an unknown
+// one left out (node.ParseBugs refuses it).
+func NodeSettings(r node.Replication, t node.Topics, bugs []string) cluster.Settings {
+	s := cluster.DefaultSettings()
+	s.ReplicaLagTimeMaxMs, s.ReplicaLagMaxMessages = r.ReplicaLagTimeMaxMs, r.ReplicaLagMaxMessages
+	s.ReplicaFetchWaitMaxMs, s.HeartbeatIntervalMs = r.ReplicaFetchWaitMaxMs, r.HeartbeatIntervalMs
+	s.Fsync, s.LoseUnsynced, s.NoAutoCreateTopics = r.Fsync, r.LoseUnsynced, r.NoAutoCreateTopics
+	s.SessionTimeoutMs, s.Partitions, s.ReplicationFactor = t.SessionTimeoutMs, t.Partitions, t.ReplicationFactor
+	s.MinInsyncReplicas, s.Election = t.MinInsyncReplicas, t.Election
+	if set, err := node.ParseBugs(bugs); err == nil {
+		s.Bugs = set.Names()
+	}
+	return s
+}
+
+// CheckFlags checks what chaos run's flags set: the spec's runtime, size,
+// ports, workload and nemesis, then the nodes' settings as the flags gave
+// them (r, t and bugs, which the spec's Settings are made of).
+func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error {
+	if err := CheckRuntime(s.Runtime); err != nil {
+		return err
+	}
+	if err := CheckNodes(s.Nodes, s.Settings.ReplicationFactor); err != nil {
+		return err
+	}
+	if err := CheckBasePort(s.BasePort, s.Nodes, true); err != nil {
+		return err
+	}
+	switch {
+	case s.Concurrency < 1:
+		return cli.Error("concurrency", s.Concurrency, "fewer than 1", "the number of producers, 1 or more")
+	case s.Consumers < -1:
+		return cli.Error("consumers", s.Consumers, "negative", "0 or more (default: one per partition)")
+	case s.Rate < 0:
+		return cli.Error("rate", s.Rate, "negative", "sends per second, or 0 for as fast as the producers go")
+	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		return cli.Error("rate", s.Rate, "not a finite number", "sends per second, or 0 for as fast as the producers go")
+	case s.TimeLimit <= 0:
+		return cli.Error("time-limit", s.TimeLimit, "not positive", "a duration such as 30s or 5m")
+	case len(s.Faults) > 0 && s.NemesisInterval <= 0:
+		return cli.Error("nemesis-interval", s.NemesisInterval, "not positive", "a duration such as 10s: the faults need windows")
+	case s.RequestTimeout <= 0:
+		return cli.Error("request-timeout", s.RequestTimeout, "not positive", "a duration such as 5s")
+	case s.ConvergeTimeout <= 0:
+		return cli.Error("converge-timeout", s.ConvergeTimeout, "not positive", "a duration such as 60s")
+	case s.MonitorInterval < 0:
+		return cli.Error("monitor-interval", s.MonitorInterval, "negative", "a duration such as 250ms, or 0 for no monitor")
+	}
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	_, err := node.ParseBugs(bugs)
+	return err
+}
+
+// FlagCombination says which flags a refused spec is about, when the flags
+// passed CheckFlags one by one but not together: --time-limit and
+// --nemesis-interval (given as timeLimit and interval) that leave no fault
+// window.
+func FlagCombination(err error, timeLimit, interval time.Duration) error {
+	if strings.Contains(err.Error(), "no fault window fits") {
+		return fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval: --time-limit %s, or a shorter --nemesis-interval)",
+			timeLimit, interval, nemesis.MinTimeLimit(interval))
+	}
+	return err
+}
