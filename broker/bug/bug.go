@@ -169,7 +169,7 @@ var registry = [count]Info{
 		Breaks:   "a leader checks an idempotent producer's sequence numbers but appends a retried batch it already has (the same producer, epoch and sequences as one of the last five) again, at new offsets, instead of answering with the offset it was first written at",
 		Mirrors:  "KIP-98's duplicate detection (Kafka's ProducerStateManager keeps each producer's last five batches for it), the broker's half of the idempotent producer that clients enable by default since Kafka 3.0 (KIP-679): what turns a producer's retries into one write per record",
 		Why:      "the one bug only a retrying idempotent producer can show: without retries no batch is ever sent twice, and without idempotence a duplicate is allowed",
-		Scenario: "an idempotent producer that retries (acks=-1) under faults that lose answers after the append, such as partition-leader every 5 s or slow-follower with a 1 s request timeout: a retry of a batch the leader already has is written again, and its values are read twice (duplicate)",
+		Scenario: "an idempotent producer that retries, acks=-1, min.insync.replicas=2, slow-follower every 5 s with --request-timeout 1s: a send times out while its batch stays in the leader's log, and its retry is written again (a duplicate read); kill-leader works too, a leader dying after its followers fetched a batch it had not acknowledged yet, whose retry the new leader writes again",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,
