@@ -2,7 +2,7 @@
 // controller that replicate the way the seed describes (leader and pulling
 // followers per partition, an ISR kept by replica.lag.time.max.ms and
 // replica.lag.max.messages, min.insync.replicas, acks 0/1/-1, clean or unclean
-// leader election).
+// leader election, idempotent producers but not transactions).
 //
 // It knows nothing of the tester: a user can run it and talk to it with kcat.
 // The logic lives in pure state machines (core for a broker, controller for the

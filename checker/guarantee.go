@@ -44,6 +44,10 @@ type Config struct {
 	// ClientRetries: the producer retries sends without idempotence, so
 	// one value may be written twice.
 	ClientRetries bool `json:"client_retries"`
+	// Idempotent: the producer retries with idempotence (KIP-98), so a
+	// broker writes a retried batch once: duplicates stay forbidden
+	// whatever ClientRetries says.
+	Idempotent bool `json:"idempotent,omitempty"`
 	// MaxInFlight is the number of produce requests a producer may have
 	// outstanding; above one, a retry may reorder sends.
 	MaxInFlight int `json:"max_in_flight"`
@@ -332,7 +336,9 @@ func permitted(cfg Config, class string) map[string]Permission {
 	p[NonmonotonicPollName] = causes("a truncated log sends a consumer back", map[Cause]reason{CommittedTruncation: commit})
 
 	reorder := reason{false, "one request in flight per producer: a later send cannot land below an earlier one that is still in the log"}
-	if cfg.MaxInFlight > 1 {
+	if cfg.MaxInFlight > 1 && cfg.Idempotent {
+		reorder = reason{false, fmt.Sprintf("idempotent producer, max.in.flight=%d: a broker takes a producer's batches only in sequence order", cfg.MaxInFlight)}
+	} else if cfg.MaxInFlight > 1 {
 		reorder = reason{true, fmt.Sprintf("max.in.flight=%d: a retried request may land after a later one", cfg.MaxInFlight)}
 	}
 	p[NonmonotonicSendName] = causes("a truncation rewinds the log end, so a later send can land lower; judged per instance by the earlier record's fate", map[Cause]reason{
@@ -341,7 +347,9 @@ func permitted(cfg Config, class string) map[string]Permission {
 		UncommittedTruncation: uncommitted, CommittedTruncation: commit,
 		Unexplained: {false, "real-time order must hold for records that are still in the log"}})
 
-	if cfg.ClientRetries {
+	if cfg.Idempotent {
+		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {false, "idempotent producer: the broker recognises a retried batch by its producer id and sequence number and writes it once"}})
+	} else if cfg.ClientRetries {
 		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {true, "client retries without idempotence: a retry of a send that was written writes its value again"}})
 	} else {
 		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: without client retries each value is sent by one request, so it can be written once"}})

@@ -74,6 +74,24 @@ type Value struct {
 	// not carry them (a million-operation history is 90 MB smaller).
 	*Sample
 	*FaultInfo
+	*Attempts
+}
+
+// Attempts is what a send's completion adds when its producer retried:
+// the error of each attempt before the last, in order. The last attempt's
+// outcome is the completion's type and error. Kept apart for the reason
+// Sample is.
+type Attempts struct {
+	Retries []string `json:"retries,omitempty"`
+}
+
+// SendRetries are the errors of the attempts a send's completion says came
+// before its last, or nil.
+func (v *Value) SendRetries() []string {
+	if v == nil || v.Attempts == nil {
+		return nil
+	}
+	return v.Retries
 }
 
 // Sample is what a monitor operation saw of a partition.

@@ -345,7 +345,12 @@ func saramaConfig(acks int16) *sarama.Config {
 }
 
 func saramaProduce(t *testing.T, tc *testCluster, topic string, acks int16, values []string) map[string]acked {
-	p, err := sarama.NewSyncProducer(strings.Split(tc.Bootstrap(), ","), saramaConfig(acks))
+	return saramaProduceWith(t, tc, topic, saramaConfig(acks), values)
+}
+
+func saramaProduceWith(t *testing.T, tc *testCluster, topic string, cfg *sarama.Config, values []string) map[string]acked {
+	acks := cfg.Producer.RequiredAcks
+	p, err := sarama.NewSyncProducer(strings.Split(tc.Bootstrap(), ","), cfg)
 	if err != nil {
 		t.Fatalf("sarama producer: %v", err)
 	}
@@ -354,9 +359,9 @@ func saramaProduce(t *testing.T, tc *testCluster, topic string, acks int16, valu
 	for _, v := range values {
 		part, off, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(v)})
 		if err != nil {
-			t.Fatalf("sarama produce %q (acks=%d): %v", v, acks, err)
+			t.Fatalf("sarama produce %q (acks=%d, idempotent %v): %v", v, acks, cfg.Producer.Idempotent, err)
 		}
-		if acks != 0 {
+		if acks != sarama.NoResponse {
 			out[v] = acked{part, off}
 		}
 	}

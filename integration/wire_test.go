@@ -55,29 +55,36 @@ func (w *wireConn) roundTrip(req kmsg.Request, timeout time.Duration) (kmsg.Resp
 	if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
 		return nil, nil
 	}
-	frame, err := readFrame(w.c)
+	corr, resp, err := readResponse(w.c, req)
+	if err == nil && corr != w.corr {
+		err = fmt.Errorf("response correlation id %d, sent %d", corr, w.corr)
+	}
+	return resp, err
+}
+
+// readResponse reads the answer to req from c, and its correlation id.
+func readResponse(c net.Conn, req kmsg.Request) (int32, kmsg.Response, error) {
+	frame, err := readFrame(c)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if len(frame) < 4 {
-		return nil, fmt.Errorf("response frame of %d bytes", len(frame))
+		return 0, nil, fmt.Errorf("response frame of %d bytes", len(frame))
 	}
-	if corr := int32(binary.BigEndian.Uint32(frame)); corr != w.corr {
-		return nil, fmt.Errorf("response correlation id %d, sent %d", corr, w.corr)
-	}
+	corr := int32(binary.BigEndian.Uint32(frame))
 	body := frame[4:]
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
 	// ApiVersions answers with a v0 response header even at flexible versions.
 	if resp.IsFlexible() && req.Key() != 18 {
 		if body, err = skipTags(body); err != nil {
-			return nil, err
+			return corr, nil, err
 		}
 	}
 	if err := resp.ReadFrom(body); err != nil {
-		return nil, fmt.Errorf("decoding %s response: %w", kmsg.NameForKey(req.Key()), err)
+		return corr, nil, fmt.Errorf("decoding %s response: %w", kmsg.NameForKey(req.Key()), err)
 	}
-	return resp, nil
+	return corr, resp, nil
 }
 
 func readFrame(r io.Reader) ([]byte, error) {
@@ -145,6 +152,12 @@ func metadata(addr string, topics ...string) (*kmsg.MetadataResponse, error) {
 // recordBatch encodes an uncompressed v2 batch of values with a correct CRC,
 // as a non-idempotent producer would send it.
 func recordBatch(values ...string) []byte {
+	return producerBatch(-1, -1, -1, values...)
+}
+
+// producerBatch is recordBatch as an idempotent producer (KIP-98) sends it:
+// with its producer id and epoch and the first record's sequence number.
+func producerBatch(producerID int64, epoch int16, sequence int32, values ...string) []byte {
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
@@ -154,7 +167,7 @@ func recordBatch(values ...string) []byte {
 	now := time.Now().UnixMilli()
 	b := kmsg.RecordBatch{
 		PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(values) - 1),
-		FirstTimestamp: now, MaxTimestamp: now, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+		FirstTimestamp: now, MaxTimestamp: now, ProducerID: producerID, ProducerEpoch: epoch, FirstSequence: sequence,
 		NumRecords: int32(len(values)), Records: recs,
 	}
 	raw := b.AppendTo(nil)
@@ -188,6 +201,12 @@ func produceOnce(addr, topic string, partition int32, acks int16, values ...stri
 	if resp == nil {
 		return -1, nil
 	}
+	return producedAt(resp)
+}
+
+// producedAt is the base offset and error of a one-partition produce
+// response.
+func producedAt(resp kmsg.Response) (int64, error) {
 	pr := resp.(*kmsg.ProduceResponse)
 	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
 		return -1, fmt.Errorf("produce response with %d topics", len(pr.Topics))
@@ -203,6 +222,42 @@ type record struct {
 	value  string
 }
 
+// fetchOnce reads a partition from offset on w's broker as replicaID, in
+// one fetch that waits for nothing.
+func fetchOnce(w *wireConn, topic string, partition, replicaID int32, offset int64) (kmsg.FetchResponseTopicPartition, error) {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = replicaID
+	req.MaxWaitMillis = 0
+	req.MinBytes = 0
+	req.MaxBytes = 16 << 20
+	req.SessionEpoch = -1
+	t := kmsg.NewFetchRequestTopic()
+	t.Topic = topic
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.Partition = partition
+	p.FetchOffset = offset
+	p.PartitionMaxBytes = 16 << 20
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	resp, err := w.roundTrip(req, rawTimeout)
+	if err != nil {
+		return kmsg.FetchResponseTopicPartition{}, err
+	}
+	fr := resp.(*kmsg.FetchResponse)
+	if fr.ErrorCode != 0 {
+		return kmsg.FetchResponseTopicPartition{}, kerr.ErrorForCode(fr.ErrorCode)
+	}
+	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
+		return kmsg.FetchResponseTopicPartition{}, fmt.Errorf("fetch response with %d topics", len(fr.Topics))
+	}
+	rp := fr.Topics[0].Partitions[0]
+	if rp.ErrorCode != 0 {
+		return rp, fmt.Errorf("fetch %s-%d at %d from %s: %w", topic, partition, offset, w.c.RemoteAddr(), kerr.ErrorForCode(rp.ErrorCode))
+	}
+	return rp, nil
+}
+
 // readLog reads a partition from broker addr from offset 0: as a consumer
 // (replicaID -1) up to the high watermark, or as the debug consumer (-2)
 // up to the log end of whatever replica that broker has, leader or not.
@@ -214,35 +269,9 @@ func readLog(addr, topic string, partition, replicaID int32) (recs []record, hw 
 	defer w.Close()
 	offset := int64(0)
 	for {
-		req := kmsg.NewPtrFetchRequest()
-		req.Version = 12
-		req.ReplicaID = replicaID
-		req.MaxWaitMillis = 0
-		req.MinBytes = 0
-		req.MaxBytes = 16 << 20
-		req.SessionEpoch = -1
-		t := kmsg.NewFetchRequestTopic()
-		t.Topic = topic
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.Partition = partition
-		p.FetchOffset = offset
-		p.PartitionMaxBytes = 16 << 20
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
-		resp, err := w.roundTrip(req, rawTimeout)
+		rp, err := fetchOnce(w, topic, partition, replicaID, offset)
 		if err != nil {
 			return nil, 0, err
-		}
-		fr := resp.(*kmsg.FetchResponse)
-		if fr.ErrorCode != 0 {
-			return nil, 0, kerr.ErrorForCode(fr.ErrorCode)
-		}
-		if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
-			return nil, 0, fmt.Errorf("fetch response with %d topics", len(fr.Topics))
-		}
-		rp := fr.Topics[0].Partitions[0]
-		if rp.ErrorCode != 0 {
-			return nil, 0, fmt.Errorf("fetch %s-%d at %d from %s: %w", topic, partition, offset, addr, kerr.ErrorForCode(rp.ErrorCode))
 		}
 		hw = rp.HighWatermark
 		got, err := decodeBatches(rp.RecordBatches)

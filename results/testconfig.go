@@ -65,13 +65,15 @@ type Workload struct {
 	Topic          string        `json:"topic"`
 	Partitions     int32         `json:"partitions"`
 	Acks           int16         `json:"acks"`
-	Concurrency    int           `json:"concurrency"`      // producer processes
-	Consumers      int           `json:"consumers"`        // consumer processes
-	Rate           float64       `json:"rate"`             // target sends per second, all producers together; 0: unthrottled
-	TimeLimit      time.Duration `json:"time_limit"`       // how long producers and consumers ran
-	Seed           uint64        `json:"seed"`             // drove partition choice and pacing jitter
-	RequestTimeout time.Duration `json:"request_timeout"`  // the produce request timeout sent to brokers
-	EndOffsetEvery int           `json:"end_offset_every"` // a consumer read the end offset every N operations
+	Concurrency    int           `json:"concurrency"`          // producer processes
+	Consumers      int           `json:"consumers"`            // consumer processes
+	Rate           float64       `json:"rate"`                 // target sends per second, all producers together; 0: unthrottled
+	TimeLimit      time.Duration `json:"time_limit"`           // how long producers and consumers ran
+	Seed           uint64        `json:"seed"`                 // drove partition choice and pacing jitter
+	RequestTimeout time.Duration `json:"request_timeout"`      // the produce request timeout sent to brokers
+	EndOffsetEvery int           `json:"end_offset_every"`     // a consumer read the end offset every N operations
+	Retries        int           `json:"retries,omitempty"`    // a send was tried again up to this many times after a retriable error
+	Idempotent     bool          `json:"idempotent,omitempty"` // producers used KIP-98 idempotence
 }
 
 // Schedule is the fault windows planned for a run, in start order, one at
@@ -141,12 +143,13 @@ func readJSON[T any](path string) (T, error) {
 // CheckerConfig is what the guarantee model is told about the run: the
 // replication settings, the faults asked for (the history records which
 // ran), the storage settings that decide whether a kill destroys data,
-// and chaos run's producers, with one request in flight and no retries.
+// and chaos run's producers, with one request in flight, retrying as
+// test.json says.
 func (tc TestConfig) CheckerConfig() checker.Config {
 	return checker.Config{
 		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
 		Faults: tc.Nemesis, FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
-		MaxInFlight: 1,
+		MaxInFlight: 1, ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
 	}
 }

@@ -47,6 +47,11 @@ type Spec struct {
 	Rate           float64       `json:"rate"`
 	TimeLimit      time.Duration `json:"time_limit"`
 	RequestTimeout time.Duration `json:"request_timeout"`
+	// Retries is how many times a producer sends a batch again after a
+	// retriable error; Idempotent gives producers a producer id and
+	// sequence numbers (KIP-98), so that brokers write a retry once.
+	Retries    int  `json:"retries,omitempty"`
+	Idempotent bool `json:"idempotent,omitempty"`
 
 	// The nemesis: fault kinds (registry names) and the length of quiet
 	// periods and windows.
@@ -110,6 +115,14 @@ func (s Spec) DefaultName() string {
 		nem = fmt.Sprintf("%d-faults-%08x", len(s.Faults), h.Sum32())
 	}
 	name := fmt.Sprintf("acks%s_isr%d_%s_%s", acks, s.Settings.MinInsyncReplicas, s.Settings.Election, nem)
+	if s.Retries > 0 {
+		// Retries change what is promised (duplicates), idempotence
+		// changes it back: each is a test of its own.
+		name += fmt.Sprintf("_retries%d", s.Retries)
+	}
+	if s.Idempotent {
+		name += "_idempotent"
+	}
 	for _, b := range s.Settings.Bugs {
 		// A run with a planted bug is not the same test as one without.
 		name += "_bug-" + b
@@ -177,6 +190,8 @@ func (s Spec) Validate() error {
 		bad("rate: %g, need 0 or a positive number of sends per second", s.Rate)
 	case s.TimeLimit <= 0:
 		bad("time_limit: %s, need a positive duration", s.TimeLimit)
+	case s.Retries < 0:
+		bad("retries: %d, need 0 or more", s.Retries)
 	case s.RequestTimeout <= 0:
 		bad("request_timeout: %s, need a positive duration", s.RequestTimeout)
 	case s.ConvergeTimeout <= 0:
@@ -231,6 +246,7 @@ func (s Spec) checkerConfig() checker.Config {
 		Acks: int(s.Acks), MinInsyncReplicas: int(s.Settings.MinInsyncReplicas), Election: s.Settings.Election,
 		ReplicationFactor: int(s.Settings.ReplicationFactor), Faults: s.Faults, FaultsRecorded: true,
 		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: 1,
+		ClientRetries: s.Retries > 0 && !s.Idempotent, Idempotent: s.Idempotent,
 	}
 }
 

@@ -33,6 +33,7 @@ type client struct {
 	addrs     map[int32]string
 	parts     map[history.Key]workload.PartitionState
 	refreshed time.Duration
+	producer  *workload.Producer
 	// closed: the process was replaced; answers still on their way are
 	// dropped.
 	closed bool
@@ -42,7 +43,7 @@ func newClient(w *world, o workload.ClientOptions) *client {
 	return &client{
 		w: w, bootstrap: w.bootstrap(), timeout: o.Timeout, produceTimeout: o.ProduceTimeout,
 		conns: map[int32]int{}, addrs: map[int32]string{}, parts: map[history.Key]workload.PartitionState{},
-		refreshed: -workload.MetadataMaxAge - 1,
+		refreshed: -workload.MetadataMaxAge - 1, producer: workload.NewProducer(o.Retries, o.Idempotent),
 	}
 }
 
@@ -244,20 +245,51 @@ func (c *client) leader(k history.Key, done func(int32, error)) {
 	})
 }
 
-// send produces value to k with acks.
+// send produces value to k with acks, trying again as the process's
+// producer session decides (workload.Producer), as the TCP client does.
 func (c *client) send(k history.Key, value string, acks int16, done func(workload.Outcome)) {
-	c.leader(k, func(leader int32, err error) {
-		if err != nil {
-			done(workload.Outcome{Type: history.Fail, Error: err.Error()})
+	c.attempt(c.producer.Send(k, value, acks), done)
+}
+
+// attempt sends d once, asking for a producer id first if the session
+// needs one, and again after workload.RetryBackoff while d says so.
+func (c *client) attempt(d *workload.Delivery, done func(workload.Outcome)) {
+	next := func(again bool) {
+		if !again {
+			done(d.Outcome())
 			return
 		}
-		req := workload.ProduceRequest(k, value, acks, c.produceTimeout, c.w.c.Now())
-		c.call(leader, req, func(resp kmsg.Response, err error) {
-			o, forget := workload.SendOutcome(resp, err, acks)
-			if forget {
-				delete(c.parts, k)
+		c.w.after(workload.RetryBackoff, func() {
+			if !c.closed {
+				c.attempt(d, done)
 			}
-			done(o)
+		})
+	}
+	k := d.Key()
+	c.leader(k, func(leader int32, err error) {
+		if err != nil {
+			next(d.NotSent(err))
+			return
+		}
+		produce := func() {
+			c.call(leader, d.Request(c.produceTimeout, c.w.c.Now()), func(resp kmsg.Response, err error) {
+				o, forget := workload.SendOutcome(resp, err, d.Acks())
+				if forget {
+					delete(c.parts, k)
+				}
+				next(d.Attempted(o, err))
+			})
+		}
+		if !c.producer.NeedsID() {
+			produce()
+			return
+		}
+		c.call(leader, workload.InitProducerIDRequest(c.produceTimeout), func(resp kmsg.Response, err error) {
+			if err := c.producer.SetID(resp, err); err != nil {
+				next(d.NotSent(fmt.Errorf("%w: %v", workload.ErrNotSent, err)))
+				return
+			}
+			produce()
 		})
 	})
 }

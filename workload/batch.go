@@ -33,6 +33,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // non-idempotent, non-transactional producer sends it: the broker assigns
 // the offsets and stamps the leader epoch.
 func encodeBatch(timestamp int64, values ...[]byte) []byte {
+	return encodeProducerBatch(-1, -1, -1, timestamp, values...)
+}
+
+// encodeProducerBatch is encodeBatch from producer id with epoch, its first
+// record numbered seq (KIP-98); -1 for each without idempotence.
+func encodeProducerBatch(id int64, epoch int16, seq int32, timestamp int64, values ...[]byte) []byte {
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), Value: v}
@@ -47,9 +53,9 @@ func encodeBatch(timestamp int64, values ...[]byte) []byte {
 		LastOffsetDelta:      int32(len(values) - 1),
 		FirstTimestamp:       timestamp,
 		MaxTimestamp:         timestamp,
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
-		FirstSequence:        -1,
+		ProducerID:           id,
+		ProducerEpoch:        epoch,
+		FirstSequence:        seq,
 		NumRecords:           int32(len(values)),
 		Records:              recs,
 	}

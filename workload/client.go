@@ -63,6 +63,12 @@ type ClientOptions struct {
 	// ProduceTimeout is how long a Send lets the broker wait for the ISR
 	// (acks=-1) before it answers REQUEST_TIMED_OUT.
 	ProduceTimeout time.Duration
+	// Retries is how many times a send is tried again after a retriable
+	// error (Kafka's retries); 0: never.
+	Retries int
+	// Idempotent: sends carry a producer id and sequence numbers
+	// (enable.idempotence), so a broker writes a retried batch once.
+	Idempotent bool
 }
 
 // Dialer makes the clients of one cluster: the workload gives each process
@@ -83,6 +89,11 @@ type Outcome struct {
 	Type   history.Type
 	Offset int64
 	Error  string
+	// Retries are the errors of the attempts before the last, for a
+	// producer that retries (docs/history.md: retries).
+	Retries []string
+	// code is the broker's error code, 0 if it gave none.
+	code int16
 }
 
 // Read is what a read returned: its records at or after the offset it

@@ -76,13 +76,19 @@ func partitionState(p kmsg.MetadataResponseTopicPartition) PartitionState {
 // ProduceRequest sends value to k as one record, with acks and the
 // broker-side timeout, timestamped nowMs.
 func ProduceRequest(k history.Key, value string, acks int16, timeout time.Duration, nowMs int64) *kmsg.ProduceRequest {
+	return produceRequest(k, value, acks, timeout, nowMs, -1, -1, -1)
+}
+
+// produceRequest is ProduceRequest with the batch's producer id, epoch and
+// base sequence (-1 for a producer without idempotence).
+func produceRequest(k history.Key, value string, acks int16, timeout time.Duration, nowMs int64, id int64, epoch int16, seq int32) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 9
 	req.Acks, req.TimeoutMillis = acks, int32(timeout/time.Millisecond)
 	t := kmsg.NewProduceRequestTopic()
 	t.Topic = k.Topic
 	p := kmsg.NewProduceRequestTopicPartition()
-	p.Partition, p.Records = k.Partition, encodeBatch(nowMs, []byte(value))
+	p.Partition, p.Records = k.Partition, encodeProducerBatch(id, epoch, seq, nowMs, []byte(value))
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	return req
@@ -107,6 +113,7 @@ func SendOutcome(resp kmsg.Response, err error, acks int16) (o Outcome, forget b
 	}
 	rp := pr.Topics[0].Partitions[0]
 	o = classify(rp.ErrorCode, acks)
+	o.code = rp.ErrorCode
 	if o.Type != history.OK {
 		return o, true
 	}
@@ -122,7 +129,10 @@ func classify(code int16, acks int16) Outcome {
 		return Outcome{Type: history.OK}
 	case kerr.NotEnoughReplicas.Code, kerr.UnknownTopicOrPartition.Code, kerr.LeaderNotAvailable.Code,
 		kerr.CorruptMessage.Code, kerr.InvalidRecord.Code, kerr.InvalidRequiredAcks.Code, kerr.MessageTooLarge.Code,
-		kerr.RecordListTooLarge.Code, kerr.InvalidTopicException.Code:
+		kerr.RecordListTooLarge.Code, kerr.InvalidTopicException.Code,
+		// The idempotence checks come before the append too.
+		kerr.OutOfOrderSequenceNumber.Code, kerr.InvalidProducerEpoch.Code, kerr.UnknownProducerID.Code,
+		kerr.InvalidProducerIDMapping.Code:
 		return Outcome{Type: history.Fail, Error: errorName(code)}
 	case kerr.NotLeaderForPartition.Code:
 		if acks == 1 {

@@ -16,9 +16,10 @@ import (
 )
 
 // TCP is the Dialer of a real cluster reached at bootstrap: clients that
-// speak the Kafka protocol over TCP themselves, one request at a time and
-// no retries. A library client's retries and batching would hide exactly
-// the outcomes the checkers must see.
+// speak the Kafka protocol over TCP themselves, one request at a time,
+// retrying a send only as often as ClientOptions.Retries says (a Producer
+// decides) and recording every attempt. A library client's own retries and
+// batching would hide exactly the outcomes the checkers must see.
 func TCP(bootstrap []string) Dialer {
 	return func(o ClientOptions) Client { return newTCPClient(bootstrap, o) }
 }
@@ -35,6 +36,7 @@ type tcpClient struct {
 	parts          map[history.Key]PartitionState
 	corr           int32
 	refreshed      time.Time
+	producer       *Producer
 }
 
 func newTCPClient(bootstrap []string, o ClientOptions) *tcpClient {
@@ -42,6 +44,7 @@ func newTCPClient(bootstrap []string, o ClientOptions) *tcpClient {
 		bootstrap: bootstrap, timeout: o.Timeout, produceTimeout: o.ProduceTimeout,
 		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(o.ID)),
 		conns:  map[int32]net.Conn{}, addrs: map[int32]string{}, parts: map[history.Key]PartitionState{},
+		producer: NewProducer(o.Retries, o.Idempotent),
 	}
 }
 
@@ -219,16 +222,36 @@ func (c *tcpClient) forget(k history.Key) {
 }
 
 func (c *tcpClient) Send(ctx context.Context, k history.Key, value string, acks int16) Outcome {
-	leader, err := c.leader(ctx, k)
+	d := c.producer.Send(k, value, acks)
+	for c.attempt(ctx, d) {
+		select {
+		case <-ctx.Done():
+			return d.Outcome()
+		case <-time.After(RetryBackoff):
+		}
+	}
+	return d.Outcome()
+}
+
+// attempt sends d once (asking for a producer id first if the session
+// needs one) and says whether to send it again.
+func (c *tcpClient) attempt(ctx context.Context, d *Delivery) (again bool) {
+	leader, err := c.leader(ctx, d.k)
 	if err != nil {
-		return Outcome{Type: history.Fail, Error: err.Error()}
+		return d.NotSent(err)
 	}
-	resp, err := c.call(ctx, leader, ProduceRequest(k, value, acks, c.produceTimeout, time.Now().UnixMilli()))
-	o, forget := SendOutcome(resp, err, acks)
+	if c.producer.NeedsID() {
+		resp, err := c.call(ctx, leader, InitProducerIDRequest(c.produceTimeout))
+		if err := c.producer.SetID(resp, err); err != nil {
+			return d.NotSent(fmt.Errorf("%w: %v", ErrNotSent, err))
+		}
+	}
+	resp, err := c.call(ctx, leader, d.Request(c.produceTimeout, time.Now().UnixMilli()))
+	o, forget := SendOutcome(resp, err, d.acks)
 	if forget {
-		c.forget(k)
+		c.forget(d.k)
 	}
-	return o
+	return d.Attempted(o, err)
 }
 
 func (c *tcpClient) Poll(ctx context.Context, k history.Key, from int64) (Read, error) {

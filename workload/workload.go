@@ -16,13 +16,15 @@ type Config struct {
 	Topic          string        `json:"topic"`
 	Partitions     int32         `json:"partitions"`
 	Acks           int16         `json:"acks"`
-	Concurrency    int           `json:"concurrency"`      // producer processes
-	Consumers      int           `json:"consumers"`        // consumer processes
-	Rate           float64       `json:"rate"`             // target sends per second, all producers together; 0: unthrottled
-	TimeLimit      time.Duration `json:"time_limit"`       // how long producers and consumers run
-	Seed           uint64        `json:"seed"`             // drives partition choice and pacing jitter
-	RequestTimeout time.Duration `json:"request_timeout"`  // the produce request timeout sent to brokers
-	EndOffsetEvery int           `json:"end_offset_every"` // a consumer reads the end offset every N operations
+	Concurrency    int           `json:"concurrency"`          // producer processes
+	Consumers      int           `json:"consumers"`            // consumer processes
+	Rate           float64       `json:"rate"`                 // target sends per second, all producers together; 0: unthrottled
+	TimeLimit      time.Duration `json:"time_limit"`           // how long producers and consumers run
+	Seed           uint64        `json:"seed"`                 // drives partition choice and pacing jitter
+	RequestTimeout time.Duration `json:"request_timeout"`      // the produce request timeout sent to brokers
+	EndOffsetEvery int           `json:"end_offset_every"`     // a consumer reads the end offset every N operations
+	Retries        int           `json:"retries,omitempty"`    // a send is tried again up to this many times after a retriable error
+	Idempotent     bool          `json:"idempotent,omitempty"` // producers use KIP-98 idempotence (a producer id and sequence numbers)
 }
 
 // Validate refuses impossible workloads with the reason.
@@ -44,6 +46,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rate must be >= 0, got %g", c.Rate)
 	case c.TimeLimit <= 0:
 		return fmt.Errorf("time limit must be positive, got %s", c.TimeLimit)
+	case c.Retries < 0:
+		return fmt.Errorf("retries must be >= 0, got %d", c.Retries)
 	case c.RequestTimeout <= 0:
 		return fmt.Errorf("request timeout must be positive, got %s", c.RequestTimeout)
 	}
@@ -167,6 +171,9 @@ func Complete(op history.Op, r Result) (history.Op, Completion) {
 	case history.Send:
 		o := r.Send
 		done.Type, done.Error = o.Type, o.Error
+		if len(o.Retries) > 0 {
+			v.Attempts = &history.Attempts{Retries: o.Retries}
+		}
 		if o.Type == history.OK {
 			v.Offset = history.Int64(o.Offset)
 		}
@@ -202,5 +209,6 @@ func ClientOptionsFor(cfg Config, g *Generator, i int) ClientOptions {
 	if !g.Producer(i) {
 		id = fmt.Sprintf("chaos-consumer-%d", i-cfg.Concurrency)
 	}
-	return ClientOptions{ID: id, Timeout: cfg.RequestTimeout + 2*time.Second, ProduceTimeout: cfg.RequestTimeout}
+	return ClientOptions{ID: id, Timeout: cfg.RequestTimeout + 2*time.Second, ProduceTimeout: cfg.RequestTimeout,
+		Retries: cfg.Retries, Idempotent: cfg.Idempotent}
 }

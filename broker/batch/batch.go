@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 )
 
 // HeaderSize is the size of a v2 record batch header in bytes.
@@ -22,8 +23,21 @@ const (
 	offFirstTimestamp  = 27
 	offMaxTimestamp    = 35
 	offProducerID      = 43
+	offProducerEpoch   = 51
+	offBaseSequence    = 53
 	offNumRecords      = 57
 )
+
+// Attribute bits the broker acts on (KIP-98): a transactional batch belongs
+// to a transaction, which this broker does not support; a control batch is
+// a transaction marker, which only a transaction coordinator writes.
+const (
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
+// NoProducerID is the producer id of a batch from a non-idempotent producer.
+const NoProducerID = -1
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -41,7 +55,9 @@ type Header struct {
 	LastOffsetDelta int32
 	FirstTimestamp  int64
 	MaxTimestamp    int64
-	ProducerID      int64
+	ProducerID      int64 // NoProducerID unless the producer is idempotent
+	ProducerEpoch   int16
+	BaseSequence    int32 // the first record's sequence number (KIP-98)
 	NumRecords      int32
 }
 
@@ -56,6 +72,22 @@ func (h Header) NextOffset() int64 { return h.LastOffset() + 1 }
 
 // Count is the number of offsets the batch occupies.
 func (h Header) Count() int64 { return int64(h.LastOffsetDelta) + 1 }
+
+// LastSequence is the last record's sequence number (-1 for a batch
+// without sequences). Sequences wrap from MaxInt32 to 0, as Kafka's
+// producers number them.
+func (h Header) LastSequence() int32 {
+	if h.BaseSequence < 0 {
+		return -1
+	}
+	return int32((int64(h.BaseSequence) + int64(h.LastOffsetDelta)) % (math.MaxInt32 + 1))
+}
+
+// Transactional says whether the batch belongs to a transaction.
+func (h Header) Transactional() bool { return h.Attributes&attrTransactional != 0 }
+
+// Control says whether the batch is a control batch (a transaction marker).
+func (h Header) Control() bool { return h.Attributes&attrControl != 0 }
 
 // Parse reads the header of the batch at the start of b. It checks that the
 // whole batch is present and that the header is sane, but not the CRC.
@@ -74,6 +106,8 @@ func Parse(b []byte) (Header, error) {
 		FirstTimestamp:  int64(binary.BigEndian.Uint64(b[offFirstTimestamp:])),
 		MaxTimestamp:    int64(binary.BigEndian.Uint64(b[offMaxTimestamp:])),
 		ProducerID:      int64(binary.BigEndian.Uint64(b[offProducerID:])),
+		ProducerEpoch:   int16(binary.BigEndian.Uint16(b[offProducerEpoch:])),
+		BaseSequence:    int32(binary.BigEndian.Uint32(b[offBaseSequence:])),
 		NumRecords:      int32(binary.BigEndian.Uint32(b[offNumRecords:])),
 	}
 	if h.Magic != 2 {

@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -58,5 +59,37 @@ func TestCorruptionAndTornTail(t *testing.T) {
 	}
 	if _, err := Validate(nil); err == nil {
 		t.Fatal("empty payload validated")
+	}
+}
+
+// TestProducerFields: the idempotent producer's fields come back from the
+// header, and the last sequence wraps from MaxInt32 to 0 as producers
+// number records.
+func TestProducerFields(t *testing.T) {
+	b := BuildIdempotent(1<<40+3, 7, 10, 0, []byte("a"), []byte("b"), []byte("c"))
+	h, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(b, h); err != nil {
+		t.Fatal(err)
+	}
+	if h.ProducerID != 1<<40+3 || h.ProducerEpoch != 7 || h.BaseSequence != 10 || h.LastSequence() != 12 {
+		t.Fatalf("header %+v, last sequence %d", h, h.LastSequence())
+	}
+	if h.Transactional() || h.Control() {
+		t.Fatalf("attributes %#x read as transactional or control", h.Attributes)
+	}
+	h, _ = Parse(BuildIdempotent(5, 0, math.MaxInt32-1, 0, []byte("a"), []byte("b"), []byte("c")))
+	if h.LastSequence() != 0 {
+		t.Fatalf("last sequence %d after MaxInt32-1 and three records, want 0 (wrapped)", h.LastSequence())
+	}
+	h, _ = Parse(Build(0, []byte("a")))
+	if h.ProducerID != NoProducerID || h.ProducerEpoch != -1 || h.BaseSequence != -1 || h.LastSequence() != -1 {
+		t.Fatalf("a non-idempotent batch: %+v, last sequence %d", h, h.LastSequence())
+	}
+	b[21+1] |= 0x10 // attributes' low byte: the transactional bit
+	if h, _ = Parse(b); !h.Transactional() {
+		t.Fatal("the transactional bit is not seen")
 	}
 }

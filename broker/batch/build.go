@@ -12,6 +12,12 @@ import (
 // non-idempotent producer would send it. Tests and tools use it; the broker
 // itself only stamps batches that clients built.
 func Build(timestamp int64, values ...[]byte) []byte {
+	return BuildIdempotent(NoProducerID, -1, -1, timestamp, values...)
+}
+
+// BuildIdempotent is Build as an idempotent producer sends it (KIP-98):
+// its producer id and epoch, and the first record's sequence number.
+func BuildIdempotent(producerID int64, epoch int16, baseSequence int32, timestamp int64, values ...[]byte) []byte {
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), Value: v}
@@ -24,9 +30,9 @@ func Build(timestamp int64, values ...[]byte) []byte {
 		LastOffsetDelta: int32(len(values) - 1),
 		FirstTimestamp:  timestamp,
 		MaxTimestamp:    timestamp,
-		ProducerID:      -1,
-		ProducerEpoch:   -1,
-		FirstSequence:   -1,
+		ProducerID:      producerID,
+		ProducerEpoch:   epoch,
+		FirstSequence:   baseSequence,
 		NumRecords:      int32(len(values)),
 		Records:         recs,
 	}

@@ -56,6 +56,7 @@ const (
 	MinISRIgnored
 	ISRShrinkWithoutController
 	OffsetReuse
+	IdempotenceNoDedup
 	UncleanWhenClean
 	RecoveryKeepsTornTail
 	count
@@ -162,6 +163,13 @@ var registry = [count]Info{
 		Mirrors:  "Kafka's rule that an offset, once assigned, names one record for ever (what consumer offsets, idempotence and KIP-320's truncation detection rest on); \"undoing\" a failed append is the classic way to break it, as a Raft leader overwriting its own log would",
 		Why:      "the one bug where a record's identity changes under a live leader, with no failover at all",
 		Scenario: "acks=-1, min.insync.replicas=2, slow-follower every 5 s, --request-timeout 1s, --concurrency 1: a write the slowed follower holds up times out as the leader's last batch, and the next write takes its offset while the other follower keeps the first (replica-divergence)",
+	},
+	{
+		Bug: IdempotenceNoDedup, Name: "idempotence-no-dedup", Node: Broker,
+		Breaks:   "a leader checks an idempotent producer's sequence numbers but appends a retried batch it already has (the same producer, epoch and sequences as one of the last five) again, at new offsets, instead of answering with the offset it was first written at",
+		Mirrors:  "KIP-98's duplicate detection (Kafka's ProducerStateManager keeps each producer's last five batches for it), the broker's half of the idempotent producer that clients enable by default since Kafka 3.0 (KIP-679): what turns a producer's retries into one write per record",
+		Why:      "the one bug only a retrying idempotent producer can show: without retries no batch is ever sent twice, and without idempotence a duplicate is allowed",
+		Scenario: "an idempotent producer that retries, acks=-1, min.insync.replicas=2, slow-follower every 5 s with --request-timeout 1s: a send times out while its batch stays in the leader's log, and its retry is written again (a duplicate read); kill-leader works too, a leader dying after its followers fetched a batch it had not acknowledged yet, whose retry the new leader writes again",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,

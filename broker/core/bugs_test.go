@@ -338,3 +338,25 @@ func TestBugOffsetReuse(t *testing.T) {
 		}
 	})
 }
+
+// idempotence-no-dedup: an idempotent producer's batch is sent again (its
+// answer was lost). Without the bug the leader answers with the offset it
+// first wrote it at and writes nothing; with it the batch is written a
+// second time. Either way the producer's next batch is in order.
+func TestBugIdempotenceNoDedup(t *testing.T) {
+	withBugs(t, bug.Of(bug.IdempotenceNoDedup), func(t *testing.T, on bool, cfg func(int32) Config) {
+		h := leaderWith(t, cfg(1), 1, 1)
+		if got := h.produceIdem(1, idem{1025, 0, 0, "a"}); got != "ok@0" {
+			t.Fatalf("first send: %s", got)
+		}
+		if got, want := h.produceIdem(1, idem{1025, 0, 0, "a"}), pick(on, "ok@0", "ok@1"); got != want {
+			t.Fatalf("the same batch again: %s, want %s", got, want)
+		}
+		if got, want := h.produceIdem(1, idem{1025, 0, 1, "b"}), pick(on, "ok@1", "ok@2"); got != want {
+			t.Fatalf("the next batch: %s, want %s", got, want)
+		}
+		if got, want := h.values(), pick(on, []string{"a", "b"}, []string{"a", "a", "b"}); !slices.Equal(got, want) {
+			t.Fatalf("leader log %v, want %v", got, want)
+		}
+	})
+}

@@ -76,6 +76,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.BrokerID < 0:
 		return fmt.Errorf("broker id must be >= 0, got %d", c.BrokerID)
+	case c.BrokerID >= producerIDBrokers:
+		return fmt.Errorf("broker id must be below %d, the broker ids producer ids can tell apart, got %d", producerIDBrokers, c.BrokerID)
 	case c.ReplicaLagTimeMaxMs <= 0:
 		return fmt.Errorf("replica.lag.time.max.ms must be positive, got %d", c.ReplicaLagTimeMaxMs)
 	case c.ReplicaLagMaxMessages < 0:
@@ -170,6 +172,10 @@ type Broker struct {
 	fetchBackoff map[int32]int64
 	offsetReqs   map[uint64]tp
 
+	// producerCounter is the last producer id counter handed out
+	// (producers.go); a restart loses it, and the clock takes its place.
+	producerCounter int64
+
 	produces  []*pendingProduce
 	fetches   []*pendingFetch
 	nextCheck int64 // ISR shrink check
@@ -226,6 +232,12 @@ func (b *Broker) sendController(what string, req any) uint64 {
 func (b *Broker) Metadata() *control.Snapshot { return b.md }
 
 // Tick advances time: heartbeats, ISR checks, timeouts, follower fetches.
+//
+// now, here and in every other event, is in milliseconds, and only
+// differences matter but for one use: producer ids (producers.go) stay
+// unique across restarts of the broker only if the clock goes on forward
+// across them, so the real driver gives wall-clock time (as of its start,
+// then monotonic) rather than time since its start.
 func (b *Broker) Tick(now int64) {
 	b.now = now
 	b.controllerSession()
@@ -297,6 +309,8 @@ func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
 		b.handleCreateTopics(conn, corr, r)
 	case *kmsg.DescribeConfigsRequest:
 		b.reply(conn, corr, b.handleDescribeConfigs(r))
+	case *kmsg.InitProducerIDRequest:
+		b.reply(conn, corr, b.handleInitProducerID(r))
 	default:
 		// The wire layer refuses keys we do not advertise; reaching here is a
 		// driver bug, and answering nothing would hang the client.

@@ -15,4 +15,10 @@
 // advances the high watermark to the minimum log end offset of the ISR;
 // acks=-1 waits for the HW; a replica that becomes a follower truncates by
 // leader epoch (OffsetForLeaderEpoch, KIP-101/279) before fetching.
+//
+// Idempotent producers (KIP-98, not transactions) get ids from any broker
+// (InitProducerId); every replica keeps each producer's epoch and last five
+// batches from the headers it appends, reads them back from its log when it
+// opens it or truncates it, and as leader answers a retried batch with its
+// first offset instead of writing it again (producers.go).
 package core

@@ -159,7 +159,7 @@ func (b *Broker) appendFetched(r *replica, data []byte) {
 			return true
 		case h.BaseOffset < leo:
 			b.logf("%s: batch %d..%d straddles leo %d: truncating to %d", r.key, h.BaseOffset, h.LastOffset(), leo, h.BaseOffset)
-			if err := r.log.Truncate(h.BaseOffset); err != nil {
+			if err := b.truncateLog(r, h.BaseOffset); err != nil {
 				b.logf("%s: truncate failed: %v", r.key, err)
 				return false
 			}
@@ -184,7 +184,14 @@ func (b *Broker) appendFetched(r *replica, data []byte) {
 	if err := r.log.Append(data[start:end]); err != nil {
 		b.logf("%s: append of fetched data failed: %v", r.key, err)
 		r.retryAt = b.now + b.cfg.RetryBackoffMs
+		return
 	}
+	// The leader's producer state travels in the batch headers: a
+	// follower that becomes leader judges retries as the leader would.
+	_, _ = batch.Walk(data[start:end], func(h batch.Header, _ []byte) bool {
+		r.producers.record(h)
+		return true
+	})
 }
 
 // truncateByEpoch asks the leader where the follower's latest epoch (or
@@ -278,7 +285,7 @@ func (b *Broker) offsetForEpochResponse(id uint64, k tp, resp any, err error) {
 // into the log line.
 func (b *Broker) truncateTo(r *replica, target int64, how, note string) {
 	if leo := r.log.LogEndOffset(); target < leo {
-		if err := r.log.Truncate(target); err != nil {
+		if err := b.truncateLog(r, target); err != nil {
 			b.logf("%s: truncate to %d failed: %v", r.key, target, err)
 			r.retryAt = b.now + b.cfg.RetryBackoffMs
 			return

@@ -106,7 +106,8 @@ func (b *Broker) appendProduced(topic string, p kmsg.ProduceRequestTopicPartitio
 		return produceWait{}, false
 	}
 	if acks == -1 && b.belowMinISR(r) {
-		// Refused before appending: definitely not written.
+		// Refused before appending: definitely not written. Kafka checks
+		// this before looking for a retried batch too.
 		part.ErrorCode = kerr.NotEnoughReplicas.Code
 		msg := sprintf("isr %v is smaller than min.insync.replicas %d", r.isr, r.minISR)
 		part.ErrorMessage = &msg
@@ -114,19 +115,38 @@ func (b *Broker) appendProduced(topic string, p kmsg.ProduceRequestTopicPartitio
 	}
 	leo := r.log.LogEndOffset()
 	base := leo
-	pos := 0
-	for _, h := range hs {
-		batch.Stamp(p.Records[pos:], leo, r.leaderEpoch)
-		leo += h.Count()
-		pos += h.Size()
-	}
-	if err := r.log.Append(p.Records); err != nil {
-		b.logf("%s: append failed: %v", r.key, err)
-		part.ErrorCode = kerr.KafkaStorageError.Code
+	pc := b.checkProduced(r, hs, leo)
+	switch {
+	case pc.code != 0:
+		part.ErrorCode, part.ErrorMessage = pc.code, &pc.msg
+		b.logf("%s: refused a produce: %s", r.key, pc.msg)
 		return produceWait{}, false
+	case pc.dup:
+		// A retry of a batch the log has: answered as the first attempt
+		// would have been, with its offset, and under acks=-1 only once
+		// the HW covers it, which it may not yet.
+		b.logf("%s: a retry of the batch at %d..%d (sequences %d..%d), not written again",
+			r.key, pc.orig.FirstOffset, pc.orig.LastOffset, pc.orig.FirstSequence, pc.orig.LastSequence)
+		base, leo = pc.orig.FirstOffset, pc.orig.LastOffset+1
+	default:
+		pos := 0
+		for _, h := range hs {
+			batch.Stamp(p.Records[pos:], leo, r.leaderEpoch)
+			leo += h.Count()
+			pos += h.Size()
+		}
+		if err := r.log.Append(p.Records); err != nil {
+			b.logf("%s: append failed: %v", r.key, err)
+			part.ErrorCode = kerr.KafkaStorageError.Code
+			return produceWait{}, false
+		}
+		r.recordAppended(hs, base)
+		for _, line := range pc.again {
+			b.logf("%s: %s", r.key, line)
+		}
+		b.wakeFetches(r.key)
 	}
 	part.BaseOffset, part.LogStartOffset = base, r.log.LogStartOffset()
-	b.wakeFetches(r.key)
 	w := produceWait{key: r.key, part: part, base: base, required: leo, leaderEpoch: r.leaderEpoch}
 	if acks != -1 {
 		b.advanceHW(r)
@@ -228,7 +248,7 @@ func (b *Broker) failWait(w produceWait, code int16) {
 	if r == nil || r.role != roleLeader || r.leaderEpoch != w.leaderEpoch || r.log.LogEndOffset() != w.required {
 		return
 	}
-	if err := r.log.Truncate(w.base); err != nil {
+	if err := b.truncateLog(r, w.base); err != nil {
 		b.logf("%s: taking back the failed batch at %d: %v", r.key, w.base, err)
 		return
 	}

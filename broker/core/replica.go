@@ -30,6 +30,7 @@ type replica struct {
 	partitionEpoch int32
 	replicas       []int32
 	isr            []int32
+	producers      producers // idempotent producers' state, in step with the log
 
 	// leader side
 	epochStart int64 // LEO when this leadership began

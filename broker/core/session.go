@@ -104,7 +104,8 @@ func (b *Broker) applyMetadata(md *control.Snapshot) {
 					b.logf("%s-%d: cannot open log: %v", t.Name, p.Partition, err)
 					continue
 				}
-				r = &replica{key: tp{t.Name, p.Partition}, log: log, leaderEpoch: -1, partitionEpoch: -1}
+				r = &replica{key: tp{t.Name, p.Partition}, log: log, leaderEpoch: -1, partitionEpoch: -1, producers: producers{}}
+				b.rebuildProducers(r)
 				b.addReplica(r.key, r)
 			}
 			r.minISR = t.MinInsyncReplicas

@@ -1,6 +1,7 @@
 package memdriver
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,20 +104,47 @@ func (c *Cluster) Produce(topic string, partition int32, acks int16, timeoutMs i
 
 // ProduceTo is Produce to a chosen broker.
 func (c *Cluster) ProduceTo(broker int32, topic string, partition int32, acks int16, timeoutMs int32, values ...string) *Call {
+	return c.ProduceRecords(broker, topic, partition, acks, timeoutMs, batch.Build(c.now, bytesOf(values)...))
+}
+
+func bytesOf(values []string) [][]byte {
 	vals := make([][]byte, len(values))
 	for i, v := range values {
 		vals[i] = []byte(v)
 	}
+	return vals
+}
+
+// ProduceRecords sends record batches a client built (batch.Build,
+// batch.BuildIdempotent) to a chosen broker. The request gets its own copy,
+// as a wire would: a producer retrying sends the same bytes again.
+func (c *Cluster) ProduceRecords(broker int32, topic string, partition int32, acks int16, timeoutMs int32, records []byte) *Call {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 9
 	req.Acks, req.TimeoutMillis = acks, timeoutMs
 	t := kmsg.NewProduceRequestTopic()
 	t.Topic = topic
 	p := kmsg.NewProduceRequestTopicPartition()
-	p.Partition, p.Records = partition, batch.Build(c.now, vals...)
+	p.Partition, p.Records = partition, bytes.Clone(records)
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	return c.Send(broker, req)
+}
+
+// InitProducerID asks broker id for an idempotent producer's id and epoch,
+// as a producer does before its first send.
+func (c *Cluster) InitProducerID(broker int32) (int64, int16, error) {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.Version = 4
+	call := c.Send(broker, req)
+	if !c.Await(call, 2000) || call.Err != nil || call.Resp == nil {
+		return -1, -1, fmt.Errorf("init producer id at b%d: no answer (%v)", broker, call.Err)
+	}
+	r := call.Resp.(*kmsg.InitProducerIDResponse)
+	if r.ErrorCode != 0 {
+		return -1, -1, fmt.Errorf("init producer id at b%d: %s", broker, errName(r.ErrorCode))
+	}
+	return r.ProducerID, r.ProducerEpoch, nil
 }
 
 // ProduceResult summarizes a produce call: "ok@offset", an error name,

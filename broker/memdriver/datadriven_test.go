@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 )
 
@@ -16,7 +18,7 @@ import (
 // expectations with -rewrite after checking that a change is intended.
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		h := &harness{calls: map[string]*Call{}, names: map[string][]int32{}}
+		h := &harness{calls: map[string]*Call{}, names: map[string][]int32{}, producers: map[string]producer{}, sent: map[string]sentProduce{}}
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			out, err := h.run(d)
 			if err != nil {
@@ -33,6 +35,25 @@ type harness struct {
 	names map[string][]int32 // targets remembered with as=NAME
 	topic string
 	mark  int // trace length at the last "log" command
+	// producers are the idempotent producers made by init-producer, by
+	// name; outputs name them rather than print ids, which depend on the
+	// clock.
+	producers map[string]producer
+	// sent are the records of named produces, for resend.
+	sent map[string]sentProduce
+}
+
+type producer struct {
+	id    int64
+	epoch int16
+}
+
+type sentProduce struct {
+	topic     string
+	partition int32
+	acks      int16
+	timeout   int32
+	records   []byte
 }
 
 func arg(d *datadriven.TestData, key, def string) string {
@@ -83,7 +104,15 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		o.Broker.ReplicaLagTimeMaxMs = num(d, "lag-time", o.Broker.ReplicaLagTimeMaxMs)
 		o.Broker.ReplicaLagMaxMessages = num(d, "lag-messages", o.Broker.ReplicaLagMaxMessages)
 		o.Controller.SessionTimeoutMs = num(d, "session", o.Controller.SessionTimeoutMs)
+		if names := arg(d, "bugs", ""); names != "" {
+			bugs, err := bug.ParseSet(strings.Split(names, ","))
+			if err != nil {
+				return "", err
+			}
+			o.Broker.Bugs, o.Controller.Bugs, o.StorageBugs = bugs.On(bug.Broker), bugs.On(bug.Controller), bugs.On(bug.Storage)
+		}
 		h.c = New(o)
+		h.producers, h.sent = map[string]producer{}, map[string]sentProduce{}
 		h.c.Run(500)
 		return fmt.Sprintf("%d brokers registered\n", len(h.c.Metadata().Brokers)), nil
 	case "create-topic":
@@ -96,22 +125,88 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		return h.c.State(h.topic, 0), nil
-	case "produce":
-		values := strings.Split(arg(d, "values", "x"), ",")
-		acks := int16(num(d, "acks", -1))
-		timeout := int32(num(d, "timeout", 2000))
-		var call *Call
-		if to := arg(d, "to", ""); to != "" {
-			call = h.c.ProduceTo(h.resolve(d, to, topic, part)[0], topic, part, acks, timeout, values...)
+	case "produce", "resend":
+		// produce sends values as one batch, from an idempotent producer
+		// with producer=NAME (and seq=, epoch=, default its own); resend
+		// sends the records of the produce named name= again, as a
+		// producer retries. Both go to the leader, or to=.
+		var s sentProduce
+		if d.Cmd == "resend" {
+			var ok bool
+			if s, ok = h.sent[arg(d, "name", "")]; !ok {
+				return "", fmt.Errorf("no produce named %q", arg(d, "name", ""))
+			}
 		} else {
-			call = h.c.Produce(topic, part, acks, timeout, values...)
+			values := bytesOf(strings.Split(arg(d, "values", "x"), ","))
+			s = sentProduce{topic: topic, partition: part, acks: int16(num(d, "acks", -1)), timeout: int32(num(d, "timeout", 2000))}
+			if name := arg(d, "producer", ""); name != "" {
+				p, ok := h.producers[name]
+				if !ok {
+					return "", fmt.Errorf("no producer named %q", name)
+				}
+				s.records = batch.BuildIdempotent(p.id, int16(num(d, "epoch", int64(p.epoch))), int32(num(d, "seq", 0)), h.c.Now(), values...)
+			} else {
+				s.records = batch.Build(h.c.Now(), values...)
+			}
 		}
+		to := int32(1)
+		if p := h.c.Partition(s.topic, s.partition); p != nil && p.Leader != control.NoLeader {
+			to = p.Leader
+		}
+		if spec := arg(d, "to", ""); spec != "" {
+			to = h.resolve(d, spec, s.topic, s.partition)[0]
+		}
+		call := h.c.ProduceRecords(to, s.topic, s.partition, s.acks, s.timeout, s.records)
 		if name := arg(d, "async", ""); name != "" {
 			h.calls[name] = call
+			h.sent[name] = s
 			return "sent\n", nil
 		}
-		h.c.Await(call, num(d, "wait", int64(timeout)+1000))
+		if name := arg(d, "as", ""); name != "" {
+			h.sent[name] = s
+		}
+		h.c.Await(call, num(d, "wait", int64(s.timeout)+1000))
 		return ProduceResult(call) + "\n", nil
+	case "init-producer":
+		// An idempotent producer's id, asked of broker= (default b1),
+		// remembered as as=NAME.
+		via := int32(1)
+		if spec := arg(d, "broker", ""); spec != "" {
+			via = h.resolve(d, spec, topic, part)[0]
+		}
+		id, epoch, err := h.c.InitProducerID(via)
+		if err != nil {
+			return "", err
+		}
+		name := arg(d, "as", "p")
+		for other, p := range h.producers {
+			if p.id == id {
+				return "", fmt.Errorf("producer id %d handed out to %s already", id, other)
+			}
+		}
+		h.producers[name] = producer{id, epoch}
+		return fmt.Sprintf("%s: epoch %d\n", name, epoch), nil
+	case "producers":
+		// What each replica of broker= knows of the producers: per
+		// producer, its epoch and cached batches as
+		// sequences@offsets.
+		var out []string
+		for _, id := range h.targets(d, topic, part) {
+			b := h.c.Node(id)
+			if b == nil {
+				out = append(out, fmt.Sprintf("b%d: down", id))
+				continue
+			}
+			line := fmt.Sprintf("b%d:", id)
+			for _, p := range b.Producers(topic, part) {
+				line += fmt.Sprintf(" %s e%d", h.producerName(p.ProducerID), p.Epoch)
+				for _, x := range p.Batches {
+					line += fmt.Sprintf(" %d-%d@%d-%d", x.FirstSequence, x.LastSequence, x.FirstOffset, x.LastOffset)
+				}
+			}
+			out = append(out, line)
+		}
+		return strings.Join(out, "\n") + "\n", nil
 	case "await":
 		call := h.calls[arg(d, "name", "")]
 		if call == nil {
@@ -227,6 +322,16 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		return "", fmt.Errorf("unknown command %q", d.Cmd)
 	}
 	return "", nil
+}
+
+// producerName is the init-producer name of producer id, or the id.
+func (h *harness) producerName(id int64) string {
+	for name, p := range h.producers {
+		if p.id == id {
+			return name
+		}
+	}
+	return fmt.Sprint(id)
 }
 
 // targets resolves broker=...: ids, "leader" and "followers" of the

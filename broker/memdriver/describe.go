@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/chaos-isr/chaos/broker/batch"
 	"github.com/chaos-isr/chaos/broker/control"
 )
 
@@ -64,7 +65,11 @@ func describe(req any) string {
 		var parts []string
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				parts = append(parts, fmt.Sprintf("%s-%d(%dB)", t.Topic, p.Partition, len(p.Records)))
+				producer := ""
+				if h, err := batch.Parse(p.Records); err == nil && h.ProducerID >= 0 {
+					producer = fmt.Sprintf(" pid=%d e%d seq=%d", h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+				}
+				parts = append(parts, fmt.Sprintf("%s-%d(%dB%s)", t.Topic, p.Partition, len(p.Records), producer))
 			}
 		}
 		return fmt.Sprintf("Produce acks=%d %s", r.Acks, strings.Join(parts, " "))

@@ -60,6 +60,7 @@ type Broker struct {
 	ln       net.Listener
 	core     *core.Broker
 	start    time.Time
+	startMs  int64 // start on the wall clock, in milliseconds
 	log      *log.Logger
 	requests chan inbound
 	results  chan peerResult
@@ -114,12 +115,16 @@ func StartBroker(ctx context.Context, opts BrokerOptions) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The core's clock is the wall clock as of the start, then monotonic:
+	// immune to clock steps while running, and forward across restarts,
+	// which the producer ids the core hands out rely on.
 	start := time.Now()
+	startMs := start.UnixMilli()
 	// The fsync interval is judged on the core's clock, whether the log
 	// or the core's timer asks.
-	opts.Storage.NowMs = func() int64 { return time.Since(start).Milliseconds() }
+	opts.Storage.NowMs = func() int64 { return startMs + time.Since(start).Milliseconds() }
 	b := &Broker{
-		opts: opts, ln: ln, start: start, log: opts.Logger,
+		opts: opts, ln: ln, start: start, startMs: startMs, log: opts.Logger,
 		core:     core.New(cfg, storage.DiskFactory{Dir: opts.DataDir, Options: opts.Storage}),
 		requests: make(chan inbound), results: make(chan peerResult, 64), closed: make(chan core.ConnID, 64),
 		replies: map[core.ConnID]chan core.Reply{}, lanes: map[string]*lane{}, conns: map[net.Conn]struct{}{},
@@ -147,7 +152,7 @@ func incarnation() string {
 	return fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(r[:]))
 }
 
-func (b *Broker) now() int64 { return time.Since(b.start).Milliseconds() }
+func (b *Broker) now() int64 { return b.startMs + time.Since(b.start).Milliseconds() }
 
 func (b *Broker) accept(ctx context.Context) {
 	defer b.wg.Done()
@@ -170,7 +175,12 @@ func (b *Broker) accept(ctx context.Context) {
 	}
 }
 
-// serve reads requests from one connection, one at a time.
+// serve reads requests from one connection, one at a time: the next is
+// read once the last is answered, as Kafka mutes a connection while one of
+// its requests is in process. Requests a client pipelines (an idempotent
+// producer may have five produces in flight) wait in the socket, and reach
+// the core and are answered in the order sent, which the sequence checks
+// and the clients' matching of answers to requests rely on.
 func (b *Broker) serve(ctx context.Context, c net.Conn) {
 	defer func() {
 		b.connsMu.Lock()

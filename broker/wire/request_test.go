@@ -217,7 +217,7 @@ func TestApiVersionsUnsupportedVersion(t *testing.T) {
 
 func TestUnsupportedOtherKeysClose(t *testing.T) {
 	cases := []struct{ key, version int16 }{
-		{0, 2}, {0, 13}, {1, 3}, {1, 13}, {2, 0}, {2, 9}, {3, 13}, {19, 8}, {23, 5},
+		{0, 2}, {0, 13}, {1, 3}, {1, 13}, {2, 0}, {2, 9}, {3, 13}, {19, 8}, {22, 5}, {23, 5},
 		{10, 0}, // FindCoordinator: known to Kafka, not to us
 		{999, 0},
 		{-1, 0},

@@ -80,6 +80,11 @@ func sampleRequest(key, version int16) kmsg.Request {
 		t.Configs = append(t.Configs, c)
 		r.Topics = append(r.Topics, t)
 		req = r
+	case 22:
+		r := kmsg.NewPtrInitProducerIDRequest()
+		r.TransactionTimeoutMillis = 1234
+		r.ProducerID, r.ProducerEpoch = 99, 3
+		req = r
 	case 23:
 		r := kmsg.NewPtrOffsetForLeaderEpochRequest()
 		r.ReplicaID = 2
@@ -132,6 +137,10 @@ func requestTopic(req kmsg.Request) string {
 	case *kmsg.CreateTopicsRequest:
 		if len(r.Topics) == 1 && r.Topics[0].NumPartitions == 5 && r.Topics[0].ReplicationFactor == 3 {
 			return r.Topics[0].Topic
+		}
+	case *kmsg.InitProducerIDRequest:
+		if r.TransactionalID == nil && r.TransactionTimeoutMillis == 1234 {
+			return sampleTopic // it names no topic
 		}
 	case *kmsg.OffsetForLeaderEpochRequest:
 		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].LeaderEpoch == 3 {
@@ -201,6 +210,10 @@ func sampleResponse(key, version int16) kmsg.Response {
 		t.NumPartitions = 5
 		r.Topics = append(r.Topics, t)
 		resp = r
+	case 22:
+		r := kmsg.NewPtrInitProducerIDResponse()
+		r.ProducerID, r.ProducerEpoch = 42, 0
+		resp = r
 	case 23:
 		r := kmsg.NewPtrOffsetForLeaderEpochResponse()
 		t := kmsg.NewOffsetForLeaderEpochResponseTopic()
@@ -255,6 +268,10 @@ func responseMarker(resp kmsg.Response) string {
 	case *kmsg.CreateTopicsResponse:
 		if len(r.Topics) == 1 {
 			return r.Topics[0].Topic
+		}
+	case *kmsg.InitProducerIDResponse:
+		if r.ProducerID == 42 && r.ErrorCode == 0 {
+			return sampleTopic
 		}
 	case *kmsg.OffsetForLeaderEpochResponse:
 		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].EndOffset == 42 {

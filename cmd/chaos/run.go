@@ -41,6 +41,8 @@ type runFlags struct {
 	nemesis     string
 	nemInterval time.Duration
 	reqTimeout  time.Duration
+	retries     int
+	idempotent  bool
 	converge    time.Duration
 	monitor     time.Duration
 	quiet       bool
@@ -110,6 +112,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none")
 	fl.DurationVar(&f.nemInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
+	fl.IntVar(&f.retries, "retries", 0, "times a producer sends a batch again after a retriable error (0: never; above 0, duplicates are permitted unless --idempotent)")
+	fl.BoolVar(&f.idempotent, "idempotent", false, "idempotent producers (KIP-98: a producer id and sequence numbers, so a broker writes a retry once; duplicates are then forbidden)")
 	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
 	fl.DurationVar(&f.monitor, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history, for the report and the ack-below-min-isr check (0: off; that check then cannot be made)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
@@ -144,6 +148,7 @@ func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 	s.Settings = runner.NodeSettings(node.Replication(f.rf), node.Topics(f.tf), f.bugs)
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.concurrency, f.consumers, f.rate
 	s.TimeLimit, s.RequestTimeout = f.timeLimit, f.reqTimeout
+	s.Retries, s.Idempotent = f.retries, f.idempotent
 	s.Faults, s.NemesisInterval = faults, f.nemInterval
 	s.ConvergeTimeout, s.MonitorInterval = f.converge, f.monitor
 	s.Command = os.Args

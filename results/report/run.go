@@ -452,6 +452,10 @@ func (v *reportView) config(d RunData) {
 		{"rate", rate},
 		{"time limit", w.TimeLimit.String()},
 		{"request timeout", w.RequestTimeout.String()},
+		// What a producer does after an error decides whether duplicates
+		// are permitted (docs/guarantees.md).
+		{"retries", strconv.Itoa(w.Retries)},
+		{"idempotent producer", strconv.FormatBool(w.Idempotent)},
 	}}
 	faults := "none"
 	if len(tc.Nemesis) > 0 {
