@@ -64,6 +64,12 @@ var (
 	// them), which turns the brokers' --lose-unsynced on.
 	loseUnsynced = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "lose-unsynced",
 		RunArgs: []string{"--nemesis-interval", "5s"}}
+	// slowFollowerTimeouts with idempotent producers that retry: an
+	// acks=-1 write times out behind the slowed follower and is sent
+	// again to the leader that has it, which must know it by its
+	// sequence number.
+	retryingIdempotent = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "slow-follower",
+		RunArgs: []string{"--nemesis-interval", "5s", "--request-timeout", "1s", "--retries", "5", "--idempotent"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -85,6 +91,7 @@ var bugsCells = withControls(
 	plant(bug.MinISRIgnored, killMajority),
 	plant(bug.ISRShrinkWithoutController, partitionLeader),
 	plant(bug.OffsetReuse, slowFollowerTimeouts),
+	plant(bug.IdempotenceNoDedup, retryingIdempotent),
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
 )

@@ -172,6 +172,8 @@ func simBase(store string, campaignArgs []string) campaign.Base {
 		fs.StringVar(&s.Settings.Fsync, "fsync", s.Settings.Fsync, "")
 		fs.DurationVar(&s.NemesisInterval, "nemesis-interval", s.NemesisInterval, "")
 		fs.DurationVar(&s.RequestTimeout, "request-timeout", s.RequestTimeout, "")
+		fs.IntVar(&s.Retries, "retries", s.Retries, "")
+		fs.BoolVar(&s.Idempotent, "idempotent", s.Idempotent, "")
 		fs.IntVar(&s.Concurrency, "concurrency", s.Concurrency, "")
 		fs.IntVar(&s.Consumers, "consumers", s.Consumers, "")
 		fs.Float64Var(&s.Rate, "rate", s.Rate, "")

@@ -30,13 +30,13 @@ type Check struct {
 	// override test.json.
 	Given func(flag string) bool
 
-	Acks, Election, Fsync                string
-	MinInsyncReplicas, ReplicationFactor int
-	MaxInFlight                          int
-	Faults                               []string
-	LoseUnsynced, ClientRetries          bool
-	LinearizableTimeout                  time.Duration
-	SkipLinearizability                  bool
+	Acks, Election, Fsync                   string
+	MinInsyncReplicas, ReplicationFactor    int
+	MaxInFlight                             int
+	Faults                                  []string
+	LoseUnsynced, ClientRetries, Idempotent bool
+	LinearizableTimeout                     time.Duration
+	SkipLinearizability                     bool
 	// Out, when set, is where the results are written as JSON too.
 	Out string
 }
@@ -150,6 +150,9 @@ func (c Check) override(cfg *checker.Config) error {
 	}
 	if c.Given("max-in-flight") {
 		cfg.MaxInFlight = c.MaxInFlight
+	}
+	if c.Given("idempotent") {
+		cfg.Idempotent = c.Idempotent
 	}
 	return nil
 }

@@ -57,6 +57,8 @@ func Args(s runner.Spec) []string {
 	add(s.Rate != d.Rate, "rate", strconv.FormatFloat(s.Rate, 'f', -1, 64))
 	add(s.TimeLimit != d.TimeLimit, "time-limit", s.TimeLimit.String())
 	add(s.RequestTimeout != d.RequestTimeout, "request-timeout", s.RequestTimeout.String())
+	add(s.Retries != d.Retries, "retries", strconv.Itoa(s.Retries))
+	flag(s.Idempotent, "idempotent")
 	add(s.ConvergeTimeout != d.ConvergeTimeout, "converge-timeout", s.ConvergeTimeout.String())
 	add(s.MonitorInterval != d.MonitorInterval, "monitor-interval", s.MonitorInterval.String())
 	switch {

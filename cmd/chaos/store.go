@@ -45,6 +45,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 	fl.BoolVar(&c.LoseUnsynced, "lose-unsynced", false, "brokers lost their unsynced writes when killed (chaos broker --lose-unsynced, or a power loss): every kill then counts as losing data")
 	fl.StringVar(&c.Fsync, "fsync", "", "the brokers' fsync policy: never, always or interval:DURATION; under always no fault loses unsynced writes")
 	fl.BoolVar(&c.ClientRetries, "client-retries", false, "producers retried sends without idempotence (permits duplicates)")
+	fl.BoolVar(&c.Idempotent, "idempotent", false, "producers were idempotent (KIP-98): duplicates and reordering stay forbidden whatever their retries")
 	fl.IntVar(&c.MaxInFlight, "max-in-flight", 1, "produce requests a producer had in flight (above 1 permits reordering)")
 	fl.DurationVar(&c.LinearizableTimeout, "linearizable-timeout", 0, "bound on the linearizability search; past it that check is unknown (default: the checker's)")
 	fl.BoolVar(&c.SkipLinearizability, "skip-linearizability", false, "skip the porcupine search (its checks report unknown)")
