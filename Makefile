@@ -35,9 +35,10 @@ test: lint
 	$(GO) test -count=1 -timeout 25m ./...
 
 ## run: build, then the default test: 3 brokers, acks=-1, min.insync.replicas=2,
-## clean election, a mixed nemesis (kill, partition, pause, slow follower), 60 s
+## clean election, a mixed nemesis (kill, partition, pause, slow follower) with a
+## window about every 5 s, so that each kind runs at least once in the 60 s
 run: build
-	$(BIN) run --nemesis kill,partition,pause,slow-follower
+	$(BIN) run --nemesis kill,partition,pause,slow-follower --nemesis-interval 5s
 
 ## bench: the end-to-end produce benchmarks (bench/), the storage, checker and report benchmarks,
 ## and a simulated 60 s default test (sim/)

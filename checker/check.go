@@ -56,6 +56,14 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 
 	ran := h.faults.ran(cfg)
 	out := &Results{Config: cfg, FaultClass: FaultClass(cfg, ran), Faults: kindsOf(ran), Ops: map[string]OpCounts{}, Problems: h.problems}
+	for _, r := range ran {
+		if k := strings.TrimSpace(r.Kind); k != "" && k != "none" {
+			if out.FaultWindows == nil {
+				out.FaultWindows = map[string]int{}
+			}
+			out.FaultWindows[k]++
+		}
+	}
 	for f, c := range h.counts {
 		out.Ops[f] = *c
 	}

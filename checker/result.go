@@ -319,6 +319,9 @@ type Results struct {
 	FaultClass       string   `json:"fault_class"`
 	Faults           []string `json:"faults"`
 	FaultsNotStarted []string `json:"faults_not_started,omitempty"`
+	// FaultWindows counts the windows of each kind that ran: a kind asked
+	// for once and run five times is not the same test as one run once.
+	FaultWindows map[string]int `json:"fault_windows,omitempty"`
 	// Notes say what limits the verdict as a whole.
 	Notes []string `json:"notes,omitempty"`
 	// Ops counts operations by function (send, poll, ..., nemesis

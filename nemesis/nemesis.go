@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -46,12 +47,34 @@ type Schedule []Event
 // while clients still run.
 func MinTimeLimit(interval time.Duration) time.Duration { return 2 * interval }
 
+// CoverTimeLimit is the shortest time limit whose schedule has a window
+// for each of kinds fault kinds at interval, whatever the seed: window n
+// ends by 2n periods of at most 1.25 intervals each, and must end half an
+// interval before the limit.
+func CoverTimeLimit(kinds int, interval time.Duration) time.Duration {
+	return time.Duration(5*kinds+1) * interval / 2
+}
+
+// Uncovered are the kinds of faults that have no window in s.
+func (s Schedule) Uncovered(faults []string) []string {
+	var out []string
+	for _, f := range faults {
+		if !slices.ContainsFunc(s, func(e Event) bool { return e.Fault == f }) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // NewSchedule alternates quiet periods and fault windows, each about
-// interval long (±25%, seeded), until limit; faults are drawn from the list
-// at random. The last window ends before limit-interval/2 so that the
-// cluster heals while clients still run. From MinTimeLimit on there is at
-// least one window for every seed: if the jitter left none, the first
-// takes the shortest quiet period and length.
+// interval long (±25%, seeded), until limit. The kinds fill the windows
+// from a seeded shuffle of the list, shuffled again once used up, so that
+// a run with room for as many windows as kinds injects every kind (a
+// kind drawn at random each time could leave one out however long the
+// run). The last window ends before limit-interval/2 so that the cluster
+// heals while clients still run. From MinTimeLimit on there is at least
+// one window for every seed: if the jitter left none, the first takes the
+// shortest quiet period and length.
 func NewSchedule(faults []string, interval, limit time.Duration, seed uint64) Schedule {
 	if len(faults) == 0 || interval <= 0 {
 		return nil
@@ -60,7 +83,21 @@ func NewSchedule(faults []string, interval, limit time.Duration, seed uint64) Sc
 	jitter := func() time.Duration {
 		return interval*3/4 + time.Duration(rng.Int64N(int64(interval)/2+1))
 	}
-	pick := func() string { return faults[rng.IntN(len(faults))] }
+	// The deck has a stream of its own, and the draw that once chose the
+	// kind is still made: a seed's windows keep the times they had, and a
+	// single kind's schedule stays what it was.
+	deckRng := rand.New(rand.NewPCG(seed, 0x6465636b))
+	var deck []string
+	pick := func() string {
+		rng.IntN(len(faults))
+		if len(deck) == 0 {
+			deck = slices.Clone(faults)
+			deckRng.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
+		}
+		k := deck[0]
+		deck = deck[1:]
+		return k
+	}
 	var s Schedule
 	t := jitter()
 	for {

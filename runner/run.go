@@ -169,6 +169,9 @@ func (r *run) do(ctx context.Context) error {
 	if r.hooks.Started != nil {
 		r.hooks.Started(dir.Dir, s.Seed, clusterID)
 	}
+	if n := s.CoverageNote(); n != "" {
+		r.hooks.log("%s", n)
+	}
 
 	base := s.BasePort
 	if base == 0 {

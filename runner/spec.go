@@ -130,6 +130,22 @@ func (s Spec) DefaultName() string {
 	return name
 }
 
+// CoverageNote says, before the run starts, which fault kinds its
+// schedule gives no window and how long a run needs for every kind to get
+// one; "" when each has one (or the windows were given). A run that
+// tested fewer kinds than it names must say so before anyone waits for it.
+func (s Spec) CoverageNote() string {
+	if len(s.Windows) > 0 || len(s.Faults) == 0 {
+		return ""
+	}
+	miss := s.Schedule().Uncovered(s.Faults)
+	if len(miss) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("faults: %d kinds need a time limit of at least %s at nemesis interval %s; in %s this seed's schedule gives %s no window",
+		len(s.Faults), nemesis.CoverTimeLimit(len(s.Faults), s.NemesisInterval), s.NemesisInterval, s.TimeLimit, strings.Join(miss, ", "))
+}
+
 // Schedule is the spec's fault schedule: Windows when given, else seeded,
 // the same for the same seed, faults and times.
 func (s Spec) Schedule() nemesis.Schedule {

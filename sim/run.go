@@ -49,6 +49,9 @@ func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Out
 	if opts.Started != nil {
 		opts.Started(dir.Dir, spec.Seed, clusterID)
 	}
+	if n := spec.CoverageNote(); n != "" && opts.Log != nil {
+		opts.Log("%s", n)
+	}
 	fail := func(err error) (runner.Outcome, error) {
 		out.Error = err.Error()
 		return out, err

@@ -479,6 +479,14 @@ func (v *reportView) config(d RunData) {
 		if len(r.Faults) > 0 {
 			ran = strings.Join(r.Faults, ", ")
 		}
+		if len(r.FaultWindows) > 0 {
+			var counts []string
+			for _, k := range r.Faults {
+				n := r.FaultWindows[k]
+				counts = append(counts, fmt.Sprintf("%s (%d window%s)", k, n, map[bool]string{true: "s"}[n != 1]))
+			}
+			ran = strings.Join(counts, ", ")
+		}
 		nem.Rows = append(nem.Rows, kv{"fault kinds that ran", ran}, kv{"fault class judged", r.FaultClass})
 		if len(r.FaultsNotStarted) > 0 {
 			nem.Rows = append(nem.Rows, kv{"never started", strings.Join(r.FaultsNotStarted, ", ")})

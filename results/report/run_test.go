@@ -785,3 +785,16 @@ func TestReportSaysWhatWasNotTested(t *testing.T) {
 		t.Error("the report reads VALID")
 	}
 }
+
+// TestReportCountsWindowsPerKind: the fault table says how many windows
+// of each kind ran, so that a kind run once does not read like one run
+// throughout.
+func TestReportCountsWindowsPerKind(t *testing.T) {
+	res := &checker.Results{Valid: checker.Valid, Faults: []string{"kill", "pause"}, FaultWindows: map[string]int{"kill": 3, "pause": 1}}
+	page := render(t, RunData{Config: &results.TestConfig{Nemesis: []string{"kill", "pause"}}, Results: res})
+	for _, want := range []string{"kill (3 windows)", "pause (1 window)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+}
