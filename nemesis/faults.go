@@ -39,6 +39,65 @@ type Fault struct {
 	// first step has had its effect).
 	then func(n *Nemesis, at aim) ([]string, error)
 	wait func(n *Nemesis) time.Duration
+	// Parts are a composite's kinds ("a+b": a, then b while a still
+	// holds), each started in turn within one window and healed together
+	// at its end; nil for a kind of the registry.
+	Parts []*Fault
+}
+
+// Composites: two or three kinds joined by "+" overlap in one window,
+// each started a share of the window after the one before, all healed at
+// its end (so the final heal stays one heal). Losing unsynced writes is
+// left out: two kills at once there destroy data on several nodes, which
+// the guarantee model judges per window.
+const (
+	partSep  = "+"
+	maxParts = 3
+)
+
+// composite is the kind named a+b(+c), or why there is none.
+func composite(name string) (*Fault, error) {
+	names := strings.Split(name, partSep)
+	if len(names) > maxParts {
+		return nil, fmt.Errorf("%q joins %d kinds; at most %d overlap", name, len(names), maxParts)
+	}
+	c := &Fault{Name: name}
+	var docs []string
+	for _, p := range names {
+		f, ok := Lookup(p)
+		switch {
+		case !ok || f.Parts != nil:
+			return nil, fmt.Errorf("%q in %q is not a fault", p, name)
+		case slices.Contains(c.Parts, f):
+			return nil, fmt.Errorf("%q appears twice in %q", p, name)
+		case f.LosesUnsynced:
+			return nil, fmt.Errorf("%q cannot overlap another fault: two kills at once would lose unsynced writes on several nodes", p)
+		}
+		c.Parts = append(c.Parts, f)
+		c.Network = c.Network || f.Network
+		c.LeaderAimed = c.LeaderAimed || f.LeaderAimed
+		docs = append(docs, f.Name)
+	}
+	parts := c.Parts
+	c.Kills = func(n int) int {
+		k := 0
+		for _, f := range parts {
+			k += f.Kills(n)
+		}
+		return min(k, n)
+	}
+	c.Doc = "overlapping in one window: " + strings.Join(docs, ", then ") + "; all healed at its end"
+	return c, nil
+}
+
+// Composite says why name, a composite of kinds joined by "+", cannot
+// run, or nil if it can (or is not a composite).
+func Composite(name string) error {
+	if !strings.Contains(name, partSep) {
+		return nil
+	}
+	_, err := composite(name)
+	return err
 }
 
 // aim is what a LeaderAimed fault aims at: a partition and its leader.
@@ -95,8 +154,13 @@ var faults = []*Fault{
 // Faults lists every fault kind, in name order.
 func Faults() []*Fault { return slices.Clone(faults) }
 
-// Lookup returns the fault kind called name.
+// Lookup returns the fault kind called name: a kind of the registry, or
+// a composite of two or three joined by "+".
 func Lookup(name string) (*Fault, bool) {
+	if strings.Contains(name, partSep) {
+		c, err := composite(name)
+		return c, err == nil
+	}
 	i, ok := slices.BinarySearchFunc(faults, name, func(f *Fault, name string) int { return strings.Compare(f.Name, name) })
 	if !ok {
 		return nil, false
@@ -123,6 +187,9 @@ func Parse(list string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
+		if err := Composite(f); err != nil {
+			return nil, err
+		}
 		if _, ok := Lookup(f); !ok {
 			return nil, fmt.Errorf("unknown nemesis %q; known: none, %s", f, strings.Join(Names(), ", "))
 		}

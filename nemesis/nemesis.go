@@ -55,6 +55,38 @@ func CoverTimeLimit(kinds int, interval time.Duration) time.Duration {
 	return time.Duration(5*kinds+1) * interval / 2
 }
 
+// Overlap lets up to k kinds of faults overlap in s's windows: each
+// window, with even odds from the seed, becomes a composite (see
+// Composite) of its kind and up to k-1 other kinds of the list, started
+// in turn and healed together at the window's end, so the final heal is
+// never harder than one window's. Kinds that cannot overlap (composites
+// themselves, lose-unsynced) are left alone; the windows' times and first
+// kinds stay as s had them, so a list s covers stays covered.
+func (s Schedule) Overlap(faults []string, k int, seed uint64) Schedule {
+	if k < 2 {
+		return s
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6f766572))
+	out := slices.Clone(s)
+	for i, ev := range out {
+		if rng.IntN(2) == 0 {
+			continue
+		}
+		kinds := []string{ev.Fault}
+		for _, j := range rng.Perm(len(faults)) {
+			if len(kinds) == k {
+				break
+			}
+			if Composite(strings.Join(append(slices.Clone(kinds), faults[j]), partSep)) == nil &&
+				!strings.Contains(faults[j], partSep) && !strings.Contains(ev.Fault, partSep) {
+				kinds = append(kinds, faults[j])
+			}
+		}
+		out[i].Fault = strings.Join(kinds, partSep)
+	}
+	return out
+}
+
 // Uncovered are the kinds of faults that have no window in s.
 func (s Schedule) Uncovered(faults []string) []string {
 	var out []string
@@ -141,6 +173,7 @@ type Nemesis struct {
 	mu      sync.Mutex
 	killed  map[int]bool // nodes to restart at heal
 	kills   []int32      // brokers the window starting now killed
+	parts   []string     // the kinds the open window started (a composite's, in order)
 	paused  map[int]bool
 	netHurt bool
 
@@ -252,7 +285,25 @@ func (n *Nemesis) Close(ctx context.Context, fault string) error {
 	targets, err := n.heal(ctx, true)
 	err = n.netErr(err)
 	n.setWindow(nil)
-	return n.record("stop-"+fault, fault, targets, nil, err)
+	return n.recordStops(fault, targets, err)
+}
+
+// recordStops records the stop of fault's window: of each kind a
+// composite started, latest first, all healed by the one heal.
+func (n *Nemesis) recordStops(fault string, targets []string, err error) error {
+	f, ok := Lookup(fault)
+	if !ok || f.Parts == nil {
+		return n.record("stop-"+fault, fault, targets, nil, err)
+	}
+	n.mu.Lock()
+	parts := slices.Clone(n.parts)
+	n.mu.Unlock()
+	for i := len(parts) - 1; i >= 0; i-- {
+		if rerr := n.record("stop-"+parts[i], parts[i], targets, nil, err); rerr != nil {
+			return rerr
+		}
+	}
+	return nil
 }
 
 // Opening is a fault window's start in progress. Starting a fault may take
@@ -272,6 +323,9 @@ type Opening struct {
 	until   time.Duration
 	targets []string
 	err     error
+	// A composite's: the part being started, and the index of the next.
+	sub  *Opening
+	next int
 }
 
 // The stages of an Opening.
@@ -282,8 +336,20 @@ const (
 	opened
 )
 
-// Open begins ev's window, due to close at end: Step starts its fault.
+// Open begins ev's window, due to close at end: Step starts its fault, or
+// a composite's kinds in turn.
 func (n *Nemesis) Open(ev Event, end time.Time) *Opening {
+	n.mu.Lock()
+	n.parts = nil
+	n.mu.Unlock()
+	if f, ok := Lookup(ev.Fault); ok && f.Parts != nil {
+		return &Opening{n: n, ev: ev, f: f, end: end, until: -1}
+	}
+	return n.open(ev, end)
+}
+
+// open begins one kind's window.
+func (n *Nemesis) open(ev Event, end time.Time) *Opening {
 	n.setWindow(&Window{Fault: ev.Fault, End: end})
 	o := &Opening{n: n, ev: ev, end: end, until: -1}
 	n.mu.Lock()
@@ -307,6 +373,9 @@ func (n *Nemesis) Open(ev Event, end time.Time) *Opening {
 // why it could not, is then recorded. A start that ctx ends is over, with
 // ctx's error. err is the recorder's: the history could not be written.
 func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Duration, over bool, err error) {
+	if o.f != nil && o.f.Parts != nil {
+		return o.stepParts(ctx, now)
+	}
 	n := o.n
 	for o.stage != opened {
 		if o.err == nil {
@@ -348,8 +417,36 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 	n.setWindow(w)
 	n.mu.Lock()
 	killed := n.kills
+	n.parts = append(n.parts, o.ev.Fault)
 	n.mu.Unlock()
 	return 0, true, n.record("start-"+o.ev.Fault, o.ev.Fault, o.targets, killed, err)
+}
+
+// stepParts starts a composite's kinds in turn, part i a share i/(k+1)
+// of the window after its start, each recorded as a window of its own
+// (start-KIND) that lasts to the composite's end. A part still waiting
+// when ctx ends is not started.
+func (o *Opening) stepParts(ctx context.Context, now time.Duration) (time.Duration, bool, error) {
+	parts := o.f.Parts
+	for o.next < len(parts) {
+		if o.sub == nil {
+			at := o.ev.Start + time.Duration(o.next)*(o.ev.End-o.ev.Start)/time.Duration(len(parts)+1)
+			if ctx.Err() != nil {
+				return 0, true, nil
+			}
+			if now < at {
+				return at - now, false, nil
+			}
+			o.sub = o.n.open(Event{Fault: parts[o.next].Name, Start: at, End: o.ev.End}, o.end)
+		}
+		wait, over, err := o.sub.Step(ctx, now)
+		if err != nil || !over {
+			return wait, over, err
+		}
+		o.sub = nil
+		o.next++
+	}
+	return 0, true, nil
 }
 
 // aim picks a random partition and finds its leader, waiting up to
@@ -402,7 +499,7 @@ func (n *Nemesis) CloseEarly(fault string) error {
 	}
 	n.mu.Unlock()
 	n.setWindow(nil)
-	return n.record("stop-"+fault, fault, targets, nil, n.netErr(err))
+	return n.recordStops(fault, targets, n.netErr(err))
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,8 +29,11 @@ type TestConfig struct {
 	// ScheduleGiven: the schedule was given as such (chaos sim
 	// --schedule: a shrunk run, a real run replayed in simulation), not
 	// drawn from the seed; a replay needs the windows, not only the seed.
-	ScheduleGiven bool          `json:"schedule_given,omitempty"`
-	Converge      time.Duration `json:"converge_timeout"`
+	ScheduleGiven bool `json:"schedule_given,omitempty"`
+	// NemesisOverlap, above 1, is how many kinds could overlap in a window
+	// (chaos run --nemesis-overlap); the schedule holds the composites drawn.
+	NemesisOverlap int           `json:"nemesis_overlap,omitempty"`
+	Converge       time.Duration `json:"converge_timeout"`
 	// Convergence is how the final phase found the cluster.
 	Convergence *Convergence `json:"convergence,omitempty"`
 }
@@ -140,6 +144,21 @@ func readJSON[T any](path string) (T, error) {
 	return v, nil
 }
 
+// FaultKinds are the kinds a nemesis list starts: a composite "a+b"
+// (kinds overlapping in one window) starts a and b, each recorded as a
+// window of its own, so that is what the guarantee model looks for.
+func FaultKinds(names []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, k := range strings.Split(n, "+") {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
 // CheckerConfig is what the guarantee model is told about the run: the
 // replication settings, the faults asked for (the history records which
 // ran), the storage settings that decide whether a kill destroys data,
@@ -149,7 +168,7 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 	return checker.Config{
 		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
-		Faults: tc.Nemesis, FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
+		Faults: FaultKinds(tc.Nemesis), FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
 		MaxInFlight: 1, ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
 	}
 }

@@ -41,7 +41,8 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced, Bugs: s.Settings.Bugs,
 		},
 		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), ScheduleGiven: len(s.Windows) > 0,
-		Converge: s.ConvergeTimeout,
+		NemesisOverlap: s.NemesisOverlap,
+		Converge:       s.ConvergeTimeout,
 	}
 }
 

@@ -67,6 +67,7 @@ func Args(s runner.Spec) []string {
 	case len(s.Faults) > 0:
 		add(true, "nemesis", strings.Join(s.Faults, ","))
 		add(s.NemesisInterval != d.NemesisInterval, "nemesis-interval", s.NemesisInterval.String())
+		add(s.NemesisOverlap > 1, "nemesis-overlap", strconv.Itoa(s.NemesisOverlap))
 	}
 	add(true, "seed", strconv.FormatUint(s.Seed, 10))
 	return a

@@ -27,10 +27,16 @@ var simulated = []string{
 
 // Simulated says why fault cannot run in simulation, or nil if it can.
 func Simulated(fault string) error {
-	if _, ok := nemesis.Lookup(fault); !ok {
+	f, ok := nemesis.Lookup(fault)
+	if !ok {
 		return fmt.Errorf("%q is not a fault; known: %s", fault, strings.Join(nemesis.Names(), ", "))
 	}
-	if !slices.Contains(simulated, fault) {
+	for _, p := range f.Parts {
+		if err := Simulated(p.Name); err != nil {
+			return err
+		}
+	}
+	if f.Parts == nil && !slices.Contains(simulated, fault) {
 		return fmt.Errorf("fault %q has no model in the simulation yet (package sim lists the kinds it runs)", fault)
 	}
 	return nil

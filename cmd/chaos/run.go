@@ -40,6 +40,7 @@ type runFlags struct {
 	seed        uint64
 	nemesis     string
 	nemInterval time.Duration
+	nemOverlap  int
 	reqTimeout  time.Duration
 	retries     int
 	idempotent  bool
@@ -111,6 +112,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed for the workload's choices (default: random, printed and stored)")
 	fl.StringVar(&f.nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none")
 	fl.DurationVar(&f.nemInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
+	fl.IntVar(&f.nemOverlap, "nemesis-overlap", 1, "up to this many fault kinds overlap in a window (1-3): about half the windows start further kinds of the list while the first holds, all healed at the window's end")
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
 	fl.IntVar(&f.retries, "retries", 0, "times a producer sends a batch again after a retriable error (0: never; above 0, duplicates are permitted unless --idempotent)")
 	fl.BoolVar(&f.idempotent, "idempotent", false, "idempotent producers (KIP-98: a producer id and sequence numbers, so a broker writes a retry once; duplicates are then forbidden)")
@@ -149,7 +151,7 @@ func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.concurrency, f.consumers, f.rate
 	s.TimeLimit, s.RequestTimeout = f.timeLimit, f.reqTimeout
 	s.Retries, s.Idempotent = f.retries, f.idempotent
-	s.Faults, s.NemesisInterval = faults, f.nemInterval
+	s.Faults, s.NemesisInterval, s.NemesisOverlap = faults, f.nemInterval, f.nemOverlap
 	s.ConvergeTimeout, s.MonitorInterval = f.converge, f.monitor
 	s.Command = os.Args
 	return s

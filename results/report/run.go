@@ -464,6 +464,7 @@ func (v *reportView) config(d RunData) {
 	nem := kvSection{Title: "Faults", Rows: []kv{
 		{"fault kinds asked for", faults},
 		{"planned windows", strconv.Itoa(len(tc.Schedule))},
+		{"kinds overlapping in a window, at most", strconv.Itoa(max(tc.NemesisOverlap, 1))},
 	}}
 	if len(tc.Schedule) > 0 {
 		// The windows themselves, in the form chaos sim --schedule takes:
