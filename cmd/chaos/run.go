@@ -151,7 +151,10 @@ func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.concurrency, f.consumers, f.rate
 	s.TimeLimit, s.RequestTimeout = f.timeLimit, f.reqTimeout
 	s.Retries, s.Idempotent = f.retries, f.idempotent
-	s.Faults, s.NemesisInterval, s.NemesisOverlap = faults, f.nemInterval, f.nemOverlap
+	s.Faults, s.NemesisInterval = faults, f.nemInterval
+	if f.nemOverlap != 1 {
+		s.NemesisOverlap = f.nemOverlap // 1, one fault at a time, is the spec's zero
+	}
 	s.ConvergeTimeout, s.MonitorInterval = f.converge, f.monitor
 	s.Command = os.Args
 	return s
