@@ -1,0 +1,48 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// jitterRuntime is a network that draws jitter from a seed, as the local
+// runtime's proxies do.
+type jitterRuntime struct{ fakeRuntime }
+
+func (f *jitterRuntime) DelayAllJitter(d, j time.Duration, seed uint64) {
+	f.do(fmt.Sprint("delay-all-jitter ", d, " ", j, " ", seed))
+}
+
+// The latency fault jitters its delay where the network can draw from a
+// seed, with a seed that follows from the run's (so a run replays it) and
+// without drawing from the nemesis's own source, whose later choices stay
+// the same on every runtime.
+func TestLatencyJitterFollowsTheSeed(t *testing.T) {
+	run := func(seed uint64) ([]string, []string) {
+		rt, rec := &jitterRuntime{}, &memRecorder{}
+		n := New(Config{Brokers: 3, Partitions: 1, Seed: seed}, rt, rt, nil, rec)
+		if err := n.Run(context.Background(), time.Now(), Schedule{{Fault: "latency", End: time.Millisecond}}); err != nil {
+			t.Fatal(err)
+		}
+		var targets []string
+		for _, op := range rec.ops {
+			targets = append(targets, op.Value.FaultTargets()...)
+		}
+		return rt.log, targets
+	}
+	a, targets := run(1)
+	b, _ := run(1)
+	c, _ := run(2)
+	if !slices.Equal(a, b) || slices.Equal(a, c) || len(a) != 2 {
+		t.Fatalf("seed 1 twice: %v, %v; seed 2: %v", a, b, c)
+	}
+	if want := fmt.Sprint("delay-all-jitter 50ms 10ms ", uint64(1)^0x6a6974746572); a[0] != want {
+		t.Fatalf("start %q, want %q", a[0], want)
+	}
+	if !slices.Contains(targets, "±10ms jitter") {
+		t.Fatalf("targets %v do not name the jitter", targets)
+	}
+}
