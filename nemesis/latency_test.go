@@ -10,10 +10,14 @@ import (
 
 // jitterRuntime is a network that draws jitter from a seed, as the local
 // runtime's proxies do.
-type jitterRuntime struct{ fakeRuntime }
+type jitterRuntime struct {
+	fakeRuntime
+	noJitter bool // like the docker runtime with netem
+}
 
-func (f *jitterRuntime) DelayAllJitter(d, j time.Duration, seed uint64) {
+func (f *jitterRuntime) DelayAllJitter(d, j time.Duration, seed uint64) bool {
 	f.do(fmt.Sprint("delay-all-jitter ", d, " ", j, " ", seed))
+	return !f.noJitter
 }
 
 // The latency fault jitters its delay where the network can draw from a
@@ -21,8 +25,8 @@ func (f *jitterRuntime) DelayAllJitter(d, j time.Duration, seed uint64) {
 // without drawing from the nemesis's own source, whose later choices stay
 // the same on every runtime.
 func TestLatencyJitterFollowsTheSeed(t *testing.T) {
-	run := func(seed uint64) ([]string, []string) {
-		rt, rec := &jitterRuntime{}, &memRecorder{}
+	run := func(seed uint64, noJitter bool) ([]string, []string) {
+		rt, rec := &jitterRuntime{noJitter: noJitter}, &memRecorder{}
 		n := New(Config{Brokers: 3, Partitions: 1, Seed: seed}, rt, rt, nil, rec)
 		if err := n.Run(context.Background(), time.Now(), Schedule{{Fault: "latency", End: time.Millisecond}}); err != nil {
 			t.Fatal(err)
@@ -33,9 +37,9 @@ func TestLatencyJitterFollowsTheSeed(t *testing.T) {
 		}
 		return rt.log, targets
 	}
-	a, targets := run(1)
-	b, _ := run(1)
-	c, _ := run(2)
+	a, targets := run(1, false)
+	b, _ := run(1, false)
+	c, _ := run(2, false)
 	if !slices.Equal(a, b) || slices.Equal(a, c) || len(a) != 2 {
 		t.Fatalf("seed 1 twice: %v, %v; seed 2: %v", a, b, c)
 	}
@@ -44,5 +48,8 @@ func TestLatencyJitterFollowsTheSeed(t *testing.T) {
 	}
 	if !slices.Contains(targets, "±10ms jitter") {
 		t.Fatalf("targets %v do not name the jitter", targets)
+	}
+	if _, targets := run(1, true); slices.Contains(targets, "±10ms jitter") {
+		t.Fatalf("targets %v name a jitter the network did not draw", targets)
 	}
 }

@@ -103,6 +103,18 @@ func measureLatency(t *testing.T, rt string) {
 		median(5) // the heal's backlog
 	}
 	rise("every link", func() { c.Net.DelayAll(d) })
+	// The latency fault's jitter, where the network draws it, keeps the
+	// median: it is symmetric, and a chunk waits only for the ones
+	// before it on its own connection.
+	if jn, ok := c.Net.(interface {
+		DelayAllJitter(d, j time.Duration, seed uint64) bool
+	}); ok {
+		rise("every link, ±10ms jitter", func() {
+			if !jn.DelayAllJitter(d, 10*time.Millisecond, 1) && c.Delays != netfault.Netem {
+				t.Errorf("delays via %s do not jitter", c.Delays)
+			}
+		})
+	}
 	leaders, err := workload.Leaders(ctx, boot, "lat")
 	if err != nil {
 		t.Fatal(err)

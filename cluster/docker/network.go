@@ -37,6 +37,9 @@ type Network struct {
 type delayLink struct {
 	from, to string
 	d        time.Duration
+	// jitter and seed vary the delay, with the userspace delay line only.
+	jitter time.Duration
+	seed   uint64
 	// link limits the delay to the TCP connections from dials to to's
 	// listener, like the local runtime's proxies; otherwise every packet
 	// between the two is delayed.
@@ -143,12 +146,28 @@ func (w *Network) Slow(from, to string, d time.Duration) {
 }
 
 // DelayAll delays every packet between nodes by d.
-func (w *Network) DelayAll(d time.Duration) {
+func (w *Network) DelayAll(d time.Duration) { w.delayAll(d, 0, 0) }
+
+// DelayAllJitter is DelayAll with each delay drawn from d ± j, seeded per
+// link from seed, where delays are the userspace delay line; it reports
+// whether they are. netem's jitter would draw from the kernel, not the
+// seed, and reorder packets, so with netem (or HTB) it is DelayAll.
+func (w *Network) DelayAllJitter(d, j time.Duration, seed uint64) bool {
+	if w.mechanism != netfault.Userspace {
+		w.DelayAll(d)
+		return false
+	}
+	w.delayAll(d, j, seed)
+	return true
+}
+
+func (w *Network) delayAll(d, j time.Duration, seed uint64) {
 	w.change(func() {
 		for _, x := range w.c.nodes {
 			for _, y := range w.c.nodes {
 				if x != y {
-					w.delays = append(w.delays, delayLink{from: x.Name, to: y.Name, d: d})
+					w.delays = append(w.delays, delayLink{from: x.Name, to: y.Name, d: d, jitter: j, seed: seed})
+					seed++
 				}
 			}
 		}
@@ -238,15 +257,16 @@ func (w *Network) specFor(n *Node) netfault.Spec {
 // delay. The controller dials no one, so it has no relay: the relays of
 // the brokers delay its links.
 func (w *Network) relayFor(n *Node) []netfault.RelayDelay {
-	byPeer := map[string]time.Duration{}
+	byPeer := map[string]delayLink{}
 	for _, d := range w.delays {
-		if d.from == n.Name && d.to != n.Name {
-			byPeer[d.to] = max(byPeer[d.to], d.d)
+		if d.from == n.Name && d.to != n.Name && d.d > byPeer[d.to].d {
+			byPeer[d.to] = d
 		}
 	}
 	var out []netfault.RelayDelay
 	for _, to := range slices.Sorted(maps.Keys(byPeer)) {
-		out = append(out, netfault.RelayDelay{To: to, Delay: byPeer[to]})
+		d := byPeer[to]
+		out = append(out, netfault.RelayDelay{To: to, Delay: d.d, Jitter: d.jitter, Seed: d.seed})
 	}
 	return out
 }

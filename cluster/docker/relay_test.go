@@ -60,3 +60,37 @@ func TestRelayArgs(t *testing.T) {
 		t.Errorf("args with netem: %q", got)
 	}
 }
+
+// The latency fault's jitter reaches the relays, seeded per link, and only
+// the relays: with netem it is a plain delay, and says so.
+func TestRelayJitter(t *testing.T) {
+	w, n := fakeNetwork()
+	w.c.closed = true // no containers to install rules in
+	w.mechanism = netfault.Userspace
+	if !w.DelayAllJitter(50*time.Millisecond, 10*time.Millisecond, 100) {
+		t.Fatal("the userspace delay line does not jitter")
+	}
+	s := w.specFor(n["broker-1"])
+	if len(s.Relay) != 3 {
+		t.Fatalf("broker-1's relay delays: %+v", s.Relay)
+	}
+	seeds := map[uint64]bool{}
+	for _, d := range s.Relay {
+		if d.Delay != 50*time.Millisecond || d.Jitter != 10*time.Millisecond || seeds[d.Seed] {
+			t.Errorf("relay delay %+v (seeds so far %v)", d, seeds)
+		}
+		seeds[d.Seed] = true
+	}
+	if err := s.Validate(); err != nil {
+		t.Error(err)
+	}
+	w.delays, w.mechanism = nil, netfault.Netem
+	if w.DelayAllJitter(50*time.Millisecond, 10*time.Millisecond, 100) {
+		t.Error("netem claims a seeded jitter")
+	}
+	for _, d := range w.delays {
+		if d.jitter != 0 {
+			t.Fatalf("netem got a jitter: %+v", d)
+		}
+	}
+}
