@@ -41,12 +41,13 @@ run: build
 	$(BIN) run --nemesis kill,partition,pause,slow-follower --nemesis-interval 5s
 
 ## bench: the end-to-end produce benchmarks (bench/), the storage, checker and report benchmarks,
-## and a simulated 60 s default test (sim/)
+## the local runtime's proxy (healthy and delayed links), and a simulated 60 s default test (sim/)
 bench:
 	$(GO) test -run=NONE -bench=. -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout 20m ./bench/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./broker/storage/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./checker/
 	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./results/report/
+	$(GO) test -run=NONE -bench=. -benchmem -count=$(BENCHCOUNT) -timeout 20m ./proxy/
 	$(GO) test -run=NONE -bench=. -benchtime=5x -count=$(BENCHCOUNT) -timeout 20m ./sim/
 
 ## fuzz: fuzz the Kafka request decoder, the history reader and the whole

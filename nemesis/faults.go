@@ -130,7 +130,7 @@ var faults = []*Fault{
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(minority(n.cfg.Brokers)), n.kill)
 		}},
-	{Name: "latency", Doc: "delay every link between nodes by 50ms each way", Network: true, Kills: none, start: (*Nemesis).latency},
+	{Name: "latency", Doc: "delay every link between nodes by 50ms each way (±10ms of seeded jitter where delays are a userspace delay line)", Network: true, Kills: none, start: (*Nemesis).latency},
 	{Name: "lose-unsynced", Doc: "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end", LosesUnsynced: true, Kills: one, start: (*Nemesis).killRandom},
 	{Name: "majority-ring", Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
 	{Name: "one-way", Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
@@ -294,10 +294,32 @@ func (n *Nemesis) oneWay(aim) ([]string, error) {
 	return []string{nodes[i] + " -> " + nodes[j] + " dropped"}, nil
 }
 
+// latencyJitter is the latency fault's spread, on networks that can draw
+// it from a seed.
+const latencyJitter = 10 * time.Millisecond
+
+// jitterNetwork is a network that can vary its delays from a seed: the
+// userspace delay line of the local runtime's proxies and of the docker
+// runtime's relays. It reports whether it did (netem's jitter would draw
+// from the kernel, so the docker runtime does not with netem).
+type jitterNetwork interface {
+	DelayAllJitter(d, j time.Duration, seed uint64) bool
+}
+
 func (n *Nemesis) latency(aim) ([]string, error) {
-	n.net.DelayAll(50 * time.Millisecond)
+	const d = 50 * time.Millisecond
+	targets := []string{"all links", "50ms each way"}
+	// The jitter seed comes from the run's seed, not n.rng: drawing from
+	// n.rng here would shift every later choice of the nemesis on some
+	// runtimes only, and a seed would no longer make the same choices on
+	// every runtime.
+	if jn, ok := n.net.(jitterNetwork); !ok {
+		n.net.DelayAll(d)
+	} else if jn.DelayAllJitter(d, latencyJitter, n.cfg.Seed^0x6a6974746572) {
+		targets = append(targets, "±"+latencyJitter.String()+" jitter")
+	}
 	n.netHurt = true
-	return append([]string{"all links", "50ms each way"}, n.delayHow()...), nil
+	return append(targets, n.delayHow()...), nil
 }
 
 func (n *Nemesis) drop(aim) ([]string, error) {

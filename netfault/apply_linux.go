@@ -1,6 +1,7 @@
 package netfault
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,7 @@ func Apply(s Spec) (Result, error) {
 	if err := s.Validate(); err != nil {
 		return Result{}, err
 	}
-	res := Result{Drops: len(s.Drops), Delays: len(s.Delays)}
+	res := Result{Drops: len(s.Drops), Delays: len(s.Delays) + len(s.Relay)}
 	if err := applyDrops(s.Drops); err != nil {
 		return res, fmt.Errorf("nftables: %w", err)
 	}
@@ -39,6 +40,13 @@ func Apply(s Spec) (Result, error) {
 		if err := clearQdisc(l); err != nil {
 			return res, err
 		}
+	}
+	if s.Mechanism == Userspace {
+		// Sent even when empty: that is how the relay's delays heal.
+		if len(s.Relay) > 0 {
+			res.Mechanism = Userspace
+		}
+		return res, setRelay(context.Background(), RelayControl, s.Relay)
 	}
 	if len(s.Delays) == 0 {
 		return res, nil

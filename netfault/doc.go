@@ -12,10 +12,14 @@
 // Docker installs (its embedded DNS, its NAT).
 //
 // Delays use netem where the kernel has it. Where it does not (netem is a
-// module many minimal kernels leave out), a delay d becomes an HTB class
-// whose rate lets one minimal packet through per d: every exchange on the
-// link then takes at least as long as with d of latency each way, which is
-// what a slow follower needs to fall behind its leader (and its throughput
-// is far lower). Apply reports which mechanism it used, and Probe which one
-// the kernel offers: chaos netfault prints both as JSON (ApplyJSON).
+// module many minimal kernels leave out), they use the userspace delay
+// line of package proxy: the node runs under a relay (RunRelayed, chaos
+// netfault relay) that carries its connections to its peers, and Apply
+// hands the relay its delays (Spec.Relay) over an abstract unix socket of
+// the namespace. A relay must be there from the node's start, which is the
+// runtime's choice; without one, a delay d can still become an HTB class
+// whose rate lets one minimal packet through per d (every exchange takes
+// at least as long as with d each way, but the link is starved, not
+// delayed). Apply reports which mechanism it used, and Probe which one the
+// kernel offers: chaos netfault prints both as JSON (ApplyJSON).
 package netfault

@@ -2,6 +2,7 @@ package netfault
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -12,16 +13,24 @@ import (
 const (
 	Netem = "netem"    // a netem qdisc: a fixed delay on every packet
 	HTB   = "htb-rate" // no netem in the kernel: an HTB rate of one minimal packet per delay (htbRate)
+	// Userspace is the delay line of package proxy, in a relay every
+	// broker's connections to its peers go through (RunRelayed): the
+	// local runtime's delays, for kernels without netem.
+	Userspace = "userspace"
 )
 
 // Spec is the network fault state of one node.
 type Spec struct {
 	// Drops lists packets to drop.
 	Drops []Drop `json:"drops,omitempty"`
-	// Delays lists egress traffic to delay.
+	// Delays lists egress traffic to delay (netem or HTB).
 	Delays []Delay `json:"delays,omitempty"`
-	// Mechanism forces a delay mechanism (Netem or HTB); empty picks netem
-	// when the kernel has it, else HTB.
+	// Relay lists the delays of the node's relay (Userspace): all of
+	// them, as Delays are; a link left out is healed.
+	Relay []RelayDelay `json:"relay,omitempty"`
+	// Mechanism forces a delay mechanism (Netem, HTB or Userspace); empty
+	// picks netem when the kernel has it, else HTB. Userspace takes
+	// Relay, the others Delays.
 	Mechanism string `json:"mechanism,omitempty"`
 }
 
@@ -65,10 +74,25 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("delay %s: give a destination or a source port, not both", d.Peer)
 		}
 	}
+	for _, d := range s.Relay {
+		if d.To == "" {
+			return errors.New("relay delay: no link named")
+		}
+		if d.Delay <= 0 || d.Delay > time.Minute || d.Jitter < 0 || d.Jitter > d.Delay {
+			return fmt.Errorf("relay delay to %s: %s ± %s is not in (0, 1m] with a jitter of at most the delay", d.To, d.Delay, d.Jitter)
+		}
+	}
 	switch s.Mechanism {
 	case "", Netem, HTB:
+		if len(s.Relay) > 0 {
+			return fmt.Errorf("relay delays need mechanism %s", Userspace)
+		}
+	case Userspace:
+		if len(s.Delays) > 0 {
+			return fmt.Errorf("mechanism %s takes relay delays, not qdisc ones", Userspace)
+		}
 	default:
-		return fmt.Errorf("unknown delay mechanism %q (want %s or %s)", s.Mechanism, Netem, HTB)
+		return fmt.Errorf("unknown delay mechanism %q (want %s, %s or %s)", s.Mechanism, Netem, HTB, Userspace)
 	}
 	return nil
 }

@@ -8,13 +8,17 @@ import (
 
 func TestDecodeRefusesBadSpecs(t *testing.T) {
 	for spec, want := range map[string]string{
-		`{"drops":[{"peer":"broker-2","out":true}]}`:                           "not an IPv4 address",
-		`{"drops":[{"peer":"::1"}]}`:                                           "not an IPv4 address",
-		`{"drops":[{"peer":"10.0.0.2","percent":150}]}`:                        "not in 0..100",
-		`{"delays":[{"peer":"10.0.0.2","delay":0}]}`:                           "not in (0, 1m]",
-		`{"delays":[{"peer":"10.0.0.2","delay":1,"dst_port":1,"src_port":2}]}`: "not both",
-		`{"mechanism":"tbf"}`:                                                  "unknown delay mechanism",
-		`{"drop":[]}`:                                                          "unknown field",
+		`{"drops":[{"peer":"broker-2","out":true}]}`:                            "not an IPv4 address",
+		`{"drops":[{"peer":"::1"}]}`:                                            "not an IPv4 address",
+		`{"drops":[{"peer":"10.0.0.2","percent":150}]}`:                         "not in 0..100",
+		`{"delays":[{"peer":"10.0.0.2","delay":0}]}`:                            "not in (0, 1m]",
+		`{"delays":[{"peer":"10.0.0.2","delay":1,"dst_port":1,"src_port":2}]}`:  "not both",
+		`{"mechanism":"tbf"}`:                                                   "unknown delay mechanism",
+		`{"relay":[{"to":"broker-1","delay":1000}]}`:                            "need mechanism userspace",
+		`{"mechanism":"userspace","relay":[{"to":"","delay":1}]}`:               "no link named",
+		`{"mechanism":"userspace","relay":[{"to":"b","delay":10,"jitter":20}]}`: "jitter of at most",
+		`{"mechanism":"userspace","delays":[{"peer":"10.0.0.2","delay":1}]}`:    "not qdisc ones",
+		`{"drop":[]}`: "unknown field",
 	} {
 		if _, err := Decode(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want an error with %q", spec, err, want)

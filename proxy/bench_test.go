@@ -68,3 +68,22 @@ func benchPingPong(b *testing.B, addr string) {
 		}
 	}
 }
+
+// A link delayed 50 ms each way is a delay line: its throughput stays at
+// BufferLimit per delay (about 80 MB/s) rather than one read per delay,
+// and a round trip costs the 100 ms and little more.
+func BenchmarkDelayed(b *testing.B) {
+	const d = 50 * time.Millisecond
+	b.Run("throughput", func(b *testing.B) {
+		s := newServer(b, false)
+		l := newLink(b, s.addr())
+		l.Delay(Both, d)
+		benchStream(b, s, l.Addr())
+	})
+	b.Run("round-trip", func(b *testing.B) {
+		s := newServer(b, false)
+		l := newLink(b, s.addr())
+		l.Delay(Both, d)
+		benchPingPong(b, l.Addr())
+	})
+}

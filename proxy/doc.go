@@ -38,8 +38,16 @@
 //   - Delay holds every chunk read until d after it was read, then delivers
 //     it; reading goes on meanwhile (up to BufferLimit), so order is kept
 //     and throughput is bounded by BufferLimit/d, like a TCP window over a
-//     long path. Changing or clearing a delay applies to bytes already
-//     held: Heal releases them at once.
+//     long path: a delay line, not a throttle (50 ms each way adds 100 ms
+//     to a round trip and still carries about 80 MB/s per connection,
+//     where a link that waited out the delay before reading on would carry
+//     one 64 KiB read per delay). Changing or clearing a delay applies to
+//     bytes already held: Heal releases them at once.
+//   - Jitter draws each chunk's delay from d ± j when it is read, from a
+//     source seeded by the link's jitter seed and the connection's number,
+//     so a seed replays the same draws. A chunk never overtakes the one
+//     before it (it waits for it instead), so jitter reorders no bytes of a
+//     connection, as it would reorder none of a TCP stream's.
 //   - Drop resets the connection (both sides get a TCP RST) with a given
 //     probability per chunk delivered. It models loss so heavy that the
 //     connection dies, not single lost packets, which TCP would hide.

@@ -148,6 +148,21 @@ func (f *Fabric) DelayAll(d time.Duration) {
 	}
 }
 
+// DelayAllJitter is DelayAll with each chunk's delay drawn from d ± j
+// (see Link.Jitter), each link's draws seeded from seed and the link's
+// place in Links, so that a seed gives the fabric the same jitters. It
+// reports that the delays jitter, always here: the nemesis asks because
+// other networks (netem) cannot draw from a seed.
+func (f *Fabric) DelayAllJitter(d, j time.Duration, seed uint64) bool {
+	for i, l := range f.Links() {
+		// Jitter first: the chunks read once the delay is on are then
+		// all jittered.
+		l.Jitter(Both, j, seed+uint64(i))
+		l.Delay(Both, d)
+	}
+	return true
+}
+
 // DropAll resets connections on every link with probability p per chunk
 // delivered (see Link.Drop), each link with its own seed derived from seed.
 func (f *Fabric) DropAll(p float64, seed uint64) {

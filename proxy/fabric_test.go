@@ -137,6 +137,21 @@ func TestFabricFaults(t *testing.T) {
 			},
 		},
 		{
+			name:  "delay all with jitter",
+			fault: func(f *Fabric) { f.DelayAllJitter(d, d/5, 9) },
+			want: func() map[string]Faults {
+				want := map[string]Faults{}
+				for _, a := range []string{"broker-1", "broker-2", "broker-3"} {
+					for _, b := range []string{"broker-1", "broker-2", "broker-3", "controller"} {
+						if a != b {
+							want[a+"->"+b] = Faults{ForwardDelay: d, BackwardDelay: d, ForwardJitter: d / 5, BackwardJitter: d / 5}
+						}
+					}
+				}
+				return want
+			}(),
+		},
+		{
 			name:  "unknown node",
 			fault: func(f *Fabric) { f.Partition([]string{"broker-9"}, []string{"broker-1"}) },
 			want:  map[string]Faults{},

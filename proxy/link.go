@@ -63,6 +63,10 @@ type Faults struct {
 	BackwardDelay time.Duration // added to every Backward chunk
 	ForwardDrop   float64       // per-chunk probability of resetting the connection
 	BackwardDrop  float64
+	// Jitter spreads each delayed chunk's delay uniformly over the delay
+	// ± the jitter (never below zero), drawn from the link's jitter seed.
+	ForwardJitter  time.Duration
+	BackwardJitter time.Duration
 }
 
 func (f Faults) delay(i int) time.Duration {
@@ -70,6 +74,13 @@ func (f Faults) delay(i int) time.Duration {
 		return f.ForwardDelay
 	}
 	return f.BackwardDelay
+}
+
+func (f Faults) jitter(i int) time.Duration {
+	if i == 0 {
+		return f.ForwardJitter
+	}
+	return f.BackwardJitter
 }
 
 func (f Faults) drop(i int) float64 {
@@ -100,6 +111,12 @@ func (f Faults) String() string {
 	if f.BackwardDelay != 0 {
 		add("delay-backward=" + f.BackwardDelay.String())
 	}
+	if f.ForwardJitter != 0 {
+		add("jitter-forward=" + f.ForwardJitter.String())
+	}
+	if f.BackwardJitter != 0 {
+		add("jitter-backward=" + f.BackwardJitter.String())
+	}
 	if f.ForwardDrop != 0 {
 		add(fmt.Sprintf("drop-forward=%g", f.ForwardDrop))
 	}
@@ -116,6 +133,13 @@ func (f Faults) String() string {
 type state struct {
 	f       Faults
 	changed chan struct{}
+	// jitterSeed seeds each connection's jitter draws (with the
+	// connection's number on the link and the direction), so that a seed
+	// gives every connection the same sequence of jitters whatever the
+	// others do. jitterGen counts the calls to Jitter: each one starts
+	// every connection's sequence afresh, so a connection that lives
+	// through several fault windows draws the same in each.
+	jitterSeed, jitterGen uint64
 }
 
 // Stats counts a link's traffic, for logs.
@@ -223,6 +247,26 @@ func (l *Link) Delay(dir Direction, d time.Duration) {
 	})
 }
 
+// Jitter varies the delay in the given directions: each chunk's delay is
+// drawn uniformly from the delay ± j (and never below zero) when it is
+// read. Chunks still leave in the order they came, so a chunk drawn
+// shorter than the one before it waits for that one: jitter never reorders
+// a connection's bytes, as it would not for one TCP stream. The draws of
+// connection k of the link (counting from 0 since the link started) in one
+// direction follow from seed and k alone; j <= 0 removes the jitter. It
+// applies to chunks read from now on.
+func (l *Link) Jitter(dir Direction, j time.Duration, seed uint64) {
+	j = max(j, 0)
+	l.updateSeed(&seed, func(f *Faults) {
+		if dir.has(0) {
+			f.ForwardJitter = j
+		}
+		if dir.has(1) {
+			f.BackwardJitter = j
+		}
+	})
+}
+
 // Drop resets a connection with probability p for each chunk about to be
 // delivered in the given directions; p <= 0 removes it. The link's random
 // source is reseeded with seed, so a run's drop decisions follow from its
@@ -244,13 +288,19 @@ func (l *Link) Drop(dir Direction, p float64, seed uint64) {
 func (l *Link) Heal() { l.update(func(f *Faults) { *f = Faults{} }) }
 
 // update replaces the fault state and wakes everyone waiting on the old one.
-func (l *Link) update(edit func(*Faults)) {
+func (l *Link) update(edit func(*Faults)) { l.updateSeed(nil, edit) }
+
+// updateSeed is update, also setting the jitter seed if seed is not nil.
+func (l *Link) updateSeed(seed *uint64, edit func(*Faults)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	old := l.state.Load()
-	f := old.f
-	edit(&f)
-	l.state.Store(&state{f: f, changed: make(chan struct{})})
+	next := &state{f: old.f, changed: make(chan struct{}), jitterSeed: old.jitterSeed, jitterGen: old.jitterGen}
+	if seed != nil {
+		next.jitterSeed, next.jitterGen = *seed, old.jitterGen+1
+	}
+	edit(&next.f)
+	l.state.Store(next)
 	close(old.changed)
 }
 
@@ -328,8 +378,6 @@ func (l *Link) acceptLoop() {
 
 func (l *Link) serve(client *net.TCPConn) {
 	c := &conn{l: l, client: client, done: make(chan struct{})}
-	c.pipes[0] = newPipe(0)
-	c.pipes[1] = newPipe(1)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -337,7 +385,9 @@ func (l *Link) serve(client *net.TCPConn) {
 		return
 	}
 	l.conns[c] = struct{}{}
-	l.accepted.Add(1)
+	id := uint64(l.accepted.Add(1) - 1)
+	c.pipes[0] = newPipe(0, id)
+	c.pipes[1] = newPipe(1, id)
 	// Added under mu, and while acceptLoop holds a count, so that Close's
 	// Wait cannot miss them.
 	l.wg.Add(2)
@@ -440,7 +490,7 @@ func (c *conn) read(p *pipe, src *net.TCPConn) {
 			n = 0
 		}
 		if n > 0 {
-			ch := chunk{at: time.Now()}
+			ch := chunk{at: time.Now(), jitter: p.drawJitter(c.l.state.Load())}
 			if n <= bufSize/2 {
 				ch.data = append([]byte(nil), (*buf)[:n]...)
 			} else {
@@ -523,7 +573,8 @@ func (c *conn) write(p *pipe, dst *net.TCPConn) {
 			}
 		}
 		if d := st.f.delay(p.dir); d > 0 {
-			if wait := time.Until(ch.at.Add(d)); wait > 0 {
+			// A draw below -d would deliver before the chunk was read.
+			if wait := time.Until(ch.at.Add(d + max(ch.jitter, -d))); wait > 0 {
 				if timer == nil {
 					timer = time.NewTimer(wait)
 				} else {
@@ -600,6 +651,7 @@ type chunk struct {
 	data   []byte
 	pooled *[]byte // data's buffer, to return to the pool once written
 	at     time.Time
+	jitter time.Duration // added to the delay of this chunk
 	end    bool
 	err    error // with end: the stream was reset, not closed
 }
@@ -608,6 +660,7 @@ type chunk struct {
 // reader and its writer.
 type pipe struct {
 	dir   int           // 0 forward, 1 backward
+	id    uint64        // the connection's number on its link
 	ready chan struct{} // a chunk was pushed (capacity 1: a pending wake-up)
 	space chan struct{} // a chunk was popped
 	ended chan struct{} // closed when the end of the stream was pushed
@@ -616,15 +669,36 @@ type pipe struct {
 	q      []chunk
 	n      int // bytes in q
 	closed bool
+
+	// Only the reader draws jitter, so these need no lock.
+	rng    *rand.Rand
+	rngGen uint64 // the jitterGen rng was seeded for
 }
 
-func newPipe(dir int) *pipe {
+func newPipe(dir int, id uint64) *pipe {
 	return &pipe{
 		dir:   dir,
+		id:    id,
 		ready: make(chan struct{}, 1),
 		space: make(chan struct{}, 1),
 		ended: make(chan struct{}),
 	}
+}
+
+// drawJitter is the jitter of the chunk just read: uniform in ±j of the
+// direction's jitter j, from a source seeded by the link's jitter seed, the
+// connection's number and the direction, so that each connection's
+// sequence depends on the seed alone.
+func (p *pipe) drawJitter(st *state) time.Duration {
+	j := st.f.jitter(p.dir)
+	if j <= 0 || st.f.delay(p.dir) <= 0 {
+		return 0
+	}
+	if p.rng == nil || p.rngGen != st.jitterGen {
+		p.rngGen = st.jitterGen
+		p.rng = rand.New(rand.NewPCG(st.jitterSeed, p.id<<1|uint64(p.dir)))
+	}
+	return time.Duration(p.rng.Int64N(2*int64(j)+1)) - j
 }
 
 func (p *pipe) push(l *Link, ch chunk) {

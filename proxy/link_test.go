@@ -429,8 +429,8 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 }
 
 func TestFaultsString(t *testing.T) {
-	f := Faults{Blocked: Backward, ForwardDelay: time.Second, BackwardDrop: 0.5}
-	if got, want := f.String(), "blocked=backward delay-forward=1s drop-backward=0.5"; got != want {
+	f := Faults{Blocked: Backward, ForwardDelay: time.Second, ForwardJitter: time.Millisecond, BackwardDrop: 0.5}
+	if got, want := f.String(), "blocked=backward delay-forward=1s jitter-forward=1ms drop-backward=0.5"; got != want {
 		t.Fatalf("String() = %q, want %q", got, want)
 	}
 }

@@ -58,7 +58,9 @@ type ClusterConfig struct {
 	// them: a bug shows as an anomaly the configuration forbids, or not.
 	Bugs []string `json:"bugs,omitempty"`
 	// DelayMechanism is how the runtime delays links for network faults:
-	// proxy (local), netem, or htb-rate (docker on a kernel without netem).
+	// proxy (local), netem, or userspace (docker on a kernel without netem:
+	// the proxy's delay line in a relay beside each broker); htb-rate in
+	// runs recorded before that.
 	DelayMechanism string `json:"delay_mechanism,omitempty"`
 }
 

@@ -60,8 +60,9 @@ type Cluster struct {
 	cluster.Cluster
 	Net cluster.Network
 	// Delays says how the network delays links: "proxy" for the local
-	// runtime, "netem" or "htb-rate" in containers; empty without a
-	// network.
+	// runtime, "netem" or, on kernels without it, "userspace" (the same
+	// delay line as the local runtime's, in a relay beside each broker) in
+	// containers; empty without a network.
 	Delays string
 	stop   func()
 }
@@ -135,7 +136,7 @@ func startRuntime(ctx context.Context, rt string, spec cluster.Spec, withNet boo
 	case RuntimeDocker:
 		dc, err := docker.Start(ctx, docker.Spec{
 			Nodes: spec.Nodes, BasePort: spec.BasePort, DataDir: spec.DataDir, Binary: spec.Binary, ClusterID: spec.ClusterID,
-			ControllerArgs: spec.ControllerArgs, BrokerArgs: spec.BrokerArgs,
+			ControllerArgs: spec.ControllerArgs, BrokerArgs: spec.BrokerArgs, NetworkFaults: withNet,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("docker runtime: %w", err)

@@ -18,5 +18,9 @@
 // "controller"). Network faults are nftables rules and qdiscs installed in
 // the containers' own network namespaces by the same binary run through
 // docker exec (package netfault); they match container addresses only, so
-// the host's clients are never cut off.
+// the host's clients are never cut off. On kernels without netem, delays
+// are the local runtime's delay line instead: each broker runs under a
+// relay (chaos netfault relay) that carries its connections to its peers
+// and the controller, chosen at the start (Spec.NetworkFaults) because it
+// changes how brokers are started.
 package docker

@@ -29,6 +29,7 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	waitfor "github.com/chaos-isr/chaos/internal/wait"
+	"github.com/chaos-isr/chaos/netfault"
 )
 
 // Ports the nodes listen on inside their containers.
@@ -61,6 +62,16 @@ type Spec struct {
 	BrokerArgs     []string
 	// StartTimeout bounds each node's start; default 60s.
 	StartTimeout time.Duration
+	// NetworkFaults says the run will delay links. The delay mechanism is
+	// then chosen before the brokers start (probed in the controller's
+	// container): netem where the kernel has it, and otherwise the
+	// userspace delay line, which needs every broker to run under a
+	// relay (chaos netfault relay) from the start. Without it,
+	// Cluster.Network falls back to netfault.HTB on such kernels.
+	NetworkFaults bool
+	// Delays forces the delay mechanism (netfault.Netem, HTB or
+	// Userspace) with NetworkFaults; empty chooses as above.
+	Delays string
 }
 
 // Node is one container of the cluster.
@@ -93,6 +104,9 @@ type Cluster struct {
 	mu     sync.Mutex // serialises lifecycle operations and network rules
 	closed bool
 	faults *Network
+	// mechanism and why are the delay mechanism chosen at the start
+	// (Spec.NetworkFaults), and why it is not netem.
+	mechanism, why string
 	// ImageHash is the sha256 of the binary the image holds.
 	ImageHash string
 }
@@ -246,6 +260,11 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	if err := c.create(ctx, ctrl); err != nil {
 		return nil, err
 	}
+	if spec.NetworkFaults {
+		if err := c.chooseDelays(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.nodes))
 	for _, n := range c.nodes[1:] {
@@ -282,19 +301,66 @@ func (c *Cluster) args(n *Node) []string {
 	if n.ID == cluster.ControllerNode {
 		return slices.Concat([]string{"controller", "--listen", listen, "--data", "/data"}, id, c.spec.ControllerArgs)
 	}
+	// Peers dial each other by alias on the private network, or through
+	// the relay's link to the alias.
+	var relay []string
+	dial := func(peer int) string {
+		target := net.JoinHostPort(cluster.NodeName(peer), strconv.Itoa(brokerPort))
+		if peer == cluster.ControllerNode {
+			target = net.JoinHostPort("controller", strconv.Itoa(controllerPort))
+		}
+		if c.mechanism != netfault.Userspace {
+			return target
+		}
+		l := netfault.RelayLink{To: cluster.NodeName(peer), Listen: relayAddr(peer), Target: target}
+		relay = append(relay, "--link", l.String())
+		return l.Listen
+	}
 	a := []string{"broker", "--id", strconv.Itoa(n.ID), "--listen", listen,
-		// Clients on the host get the bound host port; peers dial each
-		// other by alias on the private network instead.
+		// Clients on the host get the bound host port.
 		"--advertise", n.HostAddr,
-		"--controller", net.JoinHostPort("controller", strconv.Itoa(controllerPort)),
+		"--controller", dial(cluster.ControllerNode),
 		"--data", "/data"}
 	a = slices.Concat(a, id, c.spec.BrokerArgs)
 	for j := 1; j <= c.spec.Nodes; j++ {
 		if j != n.ID {
-			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, net.JoinHostPort(cluster.NodeName(j), strconv.Itoa(brokerPort))))
+			a = append(a, "--peer-addr", fmt.Sprintf("%d=%s", j, dial(j)))
 		}
 	}
+	if relay != nil {
+		a = slices.Concat([]string{"netfault", "relay"}, relay, []string{"--"}, a)
+	}
 	return a
+}
+
+// relayAddr is where a broker's relay listens for its connections to node
+// id: on the container's own loopback, so a port per peer is free.
+func relayAddr(id int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(relayBasePort+id)) }
+
+// relayBasePort is the relay's port for the controller; broker i's is i
+// above it.
+const relayBasePort = 19000
+
+// chooseDelays picks the delay mechanism before the brokers start, since
+// the userspace one changes how they are started.
+func (c *Cluster) chooseDelays(ctx context.Context) error {
+	switch c.spec.Delays {
+	case netfault.Netem, netfault.HTB, netfault.Userspace:
+		c.mechanism = c.spec.Delays
+		return nil
+	case "":
+	default:
+		return fmt.Errorf("unknown delay mechanism %q (want %s, %s or %s)", c.spec.Delays, netfault.Netem, netfault.HTB, netfault.Userspace)
+	}
+	p, err := c.probe(ctx)
+	if err != nil {
+		return err
+	}
+	c.mechanism, c.why = p.Mechanism, p.Why
+	if p.Mechanism != netfault.Netem {
+		c.mechanism = netfault.Userspace
+	}
+	return nil
 }
 
 func (c *Cluster) create(ctx context.Context, n *Node) error {

@@ -37,7 +37,7 @@ func TestEveryFault(t *testing.T) {
 	data := t.TempDir()
 	ctx := context.Background()
 	c, err := docker.Start(ctx, docker.Spec{
-		Nodes: 3, DataDir: data, Binary: bin,
+		Nodes: 3, DataDir: data, Binary: bin, NetworkFaults: true,
 		ControllerArgs: []string{"--session-timeout-ms", "1500", "--min-insync-replicas", "2"},
 		BrokerArgs:     []string{"--replica-lag-time-max-ms", "1000", "--lose-unsynced"},
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/chaos-isr/chaos/cluster"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +25,7 @@ import (
 // holds while one end is paused and cannot take new rules.
 type Network struct {
 	c         *Cluster
-	mechanism string // of delays: netfault.Netem or netfault.HTB
+	mechanism string // of delays: netfault.Netem, HTB or Userspace
 	why       string // why not netem
 
 	drops   map[[2]string]float64 // from, to -> percent (0: every packet)
@@ -36,6 +37,9 @@ type Network struct {
 type delayLink struct {
 	from, to string
 	d        time.Duration
+	// jitter and seed vary the delay, with the userspace delay line only.
+	jitter time.Duration
+	seed   uint64
 	// link limits the delay to the TCP connections from dials to to's
 	// listener, like the local runtime's proxies; otherwise every packet
 	// between the two is delayed.
@@ -44,28 +48,45 @@ type delayLink struct {
 
 var _ cluster.Network = (*Network)(nil)
 
-// Network returns the cluster's network faults, probing once (in the
-// controller's container) which delay mechanism the kernel offers.
+// Network returns the cluster's network faults, with the delay mechanism
+// chosen at the start (Spec.NetworkFaults), or else probing once (in the
+// controller's container) which one the kernel offers: netem, or HTB, as
+// brokers started without a relay cannot have the userspace delay line.
 func (c *Cluster) Network(ctx context.Context) (*Network, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.faults != nil {
 		return c.faults, nil
 	}
-	out, err := c.exec(ctx, c.nodes[0], "probe")
-	if err != nil {
-		return nil, fmt.Errorf("probing network faults in %s: %w", c.nodes[0].Container, err)
+	mech, why := c.mechanism, c.why
+	if mech == "" {
+		p, err := c.probe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		mech, why = p.Mechanism, p.Why
 	}
-	var p netfault.Result
-	if err := json.Unmarshal([]byte(out), &p); err != nil {
-		return nil, fmt.Errorf("netfault probe said %q: %w", out, err)
-	}
-	c.faults = &Network{c: c, mechanism: p.Mechanism, why: p.Why, drops: map[[2]string]float64{}, applied: map[string]string{}}
+	c.faults = &Network{c: c, mechanism: mech, why: why, drops: map[[2]string]float64{}, applied: map[string]string{}}
 	return c.faults, nil
 }
 
-// DelayMechanism says how delays are made: "netem", or "htb-rate (why)"
-// when the kernel has no netem. The nemesis records it with each delay.
+// probe asks the kernel, in the controller's container, whether it has
+// netem.
+func (c *Cluster) probe(ctx context.Context) (netfault.Result, error) {
+	var p netfault.Result
+	out, err := c.exec(ctx, c.nodes[0], "probe")
+	if err != nil {
+		return p, fmt.Errorf("probing network faults in %s: %w", c.nodes[0].Container, err)
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		return p, fmt.Errorf("netfault probe said %q: %w", out, err)
+	}
+	return p, nil
+}
+
+// DelayMechanism says how delays are made: "netem", or "userspace (why)"
+// or "htb-rate (why)" when the kernel has no netem. The nemesis records it
+// with each delay.
 func (w *Network) DelayMechanism() string {
 	if w.why != "" {
 		return w.mechanism + " (" + w.why + ")"
@@ -73,7 +94,7 @@ func (w *Network) DelayMechanism() string {
 	return w.mechanism
 }
 
-// Mechanism is netfault.Netem or netfault.HTB.
+// Mechanism is netfault.Netem, HTB or Userspace.
 func (w *Network) Mechanism() string { return w.mechanism }
 
 // TakeErr returns the first error since the last call: installing rules
@@ -125,12 +146,28 @@ func (w *Network) Slow(from, to string, d time.Duration) {
 }
 
 // DelayAll delays every packet between nodes by d.
-func (w *Network) DelayAll(d time.Duration) {
+func (w *Network) DelayAll(d time.Duration) { w.delayAll(d, 0, 0) }
+
+// DelayAllJitter is DelayAll with each delay drawn from d ± j, seeded per
+// link from seed, where delays are the userspace delay line; it reports
+// whether they are. netem's jitter would draw from the kernel, not the
+// seed, and reorder packets, so with netem (or HTB) it is DelayAll.
+func (w *Network) DelayAllJitter(d, j time.Duration, seed uint64) bool {
+	if w.mechanism != netfault.Userspace {
+		w.DelayAll(d)
+		return false
+	}
+	w.delayAll(d, j, seed)
+	return true
+}
+
+func (w *Network) delayAll(d, j time.Duration, seed uint64) {
 	w.change(func() {
 		for _, x := range w.c.nodes {
 			for _, y := range w.c.nodes {
 				if x != y {
-					w.delays = append(w.delays, delayLink{from: x.Name, to: y.Name, d: d})
+					w.delays = append(w.delays, delayLink{from: x.Name, to: y.Name, d: d, jitter: j, seed: seed})
+					seed++
 				}
 			}
 		}
@@ -187,6 +224,15 @@ func (w *Network) specFor(n *Node) netfault.Spec {
 			s.Drops = append(s.Drops, netfault.Drop{Peer: from.ip, Out: false})
 		}
 	}
+	if w.mechanism == netfault.Userspace {
+		if n.ID == cluster.ControllerNode {
+			// It has no relay to tell (see relayFor), and no qdiscs.
+			s.Mechanism = ""
+			return s
+		}
+		s.Relay = w.relayFor(n)
+		return s
+	}
 	for _, d := range w.delays {
 		from, to := ip[d.from], ip[d.to]
 		if from == nil || to == nil {
@@ -202,6 +248,27 @@ func (w *Network) specFor(n *Node) netfault.Spec {
 		}
 	}
 	return s
+}
+
+// relayFor is broker n's share of the delays with the userspace delay
+// line: n's relay delays both directions of its link to a peer, which
+// covers both ends of a link that netem would delay at each end. A link
+// delayed twice (a slow link during a latency fault) takes the longer
+// delay. The controller dials no one, so it has no relay: the relays of
+// the brokers delay its links.
+func (w *Network) relayFor(n *Node) []netfault.RelayDelay {
+	byPeer := map[string]delayLink{}
+	for _, d := range w.delays {
+		if d.from == n.Name && d.to != n.Name && d.d > byPeer[d.to].d {
+			byPeer[d.to] = d
+		}
+	}
+	var out []netfault.RelayDelay
+	for _, to := range slices.Sorted(maps.Keys(byPeer)) {
+		d := byPeer[to]
+		out = append(out, netfault.RelayDelay{To: to, Delay: d.d, Jitter: d.jitter, Seed: d.seed})
+	}
+	return out
 }
 
 // syncRules installs every running node's spec where it changed (all of
@@ -225,7 +292,7 @@ func (c *Cluster) syncRules(ctx context.Context, force bool) error {
 		}
 		spec := w.specFor(n)
 		enc := spec.Encode()
-		if have, ok := w.applied[n.Name]; !force && (have == enc || (!ok && len(spec.Drops)+len(spec.Delays) == 0)) {
+		if have, ok := w.applied[n.Name]; !force && (have == enc || (!ok && len(spec.Drops)+len(spec.Delays)+len(spec.Relay) == 0)) {
 			continue
 		}
 		wg.Add(1)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,36 @@ func newNetfaultCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return json.NewEncoder(cmd.OutOrStdout()).Encode(netfault.Probe())
 		},
-	})
+	}, newRelayCmd())
+	return cmd
+}
+
+// newRelayCmd is the docker runtime's container command on kernels
+// without netem: the broker runs under a relay that delays its links.
+func newRelayCmd() *cobra.Command {
+	var links []string
+	cmd := &cobra.Command{
+		Use:   "relay --link TO=LISTEN=TARGET... -- BROKER ARGS",
+		Short: "Run chaos with ARGS, its connections to peers going through delay lines controlled by netfault apply",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ls []netfault.RelayLink
+			for _, s := range links {
+				l, err := netfault.ParseRelayLink(s)
+				if err != nil {
+					return err
+				}
+				ls = append(ls, l)
+			}
+			code, err := netfault.RunRelayed(ls, args)
+			if err != nil {
+				return err
+			}
+			// The container's exit code is the node's.
+			os.Exit(code)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&links, "link", nil, "a link: the peer's name, the loopback address the node dials, the peer's address")
 	return cmd
 }

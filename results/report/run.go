@@ -426,6 +426,8 @@ func (v *reportView) config(d RunData) {
 	c := tc.Cluster
 	cl := kvSection{Title: "Cluster", Rows: []kv{
 		{"runtime", c.Runtime},
+		// A delay fault means something else with each mechanism.
+		{"network delays", delaysBy(c.DelayMechanism)},
 		{"brokers", strconv.Itoa(c.Nodes)},
 		{"replication factor", strconv.Itoa(int(c.ReplicationFactor))},
 		{"min.insync.replicas", strconv.Itoa(int(c.MinInsyncReplicas))},
@@ -726,4 +728,20 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// delaysBy describes test.json's delay_mechanism: whether a delay fault was
+// latency (a delay line or netem) or a starved link (an HTB rate).
+func delaysBy(m string) string {
+	switch m {
+	case "":
+		return "none (no network faults)"
+	case "proxy":
+		return "proxy (the tester's userspace delay line)"
+	case "userspace":
+		return "userspace delay line (a relay beside each broker; the kernel has no netem)"
+	case "htb-rate":
+		return "htb-rate (a rate limit: a delayed link is starved, not only late)"
+	}
+	return m
 }
