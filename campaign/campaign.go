@@ -549,6 +549,13 @@ func (cr *campaign) readResults(rr *results.CampaignRun, o runner.Outcome, code 
 	if s, ok := res.Ops[history.Send]; ok {
 		rr.Sends = &s
 	}
+	// A results.json from before the recovery was recorded has none,
+	// which Observe reads as "the windows that started bit".
+	rec, err := results.ReadRecovery(filepath.Join(cr.plan.Store, rr.Dir, results.ResultsFile))
+	if err != nil {
+		return err
+	}
+	observeRun(rr, res, rec)
 	rr.Detection = runDetection(o.Detection)
 	return nil
 }
