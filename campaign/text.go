@@ -219,7 +219,8 @@ func WriteSummary(out io.Writer, rec *results.Campaign, dir string) {
 // the table: a valid verdict alone does not say whether anything
 // happened.
 const observedLegend = `OBSERVED (what the runs saw, before the verdict): BROKEN a forbidden anomaly; PERMITTED the permitted anomalies that appeared, with their instances (of lost-write, the acknowledged writes lost); KEPT no anomaly under faults that bit (a kill, a leader change, an ISR shrink, send errors or a write stall of %s or more); FAULTS NEVER BIT windows ran but none showed any of these; NO FAULTS none started.
-RECOVERY over every fault window of the cell's runs: first ack from the fault's start to the first acknowledged write, full ISR from its heal to every partition's full ISR in the monitor's samples; (n/m) when only n of m windows showed it.\n`
+RECOVERY over every fault window of the cell's runs: first ack from the fault's start to the first acknowledged write, full ISR from its heal to every partition's full ISR in the monitor's samples; (n/m) when only n of m windows showed it.
+`
 
 // sayDetection is a detection campaign's last line: how many bug cells
 // caught their bugs in every run, and what failed it (misses, false
