@@ -115,7 +115,22 @@ func describeRun(rr results.CampaignRun) string {
 		notes = append(notes, "unknown: "+strings.Join(rr.Unknown, ", "))
 	}
 	if len(rr.Expected) > 0 {
-		notes = append(notes, "expected: "+strings.Join(rr.Expected, ", "))
+		// With the instances where known: a permitted loss of a thousand
+		// writes and one of a single write are not the same news.
+		parts := make([]string, len(rr.Expected))
+		for i, a := range rr.Expected {
+			parts[i] = a
+			if n := rr.ExpectedInstances[a]; n > 0 {
+				parts[i] += fmt.Sprintf(" %d", n)
+			}
+		}
+		notes = append(notes, "expected: "+strings.Join(parts, ", "))
+	}
+	switch rr.Observed {
+	case results.ObservedToothless:
+		notes = append(notes, fmt.Sprintf("none of the %d fault windows bit", rr.WindowsRan))
+	case results.ObservedNoFaults:
+		notes = append(notes, "no fault started")
 	}
 	if rr.Error != "" {
 		notes = append(notes, rr.Error)

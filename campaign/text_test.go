@@ -46,7 +46,8 @@ func TestWriteSummary(t *testing.T) {
 }
 
 // TestDescribeRun: a run's line says its verdict, then the anomalies it
-// showed (the unknown ones only when they made it unknown) and its error.
+// showed (the unknown ones only when they made it unknown; the permitted
+// ones with their instances), faults that never bit, and its error.
 func TestDescribeRun(t *testing.T) {
 	for _, tc := range []struct {
 		r    results.CampaignRun
@@ -57,6 +58,10 @@ func TestDescribeRun(t *testing.T) {
 			"INVALID (unexpected: lost-write; expected: stale-read)"},
 		{results.CampaignRun{Verdict: VerdictUnknown, Unknown: []string{"nonlinearizable-send"}}, "UNKNOWN (unknown: nonlinearizable-send)"},
 		{results.CampaignRun{Verdict: VerdictError, Error: "exit 3"}, "ERROR (exit 3)"},
+		{results.CampaignRun{Verdict: VerdictValid, Expected: []string{"lost-write", "unseen"}, ExpectedInstances: map[string]int{"lost-write": 1040}, Observed: results.ObservedPermitted},
+			"VALID (expected: lost-write 1040, unseen)"},
+		{results.CampaignRun{Verdict: VerdictValid, Observed: results.ObservedToothless, WindowsRan: 3}, "VALID (none of the 3 fault windows bit)"},
+		{results.CampaignRun{Verdict: VerdictUnknown, Observed: results.ObservedNoFaults}, "UNKNOWN (no fault started)"},
 	} {
 		if got := describeRun(tc.r); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
