@@ -76,13 +76,15 @@ type StoredResults struct {
 	Recovery []WindowRecovery `json:"recovery,omitempty"`
 }
 
-// ReadRecovery reads the recovery of a run's results.json; nil when it
-// has none.
-func ReadRecovery(path string) ([]WindowRecovery, error) {
-	s, err := readJSON[struct {
-		Recovery []WindowRecovery `json:"recovery"`
-	}](path)
-	return s.Recovery, err
+// ReadStoredResults reads a run's results.json whole: the checker's
+// results and the recovery (nil in a file written before it existed),
+// for a reader that wants both from one read.
+func ReadStoredResults(path string) (StoredResults, error) {
+	s, err := readJSON[StoredResults](path)
+	if err == nil && s.Results == nil {
+		s.Results = &checker.Results{}
+	}
+	return s, err
 }
 
 // Recoveries computes each fault window's recovery from a history. The

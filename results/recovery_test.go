@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -188,9 +189,14 @@ func TestStoredResultsJSON(t *testing.T) {
 	if err != nil || res.Valid != checker.Valid || len(res.Results) != 1 {
 		t.Errorf("read back %+v, %v", res, err)
 	}
-	rec, err := ReadRecovery(r.Path(ResultsFile))
-	if err != nil || len(rec) != 1 || dur(rec[0].FirstAck) != "2s" {
-		t.Errorf("recovery read back %+v, %v", rec, err)
+	all, err := ReadStoredResults(r.Path(ResultsFile))
+	if err != nil || len(all.Recovery) != 1 || dur(all.Recovery[0].FirstAck) != "2s" || all.Valid != checker.Valid || len(all.Results.Results) != 1 {
+		t.Errorf("read back whole %+v, %v", all, err)
+	}
+	// A results.json from before the recovery reads with none.
+	old, err := ReadStoredResults(filepath.Join("testdata", "stored", "results.json"))
+	if err != nil || old.Recovery != nil || len(old.Results.Results) == 0 {
+		t.Errorf("the stored results.json read as %+v, %v", old, err)
 	}
 }
 
