@@ -536,10 +536,11 @@ func (cr *campaign) readResults(rr *results.CampaignRun, o runner.Outcome, code 
 	case checker.ExitCode(o.Verdict) != code:
 		return fmt.Errorf("chaos run exited %d, but its outcome says %s", code, o.Verdict)
 	}
-	res, err := results.ReadResults(filepath.Join(cr.plan.Store, rr.Dir, results.ResultsFile))
+	stored, err := results.ReadStoredResults(filepath.Join(cr.plan.Store, rr.Dir, results.ResultsFile))
 	if err != nil {
 		return err
 	}
+	res := stored.Results
 	rr.Expected, rr.Unexpected = res.Expected, res.Unexpected
 	for _, r := range res.Results {
 		if r.Valid == checker.Unknown && !r.Expected {
@@ -549,6 +550,9 @@ func (cr *campaign) readResults(rr *results.CampaignRun, o runner.Outcome, code 
 	if s, ok := res.Ops[history.Send]; ok {
 		rr.Sends = &s
 	}
+	// A results.json from before the recovery was recorded has none,
+	// which Observe reads as "the windows that started bit".
+	observeRun(rr, res, stored.Recovery)
 	rr.Detection = runDetection(o.Detection)
 	return nil
 }

@@ -115,7 +115,22 @@ func describeRun(rr results.CampaignRun) string {
 		notes = append(notes, "unknown: "+strings.Join(rr.Unknown, ", "))
 	}
 	if len(rr.Expected) > 0 {
-		notes = append(notes, "expected: "+strings.Join(rr.Expected, ", "))
+		// With the instances where known: a permitted loss of a thousand
+		// writes and one of a single write are not the same news.
+		parts := make([]string, len(rr.Expected))
+		for i, a := range rr.Expected {
+			parts[i] = a
+			if n := rr.ExpectedInstances[a]; n > 0 {
+				parts[i] += fmt.Sprintf(" %d", n)
+			}
+		}
+		notes = append(notes, "expected: "+strings.Join(parts, ", "))
+	}
+	switch rr.Observed {
+	case results.ObservedToothless:
+		notes = append(notes, fmt.Sprintf("none of the %d fault windows bit", rr.WindowsRan))
+	case results.ObservedNoFaults:
+		notes = append(notes, "no fault started")
 	}
 	if rr.Error != "" {
 		notes = append(notes, rr.Error)
@@ -128,8 +143,9 @@ func describeRun(rr results.CampaignRun) string {
 
 // WriteSummary writes the end of a campaign kept in dir, as chaos
 // campaign and chaos campaign merge print it: a detection campaign's
-// matrix, the table of the other cells (verdicts, the model's prediction,
-// anomalies seen as permitted and unexpectedly, availability), where each
+// matrix, the table of the other cells (what the runs observed first,
+// then the verdicts, the model's prediction, anomalies seen as permitted
+// and unexpectedly, availability, the windows' recovery), where each
 // run is kept, the verdict line with the exit code, and the index page.
 func WriteSummary(out io.Writer, rec *results.Campaign, dir string) {
 	path := filepath.Join(dir, results.CampaignFile)
@@ -149,7 +165,7 @@ func WriteSummary(out io.Writer, rec *results.Campaign, dir string) {
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	if matrix {
-		fmt.Fprintln(tw, "CELL\tRUNS\tVALID\tINVALID\tUNKNOWN\tERROR\tMODEL\tEXPECTED SEEN\tUNEXPECTED\tAVAILABILITY")
+		fmt.Fprintln(tw, "CELL\tOBSERVED\tRUNS\tVALID\tINVALID\tUNKNOWN\tERROR\tMODEL\tEXPECTED SEEN\tUNEXPECTED\tAVAILABILITY\tRECOVERY (MEDIAN/MAX)")
 	}
 	for _, c := range rec.Cells {
 		s := c.Summary
@@ -163,10 +179,14 @@ func WriteSummary(out io.Writer, rec *results.Campaign, dir string) {
 			avail = "n/a (acks=0)"
 		}
 		runs := fmt.Sprintf("%d/%d", s.Runs, s.Planned)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", c.Label, runs, s.Valid, s.Invalid, s.Unknown, s.Errors,
-			c.Prediction, countsOf(s.ExpectedSeen, s.Runs), countsOf(s.Unexpected, s.Runs), avail)
+		_, observed := report.CellObserved(c)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", c.Label, observed, runs, s.Valid, s.Invalid, s.Unknown, s.Errors,
+			c.Prediction, countsOf(s.ExpectedSeen, s.Runs), countsOf(s.Unexpected, s.Runs), avail, report.RecoveryText(s.Recovery))
 	}
 	tw.Flush()
+	if matrix {
+		fmt.Fprintf(out, observedLegend, results.StallAfter)
+	}
 	fmt.Fprintln(out, "\nruns:")
 	for _, c := range rec.Cells {
 		for _, r := range c.Runs {
@@ -209,6 +229,13 @@ func WriteSummary(out io.Writer, rec *results.Campaign, dir string) {
 	}
 	fmt.Fprintf(out, "index: %s\n", filepath.Join(dir, results.CampaignIndexFile))
 }
+
+// observedLegend says what the OBSERVED and RECOVERY columns mean, under
+// the table: a valid verdict alone does not say whether anything
+// happened.
+const observedLegend = `OBSERVED (what the runs saw, before the verdict): BROKEN a forbidden anomaly; PERMITTED the permitted anomalies that appeared, with their instances (of lost-write, the acknowledged writes lost); KEPT no anomaly under faults that bit (a kill, a leader change, an ISR shrink, send errors or a write stall of %s or more); FAULTS NEVER BIT windows ran but none showed any of these; NO FAULTS none started.
+RECOVERY over every fault window of the cell's runs: first ack from the fault's start to the first acknowledged write, full ISR from its heal to every partition's full ISR in the monitor's samples; (n/m) when only n of m windows showed it.
+`
 
 // sayDetection is a detection campaign's last line: how many bug cells
 // caught their bugs in every run, and what failed it (misses, false

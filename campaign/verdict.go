@@ -88,9 +88,11 @@ func bugRunVerdict(v string) string {
 	return v
 }
 
-// Summarize counts a cell's runs by verdict, the anomalies they showed and
-// the share of sends acknowledged, and sets the cell's verdict to the
-// worst of its runs'.
+// Summarize counts a cell's runs by verdict and by what they observed,
+// the anomalies they showed (and the permitted instances), the share of
+// sends acknowledged and the recovery of their windows, and sets the
+// cell's verdict to the worst of its runs' and what it observed to the
+// first of theirs in results.ObservedOrder.
 func Summarize(c *results.CampaignCell) {
 	s := results.CampaignSummary{Planned: c.Summary.Planned}
 	var ok, sent int64
@@ -109,6 +111,13 @@ func Summarize(c *results.CampaignCell) {
 			continue
 		}
 		s.Runs++
+		s.Observed = count(s.Observed, []string{runObserved(r)})
+		for k, n := range r.ExpectedInstances {
+			if s.ExpectedInstances == nil {
+				s.ExpectedInstances = map[string]int{}
+			}
+			s.ExpectedInstances[k] += n
+		}
 		s.ExpectedSeen = count(s.ExpectedSeen, r.Expected)
 		s.Unexpected = count(s.Unexpected, r.Unexpected)
 		if r.Sends != nil {
@@ -130,8 +139,13 @@ func Summarize(c *results.CampaignCell) {
 		a := float64(ok) / float64(sent)
 		s.Availability = &a
 	}
+	s.Recovery = recoveryOf(c.Runs)
 	c.Summary = s
 	c.Verdict = WorstVerdict(c.Runs)
+	c.Observed = ""
+	if s.Runs > 0 {
+		c.Observed = cellObserved(s.Observed)
+	}
 }
 
 func count(m map[string]int, names []string) map[string]int {

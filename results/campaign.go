@@ -169,6 +169,10 @@ type CampaignCell struct {
 	// Verdict is the worst of the runs': valid, unknown, error, invalid,
 	// or not-run.
 	Verdict string `json:"verdict"`
+	// Observed is what the runs observed, the first of their classes in
+	// ObservedOrder: the matrix shows it before the verdict. Absent in
+	// records written before it existed.
+	Observed string `json:"observed,omitempty"`
 	// Refused says why chaos run refused the cell; its remaining runs
 	// were not started.
 	Refused string          `json:"refused,omitempty"`
@@ -222,6 +226,32 @@ type CampaignSummary struct {
 	// Availability is the share of sends acknowledged (nil: not
 	// measured, e.g. acks=0).
 	Availability *float64 `json:"availability,omitempty"`
+	// Observed counts the runs by what they observed (ObservedOrder);
+	// ExpectedInstances sums the runs' instances of each permitted
+	// anomaly (of lost-write, the acknowledged writes lost).
+	Observed          map[string]int `json:"observed,omitempty"`
+	ExpectedInstances map[string]int `json:"expected_instances,omitempty"`
+	// Recovery sums up the recovery of the runs' fault windows; absent
+	// when no run recorded one.
+	Recovery *CampaignRecovery `json:"recovery,omitempty"`
+}
+
+// CampaignRecovery sums up a cell's fault windows' recovery
+// (WindowRecovery): over every window of its runs, how many had each
+// time observed, and their median (the lower middle value, so always one
+// window's) and maximum.
+type CampaignRecovery struct {
+	Windows  int              `json:"windows"`
+	FirstAck CampaignDurStats `json:"first_ack"`
+	FullISR  CampaignDurStats `json:"full_isr"`
+}
+
+// CampaignDurStats are the median and maximum of the times observed, of
+// Observed windows; absent when none was.
+type CampaignDurStats struct {
+	Observed int       `json:"observed"`
+	Median   *Duration `json:"median,omitempty"`
+	Max      *Duration `json:"max,omitempty"`
 }
 
 // CampaignRun is one run of a cell.
@@ -242,6 +272,17 @@ type CampaignRun struct {
 	// Sends counts the run's sends by outcome.
 	Sends        *checker.OpCounts `json:"sends,omitempty"`
 	FaultWindows int               `json:"fault_windows"`
+	// Observed is what the run observed (Observe); ExpectedInstances
+	// counts the instances of each permitted anomaly it found.
+	Observed          string         `json:"observed,omitempty"`
+	ExpectedInstances map[string]int `json:"expected_instances,omitempty"`
+	// WindowsRan counts the fault windows that started (FaultWindows
+	// counts those scheduled), WindowsBit those seen to bite
+	// (WindowRecovery.Bit), and Recovery is each window's recovery, as
+	// results.json holds it.
+	WindowsRan int              `json:"windows_ran,omitempty"`
+	WindowsBit int              `json:"windows_bit,omitempty"`
+	Recovery   []WindowRecovery `json:"recovery,omitempty"`
 	// Detection is when the run first showed an anomaly its
 	// configuration forbids; absent for a run that showed none, or whose
 	// results name no operation of a forbidden instance.

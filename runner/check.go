@@ -81,7 +81,8 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	res := checker.Check(ops, cfg, opts)
 	report.WriteVerdict(out, res)
 	if c.Out != "" {
-		data, _ := json.MarshalIndent(res, "", "  ")
+		// What a run would have stored: the windows' recovery too.
+		data, _ := json.MarshalIndent(results.StoredResults{Results: res, Recovery: results.Recoveries(ops)}, "", "  ")
 		if err := results.WriteFileAtomic(c.Out, append(data, '\n')); err != nil {
 			return nil, err
 		}

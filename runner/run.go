@@ -337,7 +337,8 @@ func JudgeOps(dir *results.Run, tc results.TestConfig, ops []history.Op) (Outcom
 	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
 	written := func(err error) { o.Reported(dir, err) }
 	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path("linearizability.html")})
-	if err := dir.WriteJSON(results.ResultsFile, storedResults(dir, res)); err != nil {
+	stored := results.StoredResults{Results: storedResults(dir, res), Recovery: results.Recoveries(ops)}
+	if err := dir.WriteJSON(results.ResultsFile, stored); err != nil {
 		written(report.WriteRun(dir.Dir))
 		return o, err
 	}

@@ -64,6 +64,8 @@ type campaignPage struct {
 	Rows      []matrixRow
 	Runs      []campaignRunRow
 	Totals    string
+	// Stall is results.StallAfter, which the legend names.
+	Stall string
 }
 
 // detectionRow is one row of the detection matrix: a cell's bugs (none:
@@ -84,9 +86,13 @@ type matrixRow struct {
 
 type cellView struct {
 	ID, Label, Verdict, Counts, Prediction string
-	Permitted, Seen, Unexpected, Avail     string
-	Refused                                string
-	Runs                                   []runLink
+	// Observed is the class of what the runs observed (results.Observed*),
+	// which colours the cell, and ObservedText says it (CellObserved);
+	// Recovery sums up the windows' recovery (RecoveryText).
+	Observed, ObservedText, Recovery   string
+	Permitted, Seen, Unexpected, Avail string
+	Refused                            string
+	Runs                               []runLink
 }
 
 type runLink struct {
@@ -95,6 +101,7 @@ type runLink struct {
 
 type campaignRunRow struct {
 	Cell, CellID                  string
+	Observed                      string
 	Run                           int
 	Seed                          uint64
 	Verdict, Time, Seconds        string
@@ -123,6 +130,7 @@ func buildCampaign(v CampaignView) *campaignPage {
 		p.Ended = v.End.UTC().Format("2006-01-02 15:04:05 UTC") + fmt.Sprintf(" (%s)", v.End.Sub(v.Start).Round(time.Second))
 	}
 	p.Command = commandLine(v.Command)
+	p.Stall = results.StallAfter.String()
 	if v.ExitCode != nil {
 		p.Exit = fmt.Sprint(*v.ExitCode)
 	}
@@ -176,7 +184,7 @@ func buildCampaign(v CampaignView) *campaignPage {
 		totals[3] += s.Errors
 		totals[4] += s.Planned
 		for _, run := range c.Runs {
-			row := campaignRunRow{Cell: cmp.Or(c.Label, c.Name), CellID: cv.ID, Run: run.Run, Seed: run.Seed, Verdict: run.Verdict,
+			row := campaignRunRow{Cell: cmp.Or(c.Label, c.Name), CellID: cv.ID, Observed: run.Observed, Run: run.Run, Seed: run.Seed, Verdict: run.Verdict,
 				Seconds: fmt.Sprintf("%.0f s", run.Seconds), Expected: strings.Join(run.Expected, ", "), Unexpected: strings.Join(run.Unexpected, ", "),
 				Unknown: strings.Join(run.Unknown, ", "), Error: clip(run.Error, 300)}
 			if !run.Start.IsZero() {
@@ -288,6 +296,10 @@ func runReport(root, dir string) string {
 func buildCell(c results.CampaignCell, i int, root string) cellView {
 	s := c.Summary
 	cv := cellView{ID: fmt.Sprintf("cell-%d", i+1), Label: cmp.Or(c.Label, c.Name), Verdict: cmp.Or(c.Verdict, "not-run"), Prediction: c.Prediction, Refused: c.Refused}
+	cv.Observed, cv.ObservedText = CellObserved(&c)
+	if s.Recovery != nil {
+		cv.Recovery = "recovery (median/max): " + RecoveryText(s.Recovery)
+	}
 	cv.Counts = fmt.Sprintf("%d of %d runs", s.Runs, s.Planned)
 	var parts []string
 	for _, x := range []struct {
@@ -321,6 +333,15 @@ func buildCell(c results.CampaignCell, i int, root string) cellView {
 	for _, r := range c.Runs {
 		l := runLink{Text: fmt.Sprintf("run %d: %s", r.Run, r.Verdict), Verdict: r.Verdict,
 			Title: fmt.Sprintf("seed %d, %.0f s", r.Seed, r.Seconds)}
+		if r.Observed != "" {
+			l.Title += "; observed: " + results.ObservedText[r.Observed]
+		}
+		if r.WindowsRan > 0 && r.Recovery != nil {
+			l.Title += fmt.Sprintf("; %d of %d fault windows bit", r.WindowsBit, r.WindowsRan)
+		}
+		for k, n := range r.ExpectedInstances {
+			l.Title += fmt.Sprintf("; %s: %d instances (permitted)", k, n)
+		}
 		if len(r.Unexpected) > 0 {
 			l.Title += "; unexpected: " + strings.Join(r.Unexpected, ", ")
 		}

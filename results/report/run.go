@@ -138,14 +138,19 @@ type reportView struct {
 	OpCounts   []opCountRow
 	Faults     []faultRow
 	FaultsNote string
-	Plots      []*plotView
-	Anomalies  []anomalyView
-	Lost       []lostRow
-	LostCount  int
-	LostNote   string
-	Lin        string
-	History    []historyRow
-	HistNote   string
+	// Observed says what the run observed, before the verdict; Recovery
+	// is each fault window's recovery.
+	Observed  *observedView
+	Recovery  []recoveryRow
+	Stall     string
+	Plots     []*plotView
+	Anomalies []anomalyView
+	Lost      []lostRow
+	LostCount int
+	LostNote  string
+	Lin       string
+	History   []historyRow
+	HistNote  string
 }
 
 type verdictView struct {
@@ -266,6 +271,7 @@ func buildReport(d RunData) *reportView {
 	tl := newTimeline(d.Ops, sched)
 	lost := checker.LostWrites(checker.NewHistory(d.Ops, d.checkerConfig()))
 	v.verdict(d)
+	v.observed(d)
 	v.guarantees(d)
 	v.config(d)
 	v.opCounts(tl)

@@ -38,6 +38,9 @@ type StoreRun struct {
 	// Verdict is valid, invalid or unknown from results.json, or empty
 	// when the run has none (interrupted, or still running).
 	Verdict string
+	// Observed is what the run observed (results.Observe), empty
+	// without a verdict.
+	Observed string
 	// Summary is the configuration in a line, from test.json.
 	Summary    string
 	Seed       uint64
@@ -96,8 +99,10 @@ func scanRun(d results.StoredDir) StoreRun {
 		notes = append(notes, "test.json is damaged")
 	}
 	var pe *fs.PathError
-	if res, err := results.ReadResults(filepath.Join(dir, results.ResultsFile)); err == nil {
+	if stored, err := results.ReadStoredResults(filepath.Join(dir, results.ResultsFile)); err == nil {
+		res := stored.Results
 		r.Verdict = verdictWord(res.Valid)
+		r.Observed = results.Observe(res, stored.Recovery)
 		r.Expected, r.Unexpected = res.Expected, res.Unexpected
 		if lw, ok := res.Get(checker.LostWriteName); ok {
 			r.LostWrites = lw.Count
@@ -183,6 +188,7 @@ type testRow struct {
 
 type storeRunRow struct {
 	Test, Anchor, Time, Verdict, Summary, Seed string
+	Observed                                   string
 	Expected, Unexpected, Note                 string
 	LostWrites                                 int
 	Report, Dir                                string
@@ -210,7 +216,7 @@ func buildStore(v StoreView) *storePage {
 		}
 		t.Runs++
 		verdicts[r.Test][cmp.Or(r.Verdict, "none")]++
-		row := storeRunRow{Test: r.Test, Time: stamp(r.Start), Verdict: cmp.Or(r.Verdict, "none"), Summary: r.Summary,
+		row := storeRunRow{Test: r.Test, Time: stamp(r.Start), Verdict: cmp.Or(r.Verdict, "none"), Observed: r.Observed, Summary: r.Summary,
 			Expected: strings.Join(r.Expected, ", "), Unexpected: strings.Join(r.Unexpected, ", "), Note: r.Note,
 			LostWrites: r.LostWrites, Dir: storeLink(r.Dir, "")}
 		if r.Seed != 0 {

@@ -1,0 +1,308 @@
+package results
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+)
+
+// WindowRecovery is what one fault window did and how the cluster came
+// back from it, read from the history alone (the nemesis's start-FAULT
+// and stop-FAULT operations, the sends, the monitor's samples), so that
+// it can be computed again from any stored history. results.json keeps
+// one per window (StoredResults.Recovery).
+type WindowRecovery struct {
+	Fault string `json:"fault"`
+	// Start and Stop are when the window's start-FAULT and stop-FAULT
+	// completed, since the test started: the fault in effect, and healed.
+	// Stop is absent when the history ends inside the window.
+	Start Duration  `json:"start"`
+	Stop  *Duration `json:"stop,omitempty"`
+	// Bit lists what showed that the fault reached the system (BitKill,
+	// BitLeaderChange, BitISRShrink, BitSendErrors, BitStall); empty,
+	// nothing seen did.
+	Bit []string `json:"bit,omitempty"`
+	// FirstAck is the time from the start to the first acknowledgement
+	// of a send invoked at or after the start: how long writing was
+	// unavailable. FullISR is the time from the stop until the monitor
+	// saw every partition's ISR hold all its replicas again. Either is
+	// absent when it was not observed, and its *Unobserved field says
+	// why (the run ended, the next window began first, no samples).
+	FirstAck           *Duration `json:"first_ack,omitempty"`
+	FirstAckUnobserved string    `json:"first_ack_unobserved,omitempty"`
+	FullISR            *Duration `json:"full_isr,omitempty"`
+	FullISRUnobserved  string    `json:"full_isr_unobserved,omitempty"`
+}
+
+// The signs that a window's fault bit.
+const (
+	// BitKill: its start killed brokers (kill -9).
+	BitKill = "kill"
+	// BitLeaderChange: a partition's leader or leader epoch changed, or
+	// it lost its leader, in the samples taken while the window was open.
+	BitLeaderChange = "leader-change"
+	// BitISRShrink: a partition's ISR lost a member it had before the
+	// window.
+	BitISRShrink = "isr-shrink"
+	// BitSendErrors: a send failed or timed out while the window was
+	// open (not counted in a history without acknowledged sends, where
+	// every send ends unknown: acks=0).
+	BitSendErrors = "send-errors"
+	// BitStall: writing stalled: the first acknowledgement of a send
+	// invoked after the start came StallAfter or more after it (a paused
+	// leader fails nothing, it only makes its producers wait).
+	BitStall = "stall"
+)
+
+// StallAfter is how long writing must wait under a fault to count as a
+// stall: far above an acknowledgement's round trip on a healthy cluster
+// (milliseconds), and above the monitor's default sampling interval, so
+// that a stall is a wait a person would notice in the report's plots.
+const StallAfter = 500 * time.Millisecond
+
+// StoredResults is results.json as a run writes it: the checker's
+// results, with their fields at the top level as before, and what the
+// store adds from the same history: the recovery of each fault window.
+// ReadResults reads the checker's part of it.
+type StoredResults struct {
+	*checker.Results
+	// Recovery has one entry per fault window, in the order they
+	// started; absent in a run without windows, and in results.json
+	// files written before it existed.
+	Recovery []WindowRecovery `json:"recovery,omitempty"`
+}
+
+// ReadStoredResults reads a run's results.json whole: the checker's
+// results and the recovery (nil in a file written before it existed),
+// for a reader that wants both from one read.
+func ReadStoredResults(path string) (StoredResults, error) {
+	s, err := readJSON[StoredResults](path)
+	if err == nil && s.Results == nil {
+		s.Results = &checker.Results{}
+	}
+	return s, err
+}
+
+// Recoveries computes each fault window's recovery from a history. The
+// ops are taken in index order, as a history holds them.
+//
+// A window is a start-FAULT completion without an error and the next
+// stop-FAULT completion of the same fault. The samples that tell whether
+// it bit are, per partition, those that completed after the start, up to
+// and including the first that completed after the stop: a sample's view
+// is read between its partition's previous completion and its own, so
+// that first one may still show the window. What a window is compared
+// with is the last sample of the partition before the start.
+func Recoveries(ops []history.Op) []WindowRecovery {
+	var (
+		out      []WindowRecovery
+		open     = map[string][]int{} // fault -> windows open, oldest first
+		starts   []int64              // each window's start
+		stops    []int64              // -1: no stop
+		killed   []bool
+		sendAt   = map[int]int64{} // process -> its send's invoke time
+		anyAck   bool
+		samples  []sample
+		acks     []ack
+		sendErrs []int64
+	)
+	for i := range ops {
+		op := &ops[i]
+		switch {
+		case op.Process == history.NemesisProcess && op.Type != history.Invoke:
+			if f, ok := strings.CutPrefix(op.F, "start-"); ok {
+				if op.Error != "" {
+					continue // a start that failed may not have taken effect
+				}
+				if n := op.Value.FaultName(); n != "" {
+					f = n
+				}
+				open[f] = append(open[f], len(out))
+				out = append(out, WindowRecovery{Fault: f, Start: Duration(ms(op.Time))})
+				starts, stops = append(starts, op.Time), append(stops, -1)
+				killed = append(killed, op.Value != nil && op.Value.FaultInfo != nil && len(op.Value.KilledBrokers) > 0)
+			} else if f, ok := strings.CutPrefix(op.F, "stop-"); ok {
+				if n := op.Value.FaultName(); n != "" {
+					f = n
+				}
+				if w := open[f]; len(w) > 0 {
+					stops[w[0]] = op.Time
+					d := Duration(ms(op.Time))
+					out[w[0]].Stop = &d
+					open[f] = w[1:]
+				}
+			}
+		case op.F == history.Send && op.Type == history.Invoke:
+			sendAt[op.Process] = op.Time
+		case op.F == history.Send:
+			at, ok := sendAt[op.Process]
+			delete(sendAt, op.Process)
+			if op.Type == history.OK {
+				anyAck = true
+				if ok {
+					acks = append(acks, ack{invoked: at, done: op.Time})
+				}
+			} else {
+				sendErrs = append(sendErrs, op.Time)
+			}
+		case op.F == history.Monitor && op.Type == history.OK && op.Value != nil && op.Value.Sample != nil:
+			s := sample{at: op.Time, key: op.Key().String(), leader: -1, epoch: -1, isr: op.Value.ISR, replicas: op.Value.Replicas}
+			if op.Value.Leader != nil {
+				s.leader = *op.Value.Leader
+			}
+			if op.Value.Epoch != nil {
+				s.epoch = *op.Value.Epoch
+			}
+			samples = append(samples, s)
+		}
+	}
+	byPart := map[string][]sample{}
+	var parts []string
+	for _, s := range samples {
+		if _, ok := byPart[s.key]; !ok {
+			parts = append(parts, s.key)
+		}
+		byPart[s.key] = append(byPart[s.key], s)
+	}
+	for i := range out {
+		w := &out[i]
+		next := int64(-1) // the next window's start
+		for _, s := range starts[i+1:] {
+			if s >= starts[i] {
+				next = s
+				break
+			}
+		}
+		if killed[i] {
+			w.Bit = append(w.Bit, BitKill)
+		}
+		leader, shrink := false, false
+		for _, p := range parts {
+			l, s := bit(byPart[p], starts[i], stops[i])
+			leader, shrink = leader || l, shrink || s
+		}
+		if leader {
+			w.Bit = append(w.Bit, BitLeaderChange)
+		}
+		if shrink {
+			w.Bit = append(w.Bit, BitISRShrink)
+		}
+		if anyAck && slices.ContainsFunc(sendErrs, func(t int64) bool { return t >= starts[i] && (stops[i] < 0 || t <= stops[i]) }) {
+			w.Bit = append(w.Bit, BitSendErrors)
+		}
+		w.FirstAck, w.FirstAckUnobserved = firstAck(acks, anyAck, starts[i], next)
+		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
+			w.Bit = append(w.Bit, BitStall)
+		}
+		w.FullISR, w.FullISRUnobserved = fullISR(byPart, parts, stops[i], next)
+	}
+	return out
+}
+
+type sample struct {
+	at            int64
+	key           string
+	leader, epoch int32
+	isr, replicas []int32
+}
+
+type ack struct{ invoked, done int64 }
+
+// ms is a history time rounded to the millisecond: finer says nothing of
+// a recovery and makes every number hard to read.
+func ms(t int64) time.Duration { return time.Duration(t).Round(time.Millisecond) }
+
+// bit says whether a partition's samples show, while a window started at
+// start and stopped at stop (-1: never) was open, a leader change and an
+// ISR that lost a member it had before.
+func bit(ss []sample, start, stop int64) (leader, shrink bool) {
+	var base *sample
+	for j := range ss {
+		s := &ss[j]
+		if s.at < start {
+			base = s
+			continue
+		}
+		if base == nil {
+			// No view from before the window: its first is the baseline
+			// of leadership, and the replicas that of the ISR.
+			base = &sample{leader: s.leader, epoch: s.epoch, isr: s.replicas}
+		}
+		if s.leader < 0 || s.leader != base.leader || s.epoch != base.epoch {
+			leader = true
+		}
+		for _, b := range base.isr {
+			if !slices.Contains(s.isr, b) {
+				shrink = true
+			}
+		}
+		if stop >= 0 && s.at > stop {
+			break // the first after the stop was the last that may show it
+		}
+	}
+	return leader, shrink
+}
+
+// firstAck is the time from start to the first acknowledgement of a send
+// invoked at or after it; a send invoked before the fault says nothing
+// of writing under it. Past next (the next window's start, -1: none), an
+// acknowledgement says as much of that window.
+func firstAck(acks []ack, anyAck bool, start, next int64) (*Duration, string) {
+	first := int64(-1)
+	for _, a := range acks {
+		if a.invoked >= start && (first < 0 || a.done < first) {
+			first = a.done
+		}
+	}
+	switch {
+	case !anyAck:
+		return nil, "no send of the run was acknowledged (under acks=0 none is)"
+	case first < 0:
+		return nil, "no send invoked after the start was acknowledged before the workload ended"
+	case next >= 0 && first > next:
+		return nil, "no send was acknowledged before the next window started"
+	}
+	d := Duration(ms(first - start))
+	return &d, ""
+}
+
+// fullISR is the time from stop until every partition has been seen with
+// all its replicas in its ISR: the latest of the partitions' first such
+// samples after stop.
+func fullISR(byPart map[string][]sample, parts []string, stop, next int64) (*Duration, string) {
+	switch {
+	case stop < 0:
+		return nil, "the history ends inside the window: it was never healed"
+	case len(parts) == 0:
+		return nil, "the history holds no monitor sample"
+	}
+	last := stop
+	for _, p := range parts {
+		seen, full := false, int64(-1)
+		for _, s := range byPart[p] {
+			if s.at < stop {
+				continue
+			}
+			seen = true
+			if len(s.replicas) > 0 && !slices.ContainsFunc(s.replicas, func(r int32) bool { return !slices.Contains(s.isr, r) }) {
+				full = s.at
+				break
+			}
+		}
+		switch {
+		case !seen:
+			return nil, fmt.Sprintf("no sample of %s after the heal", p)
+		case full < 0:
+			return nil, fmt.Sprintf("%s's ISR was not full again before the history ended", p)
+		case next >= 0 && full > next:
+			return nil, fmt.Sprintf("%s's ISR was not full again before the next window started", p)
+		}
+		last = max(last, full)
+	}
+	d := Duration(ms(last - stop))
+	return &d, ""
+}

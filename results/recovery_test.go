@@ -1,0 +1,224 @@
+package results
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+)
+
+// hist builds a history from hand-made ops, numbering them in order.
+type hist struct{ ops []history.Op }
+
+func (h *hist) add(ms int64, proc int, typ history.Type, f string, v *history.Value, errs ...string) {
+	op := history.Op{Index: int64(len(h.ops)), Time: ms * int64(time.Millisecond), Process: proc, Type: typ, F: f, Value: v}
+	if len(errs) > 0 {
+		op.Error = errs[0]
+	}
+	h.ops = append(h.ops, op)
+}
+
+func (h *hist) nemesis(ms int64, f, fault string, killed ...int32) {
+	h.add(ms, history.NemesisProcess, history.Invoke, f, nil)
+	h.add(ms, history.NemesisProcess, history.Info, f, &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, KilledBrokers: killed}})
+}
+
+func (h *hist) send(proc int, from, to int64, typ history.Type) {
+	h.add(from, proc, history.Invoke, history.Send, &history.Value{Topic: "t", Value: "v"})
+	h.add(to, proc, typ, history.Send, &history.Value{Topic: "t", Value: "v"})
+}
+
+func (h *hist) sample(ms int64, part int32, leader, epoch int32, isr ...int32) {
+	h.add(ms, history.MonitorProcess, history.OK, history.Monitor, &history.Value{Topic: "t", Partition: part,
+		Sample: &history.Sample{Leader: history.Int32(leader), Epoch: history.Int32(epoch), ISR: isr, Replicas: []int32{1, 2, 3}}})
+}
+
+func dur(d *Duration) string {
+	if d == nil {
+		return "nil"
+	}
+	return time.Duration(*d).String()
+}
+
+func TestRecoveriesKill(t *testing.T) {
+	var h hist
+	h.sample(0, 0, 1, 1, 1, 2, 3)
+	h.send(0, 10, 20, history.OK)
+	h.nemesis(1000, "start-kill", "kill", 1)
+	h.send(0, 1001, 3000, history.Info) // the leader died under it
+	h.sample(1250, 0, -1, 1, 2, 3)
+	h.send(1, 3000, 3500, history.Fail)
+	h.send(2, 3500, 3600, history.OK)
+	h.sample(3700, 0, 2, 2, 2, 3)
+	h.nemesis(5000, "stop-kill", "kill")
+	h.sample(5100, 0, 2, 2, 2, 3)
+	h.sample(6400, 0, 2, 2, 1, 2, 3)
+	rs := Recoveries(h.ops)
+	if len(rs) != 1 {
+		t.Fatalf("%d windows, want 1: %+v", len(rs), rs)
+	}
+	w := rs[0]
+	if w.Fault != "kill" || time.Duration(w.Start) != time.Second || dur(w.Stop) != "5s" {
+		t.Errorf("window %+v", w)
+	}
+	if strings.Join(w.Bit, ",") != "kill,leader-change,isr-shrink,send-errors,stall" {
+		t.Errorf("bit %v", w.Bit)
+	}
+	if dur(w.FirstAck) != "2.6s" || w.FirstAckUnobserved != "" {
+		t.Errorf("first ack %s (%s), want 2.6s", dur(w.FirstAck), w.FirstAckUnobserved)
+	}
+	if dur(w.FullISR) != "1.4s" || w.FullISRUnobserved != "" {
+		t.Errorf("full ISR %s (%s), want 1.4s", dur(w.FullISR), w.FullISRUnobserved)
+	}
+}
+
+// A fault that changed nothing the history shows did not bite; its
+// recovery is immediate.
+func TestRecoveriesToothless(t *testing.T) {
+	var h hist
+	h.sample(0, 0, 1, 1, 1, 2, 3)
+	h.sample(0, 1, 2, 1, 1, 2, 3)
+	h.nemesis(1000, "start-pause", "pause")
+	h.send(0, 1000, 1010, history.OK)
+	h.sample(1200, 0, 1, 1, 1, 2, 3)
+	h.sample(1200, 1, 2, 1, 1, 2, 3)
+	h.nemesis(2000, "stop-pause", "pause")
+	h.sample(2100, 0, 1, 1, 1, 2, 3)
+	h.sample(2150, 1, 2, 1, 1, 2, 3)
+	w := Recoveries(h.ops)[0]
+	if len(w.Bit) != 0 || dur(w.FirstAck) != "10ms" || dur(w.FullISR) != "150ms" {
+		t.Errorf("window %+v, first ack %s, full ISR %s", w, dur(w.FirstAck), dur(w.FullISR))
+	}
+}
+
+// What was not observed says why rather than giving a number.
+func TestRecoveriesUnobserved(t *testing.T) {
+	// The run ends inside the window: no stop, no acknowledgement.
+	var h hist
+	h.send(0, 0, 5, history.OK)
+	h.sample(0, 0, 1, 1, 1, 2, 3)
+	h.nemesis(1000, "start-partition", "partition")
+	h.send(0, 1000, 4000, history.Info)
+	w := Recoveries(h.ops)[0]
+	if w.Stop != nil || w.FirstAck != nil || !strings.Contains(w.FirstAckUnobserved, "workload ended") ||
+		w.FullISR != nil || !strings.Contains(w.FullISRUnobserved, "never healed") {
+		t.Errorf("open window %+v", w)
+	}
+
+	// No samples at all, and acks=0: nothing is acknowledged.
+	var z hist
+	z.nemesis(100, "start-kill", "kill", 2)
+	z.send(0, 150, 150, history.Info)
+	z.nemesis(900, "stop-kill", "kill")
+	w = Recoveries(z.ops)[0]
+	if !strings.Contains(w.FirstAckUnobserved, "acks=0") || !strings.Contains(w.FullISRUnobserved, "no monitor sample") ||
+		strings.Join(w.Bit, ",") != "kill" {
+		t.Errorf("acks=0 window %+v", w)
+	}
+
+	// The ISR comes back only after the next window started, and the
+	// first acknowledgement too; the send that times out in the second
+	// window is that window's error.
+	var n hist
+	n.send(0, 0, 5, history.OK)
+	n.sample(0, 0, 1, 1, 1, 2, 3)
+	n.nemesis(1000, "start-partition", "partition")
+	n.send(0, 1000, 4000, history.Info)
+	n.sample(1500, 0, 1, 1, 1, 2)
+	n.nemesis(2000, "stop-partition", "partition")
+	n.sample(2500, 0, 1, 1, 1, 2)
+	n.nemesis(3000, "start-pause", "pause")
+	n.sample(3500, 0, 1, 1, 1, 2, 3)
+	n.send(1, 4000, 4100, history.OK)
+	n.nemesis(5000, "stop-pause", "pause")
+	n.sample(5100, 0, 1, 1, 1, 2, 3)
+	rs := Recoveries(n.ops)
+	if len(rs) != 2 {
+		t.Fatalf("%d windows", len(rs))
+	}
+	if w := rs[0]; !strings.Contains(w.FullISRUnobserved, "next window") || !strings.Contains(w.FirstAckUnobserved, "next window") ||
+		strings.Join(w.Bit, ",") != "isr-shrink" {
+		t.Errorf("first window %+v", w)
+	}
+	if w := rs[1]; dur(w.FirstAck) != "1.1s" || dur(w.FullISR) != "100ms" || strings.Join(w.Bit, ",") != "send-errors,stall" {
+		t.Errorf("second window %+v: first ack %s, full ISR %s", w, dur(w.FirstAck), dur(w.FullISR))
+	}
+}
+
+// A start that reported an error is no window; a send invoked before
+// the start says nothing of writing under the fault.
+func TestRecoveriesFailedStartAndEarlySend(t *testing.T) {
+	var h hist
+	h.add(0, history.NemesisProcess, history.Info, "start-kill", &history.Value{FaultInfo: &history.FaultInfo{Fault: "kill"}}, "no leader")
+	h.add(10, history.NemesisProcess, history.Info, "stop-kill", &history.Value{FaultInfo: &history.FaultInfo{Fault: "kill"}})
+	h.add(900, 0, history.Invoke, history.Send, &history.Value{Topic: "t"})
+	h.nemesis(1000, "start-slow", "slow")
+	h.add(1001, 0, history.OK, history.Send, &history.Value{Topic: "t"})
+	h.send(0, 1001, 1300, history.OK)
+	rs := Recoveries(h.ops)
+	if len(rs) != 1 || rs[0].Fault != "slow" || dur(rs[0].FirstAck) != "300ms" {
+		t.Fatalf("%+v", rs)
+	}
+}
+
+// results.json keeps the checker's fields at the top level, so that
+// ReadResults reads what it always read, and adds the recovery.
+func TestStoredResultsJSON(t *testing.T) {
+	d := Duration(2 * time.Second)
+	s := StoredResults{Results: &checker.Results{Valid: checker.Valid, Results: []checker.Result{{Name: "lost-write"}}},
+		Recovery: []WindowRecovery{{Fault: "kill", FirstAck: &d, FullISRUnobserved: "no sample"}}}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"valid":"true"`, `"results":[{"name":"lost-write"`, `"recovery":[{"fault":"kill","start":"0s","first_ack":"2s","full_isr_unobserved":"no sample"}]`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%s lacks %s", data, want)
+		}
+	}
+	dir := t.TempDir()
+	r := &Run{Store: dir, Test: "t", Dir: dir}
+	if err := r.WriteJSON(ResultsFile, s); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadResults(r.Path(ResultsFile))
+	if err != nil || res.Valid != checker.Valid || len(res.Results) != 1 {
+		t.Errorf("read back %+v, %v", res, err)
+	}
+	all, err := ReadStoredResults(r.Path(ResultsFile))
+	if err != nil || len(all.Recovery) != 1 || dur(all.Recovery[0].FirstAck) != "2s" || all.Valid != checker.Valid || len(all.Results.Results) != 1 {
+		t.Errorf("read back whole %+v, %v", all, err)
+	}
+	// A results.json from before the recovery reads with none.
+	old, err := ReadStoredResults(filepath.Join("testdata", "stored", "results.json"))
+	if err != nil || old.Recovery != nil || len(old.Results.Results) == 0 {
+		t.Errorf("the stored results.json read as %+v, %v", old, err)
+	}
+}
+
+func TestObserve(t *testing.T) {
+	for _, c := range []struct {
+		forbidden, permitted bool
+		ran, bit             int
+		known                bool
+		want                 string
+	}{
+		{true, true, 3, 0, true, ObservedBroken},
+		{false, true, 3, 0, true, ObservedPermitted},
+		{false, false, 3, 1, true, ObservedKept},
+		{false, false, 3, 0, false, ObservedKept}, // recovery unknown: started counts
+		{false, false, 3, 0, true, ObservedToothless},
+		{false, false, 0, 0, false, ObservedNoFaults},
+	} {
+		if got := ObserveCounts(c.forbidden, c.permitted, c.ran, c.bit, c.known); got != c.want {
+			t.Errorf("%+v: %s", c, got)
+		}
+	}
+	if Observe(nil, nil) != ObservedNone {
+		t.Error("no results: want none")
+	}
+}
