@@ -183,7 +183,15 @@ func newPlot(id, title string, h float64, tl *timeline, xs xScale) *plotView {
 		x0, x1 := xs.x(first.Start), xs.x(last.End)
 		b := band{X: x0, W: max(x1-x0, 1), Title: first.describe(), Class: "band " + faultFamily(first.Fault)}
 		label := first.Fault
-		if n := g[1] - g[0]; n > 1 {
+		if n := g[1] - g[0]; n > 1 && overlapping(tl.faults[g[0]:g[1]]) {
+			// Faults that held at once (a composite, --nemesis-overlap):
+			// one band, named by the kinds in the order they started.
+			var kinds, parts []string
+			for _, f := range tl.faults[g[0]:g[1]] {
+				kinds, parts = append(kinds, f.Fault), append(parts, f.describe())
+			}
+			b.Title, label = "overlapping: "+strings.Join(parts, "; "), strings.Join(kinds, "+")
+		} else if n > 1 {
 			b.Title, label = groupTitle(tl.faults[g[0]:g[1]]), fmt.Sprintf("%d faults", n)
 			p.Note = "Fault windows too close together to draw apart at this scale are shaded as one band; the faults table lists each."
 		}
@@ -228,6 +236,18 @@ func bandGroups(fs []faultWindow, xs xScale) [][2]int {
 		out = append(out, [2]int{i, i + 1})
 	}
 	return out
+}
+
+// overlapping says whether each window of fs starts before the one
+// before it ends: faults that held at once, not windows merely drawn
+// together at a coarse scale.
+func overlapping(fs []faultWindow) bool {
+	for i := 1; i < len(fs); i++ {
+		if fs[i].Start >= fs[i-1].End {
+			return false
+		}
+	}
+	return true
 }
 
 // groupTitle describes fault windows drawn as one band.

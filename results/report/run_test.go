@@ -798,3 +798,21 @@ func TestReportCountsWindowsPerKind(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlappingFaultsShareABand: faults that held at once (a composite
+// window) are one band named by their kinds in order, not windows "too
+// close together to draw apart".
+func TestOverlappingFaultsShareABand(t *testing.T) {
+	h := &hist{}
+	h.send(0, 0, 0, "a", 0)
+	h.nemesis(2, "start-slow-follower", "slow-follower", "broker-2")
+	h.nemesis(3, "start-kill-leader", "kill-leader", "broker-1")
+	h.nemesis(5, "stop-kill-leader", "kill-leader", "broker-1")
+	h.nemesis(5, "stop-slow-follower", "slow-follower", "broker-2")
+	h.final(9.999, 0, 1, []history.Record{{Offset: 0, Value: "a"}})
+	v := buildReport(RunData{Config: testConfig(), Ops: h.ops})
+	p := v.Plots[0]
+	if len(p.Bands) != 1 || p.Bands[0].Label != "slow-follower+kill-leader" || !strings.HasPrefix(p.Bands[0].Title, "overlapping: ") || p.Note != "" {
+		t.Fatalf("bands %+v, note %q; want one band slow-follower+kill-leader", p.Bands, p.Note)
+	}
+}
