@@ -20,7 +20,7 @@ func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
 	return workload.Config{
 		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
 		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
-		Retries: s.Retries, Idempotent: s.Idempotent,
+		Retries: s.Retries, Idempotent: s.Idempotent, MaxInFlight: s.MaxInFlight,
 		Bootstrap: bootstrap,
 	}
 }
@@ -50,7 +50,7 @@ func storedWorkload(c workload.Config) results.Workload {
 		Bootstrap: c.Bootstrap, Topic: c.Topic, Partitions: c.Partitions, Acks: c.Acks,
 		Concurrency: c.Concurrency, Consumers: c.Consumers, Rate: c.Rate, TimeLimit: c.TimeLimit,
 		Seed: c.Seed, RequestTimeout: c.RequestTimeout, EndOffsetEvery: c.EndOffsetEvery,
-		Retries: c.Retries, Idempotent: c.Idempotent,
+		Retries: c.Retries, Idempotent: c.Idempotent, MaxInFlight: c.MaxInFlight,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/workload"
 )
 
 // Spec is one test: everything Run needs, as data. It travels as JSON to a
@@ -52,6 +53,10 @@ type Spec struct {
 	// sequence numbers (KIP-98), so that brokers write a retry once.
 	Retries    int  `json:"retries,omitempty"`
 	Idempotent bool `json:"idempotent,omitempty"`
+	// MaxInFlight is how many produce requests each producer session may
+	// have outstanding (0 is 1): with more than one, a session is that
+	// many lanes sharing a producer id and connections.
+	MaxInFlight int `json:"max_in_flight,omitempty"`
 
 	// The nemesis: fault kinds (registry names) and the length of quiet
 	// periods and windows.
@@ -123,6 +128,11 @@ func (s Spec) DefaultName() string {
 	if s.Idempotent {
 		name += "_idempotent"
 	}
+	if s.InFlight() > 1 {
+		// Several requests in flight permit reordering without
+		// idempotence, and test the sequence checks with it.
+		name += fmt.Sprintf("_inflight%d", s.InFlight())
+	}
 	for _, b := range s.Settings.Bugs {
 		// A run with a planted bug is not the same test as one without.
 		name += "_bug-" + b
@@ -192,6 +202,11 @@ func (s Spec) Validate() error {
 		bad("time_limit: %s, need a positive duration", s.TimeLimit)
 	case s.Retries < 0:
 		bad("retries: %d, need 0 or more", s.Retries)
+	case s.MaxInFlight < 0:
+		bad("max_in_flight: %d, need at least 1", s.MaxInFlight)
+	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
+		bad("max_in_flight: %d, need at most %d with idempotent (a broker remembers a producer's last %d batches)",
+			s.MaxInFlight, workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight)
 	case s.RequestTimeout <= 0:
 		bad("request_timeout: %s, need a positive duration", s.RequestTimeout)
 	case s.ConvergeTimeout <= 0:
@@ -245,10 +260,14 @@ func (s Spec) checkerConfig() checker.Config {
 	return checker.Config{
 		Acks: int(s.Acks), MinInsyncReplicas: int(s.Settings.MinInsyncReplicas), Election: s.Settings.Election,
 		ReplicationFactor: int(s.Settings.ReplicationFactor), Faults: s.Faults, FaultsRecorded: true,
-		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: 1,
+		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: s.InFlight(),
 		ClientRetries: s.Retries > 0 && !s.Idempotent, Idempotent: s.Idempotent,
 	}
 }
+
+// InFlight is how many produce requests each producer session may have
+// outstanding.
+func (s Spec) InFlight() int { return max(s.MaxInFlight, 1) }
 
 // Model is what the guarantee model is told of the spec before it runs:
 // its configuration, the storage settings the run will have, and each
