@@ -46,11 +46,16 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 }
 
 func storedWorkload(c workload.Config) results.Workload {
+	inFlight := c.MaxInFlight
+	if inFlight <= 1 {
+		// Absent, as in the runs before producers could pipeline: one.
+		inFlight = 0
+	}
 	return results.Workload{
 		Bootstrap: c.Bootstrap, Topic: c.Topic, Partitions: c.Partitions, Acks: c.Acks,
 		Concurrency: c.Concurrency, Consumers: c.Consumers, Rate: c.Rate, TimeLimit: c.TimeLimit,
 		Seed: c.Seed, RequestTimeout: c.RequestTimeout, EndOffsetEvery: c.EndOffsetEvery,
-		Retries: c.Retries, Idempotent: c.Idempotent, MaxInFlight: c.MaxInFlight,
+		Retries: c.Retries, Idempotent: c.Idempotent, MaxInFlight: inFlight,
 	}
 }
 
