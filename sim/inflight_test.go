@@ -9,6 +9,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 // pipelining is retrying's runs with five requests in flight per producer
@@ -85,5 +86,22 @@ func TestPipelinedReorders(t *testing.T) {
 	t.Logf("reordered sends in %d of 20 seeds, duplicates in %d", reordered, dup)
 	if reordered == 0 {
 		t.Error("five requests in flight with retries under leader faults never reordered a send in 20 seeds")
+	}
+}
+
+// TestArgsCarryMaxInFlight: the replay command of a pipelining run, made
+// from its test.json, asks for as many requests in flight; one is the
+// default and goes unsaid.
+func TestArgsCarryMaxInFlight(t *testing.T) {
+	s := runner.DefaultSpec()
+	s.Seed, s.Retries, s.Idempotent, s.MaxInFlight = 4, 5, true, 5
+	n := s.Normalized()
+	stored := runner.StoredSpec(n.TestConfig(time.Now(), "test", "id", "", n.WorkloadConfig(nil)))
+	if a := strings.Join(Args(stored), " "); !strings.Contains(a, "--idempotent --max-in-flight 5") {
+		t.Errorf("replay args %q do not carry --max-in-flight 5", a)
+	}
+	s.MaxInFlight = 1
+	if a := strings.Join(Args(s), " "); strings.Contains(a, "max-in-flight") {
+		t.Errorf("replay args %q name the default", a)
 	}
 }
