@@ -93,7 +93,7 @@ func DefaultSpec() Spec {
 	s.MinInsyncReplicas = 2
 	return Spec{
 		Store: "store", Runtime: RuntimeLocal, Nodes: 3, Settings: s,
-		Acks: -1, Concurrency: 5, Consumers: -1, Rate: 500, TimeLimit: 60 * time.Second, RequestTimeout: 5 * time.Second,
+		Acks: -1, Concurrency: 5, Consumers: -1, Rate: 500, TimeLimit: 60 * time.Second, RequestTimeout: 5 * time.Second, MaxInFlight: 1,
 		NemesisInterval: 10 * time.Second, ConvergeTimeout: 60 * time.Second, MonitorInterval: 250 * time.Millisecond,
 	}
 }
