@@ -228,12 +228,20 @@ func TestPipelinedSendsTakeSequencesInOrder(t *testing.T) {
 	}
 }
 
-func TestPipelinedGapTakesANewID(t *testing.T) {
-	p := NewProducer(1, true)
+// twoInFlight is a session with producer id 7 and two batches to k0 on
+// the wire, a (seq 0) and b (seq 1).
+func twoInFlight(t *testing.T, retries int) (p *Producer, a, b *Delivery) {
+	t.Helper()
+	p = NewProducer(retries, true)
 	_ = p.SetID(idAnswer(7), nil)
-	a, b := p.Send(k0, "0-1", -1), p.Send(k0, "1-1", -1)
+	a, b = p.Send(k0, "0-1", -1), p.Send(k0, "1-1", -1)
 	send(t, a)
 	send(t, b)
+	return p, a, b
+}
+
+func TestPipelinedGapTakesANewID(t *testing.T) {
+	p, a, b := twoInFlight(t, 1)
 	// a is refused for good: seq 0 is a gap b cannot pass.
 	if answerWith(a, answer(kerr.MessageTooLarge.Code, -1), nil) {
 		t.Fatal("retried MESSAGE_TOO_LARGE")
@@ -268,11 +276,7 @@ func TestPipelinedGapTakesANewID(t *testing.T) {
 }
 
 func TestPipelinedBatchIsNotMovedPastALaterOne(t *testing.T) {
-	p := NewProducer(5, true)
-	_ = p.SetID(idAnswer(7), nil)
-	a, b := p.Send(k0, "0-1", -1), p.Send(k0, "1-1", -1)
-	send(t, a)
-	send(t, b)
+	p, a, b := twoInFlight(t, 5)
 	// A leader that knew nothing of the producer took b first; a, the
 	// oldest, meets OUT_OF_ORDER_SEQUENCE_NUMBER. Sent again under a new
 	// id it would land after b: it ends unwritten instead.
@@ -289,11 +293,7 @@ func TestPipelinedBatchIsNotMovedPastALaterOne(t *testing.T) {
 }
 
 func TestPipelinedInfoTakesANewID(t *testing.T) {
-	p := NewProducer(0, true)
-	_ = p.SetID(idAnswer(7), nil)
-	a, b := p.Send(k0, "0-1", -1), p.Send(k0, "1-1", -1)
-	send(t, a)
-	send(t, b)
+	p, a, b := twoInFlight(t, 0)
 	answerWith(a, nil, errors.New("read: i/o timeout"))
 	if o := a.Outcome(); o.Type != history.Info || !p.NeedsID() {
 		t.Fatalf("outcome %+v, needs id %v; want info and a new id", o, p.NeedsID())
@@ -306,11 +306,7 @@ func TestPipelinedInfoTakesANewID(t *testing.T) {
 }
 
 func TestPipelinedFailAtTheTailGivesItsSequenceBack(t *testing.T) {
-	p := NewProducer(0, true)
-	_ = p.SetID(idAnswer(7), nil)
-	a, b := p.Send(k0, "0-1", -1), p.Send(k0, "1-1", -1)
-	send(t, a)
-	send(t, b)
+	p, a, b := twoInFlight(t, 0)
 	answerWith(b, answer(kerr.NotEnoughReplicas.Code, -1), nil)
 	b.Outcome()
 	answerWith(a, answer(0, 3), nil)
