@@ -98,13 +98,15 @@ func newTCPConn(nc net.Conn) *tcpConn { return &tcpConn{nc: nc} }
 
 // write sends req with corr. sent reports whether any byte of it may have
 // reached the broker; the waiter is nil if no answer will come (acks=0).
-func (t *tcpConn) write(frame []byte, req kmsg.Request, corr int32, deadline time.Time) (w *tcpWaiter, sent bool, err error) {
+// The end of ctx cuts the write short.
+func (t *tcpConn) write(ctx context.Context, frame []byte, req kmsg.Request, corr int32, deadline time.Time) (w *tcpWaiter, sent bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.err != nil {
 		return nil, false, t.err
 	}
 	_ = t.nc.SetWriteDeadline(deadline)
+	defer context.AfterFunc(ctx, func() { _ = t.nc.SetWriteDeadline(time.Now()) })()
 	n, err := t.nc.Write(frame)
 	if err != nil {
 		t.failLocked(err)
@@ -200,7 +202,7 @@ func (c *tcpClient) roundTrip(ctx context.Context, conn *tcpConn, req kmsg.Reque
 // write is roundTrip's first half: req on its way.
 func (c *tcpClient) write(ctx context.Context, conn *tcpConn, req kmsg.Request) (w *tcpWaiter, sent bool, err error) {
 	corr := c.corr.Add(1)
-	w, sent, err = conn.write(c.format.AppendRequest(nil, req, corr), req, corr, c.deadline(ctx))
+	w, sent, err = conn.write(ctx, c.format.AppendRequest(nil, req, corr), req, corr, c.deadline(ctx))
 	return w, sent, causeOf(ctx, err)
 }
 
