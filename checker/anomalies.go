@@ -355,12 +355,16 @@ func (h *History) conflictPos(part int32, off int64) int32 {
 	return -1
 }
 
-// NonmonotonicSend finds, for one process and one partition, an ok send
-// that completed after an earlier ok send of that process but landed at an
-// offset not above it. Count is the number of such sends. With one request
-// in flight only a truncation explains one: the earlier record (or the
-// later) was truncated and the log end moved back; if both are still in
-// the log, nothing does.
+// NonmonotonicSend finds, for one producer and one partition, an ok send
+// that came after an earlier ok send of that producer but landed at an
+// offset not above it. Count is the number of such sends. A producer is a
+// process, whose sends completed one after another; or, where the sends
+// name one, a producer session with several requests in flight, whose
+// sends are in the order they were invoked (the order of their sequence
+// numbers). With one request in flight, or an idempotent producer, only a
+// truncation explains one: the earlier record (or the later) was
+// truncated and the log end moved back; if both are still in the log,
+// nothing does.
 func NonmonotonicSend(h *History) Result {
 	f := h.newFinding(NonmonotonicSendName)
 	type last struct {
@@ -368,22 +372,32 @@ func NonmonotonicSend(h *History) Result {
 		pos    int32
 		vid    int32
 	}
-	prev := map[int64]last{}
+	type producer struct {
+		session bool
+		id      int32
+		part    int32
+	}
+	prev := map[producer]last{}
 	pairs := int64(0)
-	for i := range h.sends {
+	for _, i := range h.sendsInProducerOrder() {
 		s := &h.sends[i]
 		if s.typ != outOK || s.offset < 0 {
 			continue
 		}
-		k := int64(s.process)<<32 | int64(uint32(s.part))
+		k := producer{id: s.process, part: s.part}
+		who := fmt.Sprintf("process %d", s.process)
+		if id, ok := h.sessions[i]; ok {
+			k = producer{session: true, id: id, part: s.part}
+			who = fmt.Sprintf("producer %d (process %d)", id, s.process)
+		}
 		p, ok := prev[k]
 		if ok {
 			pairs++
 		}
 		if ok && s.offset <= p.offset {
 			c, decided := h.explain(p.vid, s.vid)
-			f.addExplained(c, decided, fmt.Sprintf("process %d's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
-				s.process, h.vals[s.vid].str, s.offset, h.key(s.part), h.index(s.done), h.vals[p.vid].str, p.offset, h.index(p.pos)),
+			f.addExplained(c, decided, fmt.Sprintf("%s's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
+				who, h.vals[s.vid].str, s.offset, h.key(s.part), h.index(s.done), h.vals[p.vid].str, p.offset, h.index(p.pos)),
 				h.index(p.pos), h.index(s.done))
 			continue
 		}
@@ -393,6 +407,29 @@ func NonmonotonicSend(h *History) Result {
 		f.noEvidence("no process had two acknowledged sends to one partition")
 	}
 	return f.result()
+}
+
+// sendsInProducerOrder is the sends' indexes in the order each producer
+// made them: completion order, but a session's sends in invocation order.
+// The order across producers does not matter.
+func (h *History) sendsInProducerOrder() []int32 {
+	order := make([]int32, 0, len(h.sends))
+	var sess []int32
+	for i := range h.sends {
+		if _, ok := h.sessions[int32(i)]; ok {
+			sess = append(sess, int32(i))
+			continue
+		}
+		order = append(order, int32(i))
+	}
+	at := func(i int32) int32 {
+		if s := &h.sends[i]; s.inv >= 0 {
+			return s.inv
+		}
+		return h.sends[i].done
+	}
+	slices.SortStableFunc(sess, func(a, b int32) int { return int(at(a)) - int(at(b)) })
+	return append(order, sess...)
 }
 
 // PollSkip finds a consumer (process) skipping offsets that exist: for one

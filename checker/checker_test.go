@@ -516,3 +516,37 @@ func TestCorruptReadIsGarbage(t *testing.T) {
 		t.Fatalf("garbage-read %+v", r)
 	}
 }
+
+// TestNonmonotonicSendOrdersASessionByInvocation: the lanes of a
+// producer session (several requests in flight) are processes of their
+// own, and their sends complete in any order; the session's order is the
+// order its sends were invoked in, which is the order of their sequence
+// numbers.
+func TestNonmonotonicSendOrdersASessionByInvocation(t *testing.T) {
+	session := func(b *hb, first, second int64) {
+		b.invokeSend(0, 0, "0-1")
+		b.invokeSend(1, 0, "1-1")
+		b.doneSend(1, 0, "1-1", history.OK, second)
+		b.doneSend(0, 0, "0-1", history.OK, first)
+		for i := range b.ops {
+			b.ops[i].Value.Producer = new(int32(3))
+		}
+		recs := "0=0-1 1=1-1"
+		if first > second {
+			recs = "0=1-1 1=0-1"
+		}
+		b.final(0, 2, recs)
+	}
+	cfg := Config{Acks: -1, MinInsyncReplicas: 2, ReplicationFactor: 3, MaxInFlight: 2, Idempotent: true}
+	var b hb
+	session(&b, 0, 1)
+	if r := NonmonotonicSend(NewHistory(b.ops, cfg)); r.Count != 0 {
+		t.Fatalf("in order, completed out of order: %+v", r)
+	}
+	b = hb{}
+	session(&b, 1, 0)
+	r := NonmonotonicSend(NewHistory(b.ops, cfg))
+	if r.Count != 1 || !strings.Contains(strings.Join(r.Details, "\n"), "producer 3 (process 1)'s send of \"1-1\"") {
+		t.Fatalf("the later invocation landed first: %+v, want one instance naming producer 3", r)
+	}
+}

@@ -39,6 +39,9 @@ type History struct {
 	ends     []readOp // ok end-offset reads
 	finals   []readOp // ok final reads
 	replicas []readOp // ok replica reads
+	// sessions are the producer sessions of the sends that name one
+	// (several requests in flight), by index in sends; nil if none does.
+	sessions map[int32]int32
 
 	dups      []observation // value observed at a second (partition, offset)
 	conflicts []observation // offset read with a second value
@@ -561,6 +564,12 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	s := sendOp{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), process: int32(process), typ: outcomeOf(typ), offset: -1}
 	s.vid = h.valueOf(v.Value)
+	if p := sessionOf(invOp, doneOp); p != nil {
+		if h.sessions == nil {
+			h.sessions = map[int32]int32{}
+		}
+		h.sessions[int32(len(h.sends))] = *p
+	}
 	val := &h.vals[s.vid]
 	if val.part < 0 {
 		val.part = s.part
@@ -583,6 +592,16 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 		val.flags |= sentOpen
 	}
 	h.sends = append(h.sends, s)
+}
+
+// sessionOf is the producer session a send names, nil if none.
+func sessionOf(ops ...*history.Op) *int32 {
+	for _, op := range ops {
+		if op != nil && op.Value != nil && op.Value.Producer != nil {
+			return op.Value.Producer
+		}
+	}
+	return nil
 }
 
 func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {

@@ -66,6 +66,10 @@ type Value struct {
 	Records   []Record `json:"records,omitempty"`
 	HW        *int64   `json:"hw,omitempty"`
 	Broker    *int32   `json:"broker,omitempty"`
+	// Producer is the producer session a send belongs to, when a session
+	// has several requests in flight (several processes, its lanes): the
+	// order of its sends is the order of their invocations in the history.
+	Producer *int32 `json:"producer,omitempty"`
 	// Monitor operations add what the cluster's metadata said of the
 	// partition (hw is then the leader's answer to ListOffsets), nemesis
 	// operations the fault; nil for every other operation. Embedded, so

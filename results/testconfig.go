@@ -80,7 +80,14 @@ type Workload struct {
 	EndOffsetEvery int           `json:"end_offset_every"`     // a consumer read the end offset every N operations
 	Retries        int           `json:"retries,omitempty"`    // a send was tried again up to this many times after a retriable error
 	Idempotent     bool          `json:"idempotent,omitempty"` // producers used KIP-98 idempotence
+	// MaxInFlight is how many produce requests each producer session
+	// could have outstanding, its lanes (absent: 1).
+	MaxInFlight int `json:"max_in_flight,omitempty"`
 }
+
+// InFlight is how many produce requests each producer session could have
+// outstanding.
+func (w Workload) InFlight() int { return max(w.MaxInFlight, 1) }
 
 // Schedule is the fault windows planned for a run, in start order, one at
 // a time; null in JSON when no fault was asked for. What really ran is in
@@ -164,13 +171,13 @@ func FaultKinds(names []string) []string {
 // CheckerConfig is what the guarantee model is told about the run: the
 // replication settings, the faults asked for (the history records which
 // ran), the storage settings that decide whether a kill destroys data,
-// and chaos run's producers, with one request in flight, retrying as
-// test.json says.
+// and chaos run's producers, with as many requests in flight and retrying
+// as test.json says.
 func (tc TestConfig) CheckerConfig() checker.Config {
 	return checker.Config{
 		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
 		Faults: FaultKinds(tc.Nemesis), FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
-		MaxInFlight: 1, ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
+		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/workload"
 )
 
 // The commands that make a Spec from flags (chaos run, sim, campaign,
@@ -142,6 +143,12 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 		return cli.Error("converge-timeout", s.ConvergeTimeout, "not positive", "a duration such as 60s")
 	case s.MonitorInterval < 0:
 		return cli.Error("monitor-interval", s.MonitorInterval, "negative", "a duration such as 250ms, or 0 for no monitor")
+	case s.MaxInFlight < 1:
+		return cli.Error("max-in-flight", s.MaxInFlight, "fewer than 1", "the produce requests a producer may have outstanding, 1 or more")
+	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
+		return cli.Error("max-in-flight", s.MaxInFlight, fmt.Sprintf("above %d with --idempotent", workload.MaxIdempotentInFlight),
+			fmt.Sprintf("at most %d: a broker remembers an idempotent producer's last %d batches, and knows an older one's retry as out of order (Kafka refuses more too)",
+				workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight))
 	}
 	if err := t.Validate(); err != nil {
 		return err

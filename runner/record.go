@@ -20,7 +20,7 @@ func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
 	return workload.Config{
 		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
 		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
-		Retries: s.Retries, Idempotent: s.Idempotent,
+		Retries: s.Retries, Idempotent: s.Idempotent, MaxInFlight: s.MaxInFlight,
 		Bootstrap: bootstrap,
 	}
 }
@@ -47,11 +47,16 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 }
 
 func storedWorkload(c workload.Config) results.Workload {
+	inFlight := c.MaxInFlight
+	if inFlight <= 1 {
+		// Absent, as in the runs before producers could pipeline: one.
+		inFlight = 0
+	}
 	return results.Workload{
 		Bootstrap: c.Bootstrap, Topic: c.Topic, Partitions: c.Partitions, Acks: c.Acks,
 		Concurrency: c.Concurrency, Consumers: c.Consumers, Rate: c.Rate, TimeLimit: c.TimeLimit,
 		Seed: c.Seed, RequestTimeout: c.RequestTimeout, EndOffsetEvery: c.EndOffsetEvery,
-		Retries: c.Retries, Idempotent: c.Idempotent,
+		Retries: c.Retries, Idempotent: c.Idempotent, MaxInFlight: inFlight,
 	}
 }
 

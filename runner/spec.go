@@ -15,6 +15,7 @@ import (
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/workload"
 )
 
 // Spec is one test: everything Run needs, as data. It travels as JSON to a
@@ -53,6 +54,10 @@ type Spec struct {
 	// sequence numbers (KIP-98), so that brokers write a retry once.
 	Retries    int  `json:"retries,omitempty"`
 	Idempotent bool `json:"idempotent,omitempty"`
+	// MaxInFlight is how many produce requests each producer session may
+	// have outstanding (0 is 1): with more than one, a session is that
+	// many lanes sharing a producer id and connections.
+	MaxInFlight int `json:"max_in_flight,omitempty"`
 
 	// The nemesis: fault kinds (registry names) and the length of quiet
 	// periods and windows.
@@ -92,7 +97,7 @@ func DefaultSpec() Spec {
 	s.MinInsyncReplicas = 2
 	return Spec{
 		Store: "store", Runtime: RuntimeLocal, Nodes: 3, Settings: s,
-		Acks: -1, Concurrency: 5, Consumers: -1, Rate: 500, TimeLimit: 60 * time.Second, RequestTimeout: 5 * time.Second,
+		Acks: -1, Concurrency: 5, Consumers: -1, Rate: 500, TimeLimit: 60 * time.Second, RequestTimeout: 5 * time.Second, MaxInFlight: 1,
 		NemesisInterval: 10 * time.Second, ConvergeTimeout: 60 * time.Second, MonitorInterval: 250 * time.Millisecond,
 	}
 }
@@ -135,6 +140,11 @@ func (s Spec) DefaultName() string {
 	}
 	if s.Idempotent {
 		name += "_idempotent"
+	}
+	if s.InFlight() > 1 {
+		// Several requests in flight permit reordering without
+		// idempotence, and test the sequence checks with it.
+		name += fmt.Sprintf("_inflight%d", s.InFlight())
 	}
 	for _, b := range s.Settings.Bugs {
 		// A run with a planted bug is not the same test as one without.
@@ -221,6 +231,11 @@ func (s Spec) Validate() error {
 		bad("time_limit: %s, need a positive duration", s.TimeLimit)
 	case s.Retries < 0:
 		bad("retries: %d, need 0 or more", s.Retries)
+	case s.MaxInFlight < 0:
+		bad("max_in_flight: %d, need at least 1", s.MaxInFlight)
+	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
+		bad("max_in_flight: %d, need at most %d with idempotent (a broker remembers a producer's last %d batches)",
+			s.MaxInFlight, workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight)
 	case s.RequestTimeout <= 0:
 		bad("request_timeout: %s, need a positive duration", s.RequestTimeout)
 	case s.ConvergeTimeout <= 0:
@@ -287,10 +302,14 @@ func (s Spec) checkerConfig() checker.Config {
 	return checker.Config{
 		Acks: int(s.Acks), MinInsyncReplicas: int(s.Settings.MinInsyncReplicas), Election: s.Settings.Election,
 		ReplicationFactor: int(s.Settings.ReplicationFactor), Faults: results.FaultKinds(s.Faults), FaultsRecorded: true,
-		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: 1,
+		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: s.InFlight(),
 		ClientRetries: s.Retries > 0 && !s.Idempotent, Idempotent: s.Idempotent,
 	}
 }
+
+// InFlight is how many produce requests each producer session may have
+// outstanding.
+func (s Spec) InFlight() int { return max(s.MaxInFlight, 1) }
 
 // Model is what the guarantee model is told of the spec before it runs:
 // its configuration, the storage settings the run will have, and each

@@ -143,3 +143,38 @@ func TestDefaultNameOfEveryFault(t *testing.T) {
 		t.Errorf("name %q", n)
 	}
 }
+
+// TestSpecMaxInFlight: several requests in flight name the test, reach
+// the workload, test.json and the guarantee model, and are refused above
+// five with idempotence; one is the default whether said or not.
+func TestSpecMaxInFlight(t *testing.T) {
+	s := DefaultSpec()
+	s.Store, s.Seed, s.Retries, s.Idempotent, s.MaxInFlight = t.TempDir(), 9, 5, true, 5
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n := s.Normalized()
+	if n.Name != "acksall_isr2_clean_none_retries5_idempotent_inflight5" {
+		t.Errorf("name %s", n.Name)
+	}
+	w := n.WorkloadConfig(nil)
+	tc := n.TestConfig(time.Now(), "test", "id", "", w)
+	if w.MaxInFlight != 5 || tc.Workload.MaxInFlight != 5 || tc.CheckerConfig().MaxInFlight != 5 || n.checkerConfig().MaxInFlight != 5 {
+		t.Errorf("workload %d, test.json %d, checker %d/%d", w.MaxInFlight, tc.Workload.MaxInFlight, tc.CheckerConfig().MaxInFlight, n.checkerConfig().MaxInFlight)
+	}
+	s.MaxInFlight = 6
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "max_in_flight: 6, need at most 5 with idempotent") {
+		t.Errorf("6 in flight with idempotence: %v", err)
+	}
+	s.Idempotent = false
+	if err := s.Validate(); err != nil {
+		t.Errorf("6 in flight without idempotence: %v", err)
+	}
+	for _, k := range []int{0, 1} {
+		s.MaxInFlight = k
+		if n := s.Normalized(); strings.Contains(n.Name, "inflight") || n.checkerConfig().MaxInFlight != 1 ||
+			n.TestConfig(time.Now(), "test", "id", "", n.WorkloadConfig(nil)).Workload.MaxInFlight != 0 {
+			t.Errorf("max in flight %d: name %s, checker %d", k, n.Name, n.checkerConfig().MaxInFlight)
+		}
+	}
+}

@@ -20,16 +20,17 @@ import (
 // (the metadata it heard, the brokers' addresses, a connection per broker)
 // and learns nothing from the simulation it could not learn from a
 // socket; its requests and their answers are package workload's, so it
-// classifies every outcome with the same code. One call at a time.
+// classifies every outcome with the same code. One call at a time, but
+// for sends: the lanes of a producer session with several requests in
+// flight send through one client at once.
 type client struct {
 	w              *world
 	bootstrap      []string
 	timeout        time.Duration
 	produceTimeout time.Duration
-	// conns are the connections it holds: broker id -> the broker's
-	// incarnation when it was dialled. A connection outlives neither a
-	// kill nor a restart.
-	conns     map[int32]int
+	// conns are the connections it holds, by broker id. A connection
+	// outlives neither a kill nor a restart.
+	conns     map[int32]*conn
 	addrs     map[int32]string
 	parts     map[history.Key]workload.PartitionState
 	refreshed time.Duration
@@ -42,7 +43,7 @@ type client struct {
 func newClient(w *world, o workload.ClientOptions) *client {
 	return &client{
 		w: w, bootstrap: w.bootstrap(), timeout: o.Timeout, produceTimeout: o.ProduceTimeout,
-		conns: map[int32]int{}, addrs: map[int32]string{}, parts: map[history.Key]workload.PartitionState{},
+		conns: map[int32]*conn{}, addrs: map[int32]string{}, parts: map[history.Key]workload.PartitionState{},
 		refreshed: -workload.MetadataMaxAge - 1, producer: workload.NewProducer(o.Retries, o.Idempotent),
 	}
 }
@@ -70,10 +71,35 @@ func (p *pending) complete(resp kmsg.Response, err error) {
 	p.done(resp, err)
 }
 
+// conn is a connection to a broker: the broker's incarnation when it was
+// dialled, and the requests written to it. The broker reads them one at a
+// time, the next once it has answered the last (as a real broker mutes a
+// connection while one of its requests is in process), so a request goes
+// to the cluster only when the one before it is answered, and a
+// pipelining producer's batches reach the broker in the order they were
+// sent, whatever the delays the network draws for each message.
+type conn struct {
+	inc    int
+	busy   bool
+	queued []*queuedCall
+}
+
+// queuedCall is a request written behind another, waiting its turn. Its
+// timeout runs from when it was written.
+type queuedCall struct {
+	req     kmsg.Request
+	written time.Duration
+	done    func(kmsg.Response, error)
+}
+
 // roundTrip sends req to broker id and calls done with the answer or why
 // there is none: after timeout, an i/o timeout; if the broker dies first, a
 // reset. Like the TCP client's, it does not retry.
 func (c *client) roundTrip(id int32, req kmsg.Request, done func(kmsg.Response, error)) {
+	c.roundTripWithin(id, req, c.timeout, done)
+}
+
+func (c *client) roundTripWithin(id int32, req kmsg.Request, timeout time.Duration, done func(kmsg.Response, error)) {
 	p := &pending{w: c.w, broker: id, done: func(resp kmsg.Response, err error) {
 		if !c.closed {
 			done(resp, err)
@@ -95,7 +121,7 @@ func (c *client) roundTrip(id int32, req kmsg.Request, done func(kmsg.Response, 
 		}
 		p.complete(call.Resp, nil)
 	})
-	c.w.after(c.timeout, func() { p.complete(nil, fmt.Errorf("read %s: i/o timeout", addrOf(id))) })
+	c.w.after(timeout, func() { p.complete(nil, fmt.Errorf("read %s: i/o timeout", addrOf(id))) })
 }
 
 // dial opens a connection to broker id: refused if its process is down (a
@@ -113,7 +139,7 @@ func (c *client) dial(id int32) error {
 // answer is an error. A failed connection is dropped so that the next call
 // redials.
 func (c *client) call(id int32, req kmsg.Request, done func(kmsg.Response, error)) {
-	inc, ok := c.conns[id]
+	cn, ok := c.conns[id]
 	if !ok {
 		if _, known := c.addrs[id]; !known {
 			done(nil, fmt.Errorf("%w: broker %d unknown", workload.ErrNotSent, id))
@@ -123,24 +149,57 @@ func (c *client) call(id int32, req kmsg.Request, done func(kmsg.Response, error
 			done(nil, err)
 			return
 		}
-		inc = c.w.c.Incarnation(id)
-		c.conns[id] = inc
+		cn = &conn{inc: c.w.c.Incarnation(id)}
+		c.conns[id] = cn
 	}
-	dropOnError := func(resp kmsg.Response, err error) {
-		if err != nil {
+	drop := func() {
+		if c.conns[id] == cn {
 			delete(c.conns, id)
 		}
-		done(resp, err)
 	}
-	if !c.w.c.Up(id) || c.w.c.Incarnation(id) != inc {
+	if !c.w.c.Up(id) || c.w.c.Incarnation(id) != cn.inc {
 		c.w.c.After(c.w.delay(), func() {
 			if !c.closed {
-				dropOnError(nil, fmt.Errorf("read %s: connection reset by peer", addrOf(id)))
+				drop()
+				done(nil, fmt.Errorf("read %s: connection reset by peer", addrOf(id)))
 			}
 		})
 		return
 	}
-	c.roundTrip(id, req, dropOnError)
+	q := &queuedCall{req: req, written: c.w.now(), done: done}
+	if cn.busy {
+		cn.queued = append(cn.queued, q)
+		return
+	}
+	c.turn(id, cn, q, drop)
+}
+
+// turn sends q, the request at the head of cn, and the next once it is
+// answered. A request that failed fails those written behind it with the
+// same error, as the connection is closed under them.
+func (c *client) turn(id int32, cn *conn, q *queuedCall, drop func()) {
+	cn.busy = true
+	c.roundTripWithin(id, q.req, c.timeout-(c.w.now()-q.written), func(resp kmsg.Response, err error) {
+		cn.busy = false
+		if err != nil {
+			drop()
+			queued := cn.queued
+			cn.queued = nil
+			q.done(nil, err)
+			for _, b := range queued {
+				b.done(nil, err)
+			}
+			return
+		}
+		// The next request is the broker's before anything this answer
+		// sets off is written.
+		if len(cn.queued) > 0 {
+			next := cn.queued[0]
+			cn.queued = cn.queued[1:]
+			c.turn(id, cn, next, drop)
+		}
+		q.done(resp, nil)
+	})
 }
 
 // metadata asks addrs in turn (each once) for topic's metadata, each on a
@@ -252,7 +311,9 @@ func (c *client) send(k history.Key, value string, acks int16, done func(workloa
 }
 
 // attempt sends d once, asking for a producer id first if the session
-// needs one, and again after workload.RetryBackoff while d says so.
+// needs one, and again after workload.RetryBackoff while d says so; a send
+// that must let an earlier one of its session go first waits
+// workload.PipelineWait and tries again.
 func (c *client) attempt(d *workload.Delivery, done func(workload.Outcome)) {
 	next := func(again bool) {
 		if !again {
@@ -265,13 +326,28 @@ func (c *client) attempt(d *workload.Delivery, done func(workload.Outcome)) {
 			}
 		})
 	}
+	wait := func() {
+		c.w.after(workload.PipelineWait, func() {
+			if !c.closed {
+				c.attempt(d, done)
+			}
+		})
+	}
 	k := d.Key()
 	c.leader(k, func(leader int32, err error) {
 		if err != nil {
 			next(d.NotSent(err))
 			return
 		}
+		if !d.Ready() {
+			wait()
+			return
+		}
 		produce := func() {
+			if !d.Ready() {
+				wait()
+				return
+			}
 			c.call(leader, d.Request(c.produceTimeout, c.w.c.Now()), func(resp kmsg.Response, err error) {
 				o, forget := workload.SendOutcome(resp, err, d.Acks())
 				if forget {
@@ -280,8 +356,12 @@ func (c *client) attempt(d *workload.Delivery, done func(workload.Outcome)) {
 				next(d.Attempted(o, err))
 			})
 		}
-		if !c.producer.NeedsID() {
+		if !d.NeedsID() {
 			produce()
+			return
+		}
+		if !c.producer.AskID() {
+			wait()
 			return
 		}
 		c.call(leader, workload.InitProducerIDRequest(c.produceTimeout), func(resp kmsg.Response, err error) {

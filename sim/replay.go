@@ -59,6 +59,7 @@ func Args(s runner.Spec) []string {
 	add(s.RequestTimeout != d.RequestTimeout, "request-timeout", s.RequestTimeout.String())
 	add(s.Retries != d.Retries, "retries", strconv.Itoa(s.Retries))
 	flag(s.Idempotent, "idempotent")
+	add(s.InFlight() != d.InFlight(), "max-in-flight", strconv.Itoa(s.InFlight()))
 	add(s.ConvergeTimeout != d.ConvergeTimeout, "converge-timeout", s.ConvergeTimeout.String())
 	add(s.MonitorInterval != d.MonitorInterval, "monitor-interval", s.MonitorInterval.String())
 	switch {

@@ -40,13 +40,20 @@ func TestRetriesDuplicate(t *testing.T) {
 // value once, and nothing else is lost or reordered.
 func TestIdempotentNoDuplicate(t *testing.T) {
 	for _, r := range retrying(t, true) {
-		if r.Outcome.Verdict != checker.Valid {
-			t.Errorf("an idempotent producer's run: %s", describe(r))
-		}
-		for _, name := range []string{checker.DuplicateName, checker.NonmonotonicSendName} {
-			if res := result(r, name); res.Valid == checker.Invalid {
-				t.Errorf("%s with an idempotent producer: %s", name, describe(r))
-			}
+		onceInOrder(t, r)
+	}
+}
+
+// onceInOrder fails t unless r, an idempotent producer's run, is valid
+// and wrote each value once and in order.
+func onceInOrder(t *testing.T, r SweepRun) {
+	t.Helper()
+	if r.Outcome.Verdict != checker.Valid {
+		t.Errorf("an idempotent producer's run: %s", describe(r))
+	}
+	for _, name := range []string{checker.DuplicateName, checker.NonmonotonicSendName} {
+		if res := result(r, name); res.Valid == checker.Invalid {
+			t.Errorf("%s with an idempotent producer: %s", name, describe(r))
 		}
 	}
 }

@@ -265,9 +265,18 @@ func (s *simulation) startWorkload() {
 	s.nem.next()
 	s.gen = workload.NewGenerator(s.cfg)
 	s.running = s.gen.Workers()
+	lanes := s.gen.Lanes()
+	var sessions []*client
 	for i := range s.gen.Workers() {
 		wk := &worker{s: s, i: i, opts: workload.ClientOptionsFor(s.cfg, s.gen, i)}
-		wk.cl = newClient(s.w, wk.opts)
+		if s.gen.Producer(i) && lanes > 1 {
+			if i%lanes == 0 {
+				sessions = append(sessions, newClient(s.w, wk.opts))
+			}
+			wk.cl, wk.lane = sessions[i/lanes], true
+		} else {
+			wk.cl = newClient(s.w, wk.opts)
+		}
 		wk.wake()
 	}
 }
@@ -290,12 +299,15 @@ func (s *simulation) workloadDone() {
 
 // worker is one worker of the generator with its client, stepped as
 // workload.Run's goroutines step theirs: Next, record, perform, record,
-// Done, and a new client for a process whose state became unknown.
+// Done, and a new client for a process whose state became unknown, unless
+// the worker is a lane of a producer session, whose client its lanes
+// share and keep.
 type worker struct {
 	s    *simulation
 	i    int
 	opts workload.ClientOptions
 	cl   *client
+	lane bool
 }
 
 func (wk *worker) wake() {
@@ -341,7 +353,7 @@ func (wk *worker) complete(op history.Op, r workload.Result) {
 		return
 	}
 	s.gen.Done(wk.i, s.w.now(), c)
-	if c.Type == history.Info {
+	if c.Type == history.Info && !wk.lane {
 		wk.cl.close()
 		wk.cl = newClient(s.w, wk.opts)
 	}

@@ -14,7 +14,8 @@ import (
 // lets a simulated cluster stand in for a real one: everything above it
 // (the generator's decisions, the recording, the final phase) is the same
 // whatever carries the messages. A Client is used by one goroutine at a
-// time.
+// time, but for Send: the lanes of a producer session with several
+// requests in flight (Config.MaxInFlight) send through one Client at once.
 //
 // An error from a call that changes nothing (every call but Send and
 // CreateTopic) means only that it did not happen. Answers a broker gave
@@ -25,6 +26,13 @@ type Client interface {
 	// the outcome, which is all the checkers will know of it (see
 	// Outcome).
 	Send(ctx context.Context, k history.Key, value string, acks int16) Outcome
+	// SendQueued is Send, calling queued once the send has its place in
+	// the producer session's order, before any request for it leaves,
+	// and while no other send of the session can take one: a pipelining
+	// session's lanes record their invocations there, so that the
+	// history's order of a session's sends is the order of their sequence
+	// numbers. If queued returns false, nothing is sent.
+	SendQueued(ctx context.Context, k history.Key, value string, acks int16, queued func() bool) Outcome
 	// Poll fetches k from offset from as a consumer, below the high
 	// watermark. A broker that refuses from as out of range answers with
 	// an *OutOfRangeError carrying its high watermark.

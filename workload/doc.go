@@ -4,7 +4,7 @@
 //
 //   - The Generator decides what each worker does next: send which unique
 //     value "<process>-<n>" to which partition and when (rate pacing with
-//     seeded jitter, one request in flight per producer), which partition
+//     seeded jitter, one request in flight per producer lane), which partition
 //     a consumer polls from which offset, when it reads an end offset
 //     instead, and which process id replaces one whose outcome was unknown.
 //     It is pure: no I/O, no clock but the time its caller passes, no
@@ -18,9 +18,9 @@
 //     with the offset the broker assigned, fail only when the record
 //     definitely was not written (refused before the append, or never
 //     sent), info whenever it may have been. TCP's clients speak the Kafka
-//     protocol themselves, one request at a time with no retries (a
-//     library client's retries and batching would hide exactly the outcomes
-//     the checkers must see), with franz-go's kmsg for the messages and
+//     protocol themselves, retrying and pipelining only as a Producer
+//     decides and recording every attempt (a library client's retries and
+//     batching would hide exactly the outcomes the checkers must see), with franz-go's kmsg for the messages and
 //     their own framing and record batches: nothing here imports the
 //     broker, so a codec bug the broker has is not one the tester shares.
 //     Nothing above the Client knows it is TCP.

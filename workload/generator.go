@@ -15,10 +15,14 @@ import (
 // sequence of calls give the same decisions whether goroutines on the wall
 // clock or one event loop on a virtual clock drive it.
 //
-// A worker is a stable slot, a producer (0 to Concurrency-1) or a consumer
-// (Concurrency on); its process is the id the history records, which
-// changes when an operation's outcome is unknown (Jepsen's rule: a process
-// in an unknown state does not go on). A worker does one operation at a
+// A worker is a stable slot, a producer (0 to Producers()-1) or a
+// consumer (from Producers() on); its process is the id the history
+// records, which changes when an operation's outcome is unknown (Jepsen's
+// rule: a process in an unknown state does not go on). A producer session
+// with MaxInFlight K > 1 is K producer slots, its lanes: each keeps one
+// request in flight, as a process does one operation at a time, and they
+// share the session's client (its producer id, sequence numbers and
+// connections), so that the session has up to K. A worker does one operation at a
 // time: Next, then Done with how it ended, then Next again. Calls for
 // different workers may come from different goroutines.
 type Generator struct {
@@ -26,6 +30,8 @@ type Generator struct {
 	partitions     int32
 	limit          time.Duration
 	endOffsetEvery int
+	lanes          int
+	producers      int
 	workers        []*worker
 }
 
@@ -76,8 +82,10 @@ type worker struct {
 	// notBefore is when the worker may invoke again, after a failure.
 	notBefore time.Duration
 
-	// A producer's pacing and choices.
+	// A producer's pacing and choices, and its session: set (on its
+	// sends) only when sessions have several lanes.
 	producer bool
+	session  *int32
 	rng      *rand.Rand
 	interval time.Duration // between sends; 0: as fast as they complete
 	started  bool
@@ -102,18 +110,22 @@ type worker struct {
 // operation reads a partition's end offset instead. A consumer left
 // without partitions (more consumers than partitions) has no worker.
 func NewGenerator(cfg Config) *Generator {
-	g := &Generator{topic: cfg.Topic, partitions: cfg.Partitions, limit: cfg.TimeLimit, endOffsetEvery: cfg.EndOffsetEvery}
+	g := &Generator{topic: cfg.Topic, partitions: cfg.Partitions, limit: cfg.TimeLimit, endOffsetEvery: cfg.EndOffsetEvery,
+		lanes: max(cfg.MaxInFlight, 1)}
+	g.producers = cfg.Concurrency * g.lanes
 	var interval time.Duration
 	if cfg.Rate > 0 {
-		interval = time.Duration(float64(cfg.Concurrency) / cfg.Rate * float64(time.Second))
+		interval = time.Duration(float64(g.producers) / cfg.Rate * float64(time.Second))
 	}
-	for i := 0; i < cfg.Concurrency; i++ {
+	for i := 0; i < g.producers; i++ {
 		// Each producer slot has the random stream it had before the
 		// generator existed, so an old run's seed still picks the same
 		// partitions and jitter.
-		g.workers = append(g.workers, &worker{
-			producer: true, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), interval: interval,
-		})
+		w := &worker{producer: true, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), interval: interval}
+		if g.lanes > 1 {
+			w.session = new(int32(i / g.lanes))
+		}
+		g.workers = append(g.workers, w)
 	}
 	for i := 0; i < cfg.Consumers; i++ {
 		var parts []int32
@@ -135,6 +147,14 @@ func (g *Generator) Workers() int { return len(g.workers) }
 
 // Producer says whether worker i sends (else it reads).
 func (g *Generator) Producer(i int) bool { return g.workers[i].producer }
+
+// Producers is how many producer workers there are: workers 0 to
+// Producers()-1.
+func (g *Generator) Producers() int { return g.producers }
+
+// Lanes is how many producer workers share a session (and a client):
+// workers i and j do if i/Lanes() == j/Lanes().
+func (g *Generator) Lanes() int { return g.lanes }
 
 // Next is what worker i does at time now (since the workload started):
 // the operation to invoke, how long to wait first, or nothing more once
@@ -178,7 +198,7 @@ func (g *Generator) produce(w *worker, now time.Duration) Action {
 	w.planned, w.inFlight = false, true
 	w.seq++
 	return Action{Kind: Invoke, Op: history.Op{Process: w.process, Type: history.Invoke, F: history.Send,
-		Value: &history.Value{Topic: g.topic, Partition: w.part, Value: fmt.Sprintf("%d-%d", w.process, w.seq)}}}
+		Value: &history.Value{Topic: g.topic, Partition: w.part, Value: fmt.Sprintf("%d-%d", w.process, w.seq), Producer: w.session}}}
 }
 
 func (g *Generator) consume(w *worker, now time.Duration) Action {

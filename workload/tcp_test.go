@@ -353,3 +353,72 @@ func TestClassify(t *testing.T) {
 		t.Errorf("no error: %+v", o)
 	}
 }
+
+// TestTCPPipelinedSessionAgainstTheBroker: five lanes of an idempotent
+// session send through one client at once. Their requests to the leader
+// share one connection with several outstanding (the broker reads them
+// one at a time, in order), every send is acknowledged, and the offsets
+// follow the order the sends took their places in (their sequence
+// numbers), whatever order they completed in.
+func TestTCPPipelinedSessionAgainstTheBroker(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec := TopicSpec{Name: "pipe", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2}
+	if err := CreateTopic(ctx, tc.bootstrap, spec, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cl := newTCPClient(tc.bootstrap, ClientOptions{ID: "test", Timeout: 5 * time.Second, ProduceTimeout: 3 * time.Second,
+		Retries: 5, Idempotent: true})
+	defer cl.Close()
+	k := history.Key{Topic: spec.Name, Partition: 0}
+	// The topic reaches the leader a moment after it is created.
+	for o := cl.Send(ctx, k, "first", -1); o.Type != history.OK; o = cl.Send(ctx, k, "first", -1) {
+		if o.Type != history.Fail || ctx.Err() != nil {
+			t.Fatalf("the first send: %+v", o)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var mu sync.Mutex
+	var order []string
+	offsets := map[string]int64{}
+	var wg sync.WaitGroup
+	for lane := range 5 {
+		wg.Go(func() {
+			for n := range 40 {
+				v := fmt.Sprintf("%d-%d", lane, n)
+				o := cl.SendQueued(ctx, k, v, -1, func() bool {
+					// Under the session's lock: no other send takes a
+					// place meanwhile.
+					order = append(order, v)
+					return true
+				})
+				mu.Lock()
+				if o.Type != history.OK {
+					t.Errorf("send %s: %+v", v, o)
+				}
+				offsets[v] = o.Offset
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i := 1; i < len(order); i++ {
+		if offsets[order[i]] <= offsets[order[i-1]] {
+			t.Fatalf("%s (sent after %s) landed at %d, after %d", order[i], order[i-1], offsets[order[i]], offsets[order[i-1]])
+		}
+	}
+	most := 0
+	cl.mu.Lock()
+	for _, conn := range cl.conns {
+		most = max(most, conn.most)
+	}
+	cl.mu.Unlock()
+	t.Logf("%d sends, at most %d requests outstanding on one connection", len(order), most)
+	if most < 2 {
+		t.Fatalf("at most %d request outstanding on a connection: the lanes did not pipeline", most)
+	}
+}

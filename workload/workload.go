@@ -25,7 +25,15 @@ type Config struct {
 	EndOffsetEvery int           `json:"end_offset_every"`     // a consumer reads the end offset every N operations
 	Retries        int           `json:"retries,omitempty"`    // a send is tried again up to this many times after a retriable error
 	Idempotent     bool          `json:"idempotent,omitempty"` // producers use KIP-98 idempotence (a producer id and sequence numbers)
+	// MaxInFlight is how many produce requests each producer session may
+	// have outstanding (max.in.flight.requests.per.connection); 0 is 1.
+	MaxInFlight int `json:"max_in_flight,omitempty"`
 }
+
+// MaxIdempotentInFlight is the most requests an idempotent producer may
+// have in flight: a broker remembers a producer's last five batches, and
+// a retry of an older one would not be known as one (Kafka refuses more).
+const MaxIdempotentInFlight = 5
 
 // Validate refuses impossible workloads with the reason.
 func (c Config) Validate() error {
@@ -48,6 +56,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("time limit must be positive, got %s", c.TimeLimit)
 	case c.Retries < 0:
 		return fmt.Errorf("retries must be >= 0, got %d", c.Retries)
+	case c.MaxInFlight < 0:
+		return fmt.Errorf("max in flight must be at least 1, got %d", c.MaxInFlight)
+	case c.Idempotent && c.MaxInFlight > MaxIdempotentInFlight:
+		return fmt.Errorf("max in flight must be at most %d with idempotence (a broker remembers a producer's last %d batches), got %d",
+			MaxIdempotentInFlight, MaxIdempotentInFlight, c.MaxInFlight)
 	case c.RequestTimeout <= 0:
 		return fmt.Errorf("request timeout must be positive, got %s", c.RequestTimeout)
 	}
@@ -76,8 +89,18 @@ func run(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) error {
 	g := NewGenerator(cfg)
 	var wg sync.WaitGroup
 	errs := make(chan error, g.Workers())
+	sessions := make([]*session, g.Producers()/g.Lanes())
+	if g.Lanes() > 1 {
+		for s := range sessions {
+			sessions[s] = &session{cl: dial(ClientOptionsFor(cfg, g, s*g.Lanes())), lanes: g.Lanes()}
+		}
+	}
 	for i := range g.Workers() {
-		wg.Go(func() { errs <- drive(ctx, opCtx, cfg, rec, dial, g, i, start) })
+		var s *session
+		if g.Producer(i) && g.Lanes() > 1 {
+			s = sessions[i/g.Lanes()]
+		}
+		wg.Go(func() { errs <- drive(ctx, opCtx, cfg, rec, dial, g, i, start, s) })
 	}
 	wg.Wait()
 	close(errs)
@@ -89,14 +112,39 @@ func run(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) error {
 	return nil
 }
 
+// session is a producer session's client, which its lanes share; the
+// last lane to stop closes it.
+type session struct {
+	cl    Client
+	mu    sync.Mutex
+	lanes int
+}
+
+func (s *session) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lanes--; s.lanes == 0 {
+		s.cl.Close()
+	}
+}
+
 // drive runs worker i of g in real time until the generator stops it or
 // ctx ends; each operation runs under opCtx. A process whose state became
 // unknown gets a new client along with its new id: nothing of the old
-// one's connections may carry over.
-func drive(ctx, opCtx context.Context, cfg Config, rec *Recorder, dial Dialer, g *Generator, i int, start time.Time) error {
+// one's connections may carry over. A lane of a session (s not nil) keeps
+// the session's client: only the lane's process is replaced, and the
+// session's producer takes a new producer id itself after a send whose
+// outcome is unknown (Producer), while the other lanes' requests go on.
+func drive(ctx, opCtx context.Context, cfg Config, rec *Recorder, dial Dialer, g *Generator, i int, start time.Time, s *session) error {
 	opts := ClientOptionsFor(cfg, g, i)
-	cl := dial(opts)
-	defer func() { cl.Close() }()
+	var cl Client
+	if s != nil {
+		cl = s.cl
+		defer s.done()
+	} else {
+		cl = dial(opts)
+		defer func() { cl.Close() }()
+	}
 	for {
 		now := time.Since(start)
 		a := g.Next(i, now)
@@ -114,17 +162,27 @@ func drive(ctx, opCtx context.Context, cfg Config, rec *Recorder, dial Dialer, g
 		if ctx.Err() != nil {
 			return nil
 		}
-		if _, err := rec.Record(a.Op); err != nil {
-			return err
+		// A send's invocation is recorded when it takes its place in
+		// its session's order (see Client.SendQueued).
+		var recErr error
+		record := func() bool {
+			_, recErr = rec.Record(a.Op)
+			return recErr == nil
+		}
+		if a.Op.F != history.Send && !record() {
+			return recErr
 		}
 		// The operation itself is not cut short by the time limit: one
 		// that was invoked gets its honest outcome.
-		done, c := perform(opCtx, cl, a.Op, cfg.Acks)
+		done, c := perform(opCtx, cl, a.Op, cfg.Acks, record)
+		if recErr != nil {
+			return recErr
+		}
 		if _, err := rec.Record(done); err != nil {
 			return err
 		}
 		g.Done(i, time.Since(start), c)
-		if c.Type == history.Info {
+		if c.Type == history.Info && s == nil {
 			cl.Close()
 			cl = dial(opts)
 		}
@@ -133,12 +191,12 @@ func drive(ctx, opCtx context.Context, cfg Config, rec *Recorder, dial Dialer, g
 
 // perform does the invoked operation op with cl and returns its completion
 // as the history records it, and as the generator needs it.
-func perform(ctx context.Context, cl Client, op history.Op, acks int16) (history.Op, Completion) {
+func perform(ctx context.Context, cl Client, op history.Op, acks int16, queued func() bool) (history.Op, Completion) {
 	k := op.Key()
 	var r Result
 	switch op.F {
 	case history.Send:
-		r.Send = cl.Send(ctx, k, op.Value.Value, acks)
+		r.Send = cl.SendQueued(ctx, k, op.Value.Value, acks, queued)
 	case history.Poll:
 		r.Read, r.Err = cl.Poll(ctx, k, *op.Value.From)
 	case history.EndOffset:
@@ -202,12 +260,12 @@ func Complete(op history.Op, r Result) (history.Op, Completion) {
 }
 
 // ClientOptionsFor are the options of worker i's client: its id names it
-// in the brokers' logs, and it waits for an answer two seconds longer than
-// the brokers may take to give one.
+// (a producer by its session) in the brokers' logs, and it waits for an
+// answer two seconds longer than the brokers may take to give one.
 func ClientOptionsFor(cfg Config, g *Generator, i int) ClientOptions {
-	id := fmt.Sprintf("chaos-producer-%d", i)
+	id := fmt.Sprintf("chaos-producer-%d", i/g.Lanes())
 	if !g.Producer(i) {
-		id = fmt.Sprintf("chaos-consumer-%d", i-cfg.Concurrency)
+		id = fmt.Sprintf("chaos-consumer-%d", i-g.Producers())
 	}
 	return ClientOptions{ID: id, Timeout: cfg.RequestTimeout + 2*time.Second, ProduceTimeout: cfg.RequestTimeout,
 		Retries: cfg.Retries, Idempotent: cfg.Idempotent}

@@ -80,6 +80,13 @@ func (c memClient) Send(_ context.Context, k history.Key, value string, _ int16)
 	return Outcome{Type: history.OK, Offset: off}
 }
 
+func (c memClient) SendQueued(ctx context.Context, k history.Key, value string, acks int16, queued func() bool) Outcome {
+	if queued != nil && !queued() {
+		return Outcome{}
+	}
+	return c.Send(ctx, k, value, acks)
+}
+
 func (c memClient) read(k history.Key, from int64) Read {
 	c.c.mu.Lock()
 	defer c.c.mu.Unlock()
@@ -184,5 +191,60 @@ func TestRunAndFinalOverAClient(t *testing.T) {
 		if p >= finalProc {
 			t.Fatalf("the final phase ran as process %d, which the workload had used", finalProc)
 		}
+	}
+}
+
+// TestLanesShareASession: with MaxInFlight 3 each producer session is
+// three workers, processes of their own, sharing one client that an info
+// does not replace; their sends name the session, and the consumers
+// follow the lanes.
+func TestLanesShareASession(t *testing.T) {
+	rec := newRecording(t)
+	m := &memCluster{logs: map[history.Key][]history.Record{}}
+	cfg := Config{Bootstrap: []string{"mem"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
+		Rate: 200, TimeLimit: 500 * time.Millisecond, Seed: 1, RequestTimeout: time.Second, EndOffsetEvery: 5, MaxInFlight: 3}
+	g := NewGenerator(cfg)
+	if g.Producers() != 6 || g.Lanes() != 3 || g.Workers() != 9 {
+		t.Fatalf("%d producers in lanes of %d, %d workers; want 6, 3, 9", g.Producers(), g.Lanes(), g.Workers())
+	}
+	if id := ClientOptionsFor(cfg, g, 4).ID; id != "chaos-producer-1" {
+		t.Fatalf("worker 4's client is %s, want session 1's", id)
+	}
+	if id := ClientOptionsFor(cfg, g, 6).ID; id != "chaos-consumer-0" {
+		t.Fatalf("worker 6's client is %s, want the first consumer's", id)
+	}
+	if err := run(context.Background(), cfg, rec.Recorder, m.dial); err != nil {
+		t.Fatal(err)
+	}
+	ops, pairs := rec.ops(t)
+	infos := 0
+	sessions := map[int]int32{}
+	for i, op := range ops {
+		if op.F != history.Send {
+			continue
+		}
+		if op.Type == history.Invoke && pairs[i] < 0 {
+			t.Fatalf("op %d never completed", op.Index)
+		}
+		if op.Type == history.Info {
+			infos++
+		}
+		if op.Value.Producer == nil {
+			t.Fatalf("op %d: a lane's send names no session", op.Index)
+		}
+		if s, ok := sessions[op.Process]; ok && s != *op.Value.Producer {
+			t.Fatalf("process %d sent for sessions %d and %d", op.Process, s, *op.Value.Producer)
+		}
+		sessions[op.Process] = *op.Value.Producer
+	}
+	if infos == 0 {
+		t.Fatal("no info outcome to replace a lane's process")
+	}
+	if len(sessions) != 6+infos {
+		t.Fatalf("%d sending processes, want 6 and one per info (%d)", len(sessions), infos)
+	}
+	// Two session clients and three consumers' (no consumer op ends info).
+	if m.dials != 5 || m.closes != 5 {
+		t.Fatalf("%d clients dialled and %d closed, want 5 and 5: an info does not replace a session's client", m.dials, m.closes)
 	}
 }

@@ -54,6 +54,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"run", "--min-insync-replicas", "0"}, "min-insync-replicas", false},
 		{[]string{"run", "--partitions", "0"}, "partitions", false},
 		{[]string{"run", "--concurrency", "0"}, "concurrency", false},
+		{[]string{"run", "--max-in-flight", "0"}, "max-in-flight", false},
+		{[]string{"sim", "--max-in-flight", "6", "--idempotent"}, "max-in-flight", false},
 		{[]string{"run", "--consumers", "-2"}, "consumers", false},
 		{[]string{"run", "--time-limit", "0s"}, "time-limit", false},
 		{[]string{"run", "--time-limit", "20"}, "time-limit", false},
@@ -203,6 +205,8 @@ func TestFlagErrorsAcceptGoodValues(t *testing.T) {
 		{"cluster", "clean"},
 		{"sim", "--schedule", "kill@5s+4s,partition@12s+5s", "--time-limit", "30s", "--store", dir},
 		{"sim", "--nemesis", "kill", "--seed", "3", "--shrink", "--shrink-runs", "10", "--store", dir},
+		{"sim", "--retries", "5", "--idempotent", "--max-in-flight", "5", "--store", dir},
+		{"run", "--max-in-flight", "8", "--store", dir},
 	} {
 		if _, err := execValidate(t, args...); !errors.Is(err, errValidated) {
 			t.Errorf("chaos %s: %v, want it accepted", strings.Join(args, " "), err)

@@ -44,6 +44,7 @@ type runFlags struct {
 	reqTimeout  time.Duration
 	retries     int
 	idempotent  bool
+	maxInFlight int
 	converge    time.Duration
 	monitor     time.Duration
 	quiet       bool
@@ -105,7 +106,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.basePort, "base-port", 0, "broker i listens on base-port+i-1, the controller on base-port-1 (default: free ports)")
 	fl.StringVar(&f.runtime, "runtime", runtimeLocal, runtimeUsage)
 	fl.StringVar(&f.acks, "acks", "-1", "producer acks: 0, 1, or -1 (also 'all')")
-	fl.IntVar(&f.concurrency, "concurrency", 5, "producer processes, one request in flight each")
+	fl.IntVar(&f.concurrency, "concurrency", 5, "producers (sessions), one request in flight each unless --max-in-flight")
 	fl.IntVar(&f.consumers, "consumers", -1, "consumer processes (default: one per partition)")
 	fl.Float64Var(&f.rate, "rate", 500, "target sends per second across all producers (0: as fast as they go)")
 	fl.DurationVar(&f.timeLimit, "time-limit", 60*time.Second, "how long the workload runs")
@@ -116,6 +117,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.reqTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
 	fl.IntVar(&f.retries, "retries", 0, "times a producer sends a batch again after a retriable error (0: never; above 0, duplicates are permitted unless --idempotent)")
 	fl.BoolVar(&f.idempotent, "idempotent", false, "idempotent producers (KIP-98: a producer id and sequence numbers, so a broker writes a retry once; duplicates are then forbidden)")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", 1, "produce requests each producer may have outstanding (max.in.flight.requests.per.connection; at most 5 with --idempotent; above 1 without it, reordering is permitted)")
 	fl.DurationVar(&f.converge, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
 	fl.DurationVar(&f.monitor, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history, for the report and the ack-below-min-isr check (0: off; that check then cannot be made)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress display")
@@ -150,7 +152,7 @@ func (f runFlags) spec(acks int16, faults []string) runner.Spec {
 	s.Settings = runner.NodeSettings(node.Replication(f.rf), node.Topics(f.tf), f.bugs)
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.concurrency, f.consumers, f.rate
 	s.TimeLimit, s.RequestTimeout = f.timeLimit, f.reqTimeout
-	s.Retries, s.Idempotent = f.retries, f.idempotent
+	s.Retries, s.Idempotent, s.MaxInFlight = f.retries, f.idempotent, f.maxInFlight
 	s.Faults, s.NemesisInterval = faults, f.nemInterval
 	if f.nemOverlap != 1 {
 		s.NemesisOverlap = f.nemOverlap // 1, one fault at a time, is the spec's zero

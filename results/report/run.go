@@ -464,6 +464,9 @@ func (v *reportView) config(d RunData) {
 		// are permitted (docs/guarantees.md).
 		{"retries", strconv.Itoa(w.Retries)},
 		{"idempotent producer", strconv.FormatBool(w.Idempotent)},
+		// Several requests in flight permit reordering unless the
+		// producer is idempotent.
+		{"max in flight", strconv.Itoa(w.InFlight())},
 	}}
 	faults := "none"
 	if len(tc.Nemesis) > 0 {
