@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/shard"
@@ -36,6 +39,10 @@ type Flags struct {
 	Shard string
 	// RunArgs are chaos run's flags given after "--".
 	RunArgs []string
+	// Store and JUnit are where the record and the JUnit report go;
+	// DryRun plans and prints, InProcess runs each run in this process.
+	Store, JUnit      string
+	DryRun, InProcess bool
 	// Given says whether the flag of that name was on the command line:
 	// a setting given wins over the preset's or spec file's, and a
 	// matrix flag given excludes them.
@@ -44,6 +51,30 @@ type Flags struct {
 	// --election and --nemesis values, which the matrix flags take: a bad
 	// one is refused as chaos run refuses it.
 	CheckElection, CheckNemesis func(string) error
+}
+
+// Register defines chaos campaign's flags on fs, with their defaults, and
+// takes Given from fs and chaos run's checks of --election and --nemesis.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Preset, "preset", "", "a predefined campaign: smoke (CI, 2 runs of 20 s, about 45 s), seed (the full 36-cell matrix of 30 s runs, about 19 minutes) or bugs (a detection campaign: every planted bug in its scenario and a control per scenario, 21 cells x 3 runs of 30 s; about 35 minutes, a minute with --runtime sim)")
+	fs.StringVar(&f.SpecFile, "spec", "", "read the campaign from a JSON spec file (see README)")
+	fs.StringVar(&f.Acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
+	fs.StringVar(&f.MinInsyncReplicas, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
+	fs.StringVar(&f.Election, "election", "clean", "elections of the matrix, a comma list of clean, unclean")
+	fs.StringVar(&f.Nemesis, "nemesis", "none", "nemeses of the matrix, separated by ';' (each is a comma list as for chaos run)")
+	fs.IntVar(&f.Runs, "runs", 1, "runs per cell")
+	fs.DurationVar(&f.TimeLimit, "time-limit", 30*time.Second, "each run's --time-limit")
+	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", 0, "each run's --nemesis-interval (default: chaos run's)")
+	fs.Uint64Var(&f.Seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
+	fs.StringVar(&f.Store, "store", "store", "the result store directory")
+	fs.StringVar(&f.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	fs.StringVar(&f.Runtime, "runtime", runner.RuntimeLocal, "every run's --runtime: "+runner.RuntimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
+	fs.IntVar(&f.Parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
+	fs.StringVar(&f.Shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4, or I+1/4 for a 0-based index I (needs --seed; chaos campaign merge joins the shards)")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
+	fs.BoolVar(&f.InProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
+	f.Given, f.CheckElection = fs.Changed, node.CheckElection
+	f.CheckNemesis = func(s string) error { _, err := runner.ParseFaults(s); return err }
 }
 
 // RunFlags reads chaos run's flags into the spec every run of a campaign

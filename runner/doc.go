@@ -11,7 +11,10 @@
 //
 // The commands that make a Spec from flags check each value with this
 // package first (ParseAcks, ParseFaults, Spec.CheckFlags), so that a
-// refusal names the flag; Validate names the Spec's fields. Outcome.Say
+// refusal names the flag; Validate names the Spec's fields. chaos run's
+// flags themselves are here (Flags, which chaos sim takes too, and the
+// nodes' flags that chaos broker, controller and cluster up share), so
+// that the command only binds them to its flag set. Outcome.Say
 // prints how a run ended. The commands that act on a cluster or a stored
 // run without running a test are here too, as they use the same runtimes
 // and judge the same way: chaos cluster up and clean (Up, Clean) and chaos

@@ -61,8 +61,10 @@ type Flags struct {
 	Runs     int    // --runs: that many seeds from Seed on
 	Seed     uint64 // --seed: the one run's, or a sweep's first (0: random)
 	Parallel int    // --parallel: runs at once
-	Shard    string // --shard: K/N, the seeds of one slice of a sweep
-	Schedule string // --schedule: FAULT@START+LENGTH,...
+	// KeepValid is --keep-valid: a sweep keeps its valid runs too.
+	KeepValid bool
+	Shard     string // --shard: K/N, the seeds of one slice of a sweep
+	Schedule  string // --schedule: FAULT@START+LENGTH,...
 
 	Shrink     bool   // --shrink
 	ShrinkRuns int    // --shrink-runs

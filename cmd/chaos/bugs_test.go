@@ -9,6 +9,7 @@ import (
 
 	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/internal/cli"
 )
 
 // TestBugsCommand: chaos bugs lists every planted bug with its node, and
@@ -63,7 +64,7 @@ func TestBugFlag(t *testing.T) {
 		{[]string{"controller", "--data", dir, "--bug", "read-past-hw", "--bug", "recovery-keeps-torn-tail"}, []string{"read-past-hw", "recovery-keeps-torn-tail"}},
 	} {
 		out, err := execValidate(t, tc.args...)
-		if !errors.Is(err, errValidated) {
+		if !errors.Is(err, cli.ErrValidated) {
 			t.Errorf("chaos %s: %v, want it accepted", strings.Join(tc.args, " "), err)
 			continue
 		}
@@ -83,7 +84,7 @@ func TestBugFlag(t *testing.T) {
 		{"controller", "--data", dir, "--bug", "unclean-when-clean,nope"},
 	} {
 		_, err := execValidate(t, args...)
-		if err == nil || errors.Is(err, errValidated) || !strings.HasPrefix(err.Error(), "--bug: not a known bug, got ") ||
+		if err == nil || errors.Is(err, cli.ErrValidated) || !strings.HasPrefix(err.Error(), "--bug: not a known bug, got ") ||
 			!strings.Contains(err.Error(), "ack-before-replicate, hw-ignores-isr") {
 			t.Errorf("chaos %s: %v, want a refusal listing the known bugs", strings.Join(args, " "), err)
 		}
@@ -106,7 +107,7 @@ func TestSettingsBugs(t *testing.T) {
 		if n := strings.Count(strings.Join(args, " "), "--bug "); n != 3 {
 			t.Errorf("%v: %d --bug flags, want 3", args, n)
 		}
-		if _, err := execValidate(t, args...); !errors.Is(err, errValidated) {
+		if _, err := execValidate(t, args...); !errors.Is(err, cli.ErrValidated) {
 			t.Errorf("chaos %s: %v, want it accepted", strings.Join(args, " "), err)
 		}
 	}

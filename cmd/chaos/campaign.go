@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/campaign"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/sim"
 )
@@ -20,14 +21,8 @@ import (
 // runs, executes them (as child "chaos run" processes by default, or in
 // this process with --in-process), keeps the record and prints it.
 
-type campaignFlags struct {
-	campaign.Flags
-	store, junit      string
-	dryRun, inProcess bool
-}
-
 func newCampaignCmd() *cobra.Command {
-	var f campaignFlags
+	var f campaign.Flags
 	cmd := &cobra.Command{
 		Use:   "campaign [flags] [-- chaos run flags]",
 		Short: "Run a matrix of configurations x nemeses x runs and tabulate prediction against observation",
@@ -65,26 +60,7 @@ campaign; 130 interrupted.`,
 			return exitWith(runCampaign(cmd, f, args))
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.Preset, "preset", "", "a predefined campaign: smoke (CI, 2 runs of 20 s, about 45 s), seed (the full 36-cell matrix of 30 s runs, about 19 minutes) or bugs (a detection campaign: every planted bug in its scenario and a control per scenario, 21 cells x 3 runs of 30 s; about 35 minutes, a minute with --runtime sim)")
-	fl.StringVar(&f.SpecFile, "spec", "", "read the campaign from a JSON spec file (see README)")
-	fl.StringVar(&f.Acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
-	fl.StringVar(&f.MinInsyncReplicas, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
-	fl.StringVar(&f.Election, "election", "clean", "elections of the matrix, a comma list of clean, unclean")
-	fl.StringVar(&f.Nemesis, "nemesis", "none", "nemeses of the matrix, separated by ';' (each is a comma list as for chaos run)")
-	fl.IntVar(&f.Runs, "runs", 1, "runs per cell")
-	fl.DurationVar(&f.TimeLimit, "time-limit", 30*time.Second, "each run's --time-limit")
-	fl.DurationVar(&f.NemesisInterval, "nemesis-interval", 0, "each run's --nemesis-interval (default: chaos run's)")
-	fl.Uint64Var(&f.Seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
-	fl.StringVar(&f.store, "store", "store", "the result store directory")
-	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
-	fl.StringVar(&f.Runtime, "runtime", runtimeLocal, "every run's --runtime: "+runtimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
-	fl.IntVar(&f.Parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
-	fl.StringVar(&f.Shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4, or I+1/4 for a 0-based index I (needs --seed; chaos campaign merge joins the shards)")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
-	fl.BoolVar(&f.inProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
-	f.Given, f.CheckElection = fl.Changed, checkElection
-	f.CheckNemesis = func(s string) error { _, err := parseNemesisFlag(s); return err }
+	f.Register(cmd.Flags())
 	cmd.AddCommand(newCampaignMergeCmd())
 	return cmd
 }
@@ -104,11 +80,11 @@ func baseSpec(store string) campaign.RunFlags {
 			return runner.Spec{}, fmt.Errorf("flags for chaos run: unexpected argument %q", run.Flags().Arg(0))
 		}
 		// The spec takes known bugs only, and would leave an unknown one out.
-		if _, err := f.bugs.parse(); err != nil {
+		if _, err := node.ParseBugs(f.Bugs); err != nil {
 			return runner.Spec{}, fmt.Errorf("flags for chaos run: %w", err)
 		}
 		// Acks and faults are the cells'.
-		s := f.spec(-1, nil)
+		s := f.SpecOf(-1, nil)
 		s.Store, s.Command = store, nil
 		return s, nil
 	}
@@ -125,10 +101,10 @@ func planCampaign(spec campaign.Spec, store string) (*campaign.Plan, error) {
 	return spec.Plan(baseSpec(store), checks...)
 }
 
-func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int, error) {
+func runCampaign(cmd *cobra.Command, f campaign.Flags, passthrough []string) (int, error) {
 	out := cmd.OutOrStdout()
 	f.RunArgs = passthrough
-	spec, err := f.Resolve(baseSpec(f.store))
+	spec, err := f.Resolve(baseSpec(f.Store))
 	if err != nil {
 		return 0, err
 	}
@@ -136,16 +112,16 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 	if err != nil {
 		return 0, err
 	}
-	plan, err := planCampaign(spec, f.store)
+	plan, err := planCampaign(spec, f.Store)
 	if err != nil {
 		return 0, err
 	}
 	plan.Shard = sh
-	if err := stopIfValidating(cmd); err != nil {
+	if err := cli.StopIfValidating(cmd.Context()); err != nil {
 		return 0, err
 	}
 	seed := cmp.Or(f.Seed, runner.RandomSeed())
-	if f.dryRun {
+	if f.DryRun {
 		campaign.WriteDryRun(out, spec, plan, seed)
 		return 0, nil
 	}
@@ -165,7 +141,7 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		// says why), and runs side by side never disturb each other.
 		opts.Executor = campaign.InProcess{Version: fullVersion(), Run: sim.Run}
 		opts.Parallel = cmp.Or(f.Parallel, runtime.GOMAXPROCS(0))
-	case f.inProcess:
+	case f.InProcess:
 		opts.Executor = campaign.InProcess{Version: fullVersion()}
 	}
 	opts.Show(plan, out, cmd.ErrOrStderr())
@@ -174,8 +150,8 @@ func runCampaign(cmd *cobra.Command, f campaignFlags, passthrough []string) (int
 		return 0, writeErr
 	}
 	campaign.WriteSummary(out, rec, dir)
-	if f.junit != "" {
-		if err := campaign.WriteJUnit(f.junit, rec); err != nil && writeErr == nil {
+	if f.JUnit != "" {
+		if err := campaign.WriteJUnit(f.JUnit, rec); err != nil && writeErr == nil {
 			writeErr = err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/campaign"
+	"github.com/chaos-isr/chaos/internal/cli"
 )
 
 func newCampaignMergeCmd() *cobra.Command {
@@ -42,7 +43,7 @@ error, else 2 if any was unknown, else 0; 130 if a shard was interrupted; 3 when
 }
 
 func mergeCampaign(cmd *cobra.Command, store, junit string, dirs []string) (int, error) {
-	if err := stopIfValidating(cmd); err != nil {
+	if err := cli.StopIfValidating(cmd.Context()); err != nil {
 		return 0, err
 	}
 	out := cmd.OutOrStdout()

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/cluster/docker"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/runner"
 )
 
@@ -39,10 +40,10 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 			if err := up.CheckFlags(); err != nil {
 				return err
 			}
-			if err := stopIfValidating(cmd); err != nil {
+			if err := cli.StopIfValidating(cmd.Context()); err != nil {
 				return err
 			}
-			ctx, intr, stop := interruptContext(cmd.ErrOrStderr(), "stopping the cluster")
+			ctx, intr, stop := cli.InterruptContext(cmd.ErrOrStderr(), "stopping the cluster")
 			defer stop()
 			return exitWith(up.Run(ctx, cmd.OutOrStdout(), intr.OnSecond))
 		},
@@ -52,10 +53,10 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 	fl.IntVar(&up.BasePort, "base-port", 9092, "broker i listens on base-port+i-1")
 	fl.IntVar(&up.ControllerPort, "controller-port", 0, "the controller's port (default: base-port-1)")
 	fl.StringVar(&up.DataDir, "data", "", "data directory (default: a temporary directory removed on exit)")
-	fl.StringVar(&up.Runtime, "runtime", runtimeLocal, runtimeUsage)
-	(*replicationFlags)(&up.Replication).register(cmd)
-	(*topicFlags)(&up.Topics).register(cmd)
-	(*bugFlags)(&up.Bugs).register(cmd)
+	fl.StringVar(&up.Runtime, "runtime", runner.RuntimeLocal, runner.RuntimeUsage)
+	runner.ReplicationFlags(fl, &up.Replication)
+	runner.TopicFlags(fl, &up.Topics)
+	runner.BugFlag(fl, &up.Bugs)
 	return cmd
 }
 
@@ -77,10 +78,10 @@ killed (with SIGKILL, say, when no cleanup runs):
   unless --all or --image asks for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := stopIfValidating(cmd); err != nil {
+			if err := cli.StopIfValidating(cmd.Context()); err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
+			ctx, stop := cli.SignalContext()
 			defer stop()
 			return runner.Clean(ctx, cmd.OutOrStdout(), all, image)
 		},

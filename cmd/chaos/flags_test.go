@@ -9,11 +9,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/chaos-isr/chaos/internal/cli"
 )
 
 // execValidate executes the chaos command tree in process on args, in a
 // validation-only context: a command that accepts its flags and arguments
-// returns errValidated instead of starting anything.
+// returns cli.ErrValidated instead of starting anything.
 func execValidate(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	root := newRoot()
@@ -21,7 +23,7 @@ func execValidate(t *testing.T, args ...string) (string, error) {
 	root.SetOut(&out)
 	root.SetErr(&out)
 	root.SetArgs(args)
-	err := root.ExecuteContext(validateOnly(context.Background()))
+	err := root.ExecuteContext(cli.ValidateOnly(context.Background()))
 	return out.String(), err
 }
 
@@ -166,7 +168,7 @@ func TestFlagErrors(t *testing.T) {
 	leak := regexp.MustCompile(`strconv\.|storage:|\btime: |invalid argument`)
 	for _, tc := range tests {
 		_, err := execValidate(t, tc.args...)
-		if err == nil || errors.Is(err, errValidated) {
+		if err == nil || errors.Is(err, cli.ErrValidated) {
 			t.Errorf("chaos %s: accepted (%v), want a refusal naming --%s", strings.Join(tc.args, " "), err, tc.flag)
 			continue
 		}
@@ -208,7 +210,7 @@ func TestFlagErrorsAcceptGoodValues(t *testing.T) {
 		{"sim", "--retries", "5", "--idempotent", "--max-in-flight", "5", "--store", dir},
 		{"run", "--max-in-flight", "8", "--store", dir},
 	} {
-		if _, err := execValidate(t, args...); !errors.Is(err, errValidated) {
+		if _, err := execValidate(t, args...); !errors.Is(err, cli.ErrValidated) {
 			t.Errorf("chaos %s: %v, want it accepted", strings.Join(args, " "), err)
 		}
 	}

@@ -49,6 +49,12 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 	return root
 }
 
+// flagParseError is cobra's FlagErrorFunc: the flag parser's errors in
+// the style of every refusal (package cli).
+func flagParseError(cmd *cobra.Command, err error) error {
+	return cli.ParseError(cmd.CommandPath(), err)
+}
+
 func main() {
 	if err := newRoot().Execute(); err != nil {
 		var ee *exitError

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/results/report"
 )
 
@@ -235,8 +236,8 @@ func acceptChaos(args []string) error {
 	root.SetOut(io.Discard)
 	root.SetErr(io.Discard)
 	root.SetArgs(args)
-	err = root.ExecuteContext(validateOnly(context.Background()))
-	if errors.Is(err, errValidated) {
+	err = root.ExecuteContext(cli.ValidateOnly(context.Background()))
+	if errors.Is(err, cli.ErrValidated) {
 		return nil
 	}
 	if err == nil {

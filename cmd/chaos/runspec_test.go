@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/campaign"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 )
@@ -32,7 +33,7 @@ func TestCampaignChildProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	outcome := filepath.Join(dir, "outcome.json")
-	if _, err := execValidate(t, "run", "--spec-file", goodFile, "--outcome-file", outcome, "--quiet"); !errors.Is(err, errValidated) {
+	if _, err := execValidate(t, "run", "--spec-file", goodFile, "--outcome-file", outcome, "--quiet"); !errors.Is(err, cli.ErrValidated) {
 		t.Fatalf("a good spec file: %v", err)
 	}
 	for _, tc := range []struct {
@@ -46,7 +47,7 @@ func TestCampaignChildProtocol(t *testing.T) {
 	} {
 		args := append(append([]string{"run"}, tc.args...), "--outcome-file", outcome)
 		_, err := execValidate(t, args...)
-		if err == nil || errors.Is(err, errValidated) || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || errors.Is(err, cli.ErrValidated) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a refusal saying %q", tc.args, err, tc.want)
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/sim"
 )
 
 // TestSweepShard: a sweep's shards hold every seed exactly once, and a
@@ -17,8 +18,7 @@ import (
 // seeds every shard plans alike.
 func TestSweepShard(t *testing.T) {
 	seedsOf := func(seeds, shard string) []uint64 {
-		f := &simFlags{seeds: seeds, shard: shard, parallel: 1}
-		s, err := f.sweepSeeds(false)
+		s, err := sweepSeeds(sim.Flags{Seeds: seeds, Shard: shard, Parallel: 1}, false)
 		if err != nil || s == nil {
 			t.Fatalf("--seeds %s --shard %s: %v, %v", seeds, shard, s, err)
 		}
@@ -42,21 +42,19 @@ func TestSweepShard(t *testing.T) {
 		t.Fatalf("the shards hold %d of 300 seeds", len(in))
 	}
 	for _, tc := range []struct {
-		f    simFlags
+		f    sim.Flags
 		seed bool
 		want string
 	}{
-		{simFlags{shard: "1/2", parallel: 1}, true, "--shard: given without a sweep"},
-		{simFlags{shard: "1/2", runs: 10, parallel: 1}, false, "--shard: given with --runs but without --seed"},
-		{simFlags{shard: "2", seeds: "1-4", parallel: 1}, false, `--shard: not K/N, got "2"`},
+		{sim.Flags{Shard: "1/2", Parallel: 1}, true, "--shard: given without a sweep"},
+		{sim.Flags{Shard: "1/2", Runs: 10, Parallel: 1}, false, "--shard: given with --runs but without --seed"},
+		{sim.Flags{Shard: "2", Seeds: "1-4", Parallel: 1}, false, `--shard: not K/N, got "2"`},
 	} {
-		if _, err := tc.f.sweepSeeds(tc.seed); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := sweepSeeds(tc.f, tc.seed); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.f, err, tc.want)
 		}
 	}
-	f := &simFlags{shard: "2/2", runs: 10, parallel: 1}
-	f.run.seed = 5
-	if s, err := f.sweepSeeds(true); err != nil || len(s) == 0 || len(s) == 10 {
+	if s, err := sweepSeeds(sim.Flags{Shard: "2/2", Runs: 10, Parallel: 1, Seed: 5}, true); err != nil || len(s) == 0 || len(s) == 10 {
 		t.Errorf("--runs 10 --seed --shard 2/2: %v %v", s, err)
 	}
 }

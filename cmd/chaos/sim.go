@@ -4,28 +4,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/sim"
 )
 
-// simFlags are chaos run's flags and chaos sim's own (package sim's Flags).
+// simFlags are chaos run's flags and chaos sim's own; sim is complete
+// (sim.Flags.Parsed) once the command line is parsed.
 type simFlags struct {
-	run        runFlags
-	seeds      string
-	runs       int
-	parallel   int
-	keepValid  bool
-	schedule   string
-	shrink     bool
-	shrinkRuns int
-	from       string
-	shard      string
+	run runner.Flags
+	sim sim.Flags
 }
 
 func newSimCmd() *cobra.Command {
@@ -81,17 +74,9 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 			return exitWith(simTest(cmd, f, judge))
 		},
 	}
-	f.run.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&f.seeds, "seeds", "", "sweep: run these seeds, e.g. 1-1000 or 1,5,9-12")
-	fl.IntVar(&f.runs, "runs", 0, "sweep: run this many seeds, from --seed on (default: a random first seed)")
-	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "sweep: runs at once")
-	fl.BoolVar(&f.keepValid, "keep-valid", false, "sweep: keep the valid runs in the store too")
-	fl.StringVar(&f.schedule, "schedule", "", "the fault windows themselves, in place of --nemesis's seeded schedule: FAULT@START+LENGTH,..., e.g. kill@5s+4s,partition@12s+5s")
-	fl.BoolVar(&f.shrink, "shrink", false, "search for a smaller run of --seed that still shows its unexpected anomalies, and print its replay command")
-	fl.IntVar(&f.shrinkRuns, "shrink-runs", sim.DefaultShrinkRuns, "shrink: the most simulations the search runs")
-	fl.StringVar(&f.from, "from", "", "a stored run directory: sweep seeds of its configuration and schedule until one shows its unexpected anomalies")
-	fl.StringVar(&f.shard, "shard", "", "sweep: run only the K-th of N slices of the seeds, e.g. 2/4, or I+1/4 for a 0-based index I (with --runs, needs --seed)")
+	f.run.Register(fl)
+	f.sim.Register(fl)
 	// A simulation has no runtime to choose and no ports.
 	_ = fl.MarkHidden("runtime")
 	_ = fl.MarkHidden("base-port")
@@ -100,21 +85,22 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 
 func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.from != "" {
+	f.sim = f.sim.Parsed(cmd.Flags(), f.run.Seed)
+	if f.sim.From != "" {
 		return simFrom(cmd, f, judge)
 	}
-	spec, err := f.simSpec(cmd.Flags())
+	spec, err := f.sim.Spec(f.run)
 	if err != nil {
 		return 0, err
 	}
-	seeds, err := f.sim(cmd.Flags()).Check()
+	seeds, err := f.sim.Check()
 	if err != nil {
 		return 0, err
 	}
-	if err := stopIfValidating(cmd); err != nil {
+	if err := cli.StopIfValidating(cmd.Context()); err != nil {
 		return 0, err
 	}
-	if f.shrink {
+	if f.sim.Shrink {
 		// The replay command of each run of the search is its own spec's
 		// flags (sim.ReplayCommand), not these.
 		spec.Command = nil
@@ -123,69 +109,29 @@ func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	if seeds != nil {
 		return simSweep(out, errOut, spec, seeds, f)
 	}
-	ctx, _, stop := interruptContext(errOut, "stopping the simulation")
+	ctx, _, stop := cli.InterruptContext(errOut, "stopping the simulation")
 	defer stop()
 	outcome, err := f.console(out, errOut).Run(ctx, spec, runner.Options{
 		Version: fullVersion(),
-		Started: func(string, uint64, string) { sayBugs(out, spec.Settings.Bugs) },
+		Started: func(string, uint64, string) { runner.SayBugs(out, spec.Settings.Bugs) },
 	})
-	return sayOutcome(out, errOut, outcome, err)
-}
-
-// simSpec is the spec of chaos sim's flags, checked flag by flag as chaos
-// run's are, then as a simulation.
-func (f *simFlags) simSpec(fl *pflag.FlagSet) (runner.Spec, error) {
-	if fl.Changed("runtime") && f.run.runtime != runner.RuntimeSim {
-		return runner.Spec{}, flagError("runtime", f.run.runtime, "not the simulation", "chaos sim runs in the sim runtime; chaos run runs local and docker")
-	}
-	if fl.Changed("base-port") {
-		return runner.Spec{}, flagError("base-port", f.run.basePort, "no ports in a simulation", "leave it out")
-	}
-	// chaos run's checks, for a runtime they know.
-	f.run.runtime = runtimeLocal
-	acks, faults, err := f.run.validate()
-	if err != nil {
-		return runner.Spec{}, err
-	}
-	for _, name := range faults {
-		if err := sim.Simulated(name); err != nil {
-			return runner.Spec{}, flagError("nemesis", name, "not simulated", err.Error())
-		}
-	}
-	spec := f.run.spec(acks, faults)
-	spec.Runtime = runner.RuntimeSim
-	if err := f.sim(fl).ApplySchedule(&spec); err != nil {
-		return runner.Spec{}, err
-	}
-	if err := sim.Validate(spec); err != nil {
-		return runner.Spec{}, flagCombination(err, f.run)
-	}
-	return spec, nil
-}
-
-// sim is chaos sim's own flags for package sim, with those given on the
-// command line.
-func (f *simFlags) sim(fl *pflag.FlagSet) sim.Flags {
-	given := map[string]string{}
-	fl.Visit(func(x *pflag.Flag) { given[x.Name] = x.Value.String() })
-	return sim.Flags{Seeds: f.seeds, Runs: f.runs, Seed: f.run.seed, Parallel: f.parallel, Shard: f.shard, Schedule: f.schedule,
-		Shrink: f.shrink, ShrinkRuns: f.shrinkRuns, From: f.from, Given: given}
+	return outcome.Say(out, errOut, err)
 }
 
 func (f *simFlags) console(out, errOut io.Writer) sim.Console {
-	return sim.Console{Out: out, Err: errOut, Quiet: f.run.quiet}
+	return sim.Console{Out: out, Err: errOut, Quiet: f.run.Quiet}
 }
 
 // simSweep runs a sweep, prints its progress, the table of verdicts and
 // anomalies and the failing seeds, and returns the worst exit code.
 func simSweep(out, errOut io.Writer, spec runner.Spec, seeds []uint64, f *simFlags) (int, error) {
-	ctx, _, stop := interruptContext(errOut, "stopping the sweep")
+	ctx, _, stop := cli.InterruptContext(errOut, "stopping the sweep")
 	defer stop()
-	fmt.Fprintf(out, "sweep of %d seeds, %d at a time: %s, %s each\n", len(seeds), f.parallel, spec.Normalized().Name, spec.TimeLimit)
-	sayBugs(out, spec.Settings.Bugs)
+	fmt.Fprintf(out, "sweep of %d seeds, %d at a time: %s, %s each\n", len(seeds), f.sim.Parallel, spec.Normalized().Name, spec.TimeLimit)
+	runner.SayBugs(out, spec.Settings.Bugs)
 	args := slices.Clone(os.Args)
 	runs := f.console(out, errOut).Sweep(ctx, spec, seeds, sim.SweepOptions{
-		Parallel: f.parallel, KeepValid: f.keepValid, Version: fullVersion(),
+		Parallel: f.sim.Parallel, KeepValid: f.sim.KeepValid, Version: fullVersion(),
 		Command: func(seed uint64) []string { return sim.SweepReplay(args, seed) },
 	})
 	if ctx.Err() != nil {
@@ -203,10 +149,10 @@ type judgeFunc func(runner.Outcome) []string
 // target (nil: its own unexpected anomalies), and exits as the smallest
 // run's verdict does.
 func simShrink(out, errOut io.Writer, spec runner.Spec, f *simFlags, target []string, judge judgeFunc) (int, error) {
-	ctx, _, stop := interruptContext(errOut, "stopping the search")
+	ctx, _, stop := cli.InterruptContext(errOut, "stopping the search")
 	defer stop()
 	res, err := f.console(out, errOut).Shrink(ctx, spec, sim.ShrinkOptions{
-		Runs: f.shrinkRuns, Target: target, Version: fullVersion(), Command: sim.ReplayCommand, Unexpected: judge,
+		Runs: f.sim.ShrinkRuns, Target: target, Version: fullVersion(), Command: sim.ReplayCommand, Unexpected: judge,
 	})
 	switch {
 	case err != nil:
@@ -214,7 +160,7 @@ func simShrink(out, errOut io.Writer, spec runner.Spec, f *simFlags, target []st
 	case res.Interrupted && res.Runs <= 1:
 		return exitInterrupted, nil
 	}
-	code, err := sayOutcome(out, errOut, res.Outcome, nil)
+	code, err := res.Outcome.Say(out, errOut, nil)
 	if res.Interrupted {
 		return exitInterrupted, err
 	}
@@ -227,16 +173,16 @@ func simShrink(out, errOut io.Writer, spec runner.Spec, f *simFlags, target []st
 // that run.
 func simFrom(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	failed, seeds, err := f.sim(cmd.Flags()).FailedRun(f.run.store, func(dir string) string { return runsHint(nearestDir(dir)) })
+	failed, seeds, err := f.sim.FailedRun(f.run.Store, func(dir string) string { return results.RunsHint(results.NearestDir(dir)) })
 	if err != nil {
 		return 0, err
 	}
-	if err := stopIfValidating(cmd); err != nil {
+	if err := cli.StopIfValidating(cmd.Context()); err != nil {
 		return 0, err
 	}
-	ctx, _, stop := interruptContext(errOut, "stopping the search")
+	ctx, _, stop := cli.InterruptContext(errOut, "stopping the search")
 	rep := f.console(out, errOut).Reproduce(ctx, failed, seeds, sim.ReproduceOptions{
-		Parallel: f.parallel, Version: fullVersion(), Command: sim.ReplayCommand, Unexpected: judge,
+		Parallel: f.sim.Parallel, Version: fullVersion(), Command: sim.ReplayCommand, Unexpected: judge,
 	})
 	stop()
 	switch {
@@ -244,10 +190,10 @@ func simFrom(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 		return exitInterrupted, nil
 	case !rep.Found:
 		return exitUnknown, nil
-	case f.shrink:
+	case f.sim.Shrink:
 		fmt.Fprintln(out)
 		return simShrink(out, errOut, rep.Spec, f, failed.Results.Unexpected, judge)
 	}
 	fmt.Fprintf(out, "run %s\nseed %d\n", rep.Run.Outcome.Dir, rep.Spec.Seed)
-	return sayOutcome(out, errOut, rep.Run.Outcome, rep.Run.Err)
+	return rep.Run.Outcome.Say(out, errOut, rep.Run.Err)
 }

@@ -124,7 +124,7 @@ func TestSimArgs(t *testing.T) {
 		if err := cmd.ParseFlags(args); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		got, err := f.simSpec(cmd.Flags())
+		got, err := f.sim.Parsed(cmd.Flags(), f.run.Seed).Spec(f.run)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/results/serve"
@@ -93,10 +94,10 @@ that points its own name at 127.0.0.1 cannot read the store).`,
 			if err != nil {
 				return err
 			}
-			if err := stopIfValidating(cmd); err != nil {
+			if err := cli.StopIfValidating(cmd.Context()); err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
+			ctx, stop := cli.SignalContext()
 			defer stop()
 			return s.Serve(ctx, cmd.OutOrStdout())
 		},

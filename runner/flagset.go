@@ -1,0 +1,146 @@
+package runner
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/chaos-isr/chaos/broker/node"
+	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/nemesis"
+)
+
+// RuntimeUsage is --runtime's help: where the cluster runs (README, "The
+// docker runtime").
+const RuntimeUsage = "where the cluster runs: local (child processes on 127.0.0.1) or docker (a container per node; needs a Docker engine)"
+
+// Flags are chaos run's flags, which chaos sim takes too. Register binds
+// them to a command's flag set (as klog.InitFlags does klog's), so that
+// the command holds no copy of them; Spec checks them flag by flag and
+// makes the Spec they give.
+type Flags struct {
+	Name, Store, Runtime, Acks, Nemesis                                           string
+	Nodes, BasePort, Concurrency, Consumers, NemesisOverlap, Retries, MaxInFlight int
+	Rate                                                                          float64
+	TimeLimit, NemesisInterval, RequestTimeout, ConvergeTimeout, MonitorInterval  time.Duration
+	Seed                                                                          uint64
+	Idempotent, Quiet                                                             bool
+	Replication                                                                   node.Replication
+	Topics                                                                        node.Topics
+	Bugs                                                                          []string
+}
+
+// Register defines chaos run's flags on fs, with their defaults.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Name, "name", "", "test name (default: from the configuration, e.g. acksall_isr2_clean_none for acks=-1)")
+	fs.StringVar(&f.Store, "store", "store", "the result store directory")
+	fs.IntVar(&f.Nodes, "nodes", 3, "number of brokers")
+	fs.IntVar(&f.BasePort, "base-port", 0, "broker i listens on base-port+i-1, the controller on base-port-1 (default: free ports)")
+	fs.StringVar(&f.Runtime, "runtime", RuntimeLocal, RuntimeUsage)
+	fs.StringVar(&f.Acks, "acks", "-1", "producer acks: 0, 1, or -1 (also 'all')")
+	fs.IntVar(&f.Concurrency, "concurrency", 5, "producers (sessions), one request in flight each unless --max-in-flight")
+	fs.IntVar(&f.Consumers, "consumers", -1, "consumer processes (default: one per partition)")
+	fs.Float64Var(&f.Rate, "rate", 500, "target sends per second across all producers (0: as fast as they go)")
+	fs.DurationVar(&f.TimeLimit, "time-limit", 60*time.Second, "how long the workload runs")
+	fs.Uint64Var(&f.Seed, "seed", 0, "random seed for the workload's choices (default: random, printed and stored)")
+	fs.StringVar(&f.Nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none")
+	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
+	fs.IntVar(&f.NemesisOverlap, "nemesis-overlap", 1, "up to this many fault kinds overlap in a window (1-3): about half the windows start further kinds of the list while the first holds, all healed at the window's end")
+	fs.DurationVar(&f.RequestTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
+	fs.IntVar(&f.Retries, "retries", 0, "times a producer sends a batch again after a retriable error (0: never; above 0, duplicates are permitted unless --idempotent)")
+	fs.BoolVar(&f.Idempotent, "idempotent", false, "idempotent producers (KIP-98: a producer id and sequence numbers, so a broker writes a retry once; duplicates are then forbidden)")
+	fs.IntVar(&f.MaxInFlight, "max-in-flight", 1, "produce requests each producer may have outstanding (max.in.flight.requests.per.connection; at most 5 with --idempotent; above 1 without it, reordering is permitted)")
+	fs.DurationVar(&f.ConvergeTimeout, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
+	fs.DurationVar(&f.MonitorInterval, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history, for the report and the ack-below-min-isr check (0: off; that check then cannot be made)")
+	fs.BoolVar(&f.Quiet, "quiet", false, "no progress display")
+	ReplicationFlags(fs, &f.Replication)
+	TopicFlags(fs, &f.Topics)
+	BugFlag(fs, &f.Bugs)
+	// A test's topics need two in-sync replicas unless told otherwise. Set
+	// as the value, not with fs.Set, which would mark the flag as given on
+	// the command line.
+	fs.Lookup("min-insync-replicas").DefValue = "2"
+	f.Topics.MinInsyncReplicas = 2
+}
+
+// Spec checks every flag, naming a bad one, and returns the Spec they
+// give, validated: a combination Validate refuses (e.g. a schedule with
+// no window) is said in the flags' words (FlagCombination).
+func (f Flags) Spec() (Spec, error) {
+	s, err := f.Checked()
+	if err != nil {
+		return Spec{}, err
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, FlagCombination(err, f.TimeLimit, f.NemesisInterval)
+	}
+	return s, nil
+}
+
+// Checked checks every flag one by one (ParseAcks, ParseFaults,
+// Spec.CheckFlags), so that a refusal names the flag, and returns the
+// Spec they give, with the command line that gave them, not yet
+// validated as a whole: chaos sim validates it as a simulation.
+func (f Flags) Checked() (Spec, error) {
+	acks, err := ParseAcks(f.Acks)
+	if err != nil {
+		return Spec{}, err
+	}
+	faults, err := ParseFaults(f.Nemesis)
+	if err != nil {
+		return Spec{}, err
+	}
+	s := f.SpecOf(acks, faults)
+	return s, s.CheckFlags(f.Replication, f.Topics, f.Bugs)
+}
+
+// SpecOf is the Spec of the flags with the acks and faults given, unchecked:
+// a campaign's base spec, whose acks and faults are its cells'.
+func (f Flags) SpecOf(acks int16, faults []string) Spec {
+	s := DefaultSpec()
+	s.Name, s.Store, s.Seed, s.Runtime, s.Nodes, s.BasePort = f.Name, f.Store, f.Seed, f.Runtime, f.Nodes, f.BasePort
+	s.Settings = NodeSettings(f.Replication, f.Topics, f.Bugs)
+	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.Concurrency, f.Consumers, f.Rate
+	s.TimeLimit, s.RequestTimeout = f.TimeLimit, f.RequestTimeout
+	s.Retries, s.Idempotent, s.MaxInFlight = f.Retries, f.Idempotent, f.MaxInFlight
+	s.Faults, s.NemesisInterval = faults, f.NemesisInterval
+	if f.NemesisOverlap != 1 {
+		s.NemesisOverlap = f.NemesisOverlap // 1, one fault at a time, is the spec's zero
+	}
+	s.ConvergeTimeout, s.MonitorInterval = f.ConvergeTimeout, f.MonitorInterval
+	s.Command = os.Args
+	return s
+}
+
+// ReplicationFlags defines the brokers' settings on fs, as chaos broker,
+// chaos cluster up and chaos run take them, with the brokers' defaults.
+func ReplicationFlags(fs *pflag.FlagSet, r *node.Replication) {
+	d := cluster.DefaultSettings()
+	fs.Int64Var(&r.ReplicaLagTimeMaxMs, "replica-lag-time-max-ms", d.ReplicaLagTimeMaxMs, "a follower not caught up with the leader for this long leaves the ISR")
+	fs.Int64Var(&r.ReplicaLagMaxMessages, "replica-lag-max-messages", d.ReplicaLagMaxMessages, "a follower this many messages behind the leader leaves the ISR (0 disables the rule)")
+	fs.Int32Var(&r.ReplicaFetchWaitMaxMs, "replica-fetch-wait-max-ms", d.ReplicaFetchWaitMaxMs, "how long a follower's fetch waits at the leader for new data")
+	fs.Int64Var(&r.HeartbeatIntervalMs, "heartbeat-interval-ms", d.HeartbeatIntervalMs, "how often a broker heartbeats to the controller")
+	fs.StringVar(&r.Fsync, "fsync", d.Fsync, "fsync policy: never (rely on replication, Kafka's default), always, or interval:DURATION (e.g. interval:100ms)")
+	fs.BoolVar(&r.LoseUnsynced, "lose-unsynced", false, "keep unsynced writes in process memory so that a kill -9 loses them (simulates power loss)")
+	fs.BoolVar(&r.NoAutoCreateTopics, "no-auto-create-topics", false, "do not create unknown topics named in Metadata requests")
+}
+
+// TopicFlags defines the controller's topic defaults on fs, as chaos
+// controller, chaos cluster up and chaos run take them.
+func TopicFlags(fs *pflag.FlagSet, t *node.Topics) {
+	d := cluster.DefaultSettings()
+	fs.Int64Var(&t.SessionTimeoutMs, "session-timeout-ms", d.SessionTimeoutMs, "a broker without a heartbeat for this long is fenced and loses its leaderships")
+	fs.Int32Var(&t.Partitions, "partitions", d.Partitions, "partitions of auto-created topics and of CreateTopics without a count")
+	fs.Int16Var(&t.ReplicationFactor, "replication-factor", d.ReplicationFactor, "replication factor of auto-created topics")
+	fs.Int32Var(&t.MinInsyncReplicas, "min-insync-replicas", d.MinInsyncReplicas, "min.insync.replicas of new topics (acks=-1 writes need this many in-sync replicas)")
+	fs.StringVar(&t.Election, "election", d.Election, "leader election policy of new topics: clean (only an in-sync replica) or unclean (the first live replica)")
+}
+
+// BugFlag defines --bug on fs: bugs planted on purpose (package bug), one
+// list that every node of a cluster is given and takes its own bugs from.
+func BugFlag(fs *pflag.FlagSet, bugs *[]string) {
+	fs.StringSliceVar(bugs, "bug", nil,
+		"plant bug NAME on purpose (repeatable, or NAME,NAME; chaos bugs lists them); a node takes the bugs that live in it and ignores the others")
+}

@@ -1,0 +1,62 @@
+package sim
+
+import (
+	goruntime "runtime"
+
+	"github.com/spf13/pflag"
+
+	"github.com/chaos-isr/chaos/runner"
+)
+
+// Register defines chaos sim's own flags on fs (chaos run's are
+// runner.Flags'), with their defaults.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Seeds, "seeds", "", "sweep: run these seeds, e.g. 1-1000 or 1,5,9-12")
+	fs.IntVar(&f.Runs, "runs", 0, "sweep: run this many seeds, from --seed on (default: a random first seed)")
+	fs.IntVar(&f.Parallel, "parallel", goruntime.GOMAXPROCS(0), "sweep: runs at once")
+	fs.BoolVar(&f.KeepValid, "keep-valid", false, "sweep: keep the valid runs in the store too")
+	fs.StringVar(&f.Schedule, "schedule", "", "the fault windows themselves, in place of --nemesis's seeded schedule: FAULT@START+LENGTH,..., e.g. kill@5s+4s,partition@12s+5s")
+	fs.BoolVar(&f.Shrink, "shrink", false, "search for a smaller run of --seed that still shows its unexpected anomalies, and print its replay command")
+	fs.IntVar(&f.ShrinkRuns, "shrink-runs", DefaultShrinkRuns, "shrink: the most simulations the search runs")
+	fs.StringVar(&f.From, "from", "", "a stored run directory: sweep seeds of its configuration and schedule until one shows its unexpected anomalies")
+	fs.StringVar(&f.Shard, "shard", "", "sweep: run only the K-th of N slices of the seeds, e.g. 2/4, or I+1/4 for a 0-based index I (with --runs, needs --seed)")
+}
+
+// Parsed are the flags once fs is parsed: with chaos run's --seed, which
+// chaos sim takes as a sweep's first seed, and the flags given on fs.
+func (f Flags) Parsed(fs *pflag.FlagSet, seed uint64) Flags {
+	f.Seed, f.Given = seed, map[string]string{}
+	fs.Visit(func(x *pflag.Flag) { f.Given[x.Name] = x.Value.String() })
+	return f
+}
+
+// Spec is the spec of chaos sim's flags: chaos run's (run), checked flag
+// by flag as chaos run checks them, then as a simulation, with
+// --schedule's windows.
+func (f Flags) Spec(run runner.Flags) (runner.Spec, error) {
+	if f.given("runtime") && run.Runtime != runner.RuntimeSim {
+		return runner.Spec{}, flagError("runtime", run.Runtime, "not the simulation", "chaos sim runs in the sim runtime; chaos run runs local and docker")
+	}
+	if f.given("base-port") {
+		return runner.Spec{}, flagError("base-port", run.BasePort, "no ports in a simulation", "leave it out")
+	}
+	// chaos run's checks, for a runtime they know.
+	run.Runtime = runner.RuntimeLocal
+	spec, err := run.Checked()
+	if err != nil {
+		return runner.Spec{}, err
+	}
+	for _, name := range spec.Faults {
+		if err := Simulated(name); err != nil {
+			return runner.Spec{}, flagError("nemesis", name, "not simulated", err.Error())
+		}
+	}
+	spec.Runtime = runner.RuntimeSim
+	if err := f.ApplySchedule(&spec); err != nil {
+		return runner.Spec{}, err
+	}
+	if err := Validate(spec); err != nil {
+		return runner.Spec{}, runner.FlagCombination(err, run.TimeLimit, run.NemesisInterval)
+	}
+	return spec, nil
+}
