@@ -55,16 +55,16 @@ func flagError(name string, got any, problem, accepted string) error {
 // Flags are chaos sim's flags beyond chaos run's (which make the spec):
 // the seeds of a sweep, a schedule given window by window, a search, a
 // stored run to reproduce. Which of them go together, and which seeds
-// they name, is decided here; the command only copies its flags in.
+// they name, is decided here; the command only registers them (Register).
 type Flags struct {
 	Seeds    string // --seeds: seeds and ranges, e.g. 1-1000 or 1,5,9-12
 	Runs     int    // --runs: that many seeds from Seed on
 	Seed     uint64 // --seed: the one run's, or a sweep's first (0: random)
 	Parallel int    // --parallel: runs at once
+	Shard    string // --shard: K/N, the seeds of one slice of a sweep
+	Schedule string // --schedule: FAULT@START+LENGTH,...
 	// KeepValid is --keep-valid: a sweep keeps its valid runs too.
 	KeepValid bool
-	Shard     string // --shard: K/N, the seeds of one slice of a sweep
-	Schedule  string // --schedule: FAULT@START+LENGTH,...
 
 	Shrink     bool   // --shrink
 	ShrinkRuns int    // --shrink-runs
