@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 // Spec is a campaign in the spec file format (chaos campaign --spec
@@ -106,15 +106,8 @@ func (a *Acks) UnmarshalJSON(b []byte) error {
 // and refuses another in its words: the campaign's --acks and a spec
 // file's acks are the same values.
 func ParseAcks(s string) (Acks, error) {
-	switch strings.ToLower(s) {
-	case "0":
-		return 0, nil
-	case "1":
-		return 1, nil
-	case "-1", "all":
-		return -1, nil
-	}
-	return 0, fmt.Errorf("--acks: not an acks setting, got %q; use 0, 1, -1 or all", s)
+	a, err := runner.ParseAcks(s)
+	return Acks(a), err
 }
 
 // ParseSpec reads a spec file. Unknown fields are refused: a misspelt
