@@ -240,8 +240,11 @@ func TestLanesShareASession(t *testing.T) {
 	if infos == 0 {
 		t.Fatal("no info outcome to replace a lane's process")
 	}
-	if len(sessions) != 6+infos {
-		t.Fatalf("%d sending processes, want 6 and one per info (%d)", len(sessions), infos)
+	// Each info gives its lane a new process; one whose info came last
+	// may meet the time limit before it sends, so up to one per lane is
+	// missing.
+	if len(sessions) > 6+infos || len(sessions) < infos {
+		t.Fatalf("%d sending processes, want 6 and one per info (%d), less at most one per lane", len(sessions), infos)
 	}
 	// Two session clients and three consumers' (no consumer op ends info).
 	if m.dials != 5 || m.closes != 5 {
