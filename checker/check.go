@@ -53,6 +53,14 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	}
 	wg.Wait()
 	rs = append(rs, lin...)
+	for i := range rs {
+		if why, ok := cfg.Unsupported[rs[i].Name]; ok {
+			// What a check found without the evidence it needs is
+			// not kept: it would be judged on a part of it.
+			rs[i] = Result{Name: rs[i].Name, Valid: Unknown, NotChecked: why, Unsupported: true,
+				Details: []string{"not checked: " + why}, Why: rs[i].Why, Permits: rs[i].Permits}
+		}
+	}
 
 	ran := h.faults.ran(cfg)
 	out := &Results{Config: cfg, FaultClass: FaultClass(cfg, ran), Faults: kindsOf(ran), Ops: map[string]OpCounts{}, Problems: h.problems}
@@ -79,6 +87,11 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	out.Valid = verdict(rs)
 
 	// What limits the verdict as a whole.
+	for _, r := range rs {
+		if r.Unsupported {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s not checked: %s; the verdict speaks of the other checks", r.Name, r.NotChecked))
+		}
+	}
 	if h.clientOps == 0 {
 		out.Notes = append(out.Notes, "the history holds no client operation: nothing was tested")
 		if out.Valid == Valid {

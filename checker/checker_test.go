@@ -550,3 +550,47 @@ func TestNonmonotonicSendOrdersASessionByInvocation(t *testing.T) {
 		t.Fatalf("the later invocation landed first: %+v, want one instance naming producer 3", r)
 	}
 }
+
+// TestUnsupportedCheck: a check the system under test gives no evidence
+// for by design is not checked and left out of the verdict; without the
+// declaration, the same history's missing replica reads make it unknown;
+// and a check cannot be declared away in part: replica reads present are
+// not judged either.
+func TestUnsupportedCheck(t *testing.T) {
+	b := &hb{}
+	b.healthy(0)
+	b.send(0, 0, "a", 0)
+	b.send(0, 0, "b", 1)
+	b.poll(10, 0, 0, 2, "0=a 1=b")
+	b.final(0, 2, "0=a 1=b")
+	b.healthy(0)
+	if res := Check(b.ops, strict, Options{}); res.Valid != Unknown {
+		t.Fatalf("without replica reads and no declaration: %s, want unknown", res.Valid)
+	}
+	cfg := strict
+	cfg.Unsupported = map[string]string{ReplicaDivergenceName: "the brokers refuse replica reads"}
+	res := Check(b.ops, cfg, Options{})
+	if res.Valid != Valid {
+		t.Fatalf("declared unsupported: %s, want valid; %v", res.Valid, res.Results)
+	}
+	r, _ := res.Get(ReplicaDivergenceName)
+	if !r.Unsupported || r.Valid != Unknown || r.NotChecked != "the brokers refuse replica reads" {
+		t.Fatalf("replica-divergence %+v", r)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "replica-divergence not checked") }) {
+		t.Fatalf("notes %q do not say what was not checked", res.Notes)
+	}
+	// A lost write is still found: only the declared check is left out.
+	lost := &hb{}
+	lost.send(0, 0, "a", 0)
+	lost.send(0, 0, "b", 1)
+	lost.send(0, 0, "c", 2)
+	lost.final(0, 3, "0=a 2=c")
+	if res := Check(lost.ops, cfg, Options{}); res.Valid != Invalid {
+		t.Fatalf("a lost write with replica-divergence unsupported: %s, want invalid", res.Valid)
+	}
+	cfg.Unsupported = map[string]string{"replica-divergance": "typo"}
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("an unknown check name was accepted")
+	}
+}

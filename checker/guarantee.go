@@ -56,6 +56,14 @@ type Config struct {
 	// or leads by; a few heartbeat intervals. AckBelowMinISR allows for
 	// it on both sides of a send. Zero means DefaultMetadataLag.
 	MetadataLagMs int64 `json:"metadata_lag_ms,omitempty"`
+	// Unsupported are the checks (anomaly names) the system under test
+	// gives no evidence for by design, with the reason: a foreign broker
+	// that refuses the final phase's replica reads leaves
+	// replica-divergence unsupported. Known before the run, they are
+	// reported as not checked and left out of the verdict, which then
+	// speaks of the other checks only; evidence missing for any other
+	// reason still makes a check unknown.
+	Unsupported map[string]string `json:"unsupported,omitempty"`
 }
 
 // Validate refuses a configuration no test can have: the same rules
@@ -76,6 +84,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max in flight must be at least 1, got %d", c.MaxInFlight)
 	case c.MetadataLagMs < 0:
 		return fmt.Errorf("the metadata lag must not be negative, got %dms", c.MetadataLagMs)
+	}
+	for name, why := range c.Unsupported {
+		switch {
+		case !slices.Contains(Names(), name):
+			return fmt.Errorf("unsupported check %q is not a check; known: %s", name, strings.Join(Names(), ", "))
+		case strings.TrimSpace(why) == "":
+			return fmt.Errorf("unsupported check %s: no reason given", name)
+		}
 	}
 	return nil
 }

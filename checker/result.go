@@ -108,6 +108,10 @@ type Result struct {
 	// NotChecked says why the checker had no evidence at all (no replica
 	// reads, no polls, ...); the result is then unknown.
 	NotChecked string `json:"not_checked,omitempty"`
+	// Unsupported: the system under test gives no evidence for this check
+	// by design (Config.Unsupported, NotChecked says why); the verdict
+	// leaves it out.
+	Unsupported bool `json:"unsupported,omitempty"`
 	// Examples are op indexes (history.Op.Index) of a few instances,
 	// sorted, at most MaxExamples: forbidden instances first, then
 	// permitted ones.
@@ -361,7 +365,7 @@ func verdict(rs []Result) Validity {
 		switch {
 		case r.Forbidden > 0:
 			return Invalid
-		case r.Valid != Valid && !r.Expected:
+		case r.Valid != Valid && !r.Expected && !r.Unsupported:
 			v = Unknown
 		}
 	}

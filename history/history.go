@@ -114,6 +114,28 @@ type FaultInfo struct {
 	Fault         string   `json:"fault,omitempty"`
 	Targets       []string `json:"targets,omitempty"`
 	KilledBrokers []int32  `json:"killed_brokers,omitempty"`
+	// Commands are the commands the operation ran on a cluster the tester
+	// did not start (the external runtime's fault commands), in order: a
+	// fault is only what its commands did, so the history keeps them.
+	Commands []Command `json:"commands,omitempty"`
+}
+
+// Command is one fault command the external runtime ran: on which node,
+// for which action, the command line as run, and how it ended.
+type Command struct {
+	Node   string `json:"node"`
+	Action string `json:"action"` // kill, start, stop, pause, resume, partition, heal
+	Cmd    string `json:"cmd"`
+	// Exit is the exit status; -1 if the command did not run to an exit
+	// (it could not start, or timed out and was killed).
+	Exit int `json:"exit"`
+	// Output is the command's stdout and stderr together, its tail when
+	// it was long.
+	Output string `json:"output,omitempty"`
+	// Error says why the command failed: a non-zero exit, a timeout.
+	Error string `json:"error,omitempty"`
+	// Millis is how long it ran.
+	Millis int64 `json:"ms"`
 }
 
 // FaultName is the fault a nemesis operation's value names, or "".

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/chaos-isr/chaos/cluster"
 )
 
 // Fault is one kind of fault: its name (what --nemesis, the schedule and
@@ -39,6 +37,11 @@ type Fault struct {
 	// first step has had its effect).
 	then func(n *Nemesis, at aim) ([]string, error)
 	wait func(n *Nemesis) time.Duration
+	// Needs are what the fault asks of the runtime (the Need* names):
+	// every runtime chaos starts has them all; a cluster the tester did
+	// not start (the external runtime) has what its commands provide, and
+	// a fault needing more is refused before the run.
+	Needs []string
 	// Parts are a composite's kinds ("a+b": a, then b while a still
 	// holds), each started in turn within one window and healed together
 	// at its end; nil for a kind of the registry.
@@ -74,6 +77,11 @@ func composite(name string) (*Fault, error) {
 			return nil, fmt.Errorf("%q cannot overlap another fault: two kills at once would lose unsynced writes on several nodes", p)
 		}
 		c.Parts = append(c.Parts, f)
+		for _, nd := range f.Needs {
+			if !slices.Contains(c.Needs, nd) {
+				c.Needs = append(c.Needs, nd)
+			}
+		}
 		c.Network = c.Network || f.Network
 		c.LeaderAimed = c.LeaderAimed || f.LeaderAimed
 		docs = append(docs, f.Name)
@@ -112,43 +120,98 @@ func all(n int) int      { return n }
 func majority(n int) int { return n/2 + 1 }
 func minority(n int) int { return max((n-1)/2, 1) }
 
+// What a fault asks of the runtime (Fault.Needs).
+const (
+	NeedKill         = "kill"          // kill -9 a node
+	NeedStart        = "start"         // start a killed or stopped node again
+	NeedStop         = "stop"          // stop a node gracefully
+	NeedPause        = "pause"         // pause a node
+	NeedResume       = "resume"        // resume a paused node
+	NeedPartition    = "partition"     // cut links between nodes
+	NeedHeal         = "heal"          // restore every link
+	NeedSlow         = "slow"          // delay the links between two nodes
+	NeedOneWay       = "one-way"       // drop one direction of a link
+	NeedDelay        = "delay"         // delay every link
+	NeedDrop         = "drop"          // reset connections at random
+	NeedController   = "controller"    // a controller node to aim at
+	NeedLoseUnsynced = "lose-unsynced" // brokers that keep unsynced writes in memory (chaos's own)
+)
+
+var (
+	needsKill                = []string{NeedKill, NeedStart}
+	needsKillController      = []string{NeedKill, NeedStart, NeedController}
+	needsStop                = []string{NeedStop, NeedStart}
+	needsPause               = []string{NeedPause, NeedResume}
+	needsPartition           = []string{NeedPartition, NeedHeal}
+	needsPartitionController = []string{NeedPartition, NeedHeal, NeedController}
+	needsSlow                = []string{NeedSlow, NeedHeal}
+	needsSlowKill            = []string{NeedSlow, NeedHeal, NeedKill, NeedStart}
+	needsOneWay              = []string{NeedOneWay, NeedHeal}
+	needsDelay               = []string{NeedDelay, NeedHeal}
+	needsDrop                = []string{NeedDrop, NeedHeal}
+	needsLoseUnsynced        = []string{NeedKill, NeedStart, NeedLoseUnsynced}
+)
+
+// Missing says which of the faults need what have does not offer, one
+// line per fault ("kill-leader needs kill, start"), in the list's order;
+// none when have offers all they need.
+func Missing(names []string, have func(need string) bool) []string {
+	var out []string
+	for _, name := range names {
+		f, ok := Lookup(name)
+		if !ok {
+			continue
+		}
+		var lack []string
+		for _, nd := range f.Needs {
+			if !have(nd) {
+				lack = append(lack, nd)
+			}
+		}
+		if len(lack) > 0 {
+			out = append(out, fmt.Sprintf("%s needs %s", name, strings.Join(lack, ", ")))
+		}
+	}
+	return out
+}
+
 // faults is the registry: every fault the nemesis knows, in name order.
 var faults = []*Fault{
-	{Name: "drop", Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
-	{Name: "isolate", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
-	{Name: "kill", Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
-	{Name: "kill-all", Doc: "kill -9 every broker, restart them at the end", Kills: all,
+	{Name: "drop", Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
+	{Name: "isolate", Needs: needsPartition, Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
+	{Name: "kill", Needs: needsKill, Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
+	{Name: "kill-all", Needs: needsKill, Doc: "kill -9 every broker, restart them at the end", Kills: all,
 		start: func(n *Nemesis, _ aim) ([]string, error) { return n.each(n.brokers(), n.kill) }},
-	{Name: "kill-controller", Doc: "kill -9 the controller, restart it at the end", Kills: none,
+	{Name: "kill-controller", Needs: needsKillController, Doc: "kill -9 the controller, restart it at the end", Kills: none,
 		start: func(n *Nemesis, _ aim) ([]string, error) { return n.kill(0) }},
-	{Name: "kill-leader", Doc: "kill -9 the leader of a random partition, restart it at the end", LeaderAimed: true, Kills: one, start: (*Nemesis).killLeader},
-	{Name: "kill-majority", Doc: "kill -9 a random majority of the brokers, restart them at the end", Kills: majority,
+	{Name: "kill-leader", Needs: needsKill, Doc: "kill -9 the leader of a random partition, restart it at the end", LeaderAimed: true, Kills: one, start: (*Nemesis).killLeader},
+	{Name: "kill-majority", Needs: needsKill, Doc: "kill -9 a random majority of the brokers, restart them at the end", Kills: majority,
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.kill)
 		}},
-	{Name: "kill-minority", Doc: "kill -9 a random minority of the brokers (at least one), restart them at the end", Kills: minority,
+	{Name: "kill-minority", Needs: needsKill, Doc: "kill -9 a random minority of the brokers (at least one), restart them at the end", Kills: minority,
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(minority(n.cfg.Brokers)), n.kill)
 		}},
-	{Name: "latency", Doc: "delay every link between nodes by 50ms each way (±10ms of seeded jitter where delays are a userspace delay line)", Network: true, Kills: none, start: (*Nemesis).latency},
-	{Name: "lose-unsynced", Doc: "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end", LosesUnsynced: true, Kills: one, start: (*Nemesis).killRandom},
-	{Name: "majority-ring", Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
-	{Name: "one-way", Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
-	{Name: "partition", Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
-	{Name: "partition-controller", Doc: "cut the controller off from every broker", Network: true, Kills: none, start: (*Nemesis).partitionController},
-	{Name: "partition-leader", Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
-	{Name: "pause", Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
-	{Name: "pause-leader", Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
-	{Name: "pause-majority", Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,
+	{Name: "latency", Needs: needsDelay, Doc: "delay every link between nodes by 50ms each way (±10ms of seeded jitter where delays are a userspace delay line)", Network: true, Kills: none, start: (*Nemesis).latency},
+	{Name: "lose-unsynced", Needs: needsLoseUnsynced, Doc: "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end", LosesUnsynced: true, Kills: one, start: (*Nemesis).killRandom},
+	{Name: "majority-ring", Needs: needsPartition, Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
+	{Name: "one-way", Needs: needsOneWay, Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
+	{Name: "partition", Needs: needsPartition, Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
+	{Name: "partition-controller", Needs: needsPartitionController, Doc: "cut the controller off from every broker", Network: true, Kills: none, start: (*Nemesis).partitionController},
+	{Name: "partition-leader", Needs: needsPartition, Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
+	{Name: "pause", Needs: needsPause, Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
+	{Name: "pause-leader", Needs: needsPause, Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
+	{Name: "pause-majority", Needs: needsPause, Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.pause)
 		}},
-	{Name: "slow-follower", Doc: "delay a follower's links to its leader beyond replica.lag.time.max.ms", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).slowFollower},
+	{Name: "slow-follower", Needs: needsSlow, Doc: "delay a follower's links to its leader beyond replica.lag.time.max.ms", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).slowFollower},
 	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3)
 	// needs two steps in order, so it is one fault.
-	{Name: "slow-followers-kill-leader", Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
+	{Name: "slow-followers-kill-leader", Needs: needsSlowKill, Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
 		start: (*Nemesis).slowFollowers, wait: (*Nemesis).isrShrinks, then: (*Nemesis).killAimedLeader},
-	{Name: "stop", Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
+	{Name: "stop", Needs: needsStop, Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
 }
 
 // Faults lists every fault kind, in name order.
@@ -238,7 +301,7 @@ func (n *Nemesis) stopRandom(aim) ([]string, error) {
 		return nil, err
 	}
 	n.killed[b] = true
-	return []string{cluster.NodeName(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
+	return []string{n.name(b)}, n.rt.Stop(b, n.cfg.StopTimeout)
 }
 
 func (n *Nemesis) pauseRandom(aim) ([]string, error) {
@@ -339,11 +402,11 @@ func (n *Nemesis) halves(aim) ([]string, error) {
 }
 
 func (n *Nemesis) partitionLeader(at aim) ([]string, error) {
-	a := []string{cluster.NodeName(at.leader)}
+	a := []string{n.name(at.leader)}
 	var b []string
-	for _, x := range append([]int{0}, n.brokers()...) {
-		if x != at.leader {
-			b = append(b, cluster.NodeName(x))
+	for _, x := range n.allNodes() {
+		if x != n.name(at.leader) {
+			b = append(b, x)
 		}
 	}
 	t, err := n.partition(a, b)
@@ -353,9 +416,9 @@ func (n *Nemesis) partitionLeader(at aim) ([]string, error) {
 func (n *Nemesis) partitionController(aim) ([]string, error) {
 	var b []string
 	for _, x := range n.brokers() {
-		b = append(b, cluster.NodeName(x))
+		b = append(b, n.name(x))
 	}
-	return n.partition([]string{"controller"}, b)
+	return n.partition([]string{n.name(0)}, b)
 }
 
 // slowFollowers slows every follower of the aimed partition (the first
@@ -365,8 +428,8 @@ func (n *Nemesis) slowFollowers(at aim) ([]string, error) {
 	targets := append([]string{fmt.Sprintf("partition %d", at.partition)}, n.delayHow()...)
 	for _, b := range n.brokers() {
 		if b != at.leader {
-			n.net.Slow(cluster.NodeName(b), cluster.NodeName(at.leader), d)
-			targets = append(targets, "slow "+cluster.NodeName(b))
+			n.net.Slow(n.name(b), n.name(at.leader), d)
+			targets = append(targets, "slow "+n.name(b))
 		}
 	}
 	n.netHurt = true
@@ -404,7 +467,7 @@ func (n *Nemesis) slowFollower(at aim) ([]string, error) {
 	}
 	f := followers[n.rng.IntN(len(followers))]
 	d := n.slowDelay()
-	n.net.Slow(cluster.NodeName(f), cluster.NodeName(at.leader), d)
+	n.net.Slow(n.name(f), n.name(at.leader), d)
 	n.netHurt = true
-	return append([]string{cluster.NodeName(f), "to " + cluster.NodeName(at.leader), fmt.Sprintf("partition %d", at.partition), "delay " + d.String()}, n.delayHow()...), nil
+	return append([]string{n.name(f), "to " + n.name(at.leader), fmt.Sprintf("partition %d", at.partition), "delay " + d.String()}, n.delayHow()...), nil
 }

@@ -159,6 +159,19 @@ type Config struct {
 	// that gave up at once would be a window with no fault in it.
 	LeaderWait time.Duration
 	Seed       uint64
+	// NoController: the cluster has no controller node to fault (an
+	// external cluster named without one): node 0 is left out of every
+	// fault, and the faults that need it are refused before the run.
+	NoController bool
+	// Names names node id (0 the controller, brokers 1..Brokers) in the
+	// history and to the network; nil: cluster.NodeName. An external
+	// cluster's nodes go by the names its user gave them.
+	Names func(id int) string
+	// BrokerIDs are the ids the cluster's metadata gives brokers 1..Brokers,
+	// in order, where they differ from the nemesis's own (an external
+	// cluster's ids may start at 0): leaders are found, and killed brokers
+	// recorded, by these. Nil: the same.
+	BrokerIDs []int32
 }
 
 // Nemesis runs a schedule against a cluster.
@@ -470,8 +483,11 @@ func (o *Opening) aim(ctx context.Context, now time.Duration) (time.Duration, bo
 	if err != nil {
 		err = fmt.Errorf("finding the leader of partition %d: %w", p, err)
 	} else if l, ok := ls[p]; ok && l >= 0 {
-		o.at.leader, o.stage = int(l), starting
-		return 0, true
+		if b, known := n.brokerOf(l); known {
+			o.at.leader, o.stage = b, starting
+			return 0, true
+		}
+		err = fmt.Errorf("partition %d's leader is broker id %d, not one of the cluster's named brokers", p, l)
 	} else {
 		err = fmt.Errorf("partition %d has no leader", p)
 	}
@@ -495,7 +511,7 @@ func (n *Nemesis) CloseEarly(fault string) error {
 	targets, err := n.heal(context.Background(), false)
 	n.mu.Lock()
 	for _, id := range sortedKeys(n.killed) {
-		targets = append(targets, cluster.NodeName(id)+" left down")
+		targets = append(targets, n.name(id)+" left down")
 	}
 	n.mu.Unlock()
 	n.setWindow(nil)
@@ -519,6 +535,13 @@ func (n *Nemesis) record(f, fault string, targets []string, killed []int32, err 
 	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets, KilledBrokers: killed}}
 	if _, rerr := n.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: v}); rerr != nil {
 		return rerr
+	}
+	if cmds := n.takeCommands(); len(cmds) > 0 {
+		// The commands ran between the invoke and now: the completion
+		// says what they did.
+		fi := *v.FaultInfo
+		fi.Commands = cmds
+		v = &history.Value{FaultInfo: &fi}
 	}
 	op := history.Op{Process: history.NemesisProcess, Type: history.Info, F: f, Value: v}
 	if err != nil {
@@ -551,6 +574,25 @@ func (n *Nemesis) netErr(err error) error {
 	return err
 }
 
+// commandLog is a runtime (or network) that runs commands to fault the
+// cluster, and hands over those it ran since it was last asked.
+type commandLog interface {
+	TakeCommands() []history.Command
+}
+
+// takeCommands are the commands the runtime and the network ran since the
+// last record.
+func (n *Nemesis) takeCommands() []history.Command {
+	var out []history.Command
+	if c, ok := n.rt.(commandLog); ok {
+		out = c.TakeCommands()
+	}
+	if c, ok := n.net.(commandLog); ok && any(n.net) != any(n.rt) {
+		out = append(out, c.TakeCommands()...)
+	}
+	return out
+}
+
 // delayHow names the network's delay mechanism for the history, when it
 // has one to name (the docker runtime falls back from netem to a rate
 // limit on kernels without netem).
@@ -559,6 +601,31 @@ func (n *Nemesis) delayHow() []string {
 		return []string{"via " + m.DelayMechanism()}
 	}
 	return nil
+}
+
+// name names node id as the history and the network know it.
+func (n *Nemesis) name(id int) string {
+	if n.cfg.Names != nil {
+		return n.cfg.Names(id)
+	}
+	return cluster.NodeName(id)
+}
+
+// brokerID is the id the cluster's metadata gives broker b.
+func (n *Nemesis) brokerID(b int) int32 {
+	if b >= 1 && b <= len(n.cfg.BrokerIDs) {
+		return n.cfg.BrokerIDs[b-1]
+	}
+	return int32(b)
+}
+
+// brokerOf is the broker whose metadata id is id, if any.
+func (n *Nemesis) brokerOf(id int32) (int, bool) {
+	if n.cfg.BrokerIDs == nil {
+		return int(id), id >= 1 && int(id) <= n.cfg.Brokers
+	}
+	i := slices.Index(n.cfg.BrokerIDs, id)
+	return i + 1, i >= 0
 }
 
 func (n *Nemesis) brokers() []int {
@@ -583,11 +650,15 @@ func (n *Nemesis) randomBroker() (int, error) {
 	return ok[n.rng.IntN(len(ok))], nil
 }
 
-// allNodes names the controller and every broker.
+// allNodes names the controller (if the cluster has one to fault) and
+// every broker.
 func (n *Nemesis) allNodes() []string {
-	nodes := []string{"controller"}
+	var nodes []string
+	if !n.cfg.NoController {
+		nodes = append(nodes, n.name(0))
+	}
 	for _, b := range n.brokers() {
-		nodes = append(nodes, cluster.NodeName(b))
+		nodes = append(nodes, n.name(b))
 	}
 	return nodes
 }
@@ -618,14 +689,14 @@ func (n *Nemesis) kill(id int) ([]string, error) {
 	n.killed[id] = true
 	err := n.rt.Kill(id)
 	if err == nil && id != 0 {
-		n.kills = append(n.kills, int32(id))
+		n.kills = append(n.kills, n.brokerID(id))
 	}
-	return []string{cluster.NodeName(id)}, err
+	return []string{n.name(id)}, err
 }
 
 func (n *Nemesis) pause(id int) ([]string, error) {
 	n.paused[id] = true
-	return []string{cluster.NodeName(id)}, n.rt.Pause(id)
+	return []string{n.name(id)}, n.rt.Pause(id)
 }
 
 func (n *Nemesis) partition(a, b []string) ([]string, error) {
@@ -656,7 +727,7 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 	}
 	for _, id := range sortedKeys(n.paused) {
 		note(n.rt.Resume(id))
-		targets = append(targets, "resume "+cluster.NodeName(id))
+		targets = append(targets, "resume "+n.name(id))
 		delete(n.paused, id)
 	}
 	for _, id := range sortedKeys(n.killed) {
@@ -664,7 +735,7 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 			break
 		}
 		note(n.rt.Restart(ctx, id))
-		targets = append(targets, "restart "+cluster.NodeName(id))
+		targets = append(targets, "restart "+n.name(id))
 		delete(n.killed, id)
 	}
 	return targets, first
