@@ -62,6 +62,38 @@ type ClusterConfig struct {
 	// the proxy's delay line in a relay beside each broker); htb-rate in
 	// runs recorded before that.
 	DelayMechanism string `json:"delay_mechanism,omitempty"`
+	// External describes a cluster the tester did not start (runtime
+	// external): where it was reached, the nodes and commands that
+	// faulted it, and what it could not be asked.
+	External *External `json:"external,omitempty"`
+	// Unsupported are the checks the cluster gives no evidence for, by
+	// design, with the reason (checker.Config.Unsupported): reported as
+	// not checked and left out of the verdict.
+	Unsupported map[string]string `json:"unsupported,omitempty"`
+}
+
+// External is how a run reached and faulted a cluster it did not start.
+type External struct {
+	Bootstrap []string       `json:"bootstrap"`
+	Nodes     []ExternalNode `json:"nodes,omitempty"`
+	// Commands are the fault command templates by action (kill, start,
+	// stop, pause, resume, partition, heal); an action without one was
+	// not available.
+	Commands map[string]string `json:"commands,omitempty"`
+	// TopicExisted: the topic was the user's (--topic), not created by
+	// the run; its settings are what the run was judged by.
+	TopicExisted bool `json:"topic_existed,omitempty"`
+	// Notes say what the run had to assume of the cluster.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ExternalNode is a node of an external cluster: its name in the
+// history and the commands, its address, and its broker id (-1: the
+// controller node).
+type ExternalNode struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+	ID   int32  `json:"id"`
 }
 
 // Workload is the clients' configuration: what the producers and
@@ -179,5 +211,6 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
 		Faults: FaultKinds(tc.Nemesis), FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
 		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
+		Unsupported: tc.Cluster.Unsupported,
 	}
 }

@@ -41,6 +41,8 @@ func RuntimeReady(ctx context.Context, rt string) error {
 		return nil
 	case RuntimeSim:
 		return fmt.Errorf("the %s runtime is simulated: package sim (chaos sim) runs it", rt)
+	case RuntimeExternal:
+		return nil
 	}
 	return fmt.Errorf("unknown runtime %q", rt)
 }

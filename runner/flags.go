@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -115,10 +116,19 @@ func NodeSettings(r node.Replication, t node.Topics, bugs []string) cluster.Sett
 // ports, workload and nemesis, then the nodes' settings as the flags gave
 // them (r, t and bugs, which the spec's Settings are made of).
 func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error {
-	if err := CheckRuntime(s.Runtime); err != nil {
+	if s.Runtime == RuntimeExternal {
+		if len(bugs) > 0 {
+			return cli.Error("bug", strings.Join(bugs, ","), "not with --runtime external", "bugs are planted in chaos's own brokers; an external cluster has its own")
+		}
+		if r.LoseUnsynced {
+			return cli.Error("lose-unsynced", true, "not with --runtime external", "only chaos's own brokers keep unsynced writes in memory to lose them")
+		}
+		if s.BasePort != 0 {
+			return cli.Error("base-port", s.BasePort, "not with --runtime external", "leave it out: the cluster is at --bootstrap")
+		}
+	} else if err := CheckRuntime(s.Runtime); err != nil {
 		return err
-	}
-	if err := CheckNodes(s.Nodes, s.Settings.ReplicationFactor); err != nil {
+	} else if err := CheckNodes(s.Nodes, s.Settings.ReplicationFactor); err != nil {
 		return err
 	}
 	if err := CheckBasePort(s.BasePort, s.Nodes, true); err != nil {
@@ -165,9 +175,16 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 // --nemesis-interval (given as timeLimit and interval) that leave no fault
 // window.
 func FlagCombination(err error, timeLimit, interval time.Duration) error {
-	if strings.Contains(err.Error(), "no fault window fits") {
-		return fmt.Errorf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval: --time-limit %s, or a shorter --nemesis-interval)",
-			timeLimit, interval, nemesis.MinTimeLimit(interval))
+	if !strings.Contains(err.Error(), "no fault window fits") {
+		return err
 	}
-	return err
+	// The other reasons stand, said as they were.
+	lines := []string{fmt.Sprintf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval: --time-limit %s, or a shorter --nemesis-interval)",
+		timeLimit, interval, nemesis.MinTimeLimit(interval))}
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if !strings.Contains(l, "no fault window fits") {
+			lines = append(lines, l)
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }

@@ -16,6 +16,10 @@ import (
 // docker runtime").
 const RuntimeUsage = "where the cluster runs: local (child processes on 127.0.0.1) or docker (a container per node; needs a Docker engine)"
 
+// RunRuntimeUsage is chaos run's and campaign's --runtime help: they also
+// test a cluster they did not start.
+const RunRuntimeUsage = RuntimeUsage + "; or external (a cluster you run, at --bootstrap, faulted by your --*-cmd commands)"
+
 // Flags are chaos run's flags, which chaos sim takes too. Register binds
 // them to a command's flag set (as klog.InitFlags does klog's), so that
 // the command holds no copy of them; Spec checks them flag by flag and
@@ -30,6 +34,9 @@ type Flags struct {
 	Replication                                                                   node.Replication
 	Topics                                                                        node.Topics
 	Bugs                                                                          []string
+	// External are the external runtime's flags, which chaos run and
+	// campaign register (RegisterExternal) and chaos sim does not.
+	External ExternalFlags
 }
 
 // Register defines chaos run's flags on fs, with their defaults.
@@ -38,7 +45,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Store, "store", "store", "the result store directory")
 	fs.IntVar(&f.Nodes, "nodes", 3, "number of brokers")
 	fs.IntVar(&f.BasePort, "base-port", 0, "broker i listens on base-port+i-1, the controller on base-port-1 (default: free ports)")
-	fs.StringVar(&f.Runtime, "runtime", RuntimeLocal, RuntimeUsage)
+	fs.StringVar(&f.Runtime, "runtime", RuntimeLocal, RunRuntimeUsage)
 	fs.StringVar(&f.Acks, "acks", "-1", "producer acks: 0, 1, or -1 (also 'all')")
 	fs.IntVar(&f.Concurrency, "concurrency", 5, "producers (sessions), one request in flight each unless --max-in-flight")
 	fs.IntVar(&f.Consumers, "consumers", -1, "consumer processes (default: one per partition)")
@@ -93,6 +100,9 @@ func (f Flags) Checked() (Spec, error) {
 		return Spec{}, err
 	}
 	s := f.SpecOf(acks, faults)
+	if err := f.External.apply(&s); err != nil {
+		return Spec{}, err
+	}
 	return s, s.CheckFlags(f.Replication, f.Topics, f.Bugs)
 }
 

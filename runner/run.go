@@ -154,6 +154,12 @@ type run struct {
 	hooks Options
 	out   Outcome
 	dir   *results.Run
+	// What the nemesis is told of a cluster it did not start (the
+	// external runtime): its nodes' names, its brokers' ids, and whether
+	// it has a controller node to fault.
+	names        func(int) string
+	brokerIDs    []int32
+	noController bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -165,6 +171,10 @@ func (r *run) do(ctx context.Context) error {
 	}
 	r.dir = dir
 	clusterID := NewClusterID()
+	if s.Runtime == RuntimeExternal {
+		// The cluster has an id of its own, known once it answers.
+		clusterID = ""
+	}
 	r.out = Outcome{Dir: dir.Dir, Name: s.Name, Seed: s.Seed, ClusterID: clusterID}
 	if r.hooks.Started != nil {
 		r.hooks.Started(dir.Dir, s.Seed, clusterID)
@@ -173,49 +183,23 @@ func (r *run) do(ctx context.Context) error {
 		r.hooks.log("%s", n)
 	}
 
-	base := s.BasePort
-	if base == 0 {
-		if base, err = cluster.FreeBasePort("127.0.0.1", s.Nodes); err != nil {
-			return err
-		}
+	var (
+		lc     *Cluster
+		wcfg   workload.Config
+		tc     results.TestConfig
+		halted bool
+	)
+	if s.Runtime == RuntimeExternal {
+		lc, wcfg, tc, halted, err = r.external(ctx, start)
+	} else {
+		lc, wcfg, tc, halted, err = r.start(ctx, start, clusterID)
 	}
-	cspec := cluster.Spec{
-		Nodes: s.Nodes, BasePort: base, DataDir: dir.Path("cluster"), ClusterID: clusterID, Binary: s.Binary,
-		ControllerArgs: s.Settings.ControllerArgs(), BrokerArgs: s.Settings.BrokerArgs(),
-	}
-	lc, err := StartCluster(ctx, s.Runtime, cspec, nemesis.NeedsNetwork(s.Faults))
-	if err != nil {
-		if ctx.Err() != nil {
-			r.out.Interrupted = true
-			return nil
-		}
-		return fmt.Errorf("starting the cluster%s: %w", keptLogs(dir), err)
+	if halted || err != nil {
+		r.out.Interrupted = halted
+		return err
 	}
 	defer lc.Close()
-	if r.hooks.ClusterUp != nil {
-		r.hooks.ClusterUp(lc.Abort)
-	}
-
-	wcfg := s.WorkloadConfig(strings.Split(lc.Bootstrap(), ","))
 	schedule := s.Schedule()
-	tc := s.TestConfig(start, r.version(), clusterID, lc.Delays, wcfg)
-	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
-		return err
-	}
-	if err := dir.MarkLatest(); err != nil {
-		return err
-	}
-	if err := workload.CreateTopic(ctx, wcfg.Bootstrap, workload.TopicSpec{
-		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: s.Settings.ReplicationFactor,
-		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean",
-	}, 30*time.Second); err != nil {
-		if ctx.Err() != nil {
-			r.out.Interrupted = true
-			return nil
-		}
-		return err
-	}
-
 	runErr := r.workload(ctx, lc, wcfg, schedule, &tc)
 	lc.Close()
 	switch {
@@ -229,6 +213,136 @@ func (r *run) do(ctx context.Context) error {
 		return fmt.Errorf("workload: %w (history so far in %s)", runErr, dir.Path(results.HistoryFile))
 	}
 	return r.judge(tc)
+}
+
+// start starts the cluster in a runtime of the tester's own, writes
+// test.json and creates the topic. halted: ctx ended first.
+func (r *run) start(ctx context.Context, start time.Time, clusterID string) (lc *Cluster, wcfg workload.Config, tc results.TestConfig, halted bool, err error) {
+	s, dir := r.spec, r.dir
+	base := s.BasePort
+	if base == 0 {
+		if base, err = cluster.FreeBasePort("127.0.0.1", s.Nodes); err != nil {
+			return nil, wcfg, tc, false, err
+		}
+	}
+	cspec := cluster.Spec{
+		Nodes: s.Nodes, BasePort: base, DataDir: dir.Path("cluster"), ClusterID: clusterID, Binary: s.Binary,
+		ControllerArgs: s.Settings.ControllerArgs(), BrokerArgs: s.Settings.BrokerArgs(),
+	}
+	lc, err = StartCluster(ctx, s.Runtime, cspec, nemesis.NeedsNetwork(s.Faults))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, wcfg, tc, true, nil
+		}
+		return nil, wcfg, tc, false, fmt.Errorf("starting the cluster%s: %w", keptLogs(dir), err)
+	}
+	if r.hooks.ClusterUp != nil {
+		r.hooks.ClusterUp(lc.Abort)
+	}
+	wcfg = s.WorkloadConfig(strings.Split(lc.Bootstrap(), ","))
+	tc = s.TestConfig(start, r.version(), clusterID, lc.Delays, wcfg)
+	fail := func(err error) (*Cluster, workload.Config, results.TestConfig, bool, error) {
+		lc.Close()
+		return nil, wcfg, tc, ctx.Err() != nil, err
+	}
+	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
+		return fail(err)
+	}
+	if err := dir.MarkLatest(); err != nil {
+		return fail(err)
+	}
+	if err := workload.CreateTopic(ctx, wcfg.Bootstrap, workload.TopicSpec{
+		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: s.Settings.ReplicationFactor,
+		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean",
+	}, 30*time.Second); err != nil {
+		if ctx.Err() != nil {
+			return fail(nil)
+		}
+		return fail(err)
+	}
+	return lc, wcfg, tc, false, nil
+}
+
+// external reaches the external cluster, matches its nodes, creates (or
+// takes) the topic, finds which checks the cluster cannot support and
+// writes test.json. Nothing is written to the store before the cluster
+// answered: an unreachable bootstrap leaves no run behind.
+func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg workload.Config, tc results.TestConfig, halted bool, err error) {
+	s, dir, x := &r.spec, r.dir, r.spec.External
+	refuse := func(err error) (*Cluster, workload.Config, results.TestConfig, bool, error) {
+		if ctx.Err() != nil {
+			keptLogs(dir)
+			return nil, wcfg, tc, true, nil
+		}
+		return nil, wcfg, tc, false, fmt.Errorf("%w%s", err, keptLogs(dir))
+	}
+	conn, err := x.connect(ctx, dir.Path("cluster"), len(s.Faults) > 0)
+	if err != nil {
+		return refuse(err)
+	}
+	if int(s.Settings.ReplicationFactor) > conn.brokers && x.Topic == "" {
+		return refuse(fmt.Errorf("external cluster: --replication-factor %d is above its %d brokers", s.Settings.ReplicationFactor, conn.brokers))
+	}
+	s.Nodes = conn.brokers
+	r.out.ClusterID = conn.clusterID
+	r.names, r.brokerIDs, r.noController = conn.cluster.Name, conn.brokerIDs, conn.spec.Controller == nil
+	topic, existed, notes, err := x.topic(ctx, *s)
+	if err != nil {
+		return refuse(err)
+	}
+	// The run is judged by the topic as it is. Consumers that were one
+	// per partition stay one per partition of the topic.
+	if s.Consumers == int(s.Settings.Partitions) {
+		s.Consumers = int(topic.Partitions)
+	}
+	s.Settings.Partitions, s.Settings.ReplicationFactor = topic.Partitions, topic.ReplicationFactor
+	s.Settings.MinInsyncReplicas = topic.MinInsyncReplicas
+	s.Settings.Election = "clean"
+	if topic.Unclean {
+		s.Settings.Election = "unclean"
+	}
+	if err := s.checkerConfig().Validate(); err != nil {
+		return refuse(fmt.Errorf("topic %s: %w", topic.Name, err))
+	}
+	unsupported := x.unsupported(ctx, topic.Name, topic.Partitions)
+	lc = &Cluster{Cluster: conn.cluster, stop: conn.cluster.Close}
+	if slices.ContainsFunc(s.Faults, func(f string) bool { n, _ := nemesis.Lookup(f); return n != nil && n.Network }) {
+		lc.Net = conn.cluster
+	}
+	if r.hooks.ClusterUp != nil {
+		r.hooks.ClusterUp(lc.Abort)
+	}
+	wcfg = s.WorkloadConfig(x.Bootstrap)
+	wcfg.Topic, wcfg.Partitions = topic.Name, topic.Partitions
+	wcfg.NoReplicaReads = unsupported[checker.ReplicaDivergenceName] != ""
+	tc = s.TestConfig(start, r.version(), conn.clusterID, "", wcfg)
+	// What chaos's brokers are told and the external cluster's are not.
+	tc.Cluster.SessionTimeoutMs, tc.Cluster.ReplicaLagTimeMaxMs, tc.Cluster.ReplicaLagMaxMessage = 0, 0, 0
+	tc.Cluster.Fsync = ""
+	tc.Cluster.External = conn.stored(x, existed, notes)
+	tc.Cluster.Unsupported = unsupported
+	how := "created"
+	if existed {
+		how = "existing"
+	}
+	r.hooks.log("external cluster %s at %s: %d brokers; topic %s (%s): %d partitions, replication factor %d, min.insync.replicas %d, %s election",
+		conn.clusterID, strings.Join(x.Bootstrap, ","), conn.brokers, topic.Name, how, topic.Partitions, topic.ReplicationFactor,
+		topic.MinInsyncReplicas, s.Settings.Election)
+	for _, n := range notes {
+		r.hooks.log("%s", n)
+	}
+	for name, why := range unsupported {
+		r.hooks.log("%s will not be checked: %s", name, why)
+	}
+	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
+		lc.Close()
+		return nil, wcfg, tc, false, err
+	}
+	if err := dir.MarkLatest(); err != nil {
+		lc.Close()
+		return nil, wcfg, tc, false, err
+	}
+	return lc, wcfg, tc, false, nil
 }
 
 // workload records the history: the workload, the nemesis's schedule and
@@ -245,8 +359,9 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 		return workload.Leaders(ctx, wcfg.Bootstrap, wcfg.Topic)
 	}
 	nem := nemesis.New(nemesis.Config{
-		Brokers: s.Nodes, Partitions: s.Settings.Partitions, Seed: s.Seed,
-		LagTimeMax: time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
+		Brokers: s.Nodes, Partitions: wcfg.Partitions, Seed: s.Seed,
+		LagTimeMax:   time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
+		NoController: r.noController, Names: r.names, BrokerIDs: r.brokerIDs,
 	}, lc, lc.Net, leaders, rec)
 	// The monitor runs until the final reads are done, so the report shows
 	// the cluster healing as well as breaking.

@@ -28,8 +28,12 @@ type Spec struct {
 	// Seed drives the workload's and the nemesis's choices; 0 draws one
 	// at random (reported in the Outcome and stored in test.json).
 	Seed uint64 `json:"seed,omitempty"`
-	// Runtime is where the cluster runs: RuntimeLocal or RuntimeDocker.
+	// Runtime is where the cluster runs: RuntimeLocal or RuntimeDocker;
+	// RuntimeExternal tests the cluster External names.
 	Runtime string `json:"runtime"`
+	// External is the cluster of the external runtime: where to reach
+	// it, and the commands that fault it.
+	External *External `json:"external,omitempty"`
 	// Nodes is the number of brokers.
 	Nodes int `json:"nodes"`
 	// BasePort puts broker i at BasePort+i-1 and the controller at
@@ -183,14 +187,18 @@ func (s Spec) Schedule() nemesis.Schedule {
 func (s Spec) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !slices.Contains(Runtimes(), s.Runtime) && s.Runtime != RuntimeSim {
-		bad("runtime: %q is not one of %s", s.Runtime, strings.Join(Runtimes(), ", "))
+	if !slices.Contains(Runtimes(), s.Runtime) && s.Runtime != RuntimeSim && s.Runtime != RuntimeExternal {
+		bad("runtime: %q is not one of %s", s.Runtime, strings.Join(append(Runtimes(), RuntimeExternal), ", "))
 	}
+	s.validateExternal(bad)
 	if s.Store == "" {
 		bad("store: empty")
 	}
 	st := s.Settings
 	switch {
+	case s.Runtime == RuntimeExternal:
+		// The cluster's metadata says how many brokers it has; the run
+		// checks the replication factor against them.
 	case s.Nodes < 1:
 		bad("nodes: %d, need at least 1", s.Nodes)
 	case int(st.ReplicationFactor) > s.Nodes:

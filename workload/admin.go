@@ -19,6 +19,20 @@ type TopicSpec struct {
 	ReplicationFactor int16
 	MinInsyncReplicas int32
 	Unclean           bool
+	// Foreign: the cluster is not chaos's own (the external runtime). It
+	// is asked only for the settings that differ from Kafka's defaults,
+	// and a setting it does not describe is taken as Kafka's default
+	// (unclean.leader.election.enable false), which Assumed then says.
+	Foreign bool
+}
+
+// Assumed says what a foreign cluster's description of its topic left
+// to Kafka's defaults, given the configs it described; nil when nothing.
+func Assumed(configs map[string]string) []string {
+	if _, ok := configs["unclean.leader.election.enable"]; !ok {
+		return []string{"the cluster does not describe unclean.leader.election.enable: judged as false (clean election), Kafka's default"}
+	}
+	return nil
 }
 
 // CreateTopic creates the test's topic with CreateTopics, waits until

@@ -128,6 +128,10 @@ type Metadata struct {
 	From string
 	// ClusterID is the id the cluster reported; "" if none.
 	ClusterID string
+	// Controller is the broker the answer says takes admin requests
+	// (chaos's brokers name themselves and forward; Kafka names one
+	// broker); -1 if none.
+	Controller int32
 	// Brokers are the brokers it listed, by id, with their addresses.
 	Brokers map[int32]string
 	// Partitions are the topic's partitions it listed: a partition
@@ -149,6 +153,6 @@ type TopicDescription struct {
 	// Replicas are each partition's replicas.
 	Replicas map[int32][]int32
 	// Configs are the topic configs the guarantees depend on
-	// (min.insync.replicas, unclean.leader.election.enable), all present.
+	// (min.insync.replicas, unclean.leader.election.enable) it described.
 	Configs map[string]string
 }

@@ -75,6 +75,9 @@ func FinalReads(cfg Config, md Metadata) []FinalRead {
 	for p := int32(0); p < cfg.Partitions; p++ {
 		k := history.Key{Topic: cfg.Topic, Partition: p}
 		out = append(out, FinalRead{Key: k})
+		if cfg.NoReplicaReads {
+			continue
+		}
 		for _, b := range slices.Sorted(slices.Values(md.Partitions[p].Replicas)) {
 			out = append(out, FinalRead{Key: k, Broker: history.Int32(b)})
 		}

@@ -52,7 +52,7 @@ func MetadataRequest(topic string) *kmsg.MetadataRequest {
 // MetadataAnswer is md, the answer address from gave, as a Metadata of
 // topic.
 func MetadataAnswer(md *kmsg.MetadataResponse, topic, from string) Metadata {
-	out := Metadata{From: from, Brokers: map[int32]string{}, Partitions: map[int32]PartitionState{}}
+	out := Metadata{From: from, Controller: md.ControllerID, Brokers: map[int32]string{}, Partitions: map[int32]PartitionState{}}
 	if md.ClusterID != nil {
 		out.ClusterID = *md.ClusterID
 	}
@@ -337,10 +337,14 @@ func CreateTopicsRequest(spec TopicSpec, timeout time.Duration) *kmsg.CreateTopi
 	req.TimeoutMillis = int32(timeout / time.Millisecond)
 	t := kmsg.NewCreateTopicsRequestTopic()
 	t.Topic, t.NumPartitions, t.ReplicationFactor = spec.Name, spec.Partitions, spec.ReplicationFactor
-	for _, cfg := range [][2]string{
-		{"min.insync.replicas", strconv.Itoa(int(spec.MinInsyncReplicas))},
-		{"unclean.leader.election.enable", strconv.FormatBool(spec.Unclean)},
-	} {
+	configs := [][2]string{{"min.insync.replicas", strconv.Itoa(int(spec.MinInsyncReplicas))}}
+	if spec.Unclean || !spec.Foreign {
+		// A foreign cluster may not know the setting (franz-go's kfake
+		// refuses it); clean is Kafka's default, and the topic's
+		// description says what it got.
+		configs = append(configs, [2]string{"unclean.leader.election.enable", strconv.FormatBool(spec.Unclean)})
+	}
+	for _, cfg := range configs {
 		t.Configs = append(t.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: cfg[0], Value: kmsg.StringPtr(cfg[1])})
 	}
 	req.Topics = append(req.Topics, t)

@@ -152,7 +152,18 @@ func topicDiffs(ctx context.Context, cl Client, spec TopicSpec) ([]string, error
 			differs(fmt.Sprintf("partition %d's replication factor", p), n, spec.ReplicationFactor)
 		}
 	}
+	for _, name := range []string{"min.insync.replicas", "unclean.leader.election.enable"} {
+		if _, ok := desc.Configs[name]; !ok && !(spec.Foreign && name == "unclean.leader.election.enable") {
+			// The test's promise depends on it: a cluster that cannot
+			// say is not one whose topic could be verified.
+			return nil, fmt.Errorf("topic %s's configs do not say %s", spec.Name, name)
+		}
+	}
 	differs("min.insync.replicas", desc.Configs["min.insync.replicas"], spec.MinInsyncReplicas)
-	differs("unclean.leader.election.enable", desc.Configs["unclean.leader.election.enable"], spec.Unclean)
+	unclean, ok := desc.Configs["unclean.leader.election.enable"]
+	if !ok {
+		unclean = "false"
+	}
+	differs("unclean.leader.election.enable", unclean, spec.Unclean)
 	return diffs, nil
 }

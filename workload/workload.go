@@ -28,6 +28,10 @@ type Config struct {
 	// MaxInFlight is how many produce requests each producer session may
 	// have outstanding (max.in.flight.requests.per.connection); 0 is 1.
 	MaxInFlight int `json:"max_in_flight,omitempty"`
+	// NoReplicaReads leaves the final phase's reads of every replica out:
+	// the cluster refuses them (a foreign broker), so the check that
+	// needs them was declared unsupported before the run.
+	NoReplicaReads bool `json:"no_replica_reads,omitempty"`
 }
 
 // MaxIdempotentInFlight is the most requests an idempotent producer may

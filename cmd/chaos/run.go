@@ -63,6 +63,7 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 	}
 	fl := cmd.Flags()
 	f.Register(fl)
+	f.External.RegisterExternal(fl)
 	fl.StringVar(&f.specFile, "spec-file", "", "run exactly the runner spec in this JSON file (a campaign's child runs)")
 	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
 	_ = fl.MarkHidden("spec-file")
@@ -116,7 +117,10 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	outcome, err := runner.Run(ctx, spec, runner.Options{
 		Version: fullVersion(),
 		Started: func(dir string, seed uint64, clusterID string) {
-			fmt.Fprintf(out, "run %s\nseed %d\ncluster id %s\n", dir, seed, clusterID)
+			fmt.Fprintf(out, "run %s\nseed %d\n", dir, seed)
+			if clusterID != "" {
+				fmt.Fprintf(out, "cluster id %s\n", clusterID)
+			}
 			runner.SayBugs(out, spec.Settings.Bugs)
 			// Where the run is, should it end without another word.
 			_ = runner.WriteOutcome(f.outcomeFile, runner.Outcome{Dir: dir, Seed: seed, ClusterID: clusterID}, nil)

@@ -1,0 +1,377 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/cluster/external"
+	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/workload"
+)
+
+// RuntimeExternal tests a cluster the tester did not start: Apache Kafka,
+// Redpanda, or chaos's own started apart, reached at Spec.External's
+// bootstrap addresses and faulted only through the user's commands
+// (package cluster/external).
+const RuntimeExternal = "external"
+
+// External is how a run of the external runtime reaches and faults its
+// cluster.
+type External struct {
+	// Bootstrap are the addresses clients start from.
+	Bootstrap []string `json:"bootstrap"`
+	// Topic is an existing, empty topic to test, or the name of one to
+	// create; empty: a new topic, chaos-RANDOM.
+	Topic string `json:"topic,omitempty"`
+	// Nodes name the brokers, NAME=HOST:PORT with the address the
+	// cluster's metadata gives the broker; ControllerNode names a node
+	// that is not a broker (a KRaft controller, chaos's controller) for
+	// the faults that aim at a controller.
+	Nodes          []string `json:"nodes,omitempty"`
+	ControllerNode string   `json:"controller_node,omitempty"`
+	// Commands are the fault command templates.
+	Commands external.Commands `json:"commands,omitempty"`
+	// CommandTimeout bounds each command; 0: 60 s.
+	CommandTimeout time.Duration `json:"command_timeout,omitempty"`
+}
+
+// ExternalFlags are chaos run's and chaos campaign's flags for the
+// external runtime (chaos sim has no use for them).
+type ExternalFlags struct {
+	Bootstrap, Topic, ControllerNode string
+	Nodes                            []string
+	Commands                         external.Commands
+	CommandTimeout                   time.Duration
+}
+
+// RegisterExternal defines the external runtime's flags on fs.
+func (f *ExternalFlags) RegisterExternal(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Bootstrap, "bootstrap", "", "--runtime external: the cluster's bootstrap addresses, HOST:PORT,...")
+	fs.StringVar(&f.Topic, "topic", "", "--runtime external: an existing empty topic to test (judged by its own settings), or a new topic's name (default: a new topic chaos-RANDOM)")
+	fs.StringArrayVar(&f.Nodes, "node", nil, "--runtime external: name a broker for fault commands, NAME=HOST:PORT as the cluster's metadata gives its address (repeatable; faults need every broker named)")
+	fs.StringVar(&f.ControllerNode, "controller-node", "", "--runtime external: a node that is not a broker, NAME=HOST:PORT, for the faults that aim at the controller")
+	for _, a := range external.Actions() {
+		fs.StringVar(cmdField(&f.Commands, a), a+"-cmd", "", "--runtime external: "+cmdDoc[a]+"; run with sh -c, placeholders {name} {host} {port} {addr} {id} {peers} {peer_hosts} {peer_addrs}")
+	}
+	fs.DurationVar(&f.CommandTimeout, "cmd-timeout", time.Minute, "--runtime external: how long a fault command may run before it is killed and the fault fails")
+}
+
+var cmdDoc = map[string]string{
+	external.Kill:      "command that kills node {name} at once (kill -9)",
+	external.Start:     "command that starts a killed or stopped node again (chaos waits until {addr} accepts connections)",
+	external.Stop:      "command that stops a node gracefully",
+	external.Pause:     "command that pauses a node (SIGSTOP)",
+	external.Resume:    "command that resumes a paused node",
+	external.Partition: "command, run on each node of a partition's side, that cuts it off from {peers}, both ways",
+	external.Heal:      "command, run on every node, that removes every cut",
+}
+
+func cmdField(c *external.Commands, action string) *string {
+	switch action {
+	case external.Kill:
+		return &c.Kill
+	case external.Start:
+		return &c.Start
+	case external.Stop:
+		return &c.Stop
+	case external.Pause:
+		return &c.Pause
+	case external.Resume:
+		return &c.Resume
+	case external.Partition:
+		return &c.Partition
+	}
+	return &c.Heal
+}
+
+// given says whether any external flag was set.
+func (f ExternalFlags) given() bool {
+	return f.Bootstrap != "" || f.Topic != "" || f.ControllerNode != "" || len(f.Nodes) > 0 || f.Commands != (external.Commands{})
+}
+
+// apply checks the external flags against the runtime, naming a bad one,
+// and puts them into s.
+func (f ExternalFlags) apply(s *Spec) error {
+	if s.Runtime != RuntimeExternal {
+		if f.given() {
+			return cli.Error("runtime", s.Runtime, "not external, but the external runtime's flags were given (--bootstrap, --node, --*-cmd ...)", "--runtime external")
+		}
+		return nil
+	}
+	if f.Bootstrap == "" {
+		return cli.Error("bootstrap", "", "missing", "the cluster's bootstrap addresses, HOST:PORT,... (--runtime external starts no cluster)")
+	}
+	x := &External{Topic: f.Topic, Nodes: f.Nodes, ControllerNode: f.ControllerNode, Commands: f.Commands, CommandTimeout: f.CommandTimeout}
+	for _, a := range strings.Split(f.Bootstrap, ",") {
+		a = strings.TrimSpace(a)
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return cli.Error("bootstrap", f.Bootstrap, fmt.Sprintf("%q is not HOST:PORT", a), "HOST:PORT,...")
+		}
+		x.Bootstrap = append(x.Bootstrap, a)
+	}
+	for _, n := range f.Nodes {
+		if _, err := external.ParseNode(n); err != nil {
+			return cli.Error("node", n, err.Error(), "NAME=HOST:PORT")
+		}
+	}
+	if f.ControllerNode != "" {
+		if _, err := external.ParseNode(f.ControllerNode); err != nil {
+			return cli.Error("controller-node", f.ControllerNode, err.Error(), "NAME=HOST:PORT")
+		}
+	}
+	for _, a := range external.Actions() {
+		if err := external.Check(f.Commands.Of(a)); err != nil {
+			return cli.Error(a+"-cmd", f.Commands.Of(a), err.Error(), "a shell command with placeholders")
+		}
+	}
+	if f.CommandTimeout <= 0 {
+		return cli.Error("cmd-timeout", f.CommandTimeout, "not positive", "a duration such as 60s")
+	}
+	s.External = x
+	return nil
+}
+
+// validateExternal is Validate's part for the external runtime: what the
+// faults need must have been supplied, and what only chaos's own brokers
+// have must not be asked for.
+func (s Spec) validateExternal(bad func(string, ...any)) {
+	x := s.External
+	if s.Runtime != RuntimeExternal {
+		if x != nil {
+			bad("external: given, but the runtime is %s", s.Runtime)
+		}
+		return
+	}
+	if x == nil || len(x.Bootstrap) == 0 {
+		bad("external.bootstrap: empty; the external runtime starts no cluster and needs its addresses")
+		return
+	}
+	names := map[string]bool{}
+	for _, n := range append(slices.Clone(x.Nodes), x.ControllerNode) {
+		if n == "" {
+			continue
+		}
+		node, err := external.ParseNode(n)
+		if err != nil {
+			bad("external.nodes: %v", err)
+			continue
+		}
+		if names[node.Name] {
+			bad("external.nodes: %s named twice", node.Name)
+		}
+		names[node.Name] = true
+	}
+	for _, a := range external.Actions() {
+		if err := external.Check(x.Commands.Of(a)); err != nil {
+			bad("external.commands.%s: %v", a, err)
+		}
+	}
+	spec := x.spec()
+	for _, m := range nemesis.Missing(s.Faults, spec.Has) {
+		bad("faults: %s", flagsFor(m))
+	}
+	if len(s.Faults) > 0 && len(x.Nodes) == 0 {
+		bad("faults: %s on an external cluster need its brokers named (--node NAME=HOST:PORT for each)", strings.Join(s.Faults, ","))
+	}
+	st := s.Settings
+	switch {
+	case len(st.Bugs) > 0:
+		bad("settings.bugs: %s: bugs are planted in chaos's own brokers, which the external runtime does not start", strings.Join(st.Bugs, ","))
+	case st.LoseUnsynced:
+		bad("settings.lose_unsynced: only chaos's own brokers keep unsynced writes in memory to lose them")
+	case s.BasePort != 0:
+		bad("base_port: %d: the external runtime starts no cluster; its addresses are external.bootstrap", s.BasePort)
+	}
+}
+
+// flagsFor says, of a Missing line ("kill-leader needs kill, start"),
+// which flags would supply what the fault needs, or that none can.
+func flagsFor(missing string) string {
+	fault, needs, _ := strings.Cut(missing, " needs ")
+	var parts []string
+	for _, n := range strings.Split(needs, ", ") {
+		if f := external.FlagOf(n); f != "" {
+			parts = append(parts, fmt.Sprintf("%s (give %s)", n, f))
+		} else {
+			parts = append(parts, n+" (no command of the external runtime does it)")
+		}
+	}
+	return fmt.Sprintf("%s cannot run on this external cluster: it needs %s", fault, strings.Join(parts, ", "))
+}
+
+// spec is the external cluster's runtime spec before the run matched its
+// nodes to the cluster's brokers.
+func (x *External) spec() external.Spec {
+	es := external.Spec{Bootstrap: x.Bootstrap, Commands: x.Commands, Timeout: x.CommandTimeout}
+	for _, n := range x.Nodes {
+		if node, err := external.ParseNode(n); err == nil {
+			es.Brokers = append(es.Brokers, node)
+		}
+	}
+	if node, err := external.ParseNode(x.ControllerNode); err == nil {
+		es.Controller = &node
+	}
+	return es
+}
+
+// connected is an external cluster as a run found it.
+type connected struct {
+	cluster   *external.Cluster
+	spec      external.Spec
+	clusterID string
+	brokers   int
+	// brokerIDs are the metadata ids of the nemesis's brokers 1..n.
+	brokerIDs []int32
+}
+
+// connect asks the external cluster who its brokers are and matches the
+// named nodes to them: every --node must be a broker the cluster lists,
+// and with faults every broker must be named, so that a fault aimed at a
+// leader can reach it.
+func (x *External) connect(ctx context.Context, logDir string, faults bool) (*connected, error) {
+	md, err := workload.ClusterMetadata(ctx, x.Bootstrap, 15*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("external cluster: %w", err)
+	}
+	es := x.spec()
+	es.LogDir = logDir
+	byID := map[int32]external.Node{}
+	for _, n := range es.Brokers {
+		id, ok := brokerAt(md.Brokers, n.Addr)
+		if !ok {
+			return nil, fmt.Errorf("external cluster: --node %s=%s is not a broker the cluster lists (%s)", n.Name, n.Addr, listBrokers(md.Brokers))
+		}
+		if other, dup := byID[id]; dup {
+			return nil, fmt.Errorf("external cluster: --node %s and --node %s are both broker %d", other.Name, n.Name, id)
+		}
+		n.ID = id
+		byID[id] = n
+	}
+	if faults {
+		var unnamed []string
+		for _, id := range slices.Sorted(maps.Keys(md.Brokers)) {
+			if _, ok := byID[id]; !ok {
+				unnamed = append(unnamed, fmt.Sprintf("%d at %s", id, md.Brokers[id]))
+			}
+		}
+		if len(unnamed) > 0 {
+			return nil, fmt.Errorf("external cluster: faults need every broker named, and --node names none for broker %s", strings.Join(unnamed, ", broker "))
+		}
+	}
+	c := &connected{clusterID: md.ClusterID, brokers: len(md.Brokers)}
+	es.Brokers = nil
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		es.Brokers = append(es.Brokers, byID[id])
+		c.brokerIDs = append(c.brokerIDs, id)
+	}
+	c.spec = es
+	c.cluster = external.New(es)
+	return c, nil
+}
+
+// brokerAt finds the broker listed at addr: the same string, or the same
+// port on a host that resolves to the same address (localhost and
+// 127.0.0.1).
+func brokerAt(brokers map[int32]string, addr string) (int32, bool) {
+	for id, a := range brokers {
+		if a == addr {
+			return id, true
+		}
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	ips, _ := net.LookupHost(host)
+	for _, id := range slices.Sorted(maps.Keys(brokers)) {
+		h, p, err := net.SplitHostPort(brokers[id])
+		if err != nil || p != port {
+			continue
+		}
+		theirs, _ := net.LookupHost(h)
+		for _, ip := range ips {
+			if slices.Contains(theirs, ip) {
+				return id, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func listBrokers(bs map[int32]string) string {
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(bs)) {
+		out = append(out, fmt.Sprintf("%d at %s", id, bs[id]))
+	}
+	return "it lists " + strings.Join(out, ", ")
+}
+
+// topic creates the run's topic on the external cluster, or describes the
+// existing one the user gave, and returns what the topic is (the run is
+// judged by it) and what the run had to assume.
+func (x *External) topic(ctx context.Context, s Spec) (workload.TopicSpec, bool, []string, error) {
+	want := workload.TopicSpec{
+		Name: x.Topic, Partitions: s.Settings.Partitions, ReplicationFactor: s.Settings.ReplicationFactor,
+		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean", Foreign: true,
+	}
+	if want.Name == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		want.Name = "chaos-" + hex.EncodeToString(b[:])
+	} else {
+		ex, ok, err := workload.DescribeExisting(ctx, x.Bootstrap, x.Topic)
+		if err != nil {
+			return want, false, nil, err
+		}
+		if ok {
+			if why := ex.NotEmpty(); why != "" {
+				return want, true, nil, errors.New(why)
+			}
+			return ex.Spec, true, workload.Assumed(ex.Configs), nil
+		}
+	}
+	if err := workload.CreateTopic(ctx, x.Bootstrap, want, 30*time.Second); err != nil {
+		return want, false, nil, err
+	}
+	ex, _, err := workload.DescribeExisting(ctx, x.Bootstrap, want.Name)
+	if err != nil {
+		return want, false, nil, err
+	}
+	return want, false, workload.Assumed(ex.Configs), nil
+}
+
+// unsupported says which checks the external cluster cannot support:
+// replica-divergence, when its brokers refuse replica reads.
+func (x *External) unsupported(ctx context.Context, topic string, partitions int32) map[string]string {
+	if why := workload.ReplicaReadsRefused(ctx, x.Bootstrap, topic, partitions); why != "" {
+		return map[string]string{checker.ReplicaDivergenceName: why}
+	}
+	return nil
+}
+
+// stored is test.json's account of the external cluster.
+func (c *connected) stored(x *External, topicExisted bool, notes []string) *results.External {
+	out := &results.External{Bootstrap: x.Bootstrap, TopicExisted: topicExisted, Notes: notes, Commands: map[string]string{}}
+	if c.spec.Controller != nil {
+		out.Nodes = append(out.Nodes, results.ExternalNode{Name: c.spec.Controller.Name, Addr: c.spec.Controller.Addr, ID: -1})
+	}
+	for _, n := range c.spec.Brokers {
+		out.Nodes = append(out.Nodes, results.ExternalNode{Name: n.Name, Addr: n.Addr, ID: n.ID})
+	}
+	for _, a := range external.Actions() {
+		if t := x.Commands.Of(a); t != "" {
+			out.Commands[a] = t
+		}
+	}
+	return out
+}
