@@ -1,0 +1,156 @@
+package external
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseNode(t *testing.T) {
+	n, err := ParseNode("kafka-1=10.0.0.5:9092")
+	if err != nil || n.Name != "kafka-1" || n.Host() != "10.0.0.5" || n.Port() != "9092" || n.ID != -1 {
+		t.Fatalf("%+v %v", n, err)
+	}
+	for _, bad := range []string{"kafka-1", "=h:1", "k=h", "k=h:0", "k=h:x", "k;rm=h:1", "k=h$(x):1", "k=:1"} {
+		if _, err := ParseNode(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestExpandAndCheck(t *testing.T) {
+	node := Node{Name: "b1", Addr: "h1:9092", ID: 1}
+	peers := []Node{{Name: "b2", Addr: "h2:9093", ID: 2}, {Name: "ctl", Addr: "h0:9091", ID: -1}}
+	got := Expand("ssh {host} drop {peer_hosts} # {name} {id} {port} {addr} {peers} {peer_addrs} ${HOME} {{name}}", node, peers)
+	want := "ssh h1 drop h2 h0 # b1 1 9092 h1:9092 b2 ctl h2:9093 h0:9091 ${HOME} {b1}"
+	if got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if got := Expand("x {id}", peers[1], nil); got != "x " {
+		t.Fatalf("the controller node's id: %q", got)
+	}
+	if err := Check("docker kill {name} && echo ${HOME} {peers}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check("docker kill {nmae}"); err == nil || !strings.Contains(err.Error(), "{nmae}") {
+		t.Fatalf("a misspelt placeholder: %v", err)
+	}
+}
+
+// TestCommands runs real commands: what each did is recorded for the
+// history and the node's log, a failure says which command and why, a
+// command that outlives its timeout is killed with what it started, and a
+// start waits until the node accepts connections.
+func TestCommands(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	marks := t.TempDir()
+	c := New(Spec{
+		Brokers: []Node{{Name: "b1", Addr: ln.Addr().String(), ID: 1}, {Name: "b2", Addr: "127.0.0.1:1", ID: 2}},
+		Commands: Commands{
+			Kill:      "echo killed {name}; touch " + marks + "/{name}.killed",
+			Start:     "echo starting {name}",
+			Pause:     "echo no such process >&2; exit 7",
+			Partition: "echo {name} cut from {peers}",
+			Heal:      "sleep 10",
+		},
+		Timeout: 500 * time.Millisecond, StartWait: 300 * time.Millisecond, LogDir: dir,
+	})
+	if err := c.Kill(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "b1.killed")); err != nil {
+		t.Fatal("the kill command did not run")
+	}
+	if err := c.Restart(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Pause(2)
+	if err == nil || !strings.Contains(err.Error(), "pause command for b2 exited 7") || !strings.Contains(err.Error(), "no such process") {
+		t.Fatalf("a failing command: %v", err)
+	}
+	if err := c.Restart(context.Background(), 2); err == nil || !strings.Contains(err.Error(), "accepts no connection") {
+		t.Fatalf("a start whose node never listens: %v", err)
+	}
+	c.Partition([]string{"b1"}, []string{"b2"})
+	if err := c.TakeErr(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c.HealAll()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the heal commands ran %s past their 500ms timeout", d)
+	}
+	if err := c.TakeErr(); err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("heal past its timeout: %v", err)
+	}
+	if err := c.Stop(1, time.Second); err == nil || !strings.Contains(err.Error(), "no --stop-cmd") {
+		t.Fatalf("a command not given: %v", err)
+	}
+	cmds := c.TakeCommands()
+	var seen []string
+	for _, r := range cmds {
+		seen = append(seen, r.Action+" "+r.Node)
+	}
+	want := "kill b1,start b1,pause b2,start b2,partition b1,partition b2,heal b1,heal b2"
+	if strings.Join(seen, ",") != want {
+		t.Fatalf("commands %q, want %q", strings.Join(seen, ","), want)
+	}
+	if r := cmds[0]; r.Exit != 0 || r.Output != "killed b1\n" || r.Error != "" {
+		t.Errorf("kill %+v", r)
+	}
+	if r := cmds[2]; r.Exit != 7 || r.Error == "" {
+		t.Errorf("pause %+v", r)
+	}
+	if r := cmds[4]; r.Output != "b1 cut from b2\n" {
+		t.Errorf("partition %+v", r)
+	}
+	if r := cmds[6]; r.Exit != -1 || !strings.Contains(r.Error, "timed out") {
+		t.Errorf("heal %+v", r)
+	}
+	if len(c.TakeCommands()) != 0 {
+		t.Error("commands taken twice")
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "b2.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"pause: sh -c", "no such process", "-- exit 7 after"} {
+		if !strings.Contains(string(log), w) {
+			t.Errorf("b2.log lacks %q:\n%s", w, log)
+		}
+	}
+	// Close restores what the test left: b1's stop was tried (a stop that
+	// failed halfway may have stopped it), so b1 is started; b2 was
+	// paused, but there is no resume command to run.
+	c.Close()
+	if extra := c.TakeCommands(); len(extra) != 1 || extra[0].Action != Start || extra[0].Node != "b1" {
+		t.Errorf("close ran %+v, want start b1", extra)
+	}
+}
+
+// TestCloseRestores: a node killed and never started again (an
+// interrupted run) is started by Close, and a cut network healed.
+func TestCloseRestores(t *testing.T) {
+	marks := t.TempDir()
+	c := New(Spec{
+		Brokers:  []Node{{Name: "b1", Addr: "127.0.0.1:1", ID: 1}},
+		Commands: Commands{Kill: "true", Start: "touch " + marks + "/{name}.started", Partition: "true", Heal: "touch " + marks + "/{name}.healed"},
+	})
+	_ = c.Kill(1)
+	c.Partition([]string{"b1"}, nil)
+	c.Close()
+	for _, f := range []string{"b1.started", "b1.healed"} {
+		if _, err := os.Stat(filepath.Join(marks, f)); err != nil {
+			t.Errorf("close did not restore: %s missing", f)
+		}
+	}
+}
