@@ -11,6 +11,7 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/cluster/docker"
+	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/proxy"
 	"github.com/chaos-isr/chaos/workload"
 )
@@ -191,4 +192,14 @@ func linkFabric(spec *cluster.Spec) (*proxy.Fabric, error) {
 		return args
 	}
 	return fabric, nil
+}
+
+// TakeCommands hands the nemesis the commands the runtime ran to fault
+// the cluster since it last asked (the external runtime's; none in the
+// runtimes chaos starts), for the history.
+func (c *Cluster) TakeCommands() []history.Command {
+	if l, ok := c.Cluster.(interface{ TakeCommands() []history.Command }); ok {
+		return l.TakeCommands()
+	}
+	return nil
 }

@@ -242,7 +242,7 @@ type connected struct {
 // and with faults every broker must be named, so that a fault aimed at a
 // leader can reach it.
 func (x *External) connect(ctx context.Context, logDir string, faults bool) (*connected, error) {
-	md, err := workload.ClusterMetadata(ctx, x.Bootstrap, 15*time.Second)
+	md, err := workload.ClusterMetadata(ctx, x.Bootstrap, 10*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("external cluster: %w", err)
 	}

@@ -12,7 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/cluster/external"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/testbin"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/workload"
 )
 
 // externalSpec is a short no-fault test of the external cluster at
@@ -79,6 +84,185 @@ func TestExternalKfake(t *testing.T) {
 	}
 	if got := res.Ops["send"].OK; got < 100 {
 		t.Errorf("%d acknowledged sends: the run hardly ran", got)
+	}
+	if _, err := os.Stat(o.Report); err != nil {
+		t.Errorf("report: %v", err)
+	}
+}
+
+// apartCluster starts a cluster of chaos's brokers that no run owns, as
+// chaos cluster up does, for runs of the external runtime to test.
+func apartCluster(t *testing.T) *Cluster {
+	t.Helper()
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := cluster.FreeBasePort("127.0.0.1", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := DefaultSpec().Settings
+	c, err := StartCluster(context.Background(), RuntimeLocal, cluster.Spec{
+		Nodes: 3, BasePort: base, DataDir: t.TempDir(), ClusterID: NewClusterID(), Binary: bin,
+		ControllerArgs: st.ControllerArgs(), BrokerArgs: st.BrokerArgs(),
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// brokerNodes names the cluster's brokers for --node.
+func brokerNodes(c *Cluster) []string {
+	var out []string
+	for _, n := range c.Info() {
+		if n.Role == "broker" {
+			out = append(out, n.Name+"="+n.Addr)
+		}
+	}
+	return out
+}
+
+// TestExternalRefusals: what cannot be tested is refused before anything
+// is written, with the reason: a fault whose commands were not given, an
+// unreachable bootstrap address, a --node that is not one of the
+// cluster's brokers, a non-empty topic.
+func TestExternalRefusals(t *testing.T) {
+	s := externalSpec(t, "127.0.0.1:1")
+	s.Faults, s.NemesisInterval, s.TimeLimit = []string{"kill-leader", "latency"}, time.Second, 4*time.Second
+	s.External.Nodes = []string{"b1=127.0.0.1:1"}
+	err := s.Validate()
+	for _, want := range []string{"kill-leader cannot run on this external cluster: it needs kill (give --kill-cmd), start (give --start-cmd)",
+		"latency cannot run on this external cluster: it needs delay (no command"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %v lacks %q", err, want)
+		}
+	}
+	if _, err := Run(context.Background(), s, Options{}); err == nil {
+		t.Fatal("a run with faults it cannot inject started")
+	}
+	assertNoRun(t, s.Store)
+
+	s = externalSpec(t, "127.0.0.1:1")
+	start := time.Now()
+	_, err = Run(context.Background(), s, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no broker at 127.0.0.1:1 answered") {
+		t.Fatalf("unreachable bootstrap: %v", err)
+	}
+	t.Logf("unreachable bootstrap refused in %s: %v", time.Since(start).Round(time.Millisecond), err)
+	assertNoRun(t, s.Store)
+
+	c := apartCluster(t)
+	s = externalSpec(t, strings.Split(c.Bootstrap(), ",")...)
+	s.External.Nodes = []string{"stranger=127.0.0.1:1"}
+	if _, err = Run(context.Background(), s, Options{}); err == nil || !strings.Contains(err.Error(), "--node stranger=127.0.0.1:1 is not a broker the cluster lists") {
+		t.Fatalf("a node that is not a broker: %v", err)
+	}
+	assertNoRun(t, s.Store)
+
+	// A topic of the user's that holds records the test did not write.
+	s = externalSpec(t, strings.Split(c.Bootstrap(), ",")...)
+	s.External.Topic = "used"
+	boot := strings.Split(c.Bootstrap(), ",")
+	if err := workload.CreateTopic(context.Background(), boot, workload.TopicSpec{Name: "used", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2}, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cl := workload.TCP(boot)(workload.ClientOptions{ID: "test", Timeout: 5 * time.Second})
+	defer cl.Close()
+	for i := 0; ; i++ {
+		o := cl.Send(context.Background(), history.Key{Topic: "used", Partition: 0}, "old", -1)
+		if o.Type == history.OK {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("send: %+v", o)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err = Run(context.Background(), s, Options{}); err == nil || !strings.Contains(err.Error(), "topic used is not empty (partition 0 ends at offset ") {
+		t.Fatalf("a non-empty topic: %v", err)
+	}
+	assertNoRun(t, s.Store)
+}
+
+// assertNoRun checks that a refused run left no run directory behind.
+func assertNoRun(t *testing.T, store string) {
+	t.Helper()
+	var runs []string
+	_ = filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			runs = append(runs, p)
+		}
+		return nil
+	})
+	if len(runs) > 0 {
+		t.Errorf("a refused run left %v", runs)
+	}
+}
+
+// TestExternalFailingCommand: a kill command that fails leaves a window
+// that never started, so the run is UNKNOWN, never VALID; the history
+// holds the command with its exit status and output, the node's log has
+// it too, and results.json and the report are written. The existing
+// topic the user named is tested, judged by its own settings.
+func TestExternalFailingCommand(t *testing.T) {
+	c := apartCluster(t)
+	boot := strings.Split(c.Bootstrap(), ",")
+	if err := workload.CreateTopic(context.Background(), boot, workload.TopicSpec{Name: "mine", Partitions: 2, ReplicationFactor: 3, MinInsyncReplicas: 3}, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s := externalSpec(t, boot...)
+	s.External.Topic = "mine"
+	s.External.Nodes = brokerNodes(c)
+	s.External.Commands = external.Commands{Kill: "echo cannot reach {name} at {host} >&2; exit 4", Start: "true"}
+	s.Faults, s.NemesisInterval, s.TimeLimit = []string{"kill"}, time.Second, 3*time.Second
+	o, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if o.Verdict != checker.Unknown {
+		t.Fatalf("verdict %s with a kill command that always fails, want unknown", o.Verdict)
+	}
+	tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.Cluster.MinInsyncReplicas != 3 || tc.Workload.Partitions != 2 || !tc.Cluster.External.TopicExisted {
+		t.Errorf("the existing topic's settings were not what the run was judged by: %+v %+v", tc.Cluster, tc.Workload)
+	}
+	if _, err := results.ReadResults(filepath.Join(o.Dir, results.ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmd *history.Command
+	for _, op := range ops {
+		if op.Process == history.NemesisProcess && op.Type == history.Info && op.Value.FaultInfo != nil && len(op.Value.Commands) > 0 {
+			cmd = &op.Value.Commands[0]
+			if op.Error == "" || !strings.Contains(op.Error, "exited 4") {
+				t.Errorf("the window's error %q does not say the command failed", op.Error)
+			}
+			break
+		}
+	}
+	if cmd == nil {
+		for _, op := range ops {
+			if op.Process == history.NemesisProcess {
+				t.Logf("%+v %+v", op, op.Value.FaultInfo)
+			}
+		}
+		t.Fatal("no command in the history")
+	}
+	if cmd.Action != external.Kill || cmd.Exit != 4 || !strings.Contains(cmd.Output, "cannot reach broker-") || !strings.Contains(cmd.Cmd, "127.0.0.1") {
+		t.Errorf("command %+v", cmd)
+	}
+	logs, _ := filepath.Glob(filepath.Join(o.Dir, "cluster", "broker-*.log"))
+	if len(logs) == 0 {
+		t.Fatal("no node log of the commands")
 	}
 	if _, err := os.Stat(o.Report); err != nil {
 		t.Errorf("report: %v", err)

@@ -89,7 +89,14 @@ func DescribeExisting(ctx context.Context, bootstrap []string, topic string) (Ex
 	spec.Unclean = desc.Configs["unclean.leader.election.enable"] == "true"
 	out := ExistingTopic{Spec: spec, Configs: desc.Configs, Records: map[int32]int64{}}
 	for p := range spec.Partitions {
-		end, err := cl.EndOffset(ctx, history.Key{Topic: topic, Partition: p})
+		var end int64
+		// Brokers learn of a topic a moment apart: one that does not
+		// know it yet says so.
+		err := waitfor.Until(ctx, 200*time.Millisecond, 10*time.Second, func() (bool, error) {
+			var err error
+			end, err = cl.EndOffset(ctx, history.Key{Topic: topic, Partition: p})
+			return err == nil, err
+		})
 		if err != nil {
 			return ExistingTopic{}, true, fmt.Errorf("topic %s: the end offset of partition %d: %w", topic, p, err)
 		}
