@@ -80,6 +80,8 @@ var _ Cluster = (*Local)(nil)
 
 // Info describes the nodes of the local cluster.
 func (l *Local) Info() []NodeInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var out []NodeInfo
 	for _, n := range l.nodes {
 		pid := n.PID()
@@ -90,7 +92,7 @@ func (l *Local) Info() []NodeInfo {
 }
 
 // WatchExits reports nodes that die while the cluster is up (killed by hand,
-// crashed) until ctx ends.
+// crashed), and that run again (chaos cluster start), until ctx ends.
 func WatchExits(ctx context.Context, lc Cluster, out io.Writer) {
 	alive := map[int]NodeInfo{}
 	for _, n := range lc.Info() {
@@ -104,8 +106,15 @@ func WatchExits(ctx context.Context, lc Cluster, out io.Writer) {
 			return
 		case <-t.C:
 			for _, n := range lc.Info() {
-				if was := alive[n.ID]; was.Running && !n.Running {
+				// A node restarted between two looks (chaos cluster
+				// start) runs with another pid: it exited all the same.
+				was := alive[n.ID]
+				again := n.Running && n.Where != was.Where
+				if was.Running && (!n.Running || again) {
 					fmt.Fprintf(out, "%s %d (%s) exited; see %s\n", n.Role, n.ID, was.Where, n.Log)
+				}
+				if n.Running && (!was.Running || again) {
+					fmt.Fprintf(out, "%s %d runs again (%s)\n", n.Role, n.ID, n.Where)
 				}
 				alive[n.ID] = n
 			}

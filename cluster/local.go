@@ -196,10 +196,12 @@ func (l *Local) start(n *Node) error {
 		logf.Close()
 		return fmt.Errorf("start %s: %w", n.name(), err)
 	}
+	// Info reads cmd and exited under mu while "cluster up" restarts a
+	// node: a new cmd with the old, closed exited would say it died.
 	l.mu.Lock()
 	n.cmd, n.paused = cmd, false
-	l.mu.Unlock()
 	n.exited = make(chan struct{})
+	l.mu.Unlock()
 	go func(exited chan struct{}) {
 		err := cmd.Wait()
 		logf.Close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/cluster/control"
 	"github.com/chaos-isr/chaos/cluster/docker"
 	"github.com/chaos-isr/chaos/internal/cli"
 )
@@ -23,6 +24,10 @@ type Up struct {
 	// DataDir holds the nodes' data and logs and is kept; empty: a
 	// temporary directory removed when the cluster stops.
 	DataDir string
+	// NetworkFaults starts the cluster able to take network faults (a
+	// proxy on every link, or the containers' rules), so that the control
+	// socket can partition it.
+	NetworkFaults bool
 	// The settings every node is given (NodeSettings).
 	Replication node.Replication
 	Topics      node.Topics
@@ -53,8 +58,9 @@ func (u Up) CheckFlags() error {
 
 // Run starts the cluster and says on out where its data and node logs are;
 // once every broker answers with the cluster id chosen for it, each node,
-// the cluster id and the bootstrap address; then every node that exits,
-// until ctx ends, when it stops them. onAbort is handed what stops every
+// the cluster id and the bootstrap address, and "ready"; then it serves
+// the control socket (package control) in the data directory and says
+// every node that exits, until ctx ends, when it stops them. onAbort is handed what stops every
 // node at once (a second interrupt calls it). A node that cannot start
 // fails it at once, and its data directory is kept for the node logs.
 // It returns ExitInterrupted when ctx ended before the cluster was up.
@@ -81,7 +87,7 @@ func (u Up) Run(ctx context.Context, out io.Writer, onAbort func(abort func())) 
 	lc, err := StartCluster(ctx, u.Runtime, cluster.Spec{
 		Nodes: u.Nodes, BasePort: u.BasePort, ControllerPort: u.ControllerPort, DataDir: data, ClusterID: clusterID,
 		ControllerArgs: settings.ControllerArgs(), BrokerArgs: settings.BrokerArgs(),
-	}, false)
+	}, u.NetworkFaults)
 	if err != nil && ctx.Err() != nil {
 		if !keep {
 			os.RemoveAll(data)
@@ -93,7 +99,13 @@ func (u Up) Run(ctx context.Context, out io.Writer, onAbort func(abort func())) 
 		return 0, fmt.Errorf("%w\nnode logs kept in %s", err, data)
 	}
 	onAbort(lc.Abort)
+	// The control socket stops first: a fault in progress must not act on
+	// nodes Close is stopping.
+	stopControl, controlErr := control.Serve(ctx, control.SocketPath(data), lc.Cluster, lc.Net)
 	defer func() {
+		if stopControl != nil {
+			stopControl()
+		}
 		lc.Close()
 		if !keep {
 			os.RemoveAll(data)
@@ -111,6 +123,14 @@ func (u Up) Run(ctx context.Context, out io.Writer, onAbort func(abort func())) 
 		fmt.Fprintln(out, "node logs: docker logs CONTAINER while up; copied into the data directory on exit")
 	}
 	fmt.Fprintln(out, "ready; Ctrl-C stops the cluster")
+	switch {
+	case controlErr != nil:
+		fmt.Fprintf(out, "control: unavailable (%v)\n", controlErr)
+	case lc.Net == nil:
+		fmt.Fprintf(out, "control: chaos cluster kill|stop|start|pause|resume NODE --data %s; heal (partition needs --network-faults)\n", data)
+	default:
+		fmt.Fprintf(out, "control: chaos cluster kill|stop|start|pause|resume NODE --data %s; partition NODE PEER...; heal\n", data)
+	}
 	cluster.WatchExits(ctx, lc, out)
 	return 0, nil
 }

@@ -13,9 +13,10 @@ import (
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Run a cluster of brokers and a controller; clean up what docker runs left",
+		Short: "Run a cluster of brokers and a controller, inject faults into it; clean up what docker runs left",
 	}
 	cmd.AddCommand(newClusterUpCmd(), newClusterCleanCmd())
+	cmd.AddCommand(newClusterControlCmds()...)
 	return cmd
 }
 
@@ -30,7 +31,10 @@ reached at 127.0.0.1:--base-port+i-1, the controller at --controller-port. Print
 the data and node logs are, then, once every broker answers with the cluster id chosen
 for this cluster and lists every broker, one line per node (id, role, address, pid or
 container), the cluster id and the bootstrap address, and "ready". It runs until Ctrl-C
-or SIGTERM, when it stops every node (a second Ctrl-C stops them at once). A node that
+or SIGTERM, when it stops every node (a second Ctrl-C stops them at once). While it runs,
+"chaos cluster kill|stop|start|pause|resume|partition|heal ... --data DATA" from another
+shell inject faults into it through its control socket, DATA/control.sock (printed after
+"ready"); partition needs --network-faults. A node that
 cannot start (a port held by another process, say) fails the command at once with the
 reason; the data directory is then kept, temporary or not. Local children also die if
 this process is killed; containers and the temporary data directory left by a killed
@@ -54,6 +58,7 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 	fl.IntVar(&up.ControllerPort, "controller-port", 0, "the controller's port (default: base-port-1)")
 	fl.StringVar(&up.DataDir, "data", "", "data directory (default: a temporary directory removed on exit)")
 	fl.StringVar(&up.Runtime, "runtime", runner.RuntimeLocal, runner.RuntimeUsage)
+	fl.BoolVar(&up.NetworkFaults, "network-faults", false, "make network faults possible (chaos cluster partition): a proxy on every inter-node link, or rules in the containers")
 	runner.ReplicationFlags(fl, &up.Replication)
 	runner.TopicFlags(fl, &up.Topics)
 	runner.BugFlag(fl, &up.Bugs)

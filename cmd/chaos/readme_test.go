@@ -440,6 +440,8 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		return r.sim(c, args)
 	case path == "cluster up":
 		return r.clusterUp(c, args)
+	case slices.Contains([]string{"cluster kill", "cluster stop", "cluster start", "cluster pause", "cluster resume", "cluster partition", "cluster heal"}, path):
+		return r.clusterControl(c, args)
 	case path == "controller" || path == "broker":
 		if !c.Bg {
 			return r.parsed(c, "runs in the foreground")
@@ -875,7 +877,7 @@ var clusterNode = regexp.MustCompile(`(?m)^(\d+)\s+broker\s+\S+\s+pid (\d+)$`)
 func (r *readmeRunner) clusterUp(c readmeCmd, args []string) string {
 	t := r.t
 	r.newServers(5)
-	args = append(slices.Clone(args), "--base-port", strconv.Itoa(r.base))
+	args = append(r.tmpPaths(args), "--base-port", strconv.Itoa(r.base))
 	p, err := r.start("cluster up", args...)
 	if err != nil {
 		t.Fatal(err)
@@ -892,6 +894,37 @@ func (r *readmeRunner) clusterUp(c readmeCmd, args []string) string {
 		t.Errorf("%s: no broker pids in its output:\n%s", c, p.output())
 	}
 	return "ran, up"
+}
+
+// tmpPaths maps the README's /tmp paths into the test's directory.
+func (r *readmeRunner) tmpPaths(args []string) []string {
+	args = slices.Clone(args)
+	for i, a := range args {
+		if strings.HasPrefix(a, "/tmp/") {
+			args[i] = filepath.Join(r.dir, "tmp", strings.TrimPrefix(a, "/tmp/"))
+		}
+	}
+	return args
+}
+
+// clusterControl runs a fault command against the cluster up the README
+// started before it (its --data mapped as that one's was): it must
+// succeed, or fail at once as its "fails:" comment says, and show what its
+// "shows:" comment says.
+func (r *readmeRunner) clusterControl(c readmeCmd, args []string) string {
+	t := r.t
+	out, code := r.run(time.Minute, r.tmpPaths(args)...)
+	want, fails := strings.CutPrefix(c.Comment, "fails:")
+	switch {
+	case fails && (code != exitErrorCode || !strings.Contains(out, strings.TrimSpace(want))):
+		t.Errorf("%s: exit %d; the README says it fails (exit %d) saying %q:\n%s", c, code, exitErrorCode, strings.TrimSpace(want), out)
+	case !fails && code != 0:
+		t.Errorf("%s: exit %d:\n%s", c, code, out)
+	}
+	if want, ok := strings.CutPrefix(c.Comment, "shows:"); ok && !strings.Contains(out, strings.TrimSpace(want)) {
+		t.Errorf("%s: the output lacks %q:\n%s", c, strings.TrimSpace(want), out)
+	}
+	return "ran"
 }
 
 // byHand starts "chaos controller ... &" or "chaos broker ... &" with the
