@@ -1,0 +1,140 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
+)
+
+// TestExternalClusterUp is the external runtime against a cluster chaos
+// did not start for the run: a "chaos cluster up" of its own, faulted
+// only through commands wired to that cluster's control socket, as a
+// user's ssh or docker commands would fault theirs. A no-fault run is
+// valid; killing leaders under acks=-1 and min.insync.replicas=2 is
+// valid, with every kill and start in the history; under acks=1, cutting
+// a leader off with the partition command loses acknowledged writes, and
+// the guarantee model says it may.
+func TestExternalClusterUp(t *testing.T) {
+	base := freeBase(t, 3)
+	data := t.TempDir()
+	up := startChaos(t, nil, "cluster", "up", "--network-faults", "--data", data, "--base-port", strconv.Itoa(base),
+		"--min-insync-replicas", "2", "--session-timeout-ms", "1500", "--replica-lag-time-max-ms", "1500")
+	up.waitFor("ready", 30*time.Second)
+	bin := chaosBin(t)
+	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+	cluster := []string{"--runtime", "external", "--bootstrap", addr(base), "--quiet", "--seed", "5",
+		"--node", "broker-1=" + addr(base), "--node", "broker-2=" + addr(base+1), "--node", "broker-3=" + addr(base+2),
+		"--controller-node", "controller=" + addr(base-1),
+		"--kill-cmd", bin + " cluster kill {name} --data " + data,
+		"--start-cmd", bin + " cluster start {name} --data " + data,
+		"--partition-cmd", bin + " cluster partition {name} {peers} --data " + data,
+		"--heal-cmd", bin + " cluster heal --data " + data,
+	}
+	run := func(t *testing.T, args ...string) (string, int, string) {
+		t.Helper()
+		store := t.TempDir()
+		out, code := runChaos(t, append(append([]string{"run", "--store", store}, cluster...), args...)...)
+		runs, _ := filepath.Glob(filepath.Join(store, "*", "2*"))
+		if len(runs) != 1 {
+			t.Fatalf("%d runs in the store:\n%s", len(runs), out)
+		}
+		return out, code, runs[0]
+	}
+
+	t.Run("no faults", func(t *testing.T) {
+		out, code, dir := run(t, "--time-limit", "4s")
+		if code != exitValid {
+			t.Fatalf("exit %d, want valid:\n%s", code, out)
+		}
+		tc, err := results.ReadTestConfig(filepath.Join(dir, results.TestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.Cluster.Runtime != "external" || len(tc.Cluster.Unsupported) != 0 {
+			t.Errorf("chaos's own brokers answer replica reads: nothing should be unsupported, got %v", tc.Cluster.Unsupported)
+		}
+		res := readResults(t, dir)
+		if r, _ := res.Get(checker.ReplicaDivergenceName); r.Valid != checker.Valid || r.Stats["replica-reads"] == 0 {
+			t.Errorf("replica-divergence %s with %d replica reads: it should have been checked", r.Valid, r.Stats["replica-reads"])
+		}
+	})
+
+	t.Run("kill-leader acks=-1", func(t *testing.T) {
+		out, code, dir := run(t, "--acks", "-1", "--nemesis", "kill-leader", "--nemesis-interval", "3s", "--time-limit", "12s")
+		if code != exitValid {
+			t.Fatalf("exit %d, want valid:\n%s", code, out)
+		}
+		cmds := commands(t, dir)
+		kills, starts := 0, 0
+		for _, c := range cmds {
+			if c.Exit != 0 {
+				t.Errorf("command %+v failed", c)
+			}
+			switch c.Action {
+			case "kill":
+				kills++
+			case "start":
+				starts++
+			}
+		}
+		if kills == 0 || kills != starts {
+			t.Fatalf("%d kills and %d starts in the history, want as many of each and some", kills, starts)
+		}
+		if res := readResults(t, dir); res.FaultWindows["kill-leader"] != kills {
+			t.Errorf("%d kill-leader windows judged for %d kills", res.FaultWindows["kill-leader"], kills)
+		}
+	})
+
+	t.Run("partition-leader acks=1", func(t *testing.T) {
+		out, code, dir := run(t, "--acks", "1", "--nemesis", "partition-leader", "--nemesis-interval", "4s", "--time-limit", "14s")
+		if code != exitValid {
+			t.Fatalf("exit %d, want valid (lost writes are permitted under acks=1):\n%s", code, out)
+		}
+		res := readResults(t, dir)
+		r, _ := res.Get(checker.LostWriteName)
+		if r.Count == 0 || r.Forbidden != 0 || !r.Expected {
+			t.Fatalf("lost-write count %d forbidden %d expected %v: a leader cut off under acks=1 should lose writes, permitted:\n%s", r.Count, r.Forbidden, r.Expected, out)
+		}
+		t.Logf("%d lost writes, all permitted", r.Count)
+		parts := 0
+		for _, c := range commands(t, dir) {
+			if c.Action == "partition" {
+				parts++
+			}
+		}
+		if parts == 0 {
+			t.Error("no partition command in the history")
+		}
+	})
+}
+
+// readResults reads a run's results.json.
+func readResults(t *testing.T, dir string) *checker.Results {
+	t.Helper()
+	res, err := results.ReadResults(filepath.Join(dir, results.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// commands are the fault commands a run's history records.
+func commands(t *testing.T, dir string) []history.Command {
+	t.Helper()
+	ops, err := history.ReadFile(filepath.Join(dir, results.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []history.Command
+	for _, op := range ops {
+		if op.Process == history.NemesisProcess && op.Value != nil && op.Value.FaultInfo != nil {
+			out = append(out, op.Value.Commands...)
+		}
+	}
+	return out
+}
