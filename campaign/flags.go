@@ -68,7 +68,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.Seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
 	fs.StringVar(&f.Store, "store", "store", "the result store directory")
 	fs.StringVar(&f.JUnit, "junit", "", "also write a JUnit XML report to this file")
-	fs.StringVar(&f.Runtime, "runtime", runner.RuntimeLocal, "every run's --runtime: "+runner.RuntimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
+	fs.StringVar(&f.Runtime, "runtime", runner.RuntimeLocal, "every run's --runtime: "+runner.RunRuntimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
 	fs.IntVar(&f.Parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
 	fs.StringVar(&f.Shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4, or I+1/4 for a 0-based index I (needs --seed; chaos campaign merge joins the shards)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the resolved spec and every run's seed and command, run nothing")
@@ -146,8 +146,9 @@ func (f Flags) Resolve(runFlags RunFlags) (Spec, error) {
 	if f.Given("runtime") || spec.Runtime == "" {
 		spec.Runtime = f.Runtime
 	}
-	if rt := spec.Runtime; rt != runner.RuntimeSim && !slices.Contains(runner.Runtimes(), rt) {
-		return spec, fmt.Errorf("--runtime: not a runtime, got %q; use %s (or %s: every run in simulation)", rt, strings.Join(runner.Runtimes(), " or "), runner.RuntimeSim)
+	if rt := spec.Runtime; rt != runner.RuntimeSim && rt != runner.RuntimeExternal && !slices.Contains(runner.Runtimes(), rt) {
+		return spec, fmt.Errorf("--runtime: not a runtime, got %q; use %s (or %s: every run in simulation; or %s: a cluster you run, with chaos run's --bootstrap and fault commands after --)",
+			rt, strings.Join(runner.Runtimes(), " or "), runner.RuntimeSim, runner.RuntimeExternal)
 	}
 	switch {
 	case f.Parallel < 0:

@@ -375,3 +375,19 @@ func (c *connected) stored(x *External, topicExisted bool, notes []string) *resu
 	}
 	return out
 }
+
+// Base puts the flags into a campaign's base spec, whose cells take the
+// campaign's runtime later: Validate then refuses them with any runtime
+// but external.
+func (f ExternalFlags) Base(s *Spec) error {
+	if !f.given() {
+		return nil
+	}
+	t := *s
+	t.Runtime = RuntimeExternal
+	if err := f.apply(&t); err != nil {
+		return err
+	}
+	s.External = t.External
+	return nil
+}

@@ -86,6 +86,9 @@ func baseSpec(store string) campaign.RunFlags {
 		// Acks and faults are the cells'.
 		s := f.SpecOf(-1, nil)
 		s.Store, s.Command = store, nil
+		if err := f.External.Base(&s); err != nil {
+			return runner.Spec{}, fmt.Errorf("flags for chaos run: %w", err)
+		}
 		return s, nil
 	}
 }
@@ -93,10 +96,15 @@ func baseSpec(store string) campaign.RunFlags {
 // planCampaign plans the spec's runs in the store.
 func planCampaign(spec campaign.Spec, store string) (*campaign.Plan, error) {
 	var checks []func(runner.Spec) error
-	if spec.Runtime == runner.RuntimeSim {
+	switch spec.Runtime {
+	case runner.RuntimeSim:
 		// Refuses a fault the simulation does not model, with every other
 		// impossible cell, before anything runs.
 		checks = append(checks, sim.Validate)
+	case runner.RuntimeExternal:
+		// A fault the user's commands cannot inject, or a missing
+		// bootstrap, is refused before any run starts.
+		checks = append(checks, func(s runner.Spec) error { return s.Validate() })
 	}
 	return spec.Plan(baseSpec(store), checks...)
 }

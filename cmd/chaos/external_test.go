@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,4 +139,36 @@ func commands(t *testing.T, dir string) []history.Command {
 		}
 	}
 	return out
+}
+
+// TestExternalRefusedCLI: chaos run and chaos campaign refuse, before
+// anything runs, faults the external runtime was given no commands for,
+// external flags without the external runtime, and the external runtime
+// without an address.
+func TestExternalRefusedCLI(t *testing.T) {
+	store := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--nemesis", "pause", "--time-limit", "30s"},
+			"faults: pause cannot run on this external cluster: it needs pause (give --pause-cmd), resume (give --resume-cmd)"},
+		{[]string{"run", "--bootstrap", "127.0.0.1:1"}, "--runtime: not external, but the external runtime's flags were given"},
+		{[]string{"run", "--runtime", "external"}, "--bootstrap: missing"},
+		{[]string{"run", "--runtime", "external", "--bootstrap", "h:1", "--bug", "ack-before-replicate"}, "--bug: not with --runtime external"},
+		{[]string{"campaign", "--store", store, "--runtime", "external", "--nemesis", "kill", "--time-limit", "30s", "--", "--bootstrap", "127.0.0.1:1"},
+			"faults: kill cannot run on this external cluster: it needs kill (give --kill-cmd), start (give --start-cmd)"},
+	} {
+		args := c.args
+		if args[0] == "run" {
+			args = append(args, "--store", store)
+		}
+		out, code := runChaos(t, args...)
+		if code != exitErrorCode || !strings.Contains(out, c.want) {
+			t.Errorf("chaos %s exited %d, want %d saying %q:\n%s", strings.Join(c.args, " "), code, exitErrorCode, c.want, out)
+		}
+	}
+	if entries, _ := os.ReadDir(store); len(entries) > 0 {
+		t.Errorf("refused runs left %d entries in the store", len(entries))
+	}
 }
