@@ -325,6 +325,11 @@ func readFailed(dir string, near func(string) string) (Failed, error) {
 	if err != nil {
 		return run, flagError("from", dir, err.Error(), what)
 	}
+	if run.Test.Cluster.Runtime == runner.RuntimeExternal {
+		// The simulation models chaos's own brokers: an anomaly of
+		// another implementation is not its to reproduce.
+		return run, flagError("from", dir, "the run tested an external cluster, and the simulation models chaos's own brokers", "a run of the local or docker runtime; reproduce an external cluster's anomaly on that cluster, with the run's seed and schedule")
+	}
 	run.Results, err = results.ReadResults(filepath.Join(dir, results.ResultsFile))
 	if errors.As(err, &pe) {
 		return run, flagError("from", dir, "no results.json: the run has no verdict", "judge it first: chaos check "+dir)

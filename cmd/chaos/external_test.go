@@ -112,6 +112,17 @@ func TestExternalClusterUp(t *testing.T) {
 		if parts == 0 {
 			t.Error("no partition command in the history")
 		}
+		// The simulation models chaos's own brokers, not the cluster the
+		// run tested.
+		out, code = runChaos(t, "sim", "--from", dir, "--store", t.TempDir())
+		if code != exitErrorCode || !strings.Contains(out, "the run tested an external cluster") {
+			t.Errorf("chaos sim --from an external run exited %d:\n%s", code, out)
+		}
+		// chaos check judges the stored run the same way.
+		out, code = runChaos(t, "check", dir)
+		if code != exitValid {
+			t.Errorf("chaos check of the run exited %d, want valid:\n%s", code, out)
+		}
 	})
 }
 
