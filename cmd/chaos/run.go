@@ -112,7 +112,12 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	if err := cli.StopIfValidating(cmd.Context()); err != nil {
 		return 0, err
 	}
-	ctx, intr, stop := cli.InterruptContext(errOut, "healing faults and stopping the cluster")
+	doing := "healing faults and stopping the cluster"
+	if spec.Runtime == runner.RuntimeExternal {
+		// Not ours to stop: its nodes are started, resumed and healed.
+		doing = "healing faults and restoring the cluster's nodes"
+	}
+	ctx, intr, stop := cli.InterruptContext(errOut, doing)
 	defer stop()
 	outcome, err := runner.Run(ctx, spec, runner.Options{
 		Version: fullVersion(),
