@@ -1,13 +1,18 @@
 package runner
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -51,6 +56,9 @@ type External struct {
 // ExternalFlags are chaos run's and chaos campaign's flags for the
 // external runtime (chaos sim has no use for them).
 type ExternalFlags struct {
+	// File is --cluster-file: the same settings in a JSON file (see
+	// ClusterFile), which the flags given override.
+	File                             string
 	Bootstrap, Topic, ControllerNode string
 	Nodes                            []string
 	Commands                         external.Commands
@@ -59,6 +67,7 @@ type ExternalFlags struct {
 
 // RegisterExternal defines the external runtime's flags on fs.
 func (f *ExternalFlags) RegisterExternal(fs *pflag.FlagSet) {
+	fs.StringVar(&f.File, "cluster-file", "", "--runtime external: a JSON file with the cluster's bootstrap, topic, nodes, controller_node, commands and command_timeout (flags given override it)")
 	fs.StringVar(&f.Bootstrap, "bootstrap", "", "--runtime external: the cluster's bootstrap addresses, HOST:PORT,...")
 	fs.StringVar(&f.Topic, "topic", "", "--runtime external: an existing empty topic to test (judged by its own settings), or a new topic's name (default: a new topic chaos-RANDOM)")
 	fs.StringArrayVar(&f.Nodes, "node", nil, "--runtime external: name a broker for fault commands, NAME=HOST:PORT as the cluster's metadata gives its address (repeatable; faults need every broker named)")
@@ -99,7 +108,7 @@ func cmdField(c *external.Commands, action string) *string {
 
 // given says whether any external flag was set.
 func (f ExternalFlags) given() bool {
-	return f.Bootstrap != "" || f.Topic != "" || f.ControllerNode != "" || len(f.Nodes) > 0 || f.Commands != (external.Commands{})
+	return f.File != "" || f.Bootstrap != "" || f.Topic != "" || f.ControllerNode != "" || len(f.Nodes) > 0 || f.Commands != (external.Commands{})
 }
 
 // apply checks the external flags against the runtime, naming a bad one,
@@ -110,6 +119,12 @@ func (f ExternalFlags) apply(s *Spec) error {
 			return cli.Error("runtime", s.Runtime, "not external, but the external runtime's flags were given (--bootstrap, --node, --*-cmd ...)", "--runtime external")
 		}
 		return nil
+	}
+	if f.File != "" {
+		var err error
+		if f, err = f.withFile(); err != nil {
+			return err
+		}
 	}
 	if f.Bootstrap == "" {
 		return cli.Error("bootstrap", "", "missing", "the cluster's bootstrap addresses, HOST:PORT,... (--runtime external starts no cluster)")
@@ -142,6 +157,64 @@ func (f ExternalFlags) apply(s *Spec) error {
 	}
 	s.External = x
 	return nil
+}
+
+// ClusterFile is --cluster-file's JSON: an external cluster described
+// once, for every run against it, e.g.
+//
+//	{"bootstrap": "10.0.0.1:9092,10.0.0.2:9092",
+//	 "nodes": ["kafka-1=10.0.0.1:9092", "kafka-2=10.0.0.2:9092"],
+//	 "commands": {"kill": "ssh {host} sudo systemctl kill -s KILL kafka",
+//	              "start": "ssh {host} sudo systemctl start kafka"},
+//	 "command_timeout": "30s"}
+type ClusterFile struct {
+	Bootstrap      string            `json:"bootstrap"`
+	Topic          string            `json:"topic,omitempty"`
+	Nodes          []string          `json:"nodes,omitempty"`
+	ControllerNode string            `json:"controller_node,omitempty"`
+	Commands       external.Commands `json:"commands,omitempty"`
+	CommandTimeout string            `json:"command_timeout,omitempty"`
+}
+
+// withFile is the flags with what --cluster-file says wherever a flag
+// was not given.
+func (f ExternalFlags) withFile() (ExternalFlags, error) {
+	bad := func(why string) error {
+		return cli.Error("cluster-file", f.File, why, `a JSON object with bootstrap, and optionally topic, nodes ["NAME=HOST:PORT", ...], controller_node, commands {"kill": ..., "start": ...} and command_timeout ("60s")`)
+	}
+	data, err := os.ReadFile(f.File)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return f, bad(pe.Err.Error())
+		}
+		return f, bad(err.Error())
+	}
+	var cf ClusterFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cf); err != nil {
+		return f, bad(err.Error())
+	}
+	f.Bootstrap = cmp.Or(f.Bootstrap, cf.Bootstrap)
+	f.Topic = cmp.Or(f.Topic, cf.Topic)
+	f.ControllerNode = cmp.Or(f.ControllerNode, cf.ControllerNode)
+	if len(f.Nodes) == 0 {
+		f.Nodes = cf.Nodes
+	}
+	for _, a := range external.Actions() {
+		if p := cmdField(&f.Commands, a); *p == "" {
+			*p = cf.Commands.Of(a)
+		}
+	}
+	if cf.CommandTimeout != "" && f.CommandTimeout == time.Minute {
+		d, err := time.ParseDuration(cf.CommandTimeout)
+		if err != nil {
+			return f, bad("command_timeout: " + err.Error())
+		}
+		f.CommandTimeout = d
+	}
+	return f, nil
 }
 
 // validateExternal is Validate's part for the external runtime: what the

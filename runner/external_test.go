@@ -268,3 +268,36 @@ func TestExternalFailingCommand(t *testing.T) {
 		t.Errorf("report: %v", err)
 	}
 }
+
+// TestClusterFile: --cluster-file describes the cluster once; a flag
+// given overrides it; a file with a misspelt field is refused by name.
+func TestClusterFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cluster.json")
+	if err := os.WriteFile(file, []byte(`{"bootstrap": "h1:9092,h2:9092", "nodes": ["k1=h1:9092", "k2=h2:9092"],
+		"commands": {"kill": "ssh {host} kill", "start": "ssh {host} start"}, "command_timeout": "5s"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSpec()
+	s.Runtime = RuntimeExternal
+	f := ExternalFlags{File: file, Commands: external.Commands{Kill: "docker kill {name}"}, CommandTimeout: time.Minute}
+	if err := f.apply(&s); err != nil {
+		t.Fatal(err)
+	}
+	x := s.External
+	if strings.Join(x.Bootstrap, ",") != "h1:9092,h2:9092" || len(x.Nodes) != 2 || x.Commands.Start != "ssh {host} start" ||
+		x.Commands.Kill != "docker kill {name}" || x.CommandTimeout != 5*time.Second {
+		t.Fatalf("external %+v", x)
+	}
+	if err := os.WriteFile(file, []byte(`{"bootstrap": "h1:9092", "node": ["k1=h1:9092"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := ExternalFlags{File: file, CommandTimeout: time.Minute}.apply(&s)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "node"`) {
+		t.Fatalf("a misspelt field: %v", err)
+	}
+	err = ExternalFlags{File: filepath.Join(dir, "none.json"), CommandTimeout: time.Minute}.apply(&s)
+	if err == nil || !strings.Contains(err.Error(), "--cluster-file") {
+		t.Fatalf("a missing file: %v", err)
+	}
+}
