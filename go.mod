@@ -16,6 +16,7 @@ require (
 	github.com/testcontainers/testcontainers-go v0.45.0 // docker runtime: image build, network, containers, readiness
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // runner tests: franz-go's in-process fake cluster, a Kafka that chaos did not write, for the external runtime
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	github.com/vishvananda/netlink v1.3.1 // netfault: delay qdiscs (netem, or HTB where the kernel lacks it)
 	golang.org/x/sys v0.49.0 // netfault: netlink and nftables constants
@@ -76,7 +77,6 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
-	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
