@@ -79,6 +79,11 @@ func baseSpec(store string) campaign.RunFlags {
 		if run.Flags().NArg() > 0 {
 			return runner.Spec{}, fmt.Errorf("flags for chaos run: unexpected argument %q", run.Flags().Arg(0))
 		}
+		if f.External.Bootstrap != "" || f.External.File != "" {
+			if err := notForExternal(run.Flags(), runner.RuntimeExternal); err != nil {
+				return runner.Spec{}, fmt.Errorf("flags for chaos run: %w", err)
+			}
+		}
 		// The spec takes known bugs only, and would leave an unknown one out.
 		if _, err := node.ParseBugs(f.Bugs); err != nil {
 			return runner.Spec{}, fmt.Errorf("flags for chaos run: %w", err)

@@ -167,6 +167,7 @@ func TestExternalRefusedCLI(t *testing.T) {
 		{[]string{"run", "--bootstrap", "127.0.0.1:1"}, "--runtime: not external, but the external runtime's flags were given"},
 		{[]string{"run", "--runtime", "external"}, "--bootstrap: missing"},
 		{[]string{"run", "--runtime", "external", "--bootstrap", "h:1", "--bug", "ack-before-replicate"}, "--bug: not with --runtime external"},
+		{[]string{"run", "--runtime", "external", "--bootstrap", "h:1", "--session-timeout-ms", "900"}, "--session-timeout-ms: not with --runtime external"},
 		{[]string{"campaign", "--store", store, "--runtime", "external", "--nemesis", "kill", "--time-limit", "30s", "--", "--bootstrap", "127.0.0.1:1"},
 			"faults: kill cannot run on this external cluster: it needs kill (give --kill-cmd), start (give --start-cmd)"},
 	} {

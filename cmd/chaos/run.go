@@ -71,6 +71,28 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 	return cmd, f
 }
 
+// brokerOnlyFlags set what chaos starts its own brokers and controller
+// with: an external cluster has its own settings, which chaos does not
+// know and does not change.
+var brokerOnlyFlags = []string{
+	"nodes", "replica-lag-time-max-ms", "replica-lag-max-messages", "replica-fetch-wait-max-ms",
+	"heartbeat-interval-ms", "fsync", "no-auto-create-topics", "session-timeout-ms",
+}
+
+// notForExternal refuses, with --runtime external, a flag that sets up
+// chaos's own brokers: given, it would be silently ignored.
+func notForExternal(fs *pflag.FlagSet, rt string) error {
+	if rt != runner.RuntimeExternal {
+		return nil
+	}
+	for _, name := range brokerOnlyFlags {
+		if fl := fs.Lookup(name); fl != nil && fl.Changed {
+			return cli.Error(name, fl.Value.String(), "not with --runtime external", "leave it out: it sets up chaos's own brokers, and the external cluster has its own settings (its brokers are those its metadata lists)")
+		}
+	}
+	return nil
+}
+
 // errSilent marks an exit whose reason has already been printed.
 var errSilent = errors.New("")
 
@@ -91,6 +113,9 @@ func exitWith(code int, err error) error {
 // exactly the one in --spec-file.
 func (f runFlags) runSpec(cmd *cobra.Command) (runner.Spec, error) {
 	if f.specFile == "" {
+		if err := notForExternal(cmd.Flags(), f.Runtime); err != nil {
+			return runner.Spec{}, err
+		}
 		return f.Spec()
 	}
 	// Display and protocol flags may go with a spec file.
