@@ -66,7 +66,7 @@ func TestResolveFlags(t *testing.T) {
 		{func(f *Flags) { f.Acks = "2" }, `--acks: not an acks setting, got "2"`},
 		{func(f *Flags) { f.MinInsyncReplicas = "1,x" }, `--min-insync-replicas: not a number, got "x"`},
 		{func(f *Flags) { f.Election = " , " }, `--election: an empty list, got " , "`},
-		{func(f *Flags) { f.Runtime = "moon" }, `--runtime: not a runtime, got "moon"; use local or docker (or sim: every run in simulation)`},
+		{func(f *Flags) { f.Runtime = "moon" }, `--runtime: not a runtime, got "moon"; use local or docker (or sim: every run in simulation; or external: a cluster you run, with chaos run's --bootstrap and fault commands after --)`},
 		{func(f *Flags) { f.Parallel = 2 }, "--parallel: more than one run at a time outside the sim runtime, got 2"},
 		{func(f *Flags) { f.Runtime, f.RunArgs = runner.RuntimeSim, []string{"--base-port", "9092"} }, "flags for chaos run: --base-port: no ports in a simulation, got 9092"},
 		{func(f *Flags) { f.RunArgs = []string{"--seed", "4", "--store=x"} }, "flags for chaos run: --seed, --store set by the campaign itself"},
