@@ -16,6 +16,7 @@ import (
 	"github.com/chaos-isr/chaos/cluster/external"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/internal/testbin"
+	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
 )
@@ -299,5 +300,34 @@ func TestClusterFile(t *testing.T) {
 	err = ExternalFlags{File: filepath.Join(dir, "none.json"), CommandTimeout: time.Minute}.apply(&s)
 	if err == nil || !strings.Contains(err.Error(), "--cluster-file") {
 		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+// TestNeedsMeetExternalWords: the nemesis's needs and the external
+// runtime's actions go by the same words; one renamed on either side
+// would make a fault the user gave commands for refused (or one they did
+// not, accepted).
+func TestNeedsMeetExternalWords(t *testing.T) {
+	all := external.Spec{Controller: &external.Node{Name: "c"}}
+	for _, a := range external.Actions() {
+		*cmdField(&all.Commands, a) = "true"
+	}
+	supplied := map[string]bool{}
+	for _, f := range nemesis.Faults() {
+		for _, n := range f.Needs {
+			if all.Has(n) {
+				supplied[n] = true
+			}
+		}
+	}
+	for _, a := range append(external.Actions(), external.ControllerNode) {
+		if !supplied[a] {
+			t.Errorf("no fault needs %q, which the external runtime supplies: a word differs", a)
+		}
+	}
+	for _, n := range []string{nemesis.NeedDelay, nemesis.NeedSlow, nemesis.NeedOneWay, nemesis.NeedDrop, nemesis.NeedLoseUnsynced} {
+		if all.Has(n) {
+			t.Errorf("the external runtime claims %q", n)
+		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/nemesis"
 )
 
 // Node is a node the user named: a broker, at the address the cluster's
@@ -191,39 +190,28 @@ type Spec struct {
 	LogDir string
 }
 
-// Has says whether the commands supplied give what a fault needs
-// (nemesis.Need*). Delays and one-way or random drops have no command;
-// losing unsynced writes needs chaos's own brokers.
-func (s Spec) Has(need string) bool {
-	c := s.Commands
-	switch need {
-	case nemesis.NeedKill:
-		return c.Kill != ""
-	case nemesis.NeedStart:
-		return c.Start != ""
-	case nemesis.NeedStop:
-		return c.Stop != ""
-	case nemesis.NeedPause:
-		return c.Pause != ""
-	case nemesis.NeedResume:
-		return c.Resume != ""
-	case nemesis.NeedPartition:
-		return c.Partition != ""
-	case nemesis.NeedHeal:
-		return c.Heal != ""
-	case nemesis.NeedController:
+// ControllerNode is what Has and FlagOf call the controller node.
+const ControllerNode = "controller"
+
+// Has says whether the spec can do what: an action (Actions) whose
+// command was given, or ControllerNode, a controller node to aim at.
+// Anything else (delays, one-way or random drops, losing unsynced
+// writes) no external cluster has. The nemesis's needs go by the same
+// words (the runner checks one against the other).
+func (s Spec) Has(what string) bool {
+	if what == ControllerNode {
 		return s.Controller != nil
 	}
-	return false
+	return slices.Contains(Actions(), what) && s.Commands.Of(what) != ""
 }
 
-// FlagOf names the flag that supplies need, for a refusal to point at.
-func FlagOf(need string) string {
-	switch need {
-	case nemesis.NeedController:
+// FlagOf names the flag that supplies what, "" for what no flag does.
+func FlagOf(what string) string {
+	switch {
+	case what == ControllerNode:
 		return "--controller-node"
-	case nemesis.NeedKill, nemesis.NeedStart, nemesis.NeedStop, nemesis.NeedPause, nemesis.NeedResume, nemesis.NeedPartition, nemesis.NeedHeal:
-		return "--" + need + "-cmd"
+	case slices.Contains(Actions(), what):
+		return "--" + what + "-cmd"
 	}
 	return ""
 }
