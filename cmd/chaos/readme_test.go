@@ -38,7 +38,8 @@ import (
 //     127.0.0.1 ports: chaos run (with a short --time-limit), check,
 //     report, serve, --version, cluster up with every kcat command against
 //     it (including the min.insync.replicas=2 demo with two brokers killed),
-//     and the cluster by hand;
+//     the faults by hand and a run of the external runtime against it, and
+//     the cluster by hand;
 //   - checks what cannot run here for parsing only (the docker runtime,
 //     campaigns, make targets, go install) and lists those;
 //   - fails on a command it does not know how to check.
@@ -410,6 +411,15 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		}
 		return r.parsed(c, "needs the shards' stores")
 	case path == "run":
+		if runsExternal(args) {
+			// A test of the cluster up the README started before
+			// it, its fault commands pointed at that cluster.
+			if len(r.servers) == 0 {
+				t.Errorf("%s: no cluster is up for it (the README must start one before)", c)
+				return "error"
+			}
+			args = r.externalArgs(args)
+		}
 		// The tutorial's run, shortened: a real cluster, workload, final
 		// reads and checkers, and the table the README explains.
 		short := []string{"--time-limit", "5s"}
@@ -894,6 +904,34 @@ func (r *readmeRunner) clusterUp(c readmeCmd, args []string) string {
 		t.Errorf("%s: no broker pids in its output:\n%s", c, p.output())
 	}
 	return "ran, up"
+}
+
+// runsExternal says whether a chaos run's args ask for the external
+// runtime.
+func runsExternal(args []string) bool {
+	for i, a := range args {
+		if a == "--runtime=external" || (a == "--runtime" && i+1 < len(args) && args[i+1] == "external") {
+			return true
+		}
+	}
+	return false
+}
+
+// externalArgs points an external run's args at the running cluster up:
+// the README's addresses become its ports, its /tmp paths the test's
+// directory and bin/chaos the binary under test, in the fault commands
+// too.
+func (r *readmeRunner) externalArgs(args []string) []string {
+	paths := strings.NewReplacer("/tmp/", filepath.Join(r.dir, "tmp")+"/", "bin/chaos ", r.bin+" ")
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		a = readmePorts.ReplaceAllStringFunc(a, func(m string) string {
+			p, _ := strconv.Atoi(m[len("127.0.0.1:"):])
+			return fmt.Sprintf("127.0.0.1:%d", r.base+p-9092)
+		})
+		out = append(out, paths.Replace(a))
+	}
+	return out
 }
 
 // tmpPaths maps the README's /tmp paths into the test's directory.

@@ -52,6 +52,11 @@ run gave its cluster and list exactly its brokers, and the topic must have the r
 partitions, replication factor, min.insync.replicas and election (DescribeConfigs): a node
 that cannot start, or another cluster on the ports, is an error (exit 3), never a verdict.
 
+--runtime external tests a cluster chaos did not start (Apache Kafka, Redpanda, a chaos
+cluster up) at --bootstrap: it starts nothing, and faults the brokers named with --node
+only through the shell commands given as --kill-cmd, --start-cmd, --partition-cmd and the
+like; a fault whose commands are missing is refused (docs/external.md).
+
 Results go to STORE/<name>/<timestamp>/ (history.jsonl, test.json, results.json, node logs)
 and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unknown,
 3 an error left no verdict, 130 interrupted: Ctrl-C heals the open fault window, records
