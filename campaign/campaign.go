@@ -543,7 +543,10 @@ func (cr *campaign) readResults(rr *results.CampaignRun, o runner.Outcome, code 
 	res := stored.Results
 	rr.Expected, rr.Unexpected = res.Expected, res.Unexpected
 	for _, r := range res.Results {
-		if r.Valid == checker.Unknown && !r.Expected {
+		switch {
+		case r.Unsupported:
+			rr.NotChecked = append(rr.NotChecked, r.Name)
+		case r.Valid == checker.Unknown && !r.Expected:
 			rr.Unknown = append(rr.Unknown, r.Name)
 		}
 	}

@@ -114,6 +114,9 @@ func describeRun(rr results.CampaignRun) string {
 	if len(rr.Unknown) > 0 && rr.Verdict == VerdictUnknown {
 		notes = append(notes, "unknown: "+strings.Join(rr.Unknown, ", "))
 	}
+	if len(rr.NotChecked) > 0 {
+		notes = append(notes, "not checked: "+strings.Join(rr.NotChecked, ", "))
+	}
 	if len(rr.Expected) > 0 {
 		// With the instances where known: a permitted loss of a thousand
 		// writes and one of a single write are not the same news.

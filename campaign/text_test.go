@@ -62,6 +62,7 @@ func TestDescribeRun(t *testing.T) {
 			"VALID (expected: lost-write 1040, unseen)"},
 		{results.CampaignRun{Verdict: VerdictValid, Observed: results.ObservedToothless, WindowsRan: 3}, "VALID (none of the 3 fault windows bit)"},
 		{results.CampaignRun{Verdict: VerdictUnknown, Observed: results.ObservedNoFaults}, "UNKNOWN (no fault started)"},
+		{results.CampaignRun{Verdict: VerdictValid, NotChecked: []string{"replica-divergence"}}, "VALID (not checked: replica-divergence)"},
 	} {
 		if got := describeRun(tc.r); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)

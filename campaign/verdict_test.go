@@ -36,6 +36,8 @@ func TestCampaignJUnitShape(t *testing.T) {
 	for i, v := range []string{VerdictValid, VerdictInvalid, VerdictUnknown, VerdictError, VerdictInterrupted} {
 		r := results.CampaignRun{Run: i + 1, Seed: uint64(i + 10), Verdict: v, Seconds: 1.5, Dir: "d/x"}
 		switch v {
+		case VerdictValid:
+			r.NotChecked = []string{checker.ReplicaDivergenceName}
 		case VerdictInvalid:
 			r.Unexpected = []string{checker.DuplicateName}
 		case VerdictUnknown:
@@ -64,7 +66,8 @@ func TestCampaignJUnitShape(t *testing.T) {
 		cs[1].Failure == nil || cs[1].Failure.Type != "invalid" || !strings.Contains(cs[1].Failure.Text, "duplicate is forbidden") ||
 		cs[2].Error == nil || cs[2].Error.Type != "unknown" ||
 		cs[3].Error == nil || cs[3].Error.Message != "exit 3: a <reason> with ]]> in it" ||
-		cs[4].Skipped == nil || cs[5].Skipped == nil || cs[5].Name != "run 6" {
+		cs[4].Skipped == nil || cs[5].Skipped == nil || cs[5].Name != "run 6" ||
+		cs[0].Name != "run 1; not checked: replica-divergence" {
 		t.Fatalf("cases: %+v", cs)
 	}
 	// A reader that knows only the common JUnit schema sees the same.

@@ -269,6 +269,9 @@ type CampaignRun struct {
 	Expected   []string `json:"expected,omitempty"`
 	Unexpected []string `json:"unexpected,omitempty"`
 	Unknown    []string `json:"unknown,omitempty"`
+	// NotChecked names the checks the cluster cannot support: a valid
+	// verdict speaks of the others only.
+	NotChecked []string `json:"not_checked,omitempty"`
 	// Sends counts the run's sends by outcome.
 	Sends        *checker.OpCounts `json:"sends,omitempty"`
 	FaultWindows int               `json:"fault_windows"`

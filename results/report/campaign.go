@@ -187,6 +187,11 @@ func buildCampaign(v CampaignView) *campaignPage {
 			row := campaignRunRow{Cell: cmp.Or(c.Label, c.Name), CellID: cv.ID, Observed: run.Observed, Run: run.Run, Seed: run.Seed, Verdict: run.Verdict,
 				Seconds: fmt.Sprintf("%.0f s", run.Seconds), Expected: strings.Join(run.Expected, ", "), Unexpected: strings.Join(run.Unexpected, ", "),
 				Unknown: strings.Join(run.Unknown, ", "), Error: clip(run.Error, 300)}
+			if len(run.NotChecked) > 0 {
+				// Beside what could not be judged, since a valid run's
+				// verdict does not speak of these either.
+				row.Unknown = strings.TrimPrefix(row.Unknown+"; not checked (the cluster cannot support it): "+strings.Join(run.NotChecked, ", "), "; ")
+			}
 			if !run.Start.IsZero() {
 				row.Time = run.Start.UTC().Format("15:04:05")
 			}

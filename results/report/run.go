@@ -138,6 +138,8 @@ type reportView struct {
 	OpCounts   []opCountRow
 	Faults     []faultRow
 	FaultsNote string
+	// StrayCmds are fault commands no window owns (a final heal).
+	StrayCmds []commandRow
 	// Observed says what the run observed, before the verdict; Recovery
 	// is each fault window's recovery.
 	Observed  *observedView
@@ -156,6 +158,10 @@ type reportView struct {
 type verdictView struct {
 	Class, Headline, Sentence string
 	Expected                  string
+	// Checks says which checks ran and which did not, and why: a check
+	// the cluster cannot support is not the same as one that lacked
+	// evidence, and neither is a check that passed.
+	Checks []string
 }
 
 type guaranteeRow struct {
@@ -187,6 +193,20 @@ type faultRow struct {
 	Sends, Acked, Note   string
 	StartOp, EndOp       int64
 	StartLink, EndLink   bool
+	Commands             []commandRow
+	CmdsFailed           int
+}
+
+// commandRow is one fault command the external runtime ran.
+type commandRow struct {
+	Op                   int64
+	OpLink               bool
+	F, Node, Action, Cmd string
+	Log                  string // the node's log, with the whole output
+	Exit, Took, Error    string
+	Output               string
+	OutputLines          int
+	LongOutput, Failed   bool
 }
 
 type anomalyView struct {
@@ -291,7 +311,7 @@ func buildReport(d RunData) *reportView {
 	v.anomalies(d, tl, ex)
 	v.lost(lost, ex)
 	v.History, v.HistNote = ex.rows()
-	v.faults(tl, ex)
+	v.faults(tl, ex, d.Dir)
 	if d.Results != nil {
 		v.Problems = d.Results.Problems
 	}
@@ -307,6 +327,9 @@ func (v *reportView) verdict(d RunData) {
 	switch r.Valid {
 	case checker.Valid:
 		v.Verdict = verdictView{Class: "valid", Headline: "VALID", Sentence: "No anomaly that this configuration promises to prevent was found."}
+		if len(unsupported(r)) > 0 {
+			v.Verdict.Sentence = "No anomaly that this configuration promises to prevent was found by the checks that ran."
+		}
 	case checker.Invalid:
 		var parts []string
 		for _, name := range r.Unexpected {
@@ -317,21 +340,24 @@ func (v *reportView) verdict(d RunData) {
 	default:
 		var parts []string
 		for _, res := range r.Results {
-			if res.Valid != checker.Valid && !res.Expected && res.Forbidden == 0 {
+			if res.Valid != checker.Valid && !res.Expected && res.Forbidden == 0 && !res.Unsupported {
 				parts = append(parts, res.Name)
 			}
 		}
 		sentence := "No forbidden anomaly was found, but some checkers could not judge: " + strings.Join(parts, ", ") + "."
+		notes := verdictNotes(r)
 		switch {
 		case len(r.Faults) == 0 && len(r.FaultsNotStarted) > 0:
 			sentence = "No fault started, though " + strings.Join(r.FaultsNotStarted, ", ") + " was asked for: the run tested a healthy cluster only."
-		case len(parts) == 0 && len(r.Notes) > 0:
-			sentence = "No forbidden anomaly was found, but " + r.Notes[0] + "."
+		case len(parts) == 0 && len(notes) > 0:
+			sentence = "No forbidden anomaly was found, but " + notes[0] + "."
 		}
 		v.Verdict = verdictView{Class: "unknown", Headline: "UNKNOWN", Sentence: sentence}
 	}
+	v.Verdict.Checks = checksRan(r)
 	// What limits the verdict: faults that never ran, an empty history.
-	v.Notes = append(slices.Clone(r.Notes), v.Notes...)
+	// The checks the cluster cannot support are in Checks already.
+	v.Notes = append(verdictNotes(r), v.Notes...)
 	if len(r.Expected) > 0 {
 		var parts []string
 		for _, name := range r.Expected {
@@ -398,6 +424,56 @@ func (v *reportView) guarantees(d RunData) {
 	}
 }
 
+// unsupported are the results of the checks the cluster cannot support.
+func unsupported(r *checker.Results) []checker.Result {
+	var out []checker.Result
+	for _, x := range r.Results {
+		if x.Unsupported {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// verdictNotes are the results' notes but those that only repeat that a
+// check the cluster cannot support was not checked.
+func verdictNotes(r *checker.Results) []string {
+	var out []string
+	for _, n := range r.Notes {
+		if !slices.ContainsFunc(unsupported(r), func(x checker.Result) bool { return strings.HasPrefix(n, x.Name+" not checked: ") }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// checksRan says how many checks ran, and names those that did not: the
+// ones the cluster cannot support, left out of the verdict, apart from
+// the ones that lacked evidence, which leave it unknown.
+func checksRan(r *checker.Results) []string {
+	var cannot, noEvidence []string
+	for _, x := range r.Results {
+		switch {
+		case x.Unsupported:
+			cannot = append(cannot, fmt.Sprintf("%s (%s)", x.Name, x.NotChecked))
+		case x.Valid == checker.Unknown && x.NotChecked != "":
+			noEvidence = append(noEvidence, fmt.Sprintf("%s (%s)", x.Name, x.NotChecked))
+		}
+	}
+	if len(cannot)+len(noEvidence) == 0 {
+		return nil
+	}
+	ran := len(r.Results) - len(cannot) - len(noEvidence)
+	out := []string{fmt.Sprintf("Checked: %d of %d checks.", ran, len(r.Results))}
+	if len(cannot) > 0 {
+		out = append(out, "Not checked, because the cluster cannot support it (left out of the verdict): "+strings.Join(cannot, "; ")+".")
+	}
+	if len(noEvidence) > 0 {
+		out = append(out, "Not checked, for want of evidence (the verdict cannot speak of them): "+strings.Join(noEvidence, "; ")+".")
+	}
+	return out
+}
+
 // status says what a checker's result means for the run, briefly and at
 // length, with the class that colours it.
 func status(r checker.Result) (short, long, class string) {
@@ -408,6 +484,8 @@ func status(r checker.Result) (short, long, class string) {
 		return "found, cause undecided", "seen; whether its cause is one the configuration permits could not be told", "unknown"
 	case r.Valid == checker.Invalid:
 		return "found (permitted)", "seen, and permitted by the configuration", "expected"
+	case r.Unsupported:
+		return "not checked", "not checked: the cluster cannot support it: " + r.NotChecked, "none"
 	case r.Valid == checker.Unknown && r.NotChecked != "":
 		return "not checked", "not checked: " + r.NotChecked, "unknown"
 	case r.Valid == checker.Unknown:
@@ -446,6 +524,9 @@ func (v *reportView) config(d RunData) {
 		// A run with planted bugs tests the tester, not the broker.
 		{"planted bugs", cmp.Or(strings.Join(c.Bugs, ", "), "none")},
 	}}
+	if c.Runtime == "external" || c.External != nil {
+		cl = externalCluster(c)
+	}
 	w := tc.Workload
 	rate := "unthrottled"
 	if w.Rate > 0 {
@@ -514,6 +595,64 @@ func (v *reportView) config(d RunData) {
 	}
 	v.Config = []kvSection{run, cl, wl, nem}
 	v.Replay = replayCommand(tc)
+}
+
+// externalActions are the fault actions an external run takes commands
+// for, in the order chaos run documents its --ACTION-cmd flags.
+var externalActions = []string{"kill", "start", "stop", "pause", "resume", "partition", "heal"}
+
+// externalCluster is the Cluster section of a run against a cluster the
+// tester did not start: what was reached and how it was faulted. The
+// broker settings the tester gives its own brokers are the cluster's own
+// there, unknown to the run, so they are not shown as if they were set.
+func externalCluster(c results.ClusterConfig) kvSection {
+	cl := kvSection{Title: "Cluster (not started by chaos)", Rows: []kv{{"runtime", c.Runtime}}}
+	x := c.External
+	if x == nil {
+		x = &results.External{}
+		cl.Rows = append(cl.Rows, kv{"cluster", "test.json does not describe it"})
+	}
+	cl.Rows = append(cl.Rows, kv{"bootstrap", cmp.Or(strings.Join(x.Bootstrap, ", "), "unknown")})
+	if len(x.Nodes) == 0 {
+		cl.Rows = append(cl.Rows, kv{"nodes", "none named (no fault could be aimed at a node)"})
+	}
+	for _, n := range x.Nodes {
+		role := fmt.Sprintf("broker %d", n.ID)
+		if n.ID < 0 {
+			role = "controller"
+		}
+		cl.Rows = append(cl.Rows, kv{"node " + n.Name, fmt.Sprintf("%s (%s)", n.Addr, role)})
+	}
+	cl.Rows = append(cl.Rows,
+		kv{"brokers", strconv.Itoa(c.Nodes)},
+		kv{"replication factor", strconv.Itoa(int(c.ReplicationFactor))},
+		kv{"min.insync.replicas", strconv.Itoa(int(c.MinInsyncReplicas))},
+		kv{"election", cmp.Or(c.Election, "clean")})
+	topic := "created by the run"
+	if x.TopicExisted {
+		topic = "the user's existing topic, judged by its settings as found"
+	}
+	cl.Rows = append(cl.Rows, kv{"topic", topic})
+	if c.DelayMechanism != "" {
+		cl.Rows = append(cl.Rows, kv{"network delays", delaysBy(c.DelayMechanism)})
+	}
+	actions := slices.Clone(externalActions)
+	for _, a := range sortedKeys(x.Commands) {
+		if !slices.Contains(actions, a) {
+			actions = append(actions, a)
+		}
+	}
+	for _, a := range actions {
+		cl.Rows = append(cl.Rows, kv{a + " command", cmp.Or(x.Commands[a], "not given")})
+	}
+	cl.Rows = append(cl.Rows, kv{"session timeout, replica.lag.*, fsync", "the cluster's own (not known to the run)"})
+	for _, n := range x.Notes {
+		cl.Rows = append(cl.Rows, kv{"assumed", n})
+	}
+	for _, name := range sortedKeys(c.Unsupported) {
+		cl.Rows = append(cl.Rows, kv{"cannot support " + name, c.Unsupported[name]})
+	}
+	return cl
 }
 
 // replayCommand is the command that repeats the run: the one recorded,
@@ -617,7 +756,8 @@ func (v *reportView) opCounts(tl *timeline) {
 	}
 }
 
-func (v *reportView) faults(tl *timeline, ex *excerpt) {
+func (v *reportView) faults(tl *timeline, ex *excerpt, dir string) {
+	logs := nodeLogs{dir: dir, known: map[string]string{}}
 	for i, f := range tl.faults {
 		if i == maxFaultRows {
 			v.FaultsNote = fmt.Sprintf("Only the first %d of %d fault windows are listed.", maxFaultRows, len(tl.faults))
@@ -641,8 +781,71 @@ func (v *reportView) faults(tl *timeline, ex *excerpt) {
 		if f.Error != "" {
 			row.Note = strings.TrimSpace(row.Note + " error: " + f.Error)
 		}
+		for _, c := range f.Cmds {
+			cr := commandView(c, ex, logs.of(c.Node))
+			row.Commands = append(row.Commands, cr)
+			if cr.Failed {
+				row.CmdsFailed++
+			}
+		}
 		v.Faults = append(v.Faults, row)
 	}
+	for _, c := range tl.strayCmds {
+		v.StrayCmds = append(v.StrayCmds, commandView(c, ex, logs.of(c.Node)))
+	}
+}
+
+// nodeLogs finds the node logs of an external run, RUN/cluster/NAME.log,
+// which keep each command's whole output where the history keeps a tail.
+type nodeLogs struct {
+	dir   string
+	known map[string]string
+}
+
+// of is the link, relative to the report, to node's log, or "".
+func (l nodeLogs) of(node string) string {
+	if l.dir == "" || node == "" || strings.ContainsAny(node, `/\`) {
+		return ""
+	}
+	link, ok := l.known[node]
+	if !ok {
+		if _, err := os.Stat(filepath.Join(l.dir, "cluster", node+".log")); err == nil {
+			link = "cluster/" + node + ".log"
+		}
+		l.known[node] = link
+	}
+	return link
+}
+
+// Output longer than this many lines or bytes is folded away: the full
+// output is in the node's log.
+const (
+	shortOutputLines = 3
+	shortOutputBytes = 300
+)
+
+func commandView(c faultCmd, ex *excerpt, log string) commandRow {
+	out := strings.TrimRight(c.Output, "\n")
+	r := commandRow{Op: c.Op, OpLink: ex.has(c.Op), F: c.F, Node: c.Node, Log: log, Action: c.Action, Cmd: c.Cmd,
+		Exit: strconv.Itoa(c.Exit), Took: "< 1 ms", Error: c.Error, Output: out,
+		Failed: c.Exit != 0 || c.Error != ""}
+	if c.Exit < 0 {
+		r.Exit = "no exit"
+	}
+	if r.Failed {
+		if c.Exit >= 0 {
+			r.Exit = "exit " + r.Exit
+		}
+		r.Exit = "FAILED: " + r.Exit
+	}
+	if c.Millis > 0 {
+		r.Took = dur(c.Millis * 1e6)
+	}
+	if out != "" {
+		r.OutputLines = strings.Count(out, "\n") + 1
+	}
+	r.LongOutput = r.OutputLines > shortOutputLines || len(out) > shortOutputBytes
+	return r
 }
 
 // joinTargets lists a fault's targets; a "|" the nemesis puts between

@@ -52,8 +52,10 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 		}
 		tag := "unexpected"
 		switch {
+		case r.Unsupported:
+			tag = "not checked: the cluster cannot support it"
 		case r.NotChecked != "" && r.Valid == checker.Unknown:
-			tag = "not checked"
+			tag = "not checked: evidence missing"
 		case r.Valid == checker.Unknown:
 			tag = "unknown"
 		case r.Forbidden == 0 && r.Expected:
@@ -83,19 +85,28 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 	default:
 		var open []string
 		for _, r := range res.Results {
-			if r.Valid != checker.Valid && !r.Expected && r.Forbidden == 0 {
+			if r.Valid != checker.Valid && !r.Expected && r.Forbidden == 0 && !r.Unsupported {
 				open = append(open, r.Name)
 			}
 		}
+		notes := verdictNotes(res)
 		fmt.Fprintf(out, "verdict: UNKNOWN")
 		switch {
 		case len(res.Faults) == 0 && len(res.FaultsNotStarted) > 0:
 			fmt.Fprintf(out, ": no fault started (%s was asked for)", strings.Join(res.FaultsNotStarted, ", "))
 		case len(open) > 0:
 			fmt.Fprintf(out, ": could not judge %s", strings.Join(open, ", "))
-		case len(res.Notes) > 0:
-			fmt.Fprintf(out, ": %s", res.Notes[0])
+		case len(notes) > 0:
+			fmt.Fprintf(out, ": %s", notes[0])
 		}
+	}
+	// A verdict read alone must not pass for one on every check.
+	if un := unsupported(res); len(un) > 0 {
+		names := make([]string, len(un))
+		for i, r := range un {
+			names[i] = r.Name
+		}
+		fmt.Fprintf(out, " (not checked: %s: the cluster cannot support %s)", strings.Join(names, ", "), map[bool]string{true: "it", false: "them"}[len(un) == 1])
 	}
 	if len(res.Expected) > 0 {
 		fmt.Fprintf(out, " (permitted anomalies seen: %s)", strings.Join(res.Expected, ", "))

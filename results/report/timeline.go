@@ -25,7 +25,11 @@ type timeline struct {
 	finalAt int64 // the first final or replica read's invoke, -1
 
 	faults []faultWindow
-	heals  []int64 // times of "heal" operations (every fault undone)
+	// strayCmds are commands of nemesis operations that opened or closed
+	// no window (a final heal with nothing open): what they did to the
+	// cluster still has to be shown.
+	strayCmds []faultCmd
+	heals     []int64 // times of "heal" operations (every fault undone)
 
 	clients []clientOp // completed client operations, in history order
 
@@ -70,7 +74,18 @@ type faultWindow struct {
 	Open       bool  // no stop operation: it ran to a heal or to the end
 	Planned    bool
 	Error      string
-	sends      [3]int // ok, info, fail sends completed inside the window
+	// Cmds are the commands the window's start and stop ran (external
+	// runtime): the fault is only what they did.
+	Cmds  []faultCmd
+	sends [3]int // ok, info, fail sends completed inside the window
+}
+
+// faultCmd is a command a nemesis operation ran, with the operation: its
+// function and index.
+type faultCmd struct {
+	F  string
+	Op int64
+	history.Command
 }
 
 const (
@@ -222,8 +237,15 @@ func (tl *timeline) partOf(op *history.Op, inv int32) int {
 // shows them.
 func (tl *timeline) nemesisOp(i int, inv int32, openFault map[string]int) {
 	op := &tl.ops[i]
+	var cmds []faultCmd
+	if op.Type != history.Invoke && op.Value != nil && op.Value.FaultInfo != nil {
+		for _, c := range op.Value.Commands {
+			cmds = append(cmds, faultCmd{F: op.F, Op: op.Index, Command: c})
+		}
+	}
 	if op.Type == history.Invoke || inv < 0 {
 		tl.nemesisEvent(op, openFault)
+		tl.strayCmds = append(tl.strayCmds, cmds...)
 		return
 	}
 	invIndex := tl.ops[inv].Index
@@ -238,8 +260,12 @@ func (tl *timeline) nemesisOp(i int, inv int32, openFault map[string]int) {
 		if op.Error != "" {
 			f.Error = strings.TrimSpace(f.Error + " " + op.Error)
 		}
+		// A heal that closed several windows lists its commands once,
+		// with the last window it closed.
+		f.Cmds = append(f.Cmds, cmds...)
 		return
 	}
+	tl.strayCmds = append(tl.strayCmds, cmds...)
 }
 
 func (tl *timeline) nemesisEvent(op *history.Op, openFault map[string]int) {
