@@ -104,7 +104,7 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 		}
 	}
 	if n := h.faults.failed; n > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d fault windows reported an error when they started; they are not counted as faults that ran", n))
+		out.Notes = append(out.Notes, fmt.Sprintf("%d fault windows reported an error when they started; they are not counted as faults that ran; the first: %s", n, h.faults.firstErr))
 	}
 	if len(out.FaultsNotStarted) > 0 {
 		if len(out.Faults) == 0 {

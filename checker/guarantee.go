@@ -169,9 +169,10 @@ func declared(cfg Config) []FaultRun {
 // faultLog is the fault windows a history records: the nemesis's
 // start-FAULT operations (process -1).
 type faultLog struct {
-	started []FaultRun // windows that started without an error
-	failed  int        // windows whose start reported an error
-	ops     int        // nemesis operations of any kind
+	started  []FaultRun // windows that started without an error
+	failed   int        // windows whose start reported an error
+	firstErr string     // the first such error, with its op, to say why
+	ops      int        // nemesis operations of any kind
 }
 
 func (l *faultLog) add(op *history.Op) {
@@ -186,6 +187,9 @@ func (l *faultLog) add(op *history.Op) {
 	// A start that reported an error may not have taken effect: counting
 	// it could permit what it never caused, so it does not count.
 	if op.Error != "" {
+		if l.failed == 0 {
+			l.firstErr = fmt.Sprintf("%s (op %d): %s", op.F, op.Index, op.Error)
+		}
 		l.failed++
 		return
 	}

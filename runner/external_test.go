@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,8 +234,12 @@ func TestExternalFailingCommand(t *testing.T) {
 	if tc.Cluster.MinInsyncReplicas != 3 || tc.Workload.Partitions != 2 || !tc.Cluster.External.TopicExisted {
 		t.Errorf("the existing topic's settings were not what the run was judged by: %+v %+v", tc.Cluster, tc.Workload)
 	}
-	if _, err := results.ReadResults(filepath.Join(o.Dir, results.ResultsFile)); err != nil {
+	res, err := results.ReadResults(filepath.Join(o.Dir, results.ResultsFile))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "kill command for broker-") && strings.Contains(n, "exited 4") }) {
+		t.Errorf("the verdict's notes %q do not say which command failed and how", res.Notes)
 	}
 	ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
 	if err != nil {
