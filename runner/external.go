@@ -73,7 +73,7 @@ func (f *ExternalFlags) RegisterExternal(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.Nodes, "node", nil, "--runtime external: name a broker for fault commands, NAME=HOST:PORT as the cluster's metadata gives its address (repeatable; faults need every broker named)")
 	fs.StringVar(&f.ControllerNode, "controller-node", "", "--runtime external: a node that is not a broker, NAME=HOST:PORT, for the faults that aim at the controller")
 	for _, a := range external.Actions() {
-		fs.StringVar(cmdField(&f.Commands, a), a+"-cmd", "", "--runtime external: "+cmdDoc[a]+"; run with sh -c, placeholders {name} {host} {port} {addr} {id} {peers} {peer_hosts} {peer_addrs}")
+		fs.StringVar(cmdField(&f.Commands, a), a+"-cmd", "", "--runtime external: "+cmdDoc[a]+"; run with sh -c, placeholders {name} {host} {port} {addr} {id} {peers} {peer_hosts} {peer_addrs} {delay} {delay_ms}")
 	}
 	fs.DurationVar(&f.CommandTimeout, "cmd-timeout", time.Minute, "--runtime external: how long a fault command may run before it is killed and the fault fails")
 }
@@ -85,7 +85,8 @@ var cmdDoc = map[string]string{
 	external.Pause:     "command that pauses a node (SIGSTOP)",
 	external.Resume:    "command that resumes a paused node",
 	external.Partition: "command, run on each node of a partition's side, that cuts it off from {peers}, both ways",
-	external.Heal:      "command, run on every node, that removes every cut",
+	external.Slow:      "command that delays the links between {name} and {peers} by {delay} ({delay_ms} ms), each way (slow-follower, latency)",
+	external.Heal:      "command, run on every node, that removes every cut and delay",
 }
 
 func cmdField(c *external.Commands, action string) *string {
@@ -102,6 +103,8 @@ func cmdField(c *external.Commands, action string) *string {
 		return &c.Resume
 	case external.Partition:
 		return &c.Partition
+	case external.Slow:
+		return &c.Slow
 	}
 	return &c.Heal
 }
@@ -306,6 +309,9 @@ type connected struct {
 	spec      external.Spec
 	clusterID string
 	brokers   int
+	// anyBroker is the lowest broker id the metadata lists, to ask for
+	// broker configs.
+	anyBroker int32
 	// brokerIDs are the metadata ids of the nemesis's brokers 1..n.
 	brokerIDs []int32
 }
@@ -344,7 +350,7 @@ func (x *External) connect(ctx context.Context, logDir string, faults bool) (*co
 			return nil, fmt.Errorf("external cluster: faults need every broker named, and --node names none for broker %s", strings.Join(unnamed, ", broker "))
 		}
 	}
-	c := &connected{clusterID: md.ClusterID, brokers: len(md.Brokers)}
+	c := &connected{clusterID: md.ClusterID, brokers: len(md.Brokers), anyBroker: slices.Min(slices.Collect(maps.Keys(md.Brokers)))}
 	es.Brokers = nil
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		es.Brokers = append(es.Brokers, byID[id])

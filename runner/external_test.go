@@ -133,11 +133,11 @@ func brokerNodes(c *Cluster) []string {
 // cluster's brokers, a non-empty topic.
 func TestExternalRefusals(t *testing.T) {
 	s := externalSpec(t, "127.0.0.1:1")
-	s.Faults, s.NemesisInterval, s.TimeLimit = []string{"kill-leader", "latency"}, time.Second, 4*time.Second
+	s.Faults, s.NemesisInterval, s.TimeLimit = []string{"kill-leader", "one-way"}, time.Second, 4*time.Second
 	s.External.Nodes = []string{"b1=127.0.0.1:1"}
 	err := s.Validate()
 	for _, want := range []string{"kill-leader cannot run on this external cluster: it needs kill (give --kill-cmd), start (give --start-cmd)",
-		"latency cannot run on this external cluster: it needs delay (no command"} {
+		"one-way cannot run on this external cluster: it needs one-way (no command"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %v lacks %q", err, want)
 		}
@@ -238,7 +238,9 @@ func TestExternalFailingCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "kill command for broker-") && strings.Contains(n, "exited 4") }) {
+	if !slices.ContainsFunc(res.Notes, func(n string) bool {
+		return strings.Contains(n, "kill command for broker-") && strings.Contains(n, "exited 4")
+	}) {
 		t.Errorf("the verdict's notes %q do not say which command failed and how", res.Notes)
 	}
 	ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
@@ -325,12 +327,12 @@ func TestNeedsMeetExternalWords(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range append(external.Actions(), external.ControllerNode) {
+	for _, a := range append(external.Actions(), external.ControllerNode, external.Delay) {
 		if !supplied[a] {
 			t.Errorf("no fault needs %q, which the external runtime supplies: a word differs", a)
 		}
 	}
-	for _, n := range []string{nemesis.NeedDelay, nemesis.NeedSlow, nemesis.NeedOneWay, nemesis.NeedDrop, nemesis.NeedLoseUnsynced} {
+	for _, n := range []string{nemesis.NeedOneWay, nemesis.NeedDrop, nemesis.NeedLoseUnsynced} {
 		if all.Has(n) {
 			t.Errorf("the external runtime claims %q", n)
 		}

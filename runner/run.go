@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -305,6 +306,21 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 		return refuse(fmt.Errorf("topic %s: %w", topic.Name, err))
 	}
 	unsupported := x.unsupported(ctx, topic.Name, topic.Partitions)
+	// How long a slowed follower takes to leave the ISR is the cluster's
+	// replica.lag.time.max.ms: slow faults delay links beyond it.
+	lagKnown := false
+	if v, ok := workload.BrokerConfig(ctx, x.Bootstrap, conn.anyBroker, "replica.lag.time.max.ms"); ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+			s.Settings.ReplicaLagTimeMaxMs, lagKnown = ms, true
+		}
+	}
+	if !lagKnown && slices.ContainsFunc(s.Faults, func(f string) bool {
+		n, _ := nemesis.Lookup(f)
+		return n != nil && slices.Contains(n.Needs, nemesis.NeedSlow)
+	}) {
+		notes = append(notes, fmt.Sprintf("the cluster does not describe replica.lag.time.max.ms: slow faults delay links by %s, which drops a follower from the ISR only if its lag time is shorter",
+			time.Duration(max(s.Settings.ReplicaLagTimeMaxMs, 1000))*time.Millisecond))
+	}
 	lc = &Cluster{Cluster: conn.cluster, stop: conn.cluster.Close}
 	if slices.ContainsFunc(s.Faults, func(f string) bool { n, _ := nemesis.Lookup(f); return n != nil && n.Network }) {
 		lc.Net = conn.cluster
@@ -318,6 +334,9 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	tc = s.TestConfig(start, r.version(), conn.clusterID, "", wcfg)
 	// What chaos's brokers are told and the external cluster's are not.
 	tc.Cluster.SessionTimeoutMs, tc.Cluster.ReplicaLagTimeMaxMs, tc.Cluster.ReplicaLagMaxMessage = 0, 0, 0
+	if lagKnown {
+		tc.Cluster.ReplicaLagTimeMaxMs = s.Settings.ReplicaLagTimeMaxMs
+	}
 	tc.Cluster.Fsync = ""
 	tc.Cluster.External = conn.stored(x, existed, notes)
 	tc.Cluster.Unsupported = unsupported

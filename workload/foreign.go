@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/chaos-isr/chaos/history"
 	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
@@ -141,4 +143,35 @@ func ReplicaReadsRefused(ctx context.Context, bootstrap []string, topic string, 
 		}
 	}
 	return ""
+}
+
+// BrokerConfig asks broker id for its config name (DescribeConfigs of a
+// broker resource), as Kafka describes replica.lag.time.max.ms; ok is
+// false when the broker does not describe it (or cannot be asked).
+func BrokerConfig(ctx context.Context, bootstrap []string, id int32, name string) (string, bool) {
+	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second}).(*tcpClient)
+	defer cl.Close()
+	if _, err := cl.Metadata(ctx, ""); err != nil {
+		return "", false
+	}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.Version = 4
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(id))
+	res.ConfigNames = []string{name}
+	req.Resources = append(req.Resources, res)
+	resp, err := cl.call(ctx, id, req)
+	if err != nil {
+		return "", false
+	}
+	r := resp.(*kmsg.DescribeConfigsResponse)
+	if len(r.Resources) != 1 || r.Resources[0].ErrorCode != 0 {
+		return "", false
+	}
+	for _, c := range r.Resources[0].Configs {
+		if c.Name == name && c.Value != nil {
+			return *c.Value, true
+		}
+	}
+	return "", false
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -106,7 +107,7 @@ func TestBadRequestsGetErrors(t *testing.T) {
 			return r
 		}(), listOffsetsCode, kerr.UnknownTopicOrPartition},
 		{"offset for an epoch newer than the leader's", offsetForEpochReq(2, 4, 3), offsetForEpochCode, kerr.UnknownLeaderEpoch},
-		{"describe a broker's configs", describeConfigs(kmsg.ConfigResourceTypeBroker, "1"), describeConfigsCode, kerr.InvalidRequest},
+		{"describe another broker's configs", describeConfigs(kmsg.ConfigResourceTypeBroker, "9"), describeConfigsCode, kerr.InvalidRequest},
 		{"describe an unknown topic", describeConfigs(kmsg.ConfigResourceTypeTopic, "nope"), describeConfigsCode, kerr.UnknownTopicOrPartition},
 		{"create a topic with a replica assignment", createTopic(func(t *kmsg.CreateTopicsRequestTopic) {
 			t.NumPartitions, t.ReplicationFactor = -1, -1
@@ -217,5 +218,23 @@ func TestStrayResponses(t *testing.T) {
 	h.drain()
 	if info := h.info(); info.Role != "leader" || info.LEO != 0 {
 		t.Fatalf("state changed: %+v", info)
+	}
+}
+
+// TestDescribeOwnBrokerConfigs: a broker describes its own replication
+// settings, as Kafka does, so that a tester that did not start it knows
+// how long to slow a follower for it to leave the ISR.
+func TestDescribeOwnBrokerConfigs(t *testing.T) {
+	h := newLeader(t, 1, 1)
+	req := describeConfigs(kmsg.ConfigResourceTypeBroker, "1")
+	req.Resources[0].ConfigNames = []string{"replica.lag.time.max.ms"}
+	r, ok := h.reply(h.request(req))
+	if !ok || r.Resp == nil {
+		t.Fatalf("reply %+v", r)
+	}
+	res := r.Resp.(*kmsg.DescribeConfigsResponse).Resources[0]
+	if res.ErrorCode != 0 || len(res.Configs) != 1 || res.Configs[0].Name != "replica.lag.time.max.ms" ||
+		*res.Configs[0].Value != strconv.FormatInt(h.b.cfg.ReplicaLagTimeMaxMs, 10) {
+		t.Fatalf("described %+v", res)
 	}
 }

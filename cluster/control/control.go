@@ -35,11 +35,12 @@ const (
 	OpResume    = "resume"    // SIGCONT (docker unpause)
 	OpPartition = "partition" // cut every link between Node and each of Peers, both ways
 	OpHeal      = "heal"      // remove every network fault
+	OpSlow      = "slow"      // delay every link between Node and each of Peers by Delay, both ways
 )
 
 // Ops lists them.
 func Ops() []string {
-	return []string{OpKill, OpStop, OpStart, OpPause, OpResume, OpPartition, OpHeal}
+	return []string{OpKill, OpStop, OpStart, OpPause, OpResume, OpPartition, OpSlow, OpHeal}
 }
 
 // StopTimeout is how long a stopped node has to shut down before it is
@@ -56,6 +57,8 @@ type Request struct {
 	Op    string   `json:"op"`
 	Node  string   `json:"node,omitempty"`
 	Peers []string `json:"peers,omitempty"`
+	// Delay is a slow request's delay, each way.
+	Delay time.Duration `json:"delay,omitempty"`
 }
 
 // ErrNoCluster is wrapped by Do's error when nothing serves the socket:
@@ -249,9 +252,9 @@ func (h *handler) do(ctx context.Context, req Request) (string, error) {
 		}
 		return did + n.Name, nil
 	}
-	// OpPartition.
+	// OpPartition and OpSlow.
 	if len(req.Peers) == 0 {
-		return "", fmt.Errorf("partition %s from what? name one peer or more", n.Name)
+		return "", fmt.Errorf("%s %s from what? name one peer or more", req.Op, n.Name)
 	}
 	var peers []string
 	for _, p := range req.Peers {
@@ -259,7 +262,7 @@ func (h *handler) do(ctx context.Context, req Request) (string, error) {
 			return "", err
 		}
 		if p == n.Name {
-			return "", fmt.Errorf("cannot partition %s from itself", p)
+			return "", fmt.Errorf("cannot %s %s from itself", req.Op, p)
 		}
 		if !slices.Contains(peers, p) {
 			peers = append(peers, p)
@@ -267,6 +270,20 @@ func (h *handler) do(ctx context.Context, req Request) (string, error) {
 	}
 	if h.net == nil {
 		return "", errors.New("the cluster runs without network faults: " + NoNetworkHint)
+	}
+	if req.Op == OpSlow {
+		if req.Delay <= 0 {
+			return "", fmt.Errorf("slow %s: a delay of %s; give a positive one", n.Name, req.Delay)
+		}
+		// A link is named by the node that dials it: both ends dial.
+		for _, p := range peers {
+			h.net.Slow(n.Name, p, req.Delay)
+			h.net.Slow(p, n.Name, req.Delay)
+		}
+		if err := takeErr(h.net); err != nil {
+			return "", fmt.Errorf("slow: %w", err)
+		}
+		return fmt.Sprintf("slowed the links between %s and %s by %s (both ways)", n.Name, strings.Join(peers, ", "), req.Delay), nil
 	}
 	h.net.Partition([]string{n.Name}, peers)
 	if err := takeErr(h.net); err != nil {

@@ -81,6 +81,7 @@ type Commands struct {
 	Pause     string `json:"pause,omitempty"`
 	Resume    string `json:"resume,omitempty"`
 	Partition string `json:"partition,omitempty"`
+	Slow      string `json:"slow,omitempty"`
 	Heal      string `json:"heal,omitempty"`
 }
 
@@ -92,11 +93,12 @@ const (
 	Pause     = "pause"
 	Resume    = "resume"
 	Partition = "partition"
+	Slow      = "slow"
 	Heal      = "heal"
 )
 
 // Actions lists them in the order flags are documented.
-func Actions() []string { return []string{Kill, Start, Stop, Pause, Resume, Partition, Heal} }
+func Actions() []string { return []string{Kill, Start, Stop, Pause, Resume, Partition, Slow, Heal} }
 
 // Of is the template for action.
 func (c Commands) Of(action string) string {
@@ -113,6 +115,8 @@ func (c Commands) Of(action string) string {
 		return c.Resume
 	case Partition:
 		return c.Partition
+	case Slow:
+		return c.Slow
 	case Heal:
 		return c.Heal
 	}
@@ -129,6 +133,8 @@ var Placeholders = []struct{ Name, Doc string }{
 	{"peers", "the names of the nodes on the other side, space-separated (partition; heal: every other node)"},
 	{"peer_hosts", "their hosts, space-separated"},
 	{"peer_addrs", "their HOST:PORTs, space-separated"},
+	{"delay", "slow: how long the links between the node and its peers hold every byte, each way, as 1s or 50ms"},
+	{"delay_ms", "slow: the same in whole milliseconds"},
 }
 
 // placeholder matches {word}, but not ${word}: a shell variable in braces
@@ -149,8 +155,9 @@ func Check(template string) error {
 	return nil
 }
 
-// Expand fills template's placeholders for node and its peers.
-func Expand(template string, node Node, peers []Node) string {
+// Expand fills template's placeholders for node and its peers (and a
+// slow command's delay).
+func Expand(template string, node Node, peers []Node, delay time.Duration) string {
 	id := ""
 	if node.ID >= 0 {
 		id = strconv.Itoa(int(node.ID))
@@ -162,6 +169,7 @@ func Expand(template string, node Node, peers []Node) string {
 	vals := map[string]string{
 		"name": node.Name, "host": node.Host(), "port": node.Port(), "addr": node.Addr, "id": id,
 		"peers": strings.Join(names, " "), "peer_hosts": strings.Join(hosts, " "), "peer_addrs": strings.Join(addrs, " "),
+		"delay": delay.String(), "delay_ms": strconv.FormatInt(delay.Milliseconds(), 10),
 	}
 	return placeholder.ReplaceAllStringFunc(template, func(m string) string {
 		sub := placeholder.FindStringSubmatch(m)
@@ -190,8 +198,12 @@ type Spec struct {
 	LogDir string
 }
 
-// ControllerNode is what Has and FlagOf call the controller node.
-const ControllerNode = "controller"
+// ControllerNode is what Has and FlagOf call the controller node; Delay,
+// a delay of every link, which the slow command gives.
+const (
+	ControllerNode = "controller"
+	Delay          = "delay"
+)
 
 // Has says whether the spec can do what: an action (Actions) whose
 // command was given, or ControllerNode, a controller node to aim at.
@@ -199,8 +211,12 @@ const ControllerNode = "controller"
 // writes) no external cluster has. The nemesis's needs go by the same
 // words (the runner checks one against the other).
 func (s Spec) Has(what string) bool {
-	if what == ControllerNode {
+	switch what {
+	case ControllerNode:
 		return s.Controller != nil
+	case Delay:
+		// Every link delayed is every node slowed from all the others.
+		return s.Commands.Slow != ""
 	}
 	return slices.Contains(Actions(), what) && s.Commands.Of(what) != ""
 }
@@ -210,6 +226,8 @@ func FlagOf(what string) string {
 	switch {
 	case what == ControllerNode:
 		return "--controller-node"
+	case what == Delay:
+		return "--slow-cmd"
 	case slices.Contains(Actions(), what):
 		return "--" + what + "-cmd"
 	}
@@ -412,24 +430,55 @@ func (c *Cluster) HealAll() {
 	c.mu.Unlock()
 }
 
-// Slow, OneWay, DelayAll and DropAll have no command: the faults that
-// need them are refused before a run (Spec.Has), so reaching one is a bug
-// to report, not a fault to fake.
-func (c *Cluster) Slow(from, to string, _ time.Duration) {
-	c.fail(fmt.Errorf("slowing %s to %s: the external runtime has no command for it", from, to))
+// Slow runs the slow command on from, with to as its peer.
+func (c *Cluster) Slow(from, to string, d time.Duration) {
+	c.slow(from, []string{to}, d)
 }
 
-// OneWay: see Slow.
+// DelayAll runs the slow command on every node, with every other node as
+// its peers.
+func (c *Cluster) DelayAll(d time.Duration) {
+	for _, n := range c.nodes() {
+		var others []string
+		for _, o := range c.nodes() {
+			if o.Name != n.Name {
+				others = append(others, o.Name)
+			}
+		}
+		c.slow(n.Name, others, d)
+	}
+}
+
+func (c *Cluster) slow(from string, to []string, d time.Duration) {
+	c.mu.Lock()
+	c.cut = true
+	c.mu.Unlock()
+	n, ok := c.byName(from)
+	if !ok {
+		c.fail(fmt.Errorf("slow: no node named %s", from))
+		return
+	}
+	var peers []Node
+	for _, name := range to {
+		if p, ok := c.byName(name); ok {
+			peers = append(peers, p)
+		} else {
+			c.fail(fmt.Errorf("slow: no node named %s", name))
+		}
+	}
+	if err := c.runDelay(context.Background(), Slow, n, peers, d); err != nil {
+		c.fail(err)
+	}
+}
+
+// OneWay and DropAll have no command: the faults that need them are
+// refused before a run (Spec.Has), so reaching one is a bug to report,
+// not a fault to fake.
 func (c *Cluster) OneWay(_, _ []string) {
 	c.fail(errors.New("one-way drops: the external runtime has no command for them"))
 }
 
-// DelayAll: see Slow.
-func (c *Cluster) DelayAll(time.Duration) {
-	c.fail(errors.New("delays: the external runtime has no command for them"))
-}
-
-// DropAll: see Slow.
+// DropAll: see OneWay.
 func (c *Cluster) DropAll(float64, uint64) {
 	c.fail(errors.New("random drops: the external runtime has no command for them"))
 }
@@ -550,11 +599,16 @@ const maxOutput = 2000
 
 // run runs action's command on node, records it, and says how it failed.
 func (c *Cluster) run(ctx context.Context, action string, node Node, peers []Node) error {
+	return c.runDelay(ctx, action, node, peers, 0)
+}
+
+// runDelay is run with a slow command's delay.
+func (c *Cluster) runDelay(ctx context.Context, action string, node Node, peers []Node, delay time.Duration) error {
 	tmpl := c.spec.Commands.Of(action)
 	if tmpl == "" {
 		return fmt.Errorf("%s %s: no --%s-cmd was given", action, node.Name, action)
 	}
-	line := Expand(tmpl, node, peers)
+	line := Expand(tmpl, node, peers, delay)
 	ctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)

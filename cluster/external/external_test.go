@@ -25,12 +25,12 @@ func TestParseNode(t *testing.T) {
 func TestExpandAndCheck(t *testing.T) {
 	node := Node{Name: "b1", Addr: "h1:9092", ID: 1}
 	peers := []Node{{Name: "b2", Addr: "h2:9093", ID: 2}, {Name: "ctl", Addr: "h0:9091", ID: -1}}
-	got := Expand("ssh {host} drop {peer_hosts} # {name} {id} {port} {addr} {peers} {peer_addrs} ${HOME} {{name}}", node, peers)
-	want := "ssh h1 drop h2 h0 # b1 1 9092 h1:9092 b2 ctl h2:9093 h0:9091 ${HOME} {b1}"
+	got := Expand("ssh {host} drop {peer_hosts} # {name} {id} {port} {addr} {peers} {peer_addrs} ${HOME} {{name}} {delay} {delay_ms}", node, peers, 1500*time.Millisecond)
+	want := "ssh h1 drop h2 h0 # b1 1 9092 h1:9092 b2 ctl h2:9093 h0:9091 ${HOME} {b1} 1.5s 1500"
 	if got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
-	if got := Expand("x {id}", peers[1], nil); got != "x " {
+	if got := Expand("x {id}", peers[1], nil, 0); got != "x " {
 		t.Fatalf("the controller node's id: %q", got)
 	}
 	if err := Check("docker kill {name} && echo ${HOME} {peers}"); err != nil {
@@ -152,5 +152,35 @@ func TestCloseRestores(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(marks, f)); err != nil {
 			t.Errorf("close did not restore: %s missing", f)
 		}
+	}
+}
+
+// TestSlow: the slow command runs on the slowed node with its peers and
+// the delay; a delay of every link runs it on every node; heal at Close.
+func TestSlow(t *testing.T) {
+	marks := t.TempDir()
+	c := New(Spec{
+		Brokers:    []Node{{Name: "b1", Addr: "h1:1", ID: 1}, {Name: "b2", Addr: "h2:1", ID: 2}},
+		Controller: &Node{Name: "ctl", Addr: "h0:1", ID: -1},
+		Commands:   Commands{Slow: "echo {name} {peers} {delay_ms}", Heal: "touch " + marks + "/{name}.healed"},
+	})
+	c.Slow("b2", "b1", time.Second)
+	c.DelayAll(50 * time.Millisecond)
+	if err := c.TakeErr(); err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for _, r := range c.TakeCommands() {
+		outs = append(outs, strings.TrimSpace(r.Output))
+	}
+	if got, want := strings.Join(outs, "; "), "b2 b1 1000; ctl b1 b2 50; b1 ctl b2 50; b2 ctl b1 50"; got != want {
+		t.Fatalf("slow commands said %q, want %q", got, want)
+	}
+	if !c.spec.Has(Delay) || !c.spec.Has(Slow) || FlagOf(Delay) != "--slow-cmd" {
+		t.Error("the slow command does not give delays")
+	}
+	c.Close()
+	if _, err := os.Stat(filepath.Join(marks, "ctl.healed")); err != nil {
+		t.Error("close did not heal the delays")
 	}
 }

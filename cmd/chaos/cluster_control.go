@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,24 @@ node of the cluster (the error lists them), or when no cluster up runs with that
 // newClusterControlCmds are the fault commands that act on a running
 // chaos cluster up.
 func newClusterControlCmds() []*cobra.Command {
+	peersOf := func(args []string) []string {
+		var peers []string
+		for _, a := range args {
+			peers = append(peers, strings.FieldsFunc(a, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })...)
+		}
+		return peers
+	}
+	var delay time.Duration
+	slow := controlCmd("slow NODE PEER... --delay D", "Delay every link between a node and each peer, both ways",
+		`Delay every link between NODE and each PEER of the cluster a "chaos cluster up
+--network-faults --data DATA" runs by --delay, both ways (a follower slowed from its leader
+this way falls behind and leaves the ISR once the delay passes replica.lag.time.max.ms).
+Peers are given as for "partition". "chaos cluster heal" removes the delay. A cluster up
+started without --network-faults refuses it.`,
+		cobra.MinimumNArgs(2), func(args []string) control.Request {
+			return control.Request{Op: control.OpSlow, Node: args[0], Peers: peersOf(args[1:]), Delay: delay}
+		})
+	slow.Flags().DurationVar(&delay, "delay", time.Second, "how long each link between the node and its peers holds every byte, each way")
 	node := func(op, short, long string) *cobra.Command {
 		return controlCmd(op+" NODE", short, long, cobra.ExactArgs(1), func(args []string) control.Request {
 			return control.Request{Op: op, Node: args[0]}
@@ -59,14 +78,11 @@ space-separated list: "partition broker-1 broker-2 controller" and "partition br
 broker-2,controller" are the same. Partitions add up until "chaos cluster heal". A cluster
 up started without --network-faults refuses it.`,
 			cobra.MinimumNArgs(2), func(args []string) control.Request {
-				var peers []string
-				for _, a := range args[1:] {
-					peers = append(peers, strings.FieldsFunc(a, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })...)
-				}
-				return control.Request{Op: control.OpPartition, Node: args[0], Peers: peers}
+				return control.Request{Op: control.OpPartition, Node: args[0], Peers: peersOf(args[1:])}
 			}),
+		slow,
 		controlCmd("heal", "Remove every network fault of a running cluster up",
-			`Remove every network fault (every partition) of the cluster a "chaos cluster up --data
+			`Remove every network fault (every partition and delay) of the cluster a "chaos cluster up --data
 DATA" runs. Without --network-faults there is nothing to heal, which is no error.`,
 			cobra.NoArgs, func([]string) control.Request { return control.Request{Op: control.OpHeal} }),
 	}

@@ -35,6 +35,7 @@ func TestExternalClusterUp(t *testing.T) {
 		"--kill-cmd", bin + " cluster kill {name} --data " + data,
 		"--start-cmd", bin + " cluster start {name} --data " + data,
 		"--partition-cmd", bin + " cluster partition {name} {peers} --data " + data,
+		"--slow-cmd", bin + " cluster slow {name} {peers} --delay {delay} --data " + data,
 		"--heal-cmd", bin + " cluster heal --data " + data,
 	}
 	run := func(t *testing.T, args ...string) (string, int, string) {
@@ -89,6 +90,44 @@ func TestExternalClusterUp(t *testing.T) {
 		}
 		if res := readResults(t, dir); res.FaultWindows["kill-leader"] != kills {
 			t.Errorf("%d kill-leader windows judged for %d kills", res.FaultWindows["kill-leader"], kills)
+		}
+	})
+
+	t.Run("slow-follower acks=-1", func(t *testing.T) {
+		out, code, dir := run(t, "--acks", "-1", "--nemesis", "slow-follower", "--nemesis-interval", "4s", "--time-limit", "12s")
+		if code != exitValid {
+			t.Fatalf("exit %d, want valid:\n%s", code, out)
+		}
+		tc, err := results.ReadTestConfig(filepath.Join(dir, results.TestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.Cluster.ReplicaLagTimeMaxMs != 1500 {
+			t.Errorf("replica.lag.time.max.ms %d in test.json: the brokers describe 1500", tc.Cluster.ReplicaLagTimeMaxMs)
+		}
+		slowed := 0
+		for _, c := range commands(t, dir) {
+			if c.Action == "slow" && c.Exit == 0 && strings.Contains(c.Cmd, "--delay 1.5s") {
+				slowed++
+			}
+		}
+		if slowed == 0 {
+			t.Fatalf("no slow command with the brokers' lag time in the history:\n%s", out)
+		}
+		// The fault bit: the slowed follower left the ISR.
+		shrank := false
+		ops, err := history.ReadFile(filepath.Join(dir, results.HistoryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range ops {
+			if op.Process == history.MonitorProcess && op.Type == history.OK && op.Value.Sample != nil && op.Value.ISR != nil && len(op.Value.ISR) < 3 {
+				shrank = true
+				break
+			}
+		}
+		if !shrank {
+			t.Error("no monitor sample saw the ISR shrink: the slow command did not slow the follower out of it")
 		}
 	})
 
