@@ -599,7 +599,7 @@ func (v *reportView) config(d RunData) {
 
 // externalActions are the fault actions an external run takes commands
 // for, in the order chaos run documents its --ACTION-cmd flags.
-var externalActions = []string{"kill", "start", "stop", "pause", "resume", "partition", "heal"}
+var externalActions = []string{"kill", "start", "stop", "pause", "resume", "partition", "slow", "heal"}
 
 // externalCluster is the Cluster section of a run against a cluster the
 // tester did not start: what was reached and how it was faulted. The
@@ -645,7 +645,13 @@ func externalCluster(c results.ClusterConfig) kvSection {
 	for _, a := range actions {
 		cl.Rows = append(cl.Rows, kv{a + " command", cmp.Or(x.Commands[a], "not given")})
 	}
-	cl.Rows = append(cl.Rows, kv{"session timeout, replica.lag.*, fsync", "the cluster's own (not known to the run)"})
+	if c.ReplicaLagTimeMaxMs > 0 {
+		// Asked of a broker: slow faults delay links beyond it.
+		cl.Rows = append(cl.Rows, kv{"replica.lag.time.max", fmt.Sprintf("%d ms (as a broker described it)", c.ReplicaLagTimeMaxMs)})
+		cl.Rows = append(cl.Rows, kv{"session timeout, replica.lag.max.messages, fsync", "the cluster's own (not known to the run)"})
+	} else {
+		cl.Rows = append(cl.Rows, kv{"session timeout, replica.lag.*, fsync", "the cluster's own (not known to the run)"})
+	}
 	for _, n := range x.Notes {
 		cl.Rows = append(cl.Rows, kv{"assumed", n})
 	}
