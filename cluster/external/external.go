@@ -192,8 +192,9 @@ type Spec struct {
 	Controller *Node
 	Commands   Commands
 	// Timeout bounds each command; StartWait how long a started broker
-	// may take to accept connections again.
-	Timeout, StartWait time.Duration
+	// may take to accept connections again; DownWait how long a killed
+	// or stopped one may go on accepting them.
+	Timeout, StartWait, DownWait time.Duration
 	// LogDir holds NAME.log for each node: the commands run on it.
 	LogDir string
 }
@@ -261,6 +262,9 @@ func New(spec Spec) *Cluster {
 	if spec.StartWait <= 0 {
 		spec.StartWait = 60 * time.Second
 	}
+	if spec.DownWait <= 0 {
+		spec.DownWait = 5 * time.Second
+	}
 	return &Cluster{spec: spec, down: map[string]bool{}, paused: map[string]bool{}}
 }
 
@@ -304,13 +308,44 @@ func (c *Cluster) byName(name string) (Node, bool) {
 	return c.nodes()[i], true
 }
 
-// Kill runs the kill command on node id.
-func (c *Cluster) Kill(id int) error { return c.act(context.Background(), Kill, id, c.down) }
+// Kill runs the kill command on node id, then checks that the node's
+// address stops accepting connections.
+func (c *Cluster) Kill(id int) error { return c.takeDown(Kill, id) }
 
 // Stop runs the stop command on node id (the command itself decides how
-// gracefully; timeout is the chaos runtime's and unused here).
-func (c *Cluster) Stop(id int, _ time.Duration) error {
-	return c.act(context.Background(), Stop, id, c.down)
+// gracefully; timeout is the chaos runtime's and unused here), then
+// checks as Kill does.
+func (c *Cluster) Stop(id int, _ time.Duration) error { return c.takeDown(Stop, id) }
+
+// takeDown runs a kill or stop command. A command that exits 0 and leaves
+// the node answering (the wrong container, a unit that restarts at once)
+// would make a window of a fault that never happened, judged as if it
+// had: the node's address must refuse a connection within DownWait.
+func (c *Cluster) takeDown(action string, id int) error {
+	if err := c.act(context.Background(), action, id, c.down); err != nil {
+		return err
+	}
+	n, _ := c.node(id)
+	if err := refusing(n.Addr, c.spec.DownWait); err != nil {
+		return fmt.Errorf("%s: the %s command exited 0, but %w: did it %s the node?", n.Name, action, err, action)
+	}
+	return nil
+}
+
+// refusing waits up to wait for addr to refuse a connection once.
+func refusing(addr string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return nil
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s still accepts connections after %s", addr, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Pause runs the pause command on node id.

@@ -62,13 +62,17 @@ func TestCommands(t *testing.T) {
 			Partition: "echo {name} cut from {peers}",
 			Heal:      "sleep 10",
 		},
-		Timeout: 500 * time.Millisecond, StartWait: 300 * time.Millisecond, LogDir: dir,
+		Timeout: 500 * time.Millisecond, StartWait: 300 * time.Millisecond, DownWait: 300 * time.Millisecond, LogDir: dir,
 	})
-	if err := c.Kill(1); err != nil {
+	if err := c.Kill(2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(marks, "b1.killed")); err != nil {
+	if _, err := os.Stat(filepath.Join(marks, "b2.killed")); err != nil {
 		t.Fatal("the kill command did not run")
+	}
+	// b1's address goes on answering: the kill did not kill it.
+	if err := c.Kill(1); err == nil || !strings.Contains(err.Error(), "b1: the kill command exited 0, but "+ln.Addr().String()+" still accepts connections") {
+		t.Fatalf("a kill that left the node up: %v", err)
 	}
 	if err := c.Restart(context.Background(), 1); err != nil {
 		t.Fatal(err)
@@ -100,20 +104,20 @@ func TestCommands(t *testing.T) {
 	for _, r := range cmds {
 		seen = append(seen, r.Action+" "+r.Node)
 	}
-	want := "kill b1,start b1,pause b2,start b2,partition b1,partition b2,heal b1,heal b2"
+	want := "kill b2,kill b1,start b1,pause b2,start b2,partition b1,partition b2,heal b1,heal b2"
 	if strings.Join(seen, ",") != want {
 		t.Fatalf("commands %q, want %q", strings.Join(seen, ","), want)
 	}
-	if r := cmds[0]; r.Exit != 0 || r.Output != "killed b1\n" || r.Error != "" {
+	if r := cmds[0]; r.Exit != 0 || r.Output != "killed b2\n" || r.Error != "" {
 		t.Errorf("kill %+v", r)
 	}
-	if r := cmds[2]; r.Exit != 7 || r.Error == "" {
+	if r := cmds[3]; r.Exit != 7 || r.Error == "" {
 		t.Errorf("pause %+v", r)
 	}
-	if r := cmds[4]; r.Output != "b1 cut from b2\n" {
+	if r := cmds[5]; r.Output != "b1 cut from b2\n" {
 		t.Errorf("partition %+v", r)
 	}
-	if r := cmds[6]; r.Exit != -1 || !strings.Contains(r.Error, "timed out") {
+	if r := cmds[7]; r.Exit != -1 || !strings.Contains(r.Error, "timed out") {
 		t.Errorf("heal %+v", r)
 	}
 	if len(c.TakeCommands()) != 0 {
@@ -129,11 +133,16 @@ func TestCommands(t *testing.T) {
 		}
 	}
 	// Close restores what the test left: b1's stop was tried (a stop that
-	// failed halfway may have stopped it), so b1 is started; b2 was
-	// paused, but there is no resume command to run.
+	// failed halfway may have stopped it), so b1 is started, and b2 was
+	// killed and never started (its start failed); b2 was paused, but
+	// there is no resume command to run.
 	c.Close()
-	if extra := c.TakeCommands(); len(extra) != 1 || extra[0].Action != Start || extra[0].Node != "b1" {
-		t.Errorf("close ran %+v, want start b1", extra)
+	var restored []string
+	for _, r := range c.TakeCommands() {
+		restored = append(restored, r.Action+" "+r.Node)
+	}
+	if got := strings.Join(restored, ","); got != "start b1,start b2" {
+		t.Errorf("close ran %q, want start b1,start b2", got)
 	}
 }
 
