@@ -327,6 +327,7 @@ func (x *External) connect(ctx context.Context, logDir string, faults bool) (*co
 	}
 	es := x.spec()
 	es.LogDir = logDir
+	es.Answers = answers
 	byID := map[int32]external.Node{}
 	for _, n := range es.Brokers {
 		id, ok := brokerAt(md.Brokers, n.Addr)
@@ -359,6 +360,15 @@ func (x *External) connect(ctx context.Context, logDir string, faults bool) (*co
 	c.spec = es
 	c.cluster = external.New(es)
 	return c, nil
+}
+
+// answers says whether the broker at addr answers a metadata request
+// within a second: a paused one does not.
+func answers(ctx context.Context, addr string) bool {
+	cl := workload.TCP(nil)(workload.ClientOptions{ID: "chaos-probe", Timeout: time.Second})
+	defer cl.Close()
+	_, err := cl.Metadata(ctx, "", addr)
+	return err == nil
 }
 
 // brokerAt finds the broker listed at addr: the same string, or the same

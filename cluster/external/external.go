@@ -197,6 +197,10 @@ type Spec struct {
 	Timeout, StartWait, DownWait time.Duration
 	// LogDir holds NAME.log for each node: the commands run on it.
 	LogDir string
+	// Answers says whether the broker at addr answers a request within
+	// a second (the runner asks through the protocol); a paused broker
+	// must not. Nil: pauses are not checked.
+	Answers func(ctx context.Context, addr string) bool
 }
 
 // ControllerNode is what Has and FlagOf call the controller node; Delay,
@@ -348,8 +352,31 @@ func refusing(addr string, wait time.Duration) error {
 	}
 }
 
-// Pause runs the pause command on node id.
-func (c *Cluster) Pause(id int) error { return c.act(context.Background(), Pause, id, c.paused) }
+// Pause runs the pause command on node id. A broker that goes on
+// answering after its pause command exited 0 was not paused (the wrong
+// process, a command that did nothing): the window fails rather than be
+// judged as a pause that never happened.
+func (c *Cluster) Pause(id int) error {
+	if err := c.act(context.Background(), Pause, id, c.paused); err != nil {
+		return err
+	}
+	n, _ := c.node(id)
+	if c.spec.Answers == nil || n.ID < 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.spec.DownWait)
+	defer cancel()
+	for ctx.Err() == nil {
+		if !c.spec.Answers(ctx, n.Addr) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s: the pause command exited 0, but the broker at %s still answers requests after %s: did it pause the node?", n.Name, n.Addr, c.spec.DownWait)
+}
 
 // Resume runs the resume command on node id.
 func (c *Cluster) Resume(id int) error {

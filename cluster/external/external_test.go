@@ -193,3 +193,22 @@ func TestSlow(t *testing.T) {
 		t.Error("close did not heal the delays")
 	}
 }
+
+// TestPauseChecked: a pause command that exits 0 while the broker goes on
+// answering fails; one after which it stops answering succeeds.
+func TestPauseChecked(t *testing.T) {
+	answering := true
+	c := New(Spec{
+		Brokers:  []Node{{Name: "b1", Addr: "127.0.0.1:1", ID: 1}},
+		Commands: Commands{Pause: "true"},
+		DownWait: 300 * time.Millisecond,
+		Answers:  func(context.Context, string) bool { return answering },
+	})
+	if err := c.Pause(1); err == nil || !strings.Contains(err.Error(), "b1: the pause command exited 0, but the broker at 127.0.0.1:1 still answers requests") {
+		t.Fatalf("a pause that paused nothing: %v", err)
+	}
+	answering = false
+	if err := c.Pause(1); err != nil {
+		t.Fatal(err)
+	}
+}
