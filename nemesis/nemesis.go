@@ -574,23 +574,18 @@ func (n *Nemesis) netErr(err error) error {
 	return err
 }
 
-// commandLog is a runtime (or network) that runs commands to fault the
-// cluster, and hands over those it ran since it was last asked.
+// commandLog is a runtime that runs commands to fault the cluster (its
+// network's too), and hands over those it ran since it was last asked.
 type commandLog interface {
 	TakeCommands() []history.Command
 }
 
-// takeCommands are the commands the runtime and the network ran since the
-// last record.
+// takeCommands are the commands the runtime ran since the last record.
 func (n *Nemesis) takeCommands() []history.Command {
-	var out []history.Command
 	if c, ok := n.rt.(commandLog); ok {
-		out = c.TakeCommands()
+		return c.TakeCommands()
 	}
-	if c, ok := n.net.(commandLog); ok && any(n.net) != any(n.rt) {
-		out = append(out, c.TakeCommands()...)
-	}
-	return out
+	return nil
 }
 
 // delayHow names the network's delay mechanism for the history, when it

@@ -73,9 +73,9 @@ func (f *ExternalFlags) RegisterExternal(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.Nodes, "node", nil, "--runtime external: name a broker for fault commands, NAME=HOST:PORT as the cluster's metadata gives its address (repeatable; faults need every broker named)")
 	fs.StringVar(&f.ControllerNode, "controller-node", "", "--runtime external: a node that is not a broker, NAME=HOST:PORT, for the faults that aim at the controller")
 	for _, a := range external.Actions() {
-		fs.StringVar(cmdField(&f.Commands, a), a+"-cmd", "", "--runtime external: "+cmdDoc[a]+"; run with sh -c, placeholders {name} {host} {port} {addr} {id} {peers} {peer_hosts} {peer_addrs} {delay} {delay_ms}")
+		fs.StringVar(f.Commands.Field(a), a+"-cmd", "", "--runtime external: "+cmdDoc[a]+"; run with sh -c, placeholders {name} {host} {port} {addr} {id} {peers} {peer_hosts} {peer_addrs} {delay} {delay_ms}")
 	}
-	fs.DurationVar(&f.CommandTimeout, "cmd-timeout", time.Minute, "--runtime external: how long a fault command may run before it is killed and the fault fails")
+	fs.DurationVar(&f.CommandTimeout, "cmd-timeout", 0, "--runtime external: how long a fault command may run before it is killed and the fault fails (default 60s)")
 }
 
 var cmdDoc = map[string]string{
@@ -87,26 +87,6 @@ var cmdDoc = map[string]string{
 	external.Partition: "command, run on each node of a partition's side, that cuts it off from {peers}, both ways",
 	external.Slow:      "command that delays the links between {name} and {peers} by {delay} ({delay_ms} ms), each way (slow-follower, latency)",
 	external.Heal:      "command, run on every node, that removes every cut and delay",
-}
-
-func cmdField(c *external.Commands, action string) *string {
-	switch action {
-	case external.Kill:
-		return &c.Kill
-	case external.Start:
-		return &c.Start
-	case external.Stop:
-		return &c.Stop
-	case external.Pause:
-		return &c.Pause
-	case external.Resume:
-		return &c.Resume
-	case external.Partition:
-		return &c.Partition
-	case external.Slow:
-		return &c.Slow
-	}
-	return &c.Heal
 }
 
 // given says whether any external flag was set.
@@ -155,8 +135,8 @@ func (f ExternalFlags) apply(s *Spec) error {
 			return cli.Error(a+"-cmd", f.Commands.Of(a), err.Error(), "a shell command with placeholders")
 		}
 	}
-	if f.CommandTimeout <= 0 {
-		return cli.Error("cmd-timeout", f.CommandTimeout, "not positive", "a duration such as 60s")
+	if f.CommandTimeout < 0 {
+		return cli.Error("cmd-timeout", f.CommandTimeout, "negative", "a duration such as 60s (leave it out for 60s)")
 	}
 	s.External = x
 	return nil
@@ -206,11 +186,11 @@ func (f ExternalFlags) withFile() (ExternalFlags, error) {
 		f.Nodes = cf.Nodes
 	}
 	for _, a := range external.Actions() {
-		if p := cmdField(&f.Commands, a); *p == "" {
+		if p := f.Commands.Field(a); *p == "" {
 			*p = cf.Commands.Of(a)
 		}
 	}
-	if cf.CommandTimeout != "" && f.CommandTimeout == time.Minute {
+	if cf.CommandTimeout != "" && f.CommandTimeout == 0 {
 		d, err := time.ParseDuration(cf.CommandTimeout)
 		if err != nil {
 			return f, bad("command_timeout: " + err.Error())
@@ -432,11 +412,11 @@ func (x *External) topic(ctx context.Context, s Spec) (workload.TopicSpec, bool,
 	if err := workload.CreateTopic(ctx, x.Bootstrap, want, 30*time.Second); err != nil {
 		return want, false, nil, err
 	}
-	ex, _, err := workload.DescribeExisting(ctx, x.Bootstrap, want.Name)
+	configs, err := workload.TopicConfigs(ctx, x.Bootstrap, want.Name)
 	if err != nil {
 		return want, false, nil, err
 	}
-	return want, false, workload.Assumed(ex.Configs), nil
+	return want, false, workload.Assumed(configs), nil
 }
 
 // unsupported says which checks the external cluster cannot support:

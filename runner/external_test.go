@@ -96,6 +96,15 @@ func TestExternalKfake(t *testing.T) {
 // chaos cluster up does, for runs of the external runtime to test.
 func apartCluster(t *testing.T) *Cluster {
 	t.Helper()
+	c := testCluster(t, RuntimeLocal, false)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// testCluster starts three of chaos's brokers in runtime rt, with network
+// faults if withNet, with the runner's default settings.
+func testCluster(t *testing.T, rt string, withNet bool) *Cluster {
+	t.Helper()
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)
@@ -105,14 +114,13 @@ func apartCluster(t *testing.T) *Cluster {
 		t.Fatal(err)
 	}
 	st := DefaultSpec().Settings
-	c, err := StartCluster(context.Background(), RuntimeLocal, cluster.Spec{
+	c, err := StartCluster(context.Background(), rt, cluster.Spec{
 		Nodes: 3, BasePort: base, DataDir: t.TempDir(), ClusterID: NewClusterID(), Binary: bin,
 		ControllerArgs: st.ControllerArgs(), BrokerArgs: st.BrokerArgs(),
-	}, false)
+	}, withNet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Close)
 	return c
 }
 
@@ -288,7 +296,7 @@ func TestClusterFile(t *testing.T) {
 	}
 	s := DefaultSpec()
 	s.Runtime = RuntimeExternal
-	f := ExternalFlags{File: file, Commands: external.Commands{Kill: "docker kill {name}"}, CommandTimeout: time.Minute}
+	f := ExternalFlags{File: file, Commands: external.Commands{Kill: "docker kill {name}"}}
 	if err := f.apply(&s); err != nil {
 		t.Fatal(err)
 	}
@@ -300,11 +308,11 @@ func TestClusterFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"bootstrap": "h1:9092", "node": ["k1=h1:9092"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := ExternalFlags{File: file, CommandTimeout: time.Minute}.apply(&s)
+	err := ExternalFlags{File: file}.apply(&s)
 	if err == nil || !strings.Contains(err.Error(), `unknown field "node"`) {
 		t.Fatalf("a misspelt field: %v", err)
 	}
-	err = ExternalFlags{File: filepath.Join(dir, "none.json"), CommandTimeout: time.Minute}.apply(&s)
+	err = ExternalFlags{File: filepath.Join(dir, "none.json")}.apply(&s)
 	if err == nil || !strings.Contains(err.Error(), "--cluster-file") {
 		t.Fatalf("a missing file: %v", err)
 	}
@@ -317,7 +325,7 @@ func TestClusterFile(t *testing.T) {
 func TestNeedsMeetExternalWords(t *testing.T) {
 	all := external.Spec{Controller: &external.Node{Name: "c"}}
 	for _, a := range external.Actions() {
-		*cmdField(&all.Commands, a) = "true"
+		*all.Commands.Field(a) = "true"
 	}
 	supplied := map[string]bool{}
 	for _, f := range nemesis.Faults() {

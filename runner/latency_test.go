@@ -11,7 +11,6 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/internal/dockertest"
-	"github.com/chaos-isr/chaos/internal/testbin"
 	"github.com/chaos-isr/chaos/netfault"
 	"github.com/chaos-isr/chaos/workload"
 )
@@ -43,23 +42,8 @@ func TestRealLatency(t *testing.T) {
 
 func measureLatency(t *testing.T, rt string) {
 	const d = 50 * time.Millisecond
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := cluster.FreeBasePort("127.0.0.1", 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := DefaultSpec().Settings
 	ctx := context.Background()
-	c, err := StartCluster(ctx, rt, cluster.Spec{
-		Nodes: 3, BasePort: base, DataDir: t.TempDir(), ClusterID: NewClusterID(), Binary: bin,
-		ControllerArgs: settings.ControllerArgs(), BrokerArgs: settings.BrokerArgs(),
-	}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testCluster(t, rt, true)
 	defer c.Close()
 	t.Logf("delays via %s", c.Delays)
 	if rt == RuntimeDocker && c.Delays != netfault.Netem && c.Delays != netfault.Userspace {

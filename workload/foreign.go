@@ -109,6 +109,15 @@ func DescribeExisting(ctx context.Context, bootstrap []string, topic string) (Ex
 	return out, true, nil
 }
 
+// TopicConfigs are the configs the cluster describes for topic (what
+// Assumed reads), without the end offsets DescribeExisting also asks for.
+func TopicConfigs(ctx context.Context, bootstrap []string, topic string) (map[string]string, error) {
+	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	defer cl.Close()
+	desc, err := cl.DescribeTopic(ctx, topic)
+	return desc.Configs, err
+}
+
 // NotEmpty says why the topic cannot be tested, "" if it can: every
 // record in a test's topic must be one the test wrote, or the checkers
 // would judge records nobody in the history sent.

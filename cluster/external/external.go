@@ -100,27 +100,36 @@ const (
 // Actions lists them in the order flags are documented.
 func Actions() []string { return []string{Kill, Start, Stop, Pause, Resume, Partition, Slow, Heal} }
 
-// Of is the template for action.
+// Of is the template for action ("" for none, or no such action).
 func (c Commands) Of(action string) string {
-	switch action {
-	case Kill:
-		return c.Kill
-	case Start:
-		return c.Start
-	case Stop:
-		return c.Stop
-	case Pause:
-		return c.Pause
-	case Resume:
-		return c.Resume
-	case Partition:
-		return c.Partition
-	case Slow:
-		return c.Slow
-	case Heal:
-		return c.Heal
+	if f := c.Field(action); f != nil {
+		return *f
 	}
 	return ""
+}
+
+// Field is the template field of action, for flags and files to fill;
+// nil for no such action.
+func (c *Commands) Field(action string) *string {
+	switch action {
+	case Kill:
+		return &c.Kill
+	case Start:
+		return &c.Start
+	case Stop:
+		return &c.Stop
+	case Pause:
+		return &c.Pause
+	case Resume:
+		return &c.Resume
+	case Partition:
+		return &c.Partition
+	case Slow:
+		return &c.Slow
+	case Heal:
+		return &c.Heal
+	}
+	return nil
 }
 
 // Placeholders are what a template may name, with what each becomes.
@@ -457,33 +466,38 @@ func (c *Cluster) Partition(a, b []string) {
 }
 
 func (c *Cluster) partitionSide(side, other []string) {
-	var peers []Node
-	for _, name := range other {
-		if n, ok := c.byName(name); ok {
-			peers = append(peers, n)
-		} else {
-			c.fail(fmt.Errorf("partition: no node named %s", name))
-		}
-	}
-	for _, name := range side {
-		n, ok := c.byName(name)
-		if !ok {
-			c.fail(fmt.Errorf("partition: no node named %s", name))
-			continue
-		}
+	peers := c.named(Partition, other)
+	for _, n := range c.named(Partition, side) {
 		if err := c.run(context.Background(), Partition, n, peers); err != nil {
 			c.fail(err)
 		}
 	}
 }
 
+// named are the nodes called names, in order; a name no node has fails
+// the network fault (action) it was given for.
+func (c *Cluster) named(action string, names []string) []Node {
+	var out []Node
+	for _, name := range names {
+		if n, ok := c.byName(name); ok {
+			out = append(out, n)
+		} else {
+			c.fail(fmt.Errorf("%s: no node named %s", action, name))
+		}
+	}
+	return out
+}
+
+// others are every node but n.
+func (c *Cluster) others(n Node) []Node {
+	return slices.DeleteFunc(c.nodes(), func(p Node) bool { return p.Name == n.Name })
+}
+
 // HealAll runs the heal command on every node, with every other node as
 // its peers.
 func (c *Cluster) HealAll() {
-	all := c.nodes()
-	for _, n := range all {
-		peers := slices.DeleteFunc(slices.Clone(all), func(p Node) bool { return p.Name == n.Name })
-		if err := c.run(context.Background(), Heal, n, peers); err != nil {
+	for _, n := range c.nodes() {
+		if err := c.run(context.Background(), Heal, n, c.others(n)); err != nil {
 			c.fail(err)
 		}
 	}
@@ -494,40 +508,23 @@ func (c *Cluster) HealAll() {
 
 // Slow runs the slow command on from, with to as its peer.
 func (c *Cluster) Slow(from, to string, d time.Duration) {
-	c.slow(from, []string{to}, d)
+	for _, n := range c.named(Slow, []string{from}) {
+		c.slow(n, c.named(Slow, []string{to}), d)
+	}
 }
 
 // DelayAll runs the slow command on every node, with every other node as
 // its peers.
 func (c *Cluster) DelayAll(d time.Duration) {
 	for _, n := range c.nodes() {
-		var others []string
-		for _, o := range c.nodes() {
-			if o.Name != n.Name {
-				others = append(others, o.Name)
-			}
-		}
-		c.slow(n.Name, others, d)
+		c.slow(n, c.others(n), d)
 	}
 }
 
-func (c *Cluster) slow(from string, to []string, d time.Duration) {
+func (c *Cluster) slow(n Node, peers []Node, d time.Duration) {
 	c.mu.Lock()
 	c.cut = true
 	c.mu.Unlock()
-	n, ok := c.byName(from)
-	if !ok {
-		c.fail(fmt.Errorf("slow: no node named %s", from))
-		return
-	}
-	var peers []Node
-	for _, name := range to {
-		if p, ok := c.byName(name); ok {
-			peers = append(peers, p)
-		} else {
-			c.fail(fmt.Errorf("slow: no node named %s", name))
-		}
-	}
 	if err := c.runDelay(context.Background(), Slow, n, peers, d); err != nil {
 		c.fail(err)
 	}
