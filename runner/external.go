@@ -421,11 +421,12 @@ func (x *External) topic(ctx context.Context, s Spec) (workload.TopicSpec, bool,
 
 // unsupported says which checks the external cluster cannot support:
 // replica-divergence, when its brokers refuse replica reads.
-func (x *External) unsupported(ctx context.Context, topic string, partitions int32) map[string]string {
-	if why := workload.ReplicaReadsRefused(ctx, x.Bootstrap, topic, partitions); why != "" {
-		return map[string]string{checker.ReplicaDivergenceName: why}
+func (x *External) unsupported(ctx context.Context, topic string, partitions int32) (map[string]string, error) {
+	why, err := workload.ReplicaReadsRefused(ctx, x.Bootstrap, topic, partitions)
+	if why == "" || err != nil {
+		return nil, err
 	}
-	return nil
+	return map[string]string{checker.ReplicaDivergenceName: why}, nil
 }
 
 // stored is test.json's account of the external cluster.

@@ -305,7 +305,10 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	if err := s.checkerConfig().Validate(); err != nil {
 		return refuse(fmt.Errorf("topic %s: %w", topic.Name, err))
 	}
-	unsupported := x.unsupported(ctx, topic.Name, topic.Partitions)
+	unsupported, err := x.unsupported(ctx, topic.Name, topic.Partitions)
+	if err != nil {
+		return refuse(err)
+	}
 	// How long a slowed follower takes to leave the ISR is the cluster's
 	// replica.lag.time.max.ms: slow faults delay links beyond it.
 	lagKnown := false

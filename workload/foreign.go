@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/history"
@@ -136,22 +137,52 @@ func (t ExistingTopic) NotEmpty() string {
 // ReplicaReadsRefused asks every replica of each of topic's partitions
 // for a replica read (Fetch as the debug consumer, replica id -2), as the
 // final phase will, and says why the cluster cannot give them ("" if it
-// can): chaos's brokers answer it; Apache Kafka's refuse a follower's.
-func ReplicaReadsRefused(ctx context.Context, bootstrap []string, topic string, partitions int32) string {
+// can): chaos's brokers answer it; franz-go's kfake refuses a follower's.
+// Only a broker's refusal says so; a broker that cannot be asked at all is
+// an error, not a reason to leave a check out.
+func ReplicaReadsRefused(ctx context.Context, bootstrap []string, topic string, partitions int32) (string, error) {
 	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-probe", Timeout: 5 * time.Second})
 	defer cl.Close()
 	md, err := cl.Metadata(ctx, topic)
 	if err != nil {
-		return fmt.Sprintf("the metadata to find the replicas: %v", err)
+		return "", fmt.Errorf("asking for topic %s's replicas: %w", topic, err)
 	}
 	for p := range partitions {
 		for _, b := range slices.Sorted(slices.Values(md.Partitions[p].Replicas)) {
-			if _, err := cl.ReplicaRead(ctx, history.Key{Topic: topic, Partition: p}, b); err != nil {
-				return fmt.Sprintf("broker %d refused a replica read of partition %d (Fetch with replica id -2): %v", b, p, err)
+			err := replicaReadable(ctx, cl, history.Key{Topic: topic, Partition: p}, b)
+			var ke *kerr.Error
+			switch {
+			case errors.As(err, &ke):
+				return fmt.Sprintf("broker %d refused a replica read of partition %d (Fetch with replica id -2): %v", b, p, err), nil
+			case err != nil:
+				return "", fmt.Errorf("a replica read of partition %d at broker %d: %w", p, b, err)
 			}
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// replicaReadable asks broker b for a replica read of k until it answers
+// or refuses. A broker that has not heard of the new topic yet, or that
+// cannot be reached for a moment, has not refused: declaring the check
+// unsupported on such an answer would drop it from the verdict by chance.
+func replicaReadable(ctx context.Context, cl Client, k history.Key, b int32) error {
+	var last error
+	err := waitfor.Until(ctx, 200*time.Millisecond, 10*time.Second, func() (bool, error) {
+		_, last = cl.ReplicaRead(ctx, k, b)
+		var ke *kerr.Error
+		switch {
+		case last == nil:
+			return true, nil
+		case errors.As(last, &ke) && ke != kerr.UnknownTopicOrPartition:
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil && last == nil {
+		return err
+	}
+	return last
 }
 
 // BrokerConfig asks broker id for its config name (DescribeConfigs of a
