@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -358,7 +359,39 @@ func (l *Local) signal(id int, sig syscall.Signal, paused bool) error {
 		return err
 	}
 	n.paused = paused
+	if paused {
+		// kill(2) returns once the signal is queued; a thread running on
+		// another core stops only at its next return to user space, and
+		// could still answer a request meanwhile. A pause is in effect
+		// once every thread of the process is stopped.
+		waitStopped(n.PID(), time.Second)
+	}
 	return nil
+}
+
+// waitStopped waits up to limit until every thread of pid is stopped
+// (state T in /proc), as far as /proc says.
+func waitStopped(pid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(tasks) == 0 {
+			return
+		}
+		stopped := true
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			// The state follows the command name's closing parenthesis.
+			if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) && b[i+2] != 'T' && b[i+2] != 't' {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Restart starts a stopped or killed node again on its data directory and
