@@ -185,10 +185,15 @@ func Unseen(h *History) Result {
 			f.undecide(h.truncation(s.vid), "unseen-undecided", 1)
 		}
 	}
-	if acked == 0 {
+	switch {
+	case acked == 0 && h.cfg.Acks == 0:
+		f.notApplicable("acks=0: no send is acknowledged, so none can be unseen; records that were read and then lost are lost-write's")
+	case acked == 0:
 		f.noEvidence("no send was acknowledged")
-	} else if n := f.stats["unseen-undecided"]; n > 0 {
-		f.note("%d acknowledged values were never read, and the final phase did not read far enough (or at all) to tell whether they are lost", n)
+	default:
+		if n := f.stats["unseen-undecided"]; n > 0 {
+			f.note("%d acknowledged values were never read, and the final phase did not read far enough (or at all) to tell whether they are lost", n)
+		}
 	}
 	return f.result()
 }
@@ -403,7 +408,10 @@ func NonmonotonicSend(h *History) Result {
 		}
 		prev[k] = last{s.offset, s.done, s.vid}
 	}
-	if pairs == 0 {
+	switch {
+	case pairs == 0 && h.cfg.Acks == 0:
+		f.notApplicable("acks=0: no send is acknowledged with an offset, so a producer's sends have no order to compare")
+	case pairs == 0:
 		f.noEvidence("no process had two acknowledged sends to one partition")
 	}
 	return f.result()

@@ -154,10 +154,10 @@ func AckBelowMinISR(h *History) Result {
 	cfg := h.cfg
 	switch {
 	case cfg.Acks >= 0:
-		f.noEvidence("acks=%d: min.insync.replicas binds only acks=-1 writes", cfg.Acks)
+		f.notApplicable("acks=%d: min.insync.replicas binds only acks=-1 writes", cfg.Acks)
 		return f.result()
 	case cfg.MinInsyncReplicas <= 1:
-		f.noEvidence("min.insync.replicas=%d: an ISR always holds its leader, so it is never below", cfg.MinInsyncReplicas)
+		f.notApplicable("min.insync.replicas=%d: an ISR always holds its leader, so it is never below", cfg.MinInsyncReplicas)
 		return f.result()
 	}
 	lag := cfg.metadataLag()

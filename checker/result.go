@@ -112,6 +112,13 @@ type Result struct {
 	// by design (Config.Unsupported, NotChecked says why); the verdict
 	// leaves it out.
 	Unsupported bool `json:"unsupported,omitempty"`
+	// NotApplicable: the configuration by its nature gives the check
+	// nothing to judge (under acks=0 no send is acknowledged, so no
+	// acknowledged send can be unseen; under acks=1 min.insync.replicas
+	// binds nothing). NotChecked says why; the verdict leaves it out, as
+	// Jepsen leaves out a checker a test does not run. Evidence missing
+	// for any other reason is not this: it leaves the result unknown.
+	NotApplicable bool `json:"not_applicable,omitempty"`
 	// Examples are op indexes (history.Op.Index) of a few instances,
 	// sorted, at most MaxExamples: forbidden instances first, then
 	// permitted ones.
@@ -139,6 +146,11 @@ type Result struct {
 
 // Found reports whether the checker found at least one instance.
 func (r Result) Found() bool { return r.Valid == Invalid }
+
+// Judged reports whether the check ran on evidence: it is neither not
+// applicable to the configuration, nor unsupported by the cluster, nor
+// without evidence.
+func (r Result) Judged() bool { return !r.NotApplicable && !r.Unsupported && r.NotChecked == "" }
 
 // Stance says what the configuration permits of the anomaly: "yes" (every
 // cause), "no" (none) or "partly" (some causes: which, Permits says).
@@ -184,9 +196,11 @@ type finding struct {
 	// unknown: evidence is missing.
 	unknown    bool
 	notChecked string
-	bad, ok    examples
-	notes      []string
-	stats      map[string]int64
+	// na: the configuration gives the check nothing to judge.
+	na      bool
+	bad, ok examples
+	notes   []string
+	stats   map[string]int64
 }
 
 type examples struct {
@@ -254,6 +268,14 @@ func (f *finding) noEvidence(format string, args ...any) {
 	f.missing("not checked: %s", f.notChecked)
 }
 
+// notApplicable says the configuration gives the checker nothing to
+// judge, by its nature: not checked, and left out of the verdict.
+func (f *finding) notApplicable(format string, args ...any) {
+	f.notChecked = fmt.Sprintf(format, args...)
+	f.na = true
+	f.note("not applicable: %s", f.notChecked)
+}
+
 // note adds a detail that is not an instance (why a checker is unknown).
 func (f *finding) note(format string, args ...any) {
 	if len(f.notes) < MaxExamples {
@@ -274,6 +296,11 @@ func (f *finding) stat(name string, v int64) {
 func (f *finding) result() Result {
 	r := Result{Name: f.name, Count: f.count, Forbidden: f.forbidden, Causes: f.causes, Undecided: f.undecided,
 		NotChecked: f.notChecked, Stats: f.stats, Why: f.perm.Why, Permits: f.perm.Causes}
+	if f.na && f.count == 0 && f.open == 0 {
+		r.Valid, r.NotApplicable, r.Expected = Unknown, true, true
+		r.Details = f.notes
+		return r
+	}
 	r.Details = slices.Concat(f.bad.details, f.ok.details, f.notes)
 	r.Examples = slices.Concat(f.bad.ops, f.ok.ops)
 	r.Examples = r.Examples[:min(len(r.Examples), MaxExamples)]
@@ -365,7 +392,7 @@ func verdict(rs []Result) Validity {
 		switch {
 		case r.Forbidden > 0:
 			return Invalid
-		case r.Valid != Valid && !r.Expected && !r.Unsupported:
+		case r.Valid != Valid && !r.Expected && !r.Unsupported && !r.NotApplicable:
 			v = Unknown
 		}
 	}

@@ -340,7 +340,7 @@ func (v *reportView) verdict(d RunData) {
 	default:
 		var parts []string
 		for _, res := range r.Results {
-			if res.Valid != checker.Valid && !res.Expected && res.Forbidden == 0 && !res.Unsupported {
+			if res.Valid != checker.Valid && !res.Expected && res.Forbidden == 0 && !res.Unsupported && !res.NotApplicable {
 				parts = append(parts, res.Name)
 			}
 		}
@@ -451,20 +451,25 @@ func verdictNotes(r *checker.Results) []string {
 // ones the cluster cannot support, left out of the verdict, apart from
 // the ones that lacked evidence, which leave it unknown.
 func checksRan(r *checker.Results) []string {
-	var cannot, noEvidence []string
+	var cannot, noEvidence, na []string
 	for _, x := range r.Results {
 		switch {
+		case x.NotApplicable:
+			na = append(na, fmt.Sprintf("%s (%s)", x.Name, x.NotChecked))
 		case x.Unsupported:
 			cannot = append(cannot, fmt.Sprintf("%s (%s)", x.Name, x.NotChecked))
 		case x.Valid == checker.Unknown && x.NotChecked != "":
 			noEvidence = append(noEvidence, fmt.Sprintf("%s (%s)", x.Name, x.NotChecked))
 		}
 	}
-	if len(cannot)+len(noEvidence) == 0 {
+	if len(cannot)+len(noEvidence)+len(na) == 0 {
 		return nil
 	}
-	ran := len(r.Results) - len(cannot) - len(noEvidence)
+	ran := len(r.Results) - len(cannot) - len(noEvidence) - len(na)
 	out := []string{fmt.Sprintf("Checked: %d of %d checks.", ran, len(r.Results))}
+	if len(na) > 0 {
+		out = append(out, "Not applicable to this configuration (left out of the verdict): "+strings.Join(na, "; ")+".")
+	}
 	if len(cannot) > 0 {
 		out = append(out, "Not checked, because the cluster cannot support it (left out of the verdict): "+strings.Join(cannot, "; ")+".")
 	}
@@ -484,6 +489,8 @@ func status(r checker.Result) (short, long, class string) {
 		return "found, cause undecided", "seen; whether its cause is one the configuration permits could not be told", "unknown"
 	case r.Valid == checker.Invalid:
 		return "found (permitted)", "seen, and permitted by the configuration", "expected"
+	case r.NotApplicable:
+		return "not applicable", "not applicable to this configuration: " + r.NotChecked, "none"
 	case r.Unsupported:
 		return "not checked", "not checked: the cluster cannot support it: " + r.NotChecked, "none"
 	case r.Valid == checker.Unknown && r.NotChecked != "":

@@ -32,7 +32,10 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 	fmt.Fprintln(tw, "ANOMALY\tRESULT\tCOUNT\tPERMITTED\tEXAMPLE OPS")
 	for _, r := range res.Results {
 		result := map[checker.Validity]string{checker.Valid: "none", checker.Invalid: "FOUND", checker.Unknown: "unknown"}[r.Valid]
-		if r.NotChecked != "" && r.Valid == checker.Unknown {
+		switch {
+		case r.NotApplicable:
+			result = "n/a"
+		case r.NotChecked != "" && r.Valid == checker.Unknown:
 			result = "not checked"
 		}
 		count := fmt.Sprint(r.Count)
@@ -43,7 +46,11 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 		for _, e := range r.Examples {
 			ex = append(ex, fmt.Sprint(e))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, result, count, r.Stance(), strings.Join(ex, " "))
+		stance := r.Stance()
+		if r.NotApplicable {
+			stance = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, result, count, stance, strings.Join(ex, " "))
 	}
 	tw.Flush()
 	for _, r := range res.Results {
@@ -52,6 +59,8 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 		}
 		tag := "unexpected"
 		switch {
+		case r.NotApplicable:
+			tag = "not applicable to this configuration"
 		case r.Unsupported:
 			tag = "not checked: the cluster cannot support it"
 		case r.NotChecked != "" && r.Valid == checker.Unknown:
@@ -85,7 +94,7 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 	default:
 		var open []string
 		for _, r := range res.Results {
-			if r.Valid != checker.Valid && !r.Expected && r.Forbidden == 0 && !r.Unsupported {
+			if r.Valid != checker.Valid && !r.Expected && r.Forbidden == 0 && !r.Unsupported && !r.NotApplicable {
 				open = append(open, r.Name)
 			}
 		}
