@@ -80,8 +80,9 @@ func (h *History) at(pos int32) int64 {
 // or the final phase's converge operation completing ok (which covers
 // every partition), whichever completed first; -1 if neither. watched is
 // the latest time the tester saw p not converged after the heal: an
-// unconverged sample's invocation, or the converge operation's failure.
-func (h *History) convergedAt(pi int, heal int64) (at, watched int64) {
+// unconverged sample's invocation, or the converge operation's failure;
+// seen says what the last such sample saw.
+func (h *History) convergedAt(pi int, heal int64) (at, watched int64, seen string) {
 	at, watched = -1, -1
 	for _, s := range h.parts[pi].samples {
 		t := h.at(s.inv)
@@ -94,7 +95,17 @@ func (h *History) convergedAt(pi int, heal int64) (at, watched int64) {
 			}
 			continue
 		}
-		watched = max(watched, t)
+		if t >= watched {
+			watched = t
+			switch op := &h.Ops[s.done]; {
+			case s.view:
+				seen = fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, s.isr, op.Value.Replicas, op.Index)
+			case op.Type == history.OK:
+				seen = fmt.Sprintf("no leader (op %d)", op.Index)
+			default:
+				seen = fmt.Sprintf("no answer: %s (op %d)", op.Error, op.Index)
+			}
+		}
 	}
 	for _, c := range h.converges {
 		if h.at(c.inv) < heal || c.done < 0 {
@@ -106,9 +117,11 @@ func (h *History) convergedAt(pi int, heal int64) (at, watched int64) {
 			}
 			continue
 		}
-		watched = max(watched, h.at(c.done))
+		if t := h.at(c.done); t >= watched {
+			watched, seen = t, fmt.Sprintf("the final phase gave up: %s (op %d)", h.Ops[c.done].Error, h.Ops[c.done].Index)
+		}
 	}
-	return at, watched
+	return at, watched, seen
 }
 
 // livenessParts are the indexes of the partitions the liveness checks
@@ -132,7 +145,7 @@ func LivenessSummary(h *History) *Liveness {
 	}
 	l := &Liveness{BoundMs: bound / int64(time.Millisecond), HealMs: heal / int64(time.Millisecond)}
 	for _, pi := range h.livenessParts() {
-		at, _ := h.convergedAt(pi, heal)
+		at, _, _ := h.convergedAt(pi, heal)
 		after := int64(-1)
 		if at >= 0 {
 			after = (at - heal) / int64(time.Millisecond)
@@ -155,7 +168,7 @@ func NoConvergence(h *History) Result {
 	}
 	judged := int64(0)
 	for _, pi := range h.livenessParts() {
-		at, watched := h.convergedAt(pi, heal)
+		at, watched, seen := h.convergedAt(pi, heal)
 		k := h.key(int32(pi))
 		switch {
 		case at >= 0 && at-heal <= bound:
@@ -166,8 +179,8 @@ func NoConvergence(h *History) Result {
 				k, secs(at-heal), secs(heal), secs(bound)))
 		case watched-heal >= bound:
 			judged++
-			f.add(Unexplained, fmt.Sprintf("%s never had a leader and a full ISR after the last heal (at %s): still not at %s, %s later; the liveness bound is %s",
-				k, secs(heal), secs(watched), secs(watched-heal), secs(bound)))
+			f.add(Unexplained, fmt.Sprintf("%s never had a leader and a full ISR after the last heal (at %s): still not at %s, %s later (%s); the liveness bound is %s",
+				k, secs(heal), secs(watched), secs(watched-heal), seen, secs(bound)))
 		default:
 			f.undecide(Unexplained, "no-convergence-undecided", 1)
 		}

@@ -195,10 +195,11 @@ func (d *nemDriver) stop() error {
 // every partition from its leader (again while it fails, until the bound
 // has passed) and every replica's whole log.
 func (s *simulation) final() {
-	logf(s.opts, "final phase: waiting up to %s for the cluster to converge", s.spec.ConvergeTimeout)
 	cl := newClient(s.w, workload.ClientOptions{ID: "chaos-final", Timeout: s.cfg.RequestTimeout + 2*time.Second})
 	start := s.w.now()
-	deadline := start + s.cfg.ConvergeWait(s.spec.ConvergeTimeout, s.rec.LastFault(), start)
+	wait := s.cfg.ConvergeWait(s.spec.ConvergeTimeout, s.rec.LastFault(), start)
+	logf(s.opts, "final phase: waiting up to %s for the cluster to converge", wait)
+	deadline := start + wait
 	tick := newTicker(start, 200*time.Millisecond)
 	proc := s.rec.NewProcess()
 	inv := workload.ConvergeInvoke(proc, s.cfg.Topic)
@@ -293,7 +294,7 @@ func (s *simulation) finalReads(cl *client, proc int, md workload.Metadata) {
 			if s.conv.Converged {
 				logf(s.opts, "converged after %s; final reads done", s.conv.Waited)
 			} else {
-				logf(s.opts, "did NOT converge within %s: %s", s.spec.ConvergeTimeout, s.conv.Why)
+				logf(s.opts, "did NOT converge within %s: %s", s.conv.Waited, s.conv.Why)
 			}
 			s.finished = true
 			return
