@@ -85,9 +85,9 @@ type Finding struct{ Attempt }
 
 // Result is the whole hunt.
 type Result struct {
-	Runs                           int
+	Runs                            int
 	Valid, Invalid, Unknown, Errors int
-	Elapsed                        time.Duration
+	Elapsed                         time.Duration
 	// Coverage is how many sequences the hunt saw; Growth the coverage
 	// after each run, in run order, so that a plateau shows.
 	Coverage int

@@ -74,7 +74,7 @@ func time_(rng *rand.Rand, d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	return time.Duration(rng.Int64N(int64(d)+1)).Round(time.Millisecond)
+	return time.Duration(rng.Int64N(int64(d) + 1)).Round(time.Millisecond)
 }
 
 // fixOverlapLoss keeps a mutated schedule one the guarantee model judges:
