@@ -73,6 +73,7 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
 	_ = fl.MarkHidden("spec-file")
 	_ = fl.MarkHidden("outcome-file")
+	groupFlags(cmd, runGroups())
 	return cmd, f
 }
 

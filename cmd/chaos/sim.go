@@ -80,6 +80,7 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 	// A simulation has no runtime to choose and no ports.
 	_ = fl.MarkHidden("runtime")
 	_ = fl.MarkHidden("base-port")
+	groupFlags(cmd, simGroups())
 	return cmd, f
 }
 
