@@ -194,7 +194,7 @@ func commandReference() string {
 			fmt.Fprintf(&b, "\n```text\n%s\n```\n", strings.TrimRight(long, "\n"))
 		}
 		for _, s := range flagSections(c) {
-			fmt.Fprintf(&b, "\n%s:\n\n<!-- flags: %s -->\n| Flag | Default | Meaning |\n|---|---|---|\n", s.Title, c.CommandPath())
+			fmt.Fprintf(&b, "\n**%s**\n\n<!-- flags: %s -->\n| Flag | Default | Meaning |\n|---|---|---|\n", s.Title, c.CommandPath())
 			s.Flags.VisitAll(func(f *pflag.Flag) {
 				if f.Hidden {
 					return
@@ -521,6 +521,101 @@ func TestExternalDocClusterFile(t *testing.T) {
 	for _, a := range external.Actions() {
 		if !strings.Contains(p, "`"+a+"`") {
 			t.Errorf("docs/external.md's cluster file commands leave out %q (--%s-cmd)", a, a)
+		}
+	}
+}
+
+// TestCampaignHelpSizes: chaos campaign --help says each preset's size as
+// the preset plans it: its cells (counted in the plan, not in the help's
+// own arithmetic), runs per cell and time limit.
+func TestCampaignHelpSizes(t *testing.T) {
+	root := newRoot()
+	var help strings.Builder
+	root.SetOut(&help)
+	root.SetArgs([]string{"campaign", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range campaign.PresetNames() {
+		spec, _ := campaign.Preset(name)
+		plan, err := planCampaign(spec, t.TempDir())
+		if err != nil {
+			t.Fatalf("preset %s: %v", name, err)
+		}
+		want := fmt.Sprintf("%d cells x %d ", len(plan.Cells), spec.Runs)
+		line := regexp.MustCompile(`(?m)^  ` + name + `\s.*\n\s+(.*)$`).FindStringSubmatch(help.String())
+		if line == nil || !strings.HasPrefix(line[1], want) {
+			t.Errorf("chaos campaign --help on preset %s: %q, want it to start %q (the plan's size)", name, line, want)
+		}
+	}
+}
+
+// TestDocsSayWhatSimTests: the README, docs/simulation.md and chaos sim
+// --help say plainly that chaos sim tests chaos's own broker, not Apache
+// Kafka.
+func TestDocsSayWhatSimTests(t *testing.T) {
+	text := docText(t)
+	root := newRoot()
+	var help strings.Builder
+	root.SetOut(&help)
+	root.SetArgs([]string{"sim", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for where, s := range map[string]string{"README.md": text["README.md"], "docs/simulation.md": text["docs/simulation.md"], "chaos sim --help": help.String()} {
+		s = strings.Join(strings.Fields(s), " ")
+		if !regexp.MustCompile(`(?i)tests:? chaos's own broker[^.]*, not Apache Kafka`).MatchString(s) {
+			t.Errorf("%s does not say that chaos sim tests chaos's own broker, not Apache Kafka", where)
+		}
+	}
+}
+
+// TestDocLinks: every link of the README and docs/ to a file of the
+// repository leads to one that exists, to a heading it has when it names
+// one, and never outside the repository: the docs document themselves.
+func TestDocLinks(t *testing.T) {
+	text := docText(t)
+	anchors := map[string]map[string]bool{}
+	for page, md := range text {
+		anchors[page] = map[string]bool{}
+		seen := map[string]int{}
+		for _, l := range proseLines(md) {
+			if m := regexp.MustCompile(`^#+ (.*)$`).FindStringSubmatch(l); m != nil {
+				a := anchor(m[1])
+				if n := seen[a]; n > 0 {
+					anchors[page][fmt.Sprintf("%s-%d", a, n)] = true
+				} else {
+					anchors[page][a] = true
+				}
+				seen[a]++
+			}
+		}
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for page, md := range text {
+		for n, l := range proseLines(md) {
+			for _, m := range link.FindAllStringSubmatch(l, -1) {
+				target := m[1]
+				if regexp.MustCompile(`^[a-z]+:`).MatchString(target) {
+					continue // http:, https:, mailto:
+				}
+				file, frag, _ := strings.Cut(target, "#")
+				dest := page
+				if file != "" {
+					dest = filepath.ToSlash(filepath.Clean(filepath.Join(filepath.Dir(page), file)))
+				}
+				if strings.HasPrefix(dest, "../") || strings.Contains(target, "shared/") {
+					t.Errorf("%s:%d: (%s) leads outside the repository", page, n, target)
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(repoRoot(t), dest)); err != nil {
+					t.Errorf("%s:%d: (%s): no such file", page, n, target)
+					continue
+				}
+				if frag != "" && anchors[dest] != nil && !anchors[dest][frag] {
+					t.Errorf("%s:%d: (%s): %s has no heading #%s", page, n, target, dest, frag)
+				}
+			}
 		}
 	}
 }
