@@ -55,7 +55,7 @@ var (
 		"replica-fetch-wait-max-ms", "heartbeat-interval-ms", "session-timeout-ms", "fsync", "lose-unsynced",
 		"no-auto-create-topics")
 	workloadGroup = group("Workload flags", "acks", "time-limit", "seed", "concurrency", "consumers", "rate",
-		"retries", "idempotent", "max-in-flight", "request-timeout", "converge-timeout", "monitor-interval")
+		"retries", "idempotent", "max-in-flight", "request-timeout", "converge-timeout", "liveness-bound", "monitor-interval")
 	outputGroup = group("Output flags", "name", "store", "quiet")
 )
 
@@ -113,8 +113,16 @@ func checkGroups() []flagGroup {
 	return []flagGroup{
 		group("Configuration flags (what the guarantee model assumes)", "acks", "min-insync-replicas", "election", "replication-factor",
 			"faults", "lose-unsynced", "fsync", "client-retries", "idempotent", "max-in-flight"),
-		group("Checker flags", "linearizable-timeout", "skip-linearizability"),
+		group("Checker flags", "linearizable-timeout", "skip-linearizability", "liveness-bound"),
 		group("Output flags", "out"),
+	}
+}
+
+func huntGroups() []flagGroup {
+	return []flagGroup{
+		group("Search flags", "runs", "time", "parallel", "seed", "shard", "keep-going", "no-feedback", "shrink-runs"),
+		group("Scenario flags", "draw-config", "acks", "min-insync-replicas", "election", "nemesis", "bug"),
+		group("Output flags", "store", "quiet"),
 	}
 }
 

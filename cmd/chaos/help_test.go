@@ -76,8 +76,8 @@ func TestFlagGroups(t *testing.T) {
 			t.Errorf("%s --help: --help is not in the last block, Flags:\n%s", cmd.CommandPath(), help.String())
 		}
 	}
-	if grouped < 6 {
-		t.Errorf("only %d commands have grouped help; run, sim, campaign, cluster up, broker and check should", grouped)
+	if grouped < 7 {
+		t.Errorf("only %d commands have grouped help; run, sim, campaign, cluster up, broker, check and hunt should", grouped)
 	}
 }
 
