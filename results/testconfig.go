@@ -34,6 +34,10 @@ type TestConfig struct {
 	// (chaos run --nemesis-overlap); the schedule holds the composites drawn.
 	NemesisOverlap int           `json:"nemesis_overlap,omitempty"`
 	Converge       time.Duration `json:"converge_timeout"`
+	// MonitorInterval is how often the monitor sampled; absent in runs
+	// recorded before it was kept (which sampled every 250ms), and in
+	// runs without a monitor.
+	MonitorInterval time.Duration `json:"monitor_interval,omitempty"`
 	// LivenessBound is how long after the last heal the cluster had to
 	// converge and serve again (the liveness checks' bound); absent in
 	// runs recorded before the checks, which are then not judged.
@@ -55,8 +59,13 @@ type ClusterConfig struct {
 	SessionTimeoutMs     int64  `json:"session_timeout_ms"`
 	ReplicaLagTimeMaxMs  int64  `json:"replica_lag_time_max_ms"`
 	ReplicaLagMaxMessage int64  `json:"replica_lag_max_messages"`
-	Fsync                string `json:"fsync"`
-	LoseUnsynced         bool   `json:"lose_unsynced"`
+	// ReplicaFetchWaitMaxMs and HeartbeatIntervalMs are the brokers'
+	// fetch wait and heartbeat; absent (0) in runs recorded before they
+	// were, which took the brokers' defaults.
+	ReplicaFetchWaitMaxMs int32  `json:"replica_fetch_wait_max_ms,omitempty"`
+	HeartbeatIntervalMs   int64  `json:"heartbeat_interval_ms,omitempty"`
+	Fsync                 string `json:"fsync"`
+	LoseUnsynced          bool   `json:"lose_unsynced"`
 	// Bugs are the bugs planted in the cluster on purpose (chaos bugs),
 	// by name; none in a real test. The guarantee model does not know of
 	// them: a bug shows as an anomaly the configuration forbids, or not.

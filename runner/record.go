@@ -39,12 +39,14 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 			ReplicationFactor: s.Settings.ReplicationFactor, MinInsyncReplicas: s.Settings.MinInsyncReplicas,
 			Election: s.Settings.Election, SessionTimeoutMs: s.Settings.SessionTimeoutMs,
 			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
+			ReplicaFetchWaitMaxMs: s.Settings.ReplicaFetchWaitMaxMs, HeartbeatIntervalMs: s.Settings.HeartbeatIntervalMs,
 			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced, Bugs: s.Settings.Bugs,
 		},
 		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), ScheduleGiven: len(s.Windows) > 0,
-		NemesisOverlap: s.NemesisOverlap,
-		Converge:       s.ConvergeTimeout,
-		LivenessBound:  s.LivenessBound,
+		NemesisOverlap:  s.NemesisOverlap,
+		Converge:        s.ConvergeTimeout,
+		MonitorInterval: s.MonitorInterval,
+		LivenessBound:   s.LivenessBound,
 	}
 }
 

@@ -12,9 +12,10 @@ import (
 // Windows (a real run drew them from its seed and a nemesis interval
 // that test.json does not keep; the windows are what ran). Its faults are
 // the windows' kinds: a kind asked for that no window planned never ran.
-// What test.json does not record takes chaos run's defaults: the
-// followers' fetch wait, the heartbeat interval, topic auto-creation and
-// the monitor's interval. Store, Runtime and Command are left for the
+// What test.json does not record takes chaos run's defaults: topic
+// auto-creation, and in runs recorded before they were kept, the
+// followers' fetch wait, the heartbeat interval and the monitor's
+// interval (a run without a monitor is replayed with one). Store, Runtime and Command are left for the
 // caller to set.
 func StoredSpec(tc results.TestConfig) Spec {
 	s := DefaultSpec()
@@ -26,6 +27,15 @@ func StoredSpec(tc results.TestConfig) Spec {
 	st.SessionTimeoutMs, st.ReplicaLagTimeMaxMs, st.ReplicaLagMaxMessages = c.SessionTimeoutMs, c.ReplicaLagTimeMaxMs, c.ReplicaLagMaxMessage
 	st.Fsync, st.LoseUnsynced, st.Partitions = c.Fsync, c.LoseUnsynced, w.Partitions
 	st.Bugs = c.Bugs
+	if c.ReplicaFetchWaitMaxMs > 0 {
+		st.ReplicaFetchWaitMaxMs = c.ReplicaFetchWaitMaxMs
+	}
+	if c.HeartbeatIntervalMs > 0 {
+		st.HeartbeatIntervalMs = c.HeartbeatIntervalMs
+	}
+	if tc.MonitorInterval > 0 {
+		s.MonitorInterval = tc.MonitorInterval
+	}
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = w.Acks, w.Concurrency, w.Consumers, w.Rate
 	s.TimeLimit, s.RequestTimeout, s.ConvergeTimeout = w.TimeLimit, w.RequestTimeout, tc.Converge
 	s.LivenessBound = tc.LivenessBound

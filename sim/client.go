@@ -33,6 +33,7 @@ type client struct {
 	conns     map[int32]*conn
 	addrs     map[int32]string
 	parts     map[history.Key]workload.PartitionState
+	epochs    map[history.Key]int32 // the highest leader epoch heard of each partition (workload.Learn)
 	refreshed time.Duration
 	producer  *workload.Producer
 	// closed: the process was replaced; answers still on their way are
@@ -43,7 +44,7 @@ type client struct {
 func newClient(w *world, o workload.ClientOptions) *client {
 	return &client{
 		w: w, bootstrap: w.bootstrap(), timeout: o.Timeout, produceTimeout: o.ProduceTimeout,
-		conns: map[int32]*conn{}, addrs: map[int32]string{}, parts: map[history.Key]workload.PartitionState{},
+		conns: map[int32]*conn{}, addrs: map[int32]string{}, parts: map[history.Key]workload.PartitionState{}, epochs: map[history.Key]int32{},
 		refreshed: -workload.MetadataMaxAge - 1, producer: workload.NewProducer(o.Retries, o.Idempotent),
 	}
 }
@@ -276,7 +277,7 @@ func (c *client) apply(topic string, md *kmsg.MetadataResponse) {
 	}
 	got := workload.MetadataAnswer(md, topic, "")
 	for _, p := range slices.Sorted(maps.Keys(got.Partitions)) {
-		c.parts[history.Key{Topic: topic, Partition: p}] = got.Partitions[p]
+		workload.Learn(c.parts, c.epochs, history.Key{Topic: topic, Partition: p}, got.Partitions[p])
 	}
 }
 

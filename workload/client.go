@@ -148,6 +148,22 @@ type PartitionState struct {
 	Replicas []int32
 }
 
+// Learn takes what a metadata answer says of partition k into parts,
+// unless it names an older leader epoch than one the client heard before
+// (epochs, the highest heard of each partition, which outlives a partition
+// forgotten after a refusal so that the next answer is held against it): a
+// broker cut off from the controller still answers as the leader it was
+// (a zombie), and a client that took its word would follow it back to a
+// log without the records it had already read. Kafka's clients ignore such
+// metadata too (KIP-320).
+func Learn(parts map[history.Key]PartitionState, epochs map[history.Key]int32, k history.Key, got PartitionState) {
+	if e, ok := epochs[k]; ok && got.Epoch < e {
+		return
+	}
+	epochs[k] = got.Epoch
+	parts[k] = got
+}
+
 // TopicDescription is a topic as the cluster describes it.
 type TopicDescription struct {
 	// Replicas are each partition's replicas.

@@ -43,6 +43,7 @@ type tcpClient struct {
 	conns     map[int32]*tcpConn
 	addrs     map[int32]string
 	parts     map[history.Key]PartitionState
+	epochs    map[history.Key]int32 // the highest leader epoch heard of each partition (Learn)
 	refreshed time.Time
 	producer  *Producer
 }
@@ -51,7 +52,7 @@ func newTCPClient(bootstrap []string, o ClientOptions) *tcpClient {
 	return &tcpClient{
 		bootstrap: bootstrap, timeout: o.Timeout, produceTimeout: o.ProduceTimeout,
 		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(o.ID)),
-		conns:  map[int32]*tcpConn{}, addrs: map[int32]string{}, parts: map[history.Key]PartitionState{},
+		conns:  map[int32]*tcpConn{}, addrs: map[int32]string{}, parts: map[history.Key]PartitionState{}, epochs: map[history.Key]int32{},
 		producer: NewProducer(o.Retries, o.Idempotent),
 	}
 }
@@ -354,7 +355,7 @@ func (c *tcpClient) apply(topic string, md *kmsg.MetadataResponse) {
 			continue
 		}
 		for _, p := range t.Partitions {
-			c.parts[history.Key{Topic: topic, Partition: p.Partition}] = partitionState(p)
+			Learn(c.parts, c.epochs, history.Key{Topic: topic, Partition: p.Partition}, partitionState(p))
 		}
 	}
 }
