@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/sim"
 )
 
 func base(t testing.TB, bugs ...string) runner.Spec {
@@ -35,7 +36,7 @@ func TestHuntExplore(t *testing.T) {
 		b.Store = st
 	}
 	res, err := Run(context.Background(), Options{Base: b, Seed: seed + 1, Runs: n, Parallel: 2,
-		Feedback: os.Getenv("CHAOS_HUNT_FEEDBACK") != "", KeepGoing: os.Getenv("CHAOS_HUNT_KEEPGOING") != "",
+		Feedback: os.Getenv("CHAOS_HUNT_FEEDBACK") != "", KeepGoing: os.Getenv("CHAOS_HUNT_KEEPGOING") != "", Command: sim.ReplayCommand,
 		Progress: func(p Progress) {
 			if p.Run%50 == 0 || p.Last.Outcome.ExitCode() != 0 {
 				t.Logf("run %d %s: %s valid %d invalid %d unknown %d errors %d coverage %d corpus %d (%s %v)", p.Run, p.Elapsed.Round(time.Second),
