@@ -32,7 +32,7 @@ type Options struct {
 func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	h := NewHistory(ops, cfg)
 	checks := []func(*History) Result{
-		LostWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicSend,
+		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
 		AckBelowMinISR,
 	}

@@ -26,7 +26,7 @@ func runAll(t *testing.T, ops []history.Op) map[string]Result {
 	}
 	out := map[string]Result{}
 	for _, c := range []func(*History) Result{
-		LostWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicSend,
+		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
 		AckBelowMinISR,
 	} {

@@ -173,6 +173,7 @@ type faultLog struct {
 	failed   int        // windows whose start reported an error
 	firstErr string     // the first such error, with its op, to say why
 	ops      int        // nemesis operations of any kind
+	crashes  []FaultRun // crashes of nodes, each as the kill it amounts to
 }
 
 func (l *faultLog) add(op *history.Op) {
@@ -200,13 +201,31 @@ func (l *faultLog) add(op *history.Op) {
 	l.started = append(l.started, r)
 }
 
-// ran is what the model judges by: the windows that started if the
-// history records its faults; else the declared kinds.
-func (l *faultLog) ran(cfg Config) []FaultRun {
-	if l.ops > 0 || cfg.FaultsRecorded {
-		return l.started
+// crash counts a node's crash (history.Crash) as the fault it physically
+// is: a kill of that node, with its disk as a kill leaves it, so that what
+// the crash caused is judged as a kill's doing (a broker that loses its
+// unsynced writes when it dies makes it F2, as a kill does) and the crash
+// itself as the anomaly crash. A crash of the controller (no broker id)
+// kills no broker: F1.
+func (l *faultLog) crash(op *history.Op) {
+	r := FaultRun{Kind: CrashName}
+	if op.Value != nil && op.Value.Broker != nil {
+		r.KilledBrokers = 1
 	}
-	return declared(cfg)
+	l.crashes = append(l.crashes, r)
+}
+
+// ran is what the model judges by: the windows that started if the
+// history records its faults, else the declared kinds; and the crashes.
+func (l *faultLog) ran(cfg Config) []FaultRun {
+	runs := declared(cfg)
+	if l.ops > 0 || cfg.FaultsRecorded {
+		runs = l.started
+	}
+	if len(l.crashes) == 0 {
+		return runs
+	}
+	return append(slices.Clone(runs), l.crashes...)
 }
 
 // kinds lists the kinds that started at least once, sorted.
@@ -389,5 +408,6 @@ func permitted(cfg Config, class string) map[string]Permission {
 	p[StaleReadName] = causes("", map[Cause]reason{Unexplained: {true, "everywhere: Kafka does not promise linearizable reads; a new leader's high watermark can lag the old one's"}})
 	p[AbortedReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}})
 	p[GarbageReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: every record was sent by someone; anything else is corruption"}})
+	p[CrashName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a node dies only when the nemesis kills or stops it; one that dies on its own (a panic, an exit) is a bug of the system under test in every configuration, whatever the faults (what it did to the data is judged by the other checks, the crash counted as a kill of that node)"}})
 	return p
 }
