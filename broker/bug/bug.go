@@ -57,6 +57,7 @@ const (
 	ISRShrinkWithoutController
 	OffsetReuse
 	IdempotenceNoDedup
+	TruncationIndexOutOfRange
 	UncleanWhenClean
 	RecoveryKeepsTornTail
 	count
@@ -170,6 +171,13 @@ var registry = [count]Info{
 		Mirrors:  "KIP-98's duplicate detection (Kafka's ProducerStateManager keeps each producer's last five batches for it), the broker's half of the idempotent producer that clients enable by default since Kafka 3.0 (KIP-679): what turns a producer's retries into one write per record",
 		Why:      "the one bug only a retrying idempotent producer can show: without retries no batch is ever sent twice, and without idempotence a duplicate is allowed",
 		Scenario: "an idempotent producer that retries, acks=-1, min.insync.replicas=2, slow-follower every 5 s with --request-timeout 1s: a send times out while its batch stays in the leader's log, and its retry is written again (a duplicate read); kill-leader works too, a leader dying after its followers fetched a batch it had not acknowledged yet, whose retry the new leader writes again",
+	},
+	{
+		Bug: TruncationIndexOutOfRange, Name: "truncation-index-out-of-range", Node: Broker,
+		Breaks:   "a follower that truncates its log names the leader epochs the truncation dropped by reading the epoch entry after the one its new log end lies in, unchecked: when the truncation cuts into its latest epoch there is none, and the broker panics (index out of range) with the truncation done",
+		Mirrors:  "brokers that die on the truncation path, which only failovers take: Kafka before KIP-101 exited a follower whose leader's log was shorter than its own (FATAL \"Exiting because log truncation is not allowed\"), and KIP-461 (KAFKA-8346) stopped an exception on one partition's fetch or truncation from killing the whole replica fetcher thread",
+		Why:      "the one bug that kills a node rather than breaking a rule of the data: a crash, which the runtimes notice and the crash check judges; the records stay as a truncation leaves them, so no other check sees it",
+		Scenario: "acks=-1, min.insync.replicas=2, partition-leader every 5 s: the cut-off leader appended records its successor never had, and panics truncating them when it rejoins (crash); kill-leader exposes it as well, a killed leader truncating its unreplicated tail when it comes back",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,
