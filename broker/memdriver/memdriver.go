@@ -127,8 +127,8 @@ type Cluster struct {
 	// ctrlCrashed: the controller is down since it panicked.
 	ctrlCrashed bool
 	ctrlMD      *control.Snapshot // what the controller persisted
-	nodes  []*node
-	cut    map[[2]int32]bool
+	nodes       []*node
+	cut         map[[2]int32]bool
 	// sends awaiting an answer, by (broker, incarnation, send id): an answer
 	// after a restart or a timeout is dropped, as a dead socket would.
 	open      map[sendKey]bool
