@@ -14,11 +14,11 @@ import (
 // record nobody else gets, writes to the leader elected meanwhile, and
 // heals: the old leader must truncate its record away. It returns the
 // cluster (after the heal and a wait), its old leader and what OnCrash
-// heard (nil crashes: OnCrash unset).
-func cutLeaderRun(t *testing.T, bugs bug.Set, recovered bool) (c *Cluster, old int32, crashes []Crash) {
+// heard (nil crashes: OnCrash unset). lose: a crash loses unsynced writes.
+func cutLeaderRun(t *testing.T, bugs bug.Set, recovered, lose bool) (c *Cluster, old int32, crashes []Crash) {
 	t.Helper()
 	opts := DefaultOptions(1)
-	opts.Broker.Bugs = bugs
+	opts.Broker.Bugs, opts.CrashLosesUnsynced = bugs, lose
 	if recovered {
 		opts.OnCrash = func(cr Crash) {
 			crashes = append(crashes, cr)
@@ -63,13 +63,13 @@ func cutLeaderRun(t *testing.T, bugs bug.Set, recovered bool) (c *Cluster, old i
 // brings it back, and the same run crashes the same way. Without the bug
 // nothing crashes; without OnCrash the panic is not recovered.
 func TestCrashRecovered(t *testing.T) {
-	c, old, crashes := cutLeaderRun(t, 0, true)
+	c, old, crashes := cutLeaderRun(t, 0, true, false)
 	if len(crashes) != 0 || !converge(c) || !slices.Equal(c.Values(old, "t", 0), []string{"a", "b"}) {
 		t.Fatalf("without the bug: crashes %v, old leader's log %v", crashes, c.Values(old, "t", 0))
 	}
 
 	planted := bug.Of(bug.TruncationIndexOutOfRange)
-	c, old, crashes = cutLeaderRun(t, planted, true)
+	c, old, crashes = cutLeaderRun(t, planted, true, false)
 	if len(crashes) != 1 {
 		t.Fatalf("%d crashes, want the old leader's: %v\n%s", len(crashes), crashes, c.State("t", 0))
 	}
@@ -86,6 +86,10 @@ func TestCrashRecovered(t *testing.T) {
 	if c.Up(old) || !c.Crashed(old) {
 		t.Fatalf("broker %d up=%v crashed=%v after its crash", old, c.Up(old), c.Crashed(old))
 	}
+	kept := c.Values(old, "t", 0)
+	if !slices.Equal(kept, []string{"a"}) {
+		t.Errorf("the crashed broker's log %v, want its truncation done: a", kept)
+	}
 	// The others went on: the new leader takes writes.
 	if r := ProduceResult(await(c, c.Produce("t", 0, -1, 1000, "c"), 2000)); r != "ok@2" {
 		t.Fatalf("write after the crash: %s", r)
@@ -96,7 +100,7 @@ func TestCrashRecovered(t *testing.T) {
 		t.Fatalf("after the restart: crashed=%v, log %v\n%s", c.Crashed(old), c.Values(old, "t", 0), c.State("t", 0))
 	}
 
-	if _, _, again := cutLeaderRun(t, planted, true); !slices.Equal(again, crashes) {
+	if _, _, again := cutLeaderRun(t, planted, true, false); !slices.Equal(again, crashes) {
 		t.Fatalf("the same run crashed otherwise:\n%v\n%v", again, crashes)
 	}
 	defer func() {
@@ -104,7 +108,24 @@ func TestCrashRecovered(t *testing.T) {
 			t.Errorf("without OnCrash: panic %v, want the broker's", p)
 		}
 	}()
-	cutLeaderRun(t, planted, false)
+	cutLeaderRun(t, planted, false, false)
+}
+
+// TestCrashLosesUnsynced: with CrashLosesUnsynced a broker that crashes
+// loses its unsynced writes (fsync never: all of them), as a killed one
+// does under lose-unsynced; without it, it keeps them.
+func TestCrashLosesUnsynced(t *testing.T) {
+	planted := bug.Of(bug.TruncationIndexOutOfRange)
+	for _, lose := range []bool{false, true} {
+		c, old, crashes := cutLeaderRun(t, planted, true, lose)
+		if len(crashes) != 1 || crashes[0].Node != old {
+			t.Fatalf("lose=%v: crashes %v", lose, crashes)
+		}
+		got := c.Values(old, "t", 0)
+		if want := len(got) == 0; want != lose {
+			t.Errorf("lose=%v: the crashed broker's log holds %v", lose, got)
+		}
+	}
 }
 
 // await runs the cluster until call is answered, for up to ms, and
