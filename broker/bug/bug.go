@@ -177,7 +177,7 @@ var registry = [count]Info{
 		Breaks:   "a follower that truncates its log names the leader epochs the truncation dropped by reading the epoch entry after the one its new log end lies in, unchecked: when the truncation cuts into its latest epoch there is none, and the broker panics (index out of range) with the truncation done",
 		Mirrors:  "brokers that die on the truncation path, which only failovers take: Kafka before KIP-101 exited a follower whose leader's log was shorter than its own (FATAL \"Exiting because log truncation is not allowed\"), and KIP-461 (KAFKA-8346) stopped an exception on one partition's fetch or truncation from killing the whole replica fetcher thread",
 		Why:      "the one bug that kills a node rather than breaking a rule of the data: a crash, which the runtimes notice and the crash check judges; the records stay as a truncation leaves them, so no other check sees it",
-		Scenario: "acks=-1, min.insync.replicas=2, partition-leader every 5 s: the cut-off leader appended records its successor never had, and panics truncating them when it rejoins (crash); kill-leader exposes it as well, a killed leader truncating its unreplicated tail when it comes back",
+		Scenario: "acks=-1, min.insync.replicas=2, partition-leader every 5 s: the cut-off leader appended records its successor never had, and panics truncating them when it rejoins (crash); kill-leader every 100 ms or so on one partition too (a killed leader truncating its unreplicated tail when it comes back), every 5 s less often",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,
