@@ -92,6 +92,8 @@ var bugsCells = withControls(
 	plant(bug.ISRShrinkWithoutController, partitionLeader),
 	plant(bug.OffsetReuse, slowFollowerTimeouts),
 	plant(bug.IdempotenceNoDedup, retryingIdempotent),
+	plant(bug.FollowerStallsAfterTruncation, partitionLeader),
+	plant(bug.FetchStallsBelowEpochStart, partitionLeader),
 	plant(bug.TruncationIndexOutOfRange, partitionLeader),
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),

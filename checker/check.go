@@ -27,15 +27,21 @@ type Options struct {
 	SkipLinearizability bool
 }
 
+// checkers are the checkers of every anomaly but linearizability's two
+// (Linearizability), in the order of Names.
+func checkers() []func(*History) Result {
+	return []func(*History) Result{
+		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
+		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
+		AckBelowMinISR, NoConvergence, StuckPartition, StuckConsumer,
+	}
+}
+
 // Check runs every checker on ops, marks the anomalies cfg permits as
 // expected, and gives the verdict (see Results.Valid).
 func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	h := NewHistory(ops, cfg)
-	checks := []func(*History) Result{
-		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
-		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
-		AckBelowMinISR,
-	}
+	checks := checkers()
 	rs := make([]Result, len(checks), len(checks)+2)
 	var wg sync.WaitGroup
 	var lin []Result
@@ -52,7 +58,8 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 		wg.Go(func() { rs[i] = c(h) })
 	}
 	wg.Wait()
-	rs = append(rs, lin...)
+	// Linearizability's two results come after the others in Names.
+	rs = slices.Insert(rs, slices.Index(Names(), NonlinearizableSendName), lin...)
 	for i := range rs {
 		if why, ok := cfg.Unsupported[rs[i].Name]; ok {
 			// What a check found without the evidence it needs is
@@ -63,7 +70,8 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	}
 
 	ran := h.faults.ran(cfg)
-	out := &Results{Config: cfg, FaultClass: FaultClass(cfg, ran), Faults: kindsOf(ran), Ops: map[string]OpCounts{}, Problems: h.problems}
+	out := &Results{Config: cfg, FaultClass: FaultClass(cfg, ran), Faults: kindsOf(ran), Ops: map[string]OpCounts{}, Problems: h.problems,
+		Liveness: LivenessSummary(h)}
 	for _, r := range ran {
 		if k := strings.TrimSpace(r.Kind); k != "" && k != "none" {
 			if out.FaultWindows == nil {

@@ -25,11 +25,7 @@ func runAll(t *testing.T, ops []history.Op) map[string]Result {
 		t.Fatalf("the test history is malformed: %v", p)
 	}
 	out := map[string]Result{}
-	for _, c := range []func(*History) Result{
-		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
-		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
-		AckBelowMinISR,
-	} {
+	for _, c := range checkers() {
 		r := c(h)
 		out[r.Name] = r
 	}

@@ -87,7 +87,8 @@ func readWant(t *testing.T, path string) (head, want string, cfg Config) {
 }
 
 // renderVerdict is the part of the results a corpus case pins: the verdict
-// and each result that found something or could not judge.
+// and each result that found something, could not judge, or does not
+// apply.
 func renderVerdict(res *Results) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "verdict %s\n", res.Valid)
@@ -97,6 +98,10 @@ func renderVerdict(res *Results) string {
 	}
 	for _, r := range res.Results {
 		if r.Valid == Valid {
+			continue
+		}
+		if r.NotApplicable {
+			fmt.Fprintf(&b, "%s n/a: %s\n", r.Name, r.NotChecked)
 			continue
 		}
 		fmt.Fprintf(&b, "%s %s count=%d forbidden=%d expected=%v", r.Name, r.Valid, r.Count, r.Forbidden, r.Expected)

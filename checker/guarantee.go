@@ -56,6 +56,12 @@ type Config struct {
 	// or leads by; a few heartbeat intervals. AckBelowMinISR allows for
 	// it on both sides of a send. Zero means DefaultMetadataLag.
 	MetadataLagMs int64 `json:"metadata_lag_ms,omitempty"`
+	// LivenessBoundMs is how long after the last heal (the nemesis's last
+	// operation) the cluster may take to converge and serve again before
+	// the liveness checks call it stuck (docs/guarantees.md). Zero: no
+	// bound was set (a history recorded before the checks, or by another
+	// tool), and the liveness checks are not applicable.
+	LivenessBoundMs int64 `json:"liveness_bound_ms,omitempty"`
 	// Unsupported are the checks (anomaly names) the system under test
 	// gives no evidence for by design, with the reason: a foreign broker
 	// that refuses the final phase's replica reads leaves
@@ -84,6 +90,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max in flight must be at least 1, got %d", c.MaxInFlight)
 	case c.MetadataLagMs < 0:
 		return fmt.Errorf("the metadata lag must not be negative, got %dms", c.MetadataLagMs)
+	case c.LivenessBoundMs < 0:
+		return fmt.Errorf("the liveness bound must not be negative, got %dms", c.LivenessBoundMs)
 	}
 	for name, why := range c.Unsupported {
 		switch {
@@ -173,11 +181,17 @@ type faultLog struct {
 	failed   int        // windows whose start reported an error
 	firstErr string     // the first such error, with its op, to say why
 	ops      int        // nemesis operations of any kind
-	crashes  []FaultRun // crashes of nodes, each as the kill it amounts to
+	// lastEnd is when the nemesis last completed an operation: the end of
+	// the last window or heal, from which the liveness bound runs.
+	lastEnd int64
+	crashes []FaultRun // crashes of nodes, each as the kill it amounts to
 }
 
 func (l *faultLog) add(op *history.Op) {
 	l.ops++
+	if op.Type != history.Invoke {
+		l.lastEnd = max(l.lastEnd, op.Time)
+	}
 	if op.Type == history.Invoke || !strings.HasPrefix(op.F, "start-") {
 		return
 	}
@@ -408,6 +422,9 @@ func permitted(cfg Config, class string) map[string]Permission {
 	p[StaleReadName] = causes("", map[Cause]reason{Unexplained: {true, "everywhere: Kafka does not promise linearizable reads; a new leader's high watermark can lag the old one's"}})
 	p[AbortedReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}})
 	p[GarbageReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: every record was sent by someone; anything else is corruption"}})
+	for _, name := range []string{NoConvergenceName, StuckPartitionName, StuckConsumerName} {
+		p[name] = causes("", map[Cause]reason{Unexplained: {false, livenessReason}})
+	}
 	p[CrashName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a node dies only when the nemesis kills or stops it; one that dies on its own (a panic, an exit) is a bug of the system under test in every configuration, whatever the faults (what it did to the data is judged by the other checks, the crash counted as a kill of that node)"}})
 	return p
 }

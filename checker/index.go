@@ -48,6 +48,12 @@ type History struct {
 	dupSeen   map[observation]struct{}
 	confSeen  map[observation]struct{}
 
+	// tries are every poll and final read, whatever its outcome, and
+	// converges the final phase's waits for convergence: the liveness
+	// checks' evidence.
+	tries     []readTry
+	converges []converge
+
 	corrupt   []int32               // reads that got records that do not decode
 	crashes   []int32               // crash operations: each completion, or an invoke the history ends after
 	monOpen   map[history.Key]int32 // open monitor invokes: partition -> index into its samples
@@ -102,6 +108,26 @@ type readOp struct {
 	// reach is how far the read got: its HW, or past its highest record
 	// if it reported no HW (or a smaller one).
 	reach int64
+}
+
+// readTry is one poll or final read, whatever came of it: progress when it
+// completed ok and either returned records or found nothing to return
+// (its high watermark at or below where it read from); stalled when it
+// got no records from below the high watermark it reported (an ok poll
+// with none, or a final read that failed history.StuckRead), from offset
+// from.
+type readTry struct {
+	inv, done int32 // positions, -1 if missing
+	part      int32
+	progress  bool
+	stalled   bool
+	from, hw  int64
+}
+
+// converge is the final phase's wait for convergence (history.Converge).
+type converge struct {
+	inv, done int32
+	ok        bool
 }
 
 // observation is one sighting of a value at an offset; pos is the op that
@@ -195,7 +221,10 @@ type sample struct {
 	inv, done int32 // positions, -1 if missing
 	// view: the sample completed ok naming a leader (not -1), its
 	// epoch and an ISR; the fields below are set only then.
-	view   bool
+	view bool
+	// full: the ISR holds every replica (as many as the sample lists, or
+	// the replication factor where it lists none).
+	full   bool
 	leader int32
 	epoch  int32
 	isr    []int32
@@ -461,6 +490,11 @@ func (h *History) addSample(op *history.Op, pos int32) {
 		return
 	}
 	s.view, s.leader, s.epoch, s.isr = true, *v.Leader, *v.Epoch, v.ISR
+	want := len(v.Replicas)
+	if want == 0 {
+		want = h.cfg.ReplicationFactor
+	}
+	s.full = want > 0 && len(v.ISR) >= want
 }
 
 // addCrash indexes one operation of the cluster's own (crash): each
@@ -539,7 +573,12 @@ func (h *History) complete(inv, done int32) {
 	switch doneOp.F {
 	case history.Send:
 		h.addSend(invOp, doneOp, inv, done)
+	case history.Converge:
+		h.converges = append(h.converges, converge{inv: inv, done: done, ok: doneOp.Type == history.OK})
 	case history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
+		if doneOp.F == history.Poll || doneOp.F == history.FinalRead {
+			h.addTry(invOp, doneOp, inv, done)
+		}
 		if doneOp.F == history.ReplicaRead {
 			h.tryReplica(invOp, doneOp)
 		}
@@ -550,6 +589,33 @@ func (h *History) complete(inv, done int32) {
 			h.addRead(invOp, doneOp, inv, done)
 		}
 	}
+}
+
+// addTry tables a poll or final read for the liveness checks.
+func (h *History) addTry(invOp, doneOp *history.Op, inv, done int32) {
+	v := doneOp.Value
+	if v == nil && invOp != nil {
+		v = invOp.Value
+	}
+	if v == nil || v.Topic == "" {
+		return
+	}
+	t := readTry{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), from: -1, hw: -1}
+	from := v.From
+	if from == nil && invOp != nil && invOp.Value != nil {
+		from = invOp.Value.From
+	}
+	if from != nil && v.HW != nil {
+		t.from, t.hw = *from, *v.HW
+	}
+	switch {
+	case doneOp.Type == history.OK:
+		t.progress = len(v.Records) > 0 || t.from < 0 || t.hw <= t.from
+		t.stalled = !t.progress
+	case strings.HasPrefix(doneOp.Error, history.StuckRead):
+		t.stalled = t.from >= 0 && t.hw > t.from
+	}
+	h.tries = append(h.tries, t)
 }
 
 // tryReplica notes that the final phase tried to read a replica's log,

@@ -52,13 +52,15 @@ const (
 // Names lists every anomaly in the fixed order Results reports them:
 // loss first (what users care about most), then a node's crash (which
 // may explain a loss), then offset and order anomalies, then the
-// invariants, then the acknowledgement contract, then linearizability.
+// invariants, then the acknowledgement contract, then linearizability,
+// then liveness.
 func Names() []string {
 	return []string{
 		LostWriteName, UnseenName, CrashName, DuplicateName, InconsistentOffsetsName,
 		NonmonotonicSendName, PollSkipName, NonmonotonicPollName,
 		AbortedReadName, GarbageReadName, ReplicaDivergenceName,
 		AckBelowMinISRName, NonlinearizableSendName, StaleReadName,
+		NoConvergenceName, StuckPartitionName, StuckConsumerName,
 	}
 }
 
@@ -367,6 +369,9 @@ type Results struct {
 	// Problems are malformations of the history itself (a completion
 	// without an invoke, ...), which the checkers worked around.
 	Problems []string `json:"problems,omitempty"`
+	// Liveness is what the liveness checks saw of the recovery after the
+	// last heal; nil when no bound was set.
+	Liveness *Liveness `json:"liveness,omitempty"`
 }
 
 // ExitCode is the process exit code for the verdict.

@@ -28,6 +28,11 @@ const (
 	EndOffset   = "end-offset"   // ListOffsets latest (the HW) of a partition
 	FinalRead   = "final-read"   // after healing: a partition read from the leader to its end
 	ReplicaRead = "replica-read" // after healing: one replica's whole log, read with replica id -2
+	// Converge is the final phase's wait for the cluster to heal: invoked
+	// when the wait begins, ok once every partition has a leader and its
+	// whole replica set in the ISR, fail (with what was still wrong) when
+	// the wait gave up. The liveness checks read it.
+	Converge = "converge"
 	// Monitor is the tester's own sample of a partition's replication
 	// state (leader, epoch, ISR, HW), taken during the run so that reports
 	// can plot it; one checker (ack-below-min-isr) holds acks=-1
@@ -45,6 +50,12 @@ const (
 // decode (a bad checksum, a torn batch): Kafka's name for it. The
 // checkers count such a read as a garbage read.
 const CorruptRecords = "CORRUPT_MESSAGE"
+
+// StuckRead starts the error of a final read whose fetch from an offset
+// below the leader's high watermark returned no records; the failed
+// read's value gives that offset (from) and the high watermark (hw). The
+// stuck-consumer check counts it as a poll that got nothing.
+const StuckRead = "STUCK"
 
 // NemesisProcess is the process of nemesis operations.
 const NemesisProcess = -1

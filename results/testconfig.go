@@ -34,6 +34,10 @@ type TestConfig struct {
 	// (chaos run --nemesis-overlap); the schedule holds the composites drawn.
 	NemesisOverlap int           `json:"nemesis_overlap,omitempty"`
 	Converge       time.Duration `json:"converge_timeout"`
+	// LivenessBound is how long after the last heal the cluster had to
+	// converge and serve again (the liveness checks' bound); absent in
+	// runs recorded before the checks, which are then not judged.
+	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
 	// Convergence is how the final phase found the cluster.
 	Convergence *Convergence `json:"convergence,omitempty"`
 }
@@ -211,6 +215,6 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
 		Faults: FaultKinds(tc.Nemesis), FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
 		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
-		Unsupported: tc.Cluster.Unsupported,
+		Unsupported: tc.Cluster.Unsupported, LivenessBoundMs: tc.LivenessBound.Milliseconds(),
 	}
 }

@@ -38,6 +38,7 @@ type Check struct {
 	Faults                                  []string
 	LoseUnsynced, ClientRetries, Idempotent bool
 	LinearizableTimeout                     time.Duration
+	LivenessBound                           time.Duration
 	SkipLinearizability                     bool
 	// Out, when set, is where the results are written as JSON too.
 	Out string
@@ -166,6 +167,12 @@ func (c Check) override(cfg *checker.Config) error {
 	}
 	if c.Given("idempotent") {
 		cfg.Idempotent = c.Idempotent
+	}
+	if c.Given("liveness-bound") {
+		if c.LivenessBound < 0 {
+			return cli.Error("liveness-bound", c.LivenessBound, "negative", "a duration such as 30s, or 0 to leave the liveness checks out")
+		}
+		cfg.LivenessBoundMs = c.LivenessBound.Milliseconds()
 	}
 	return nil
 }

@@ -151,6 +151,8 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 		return cli.Error("request-timeout", s.RequestTimeout, "not positive", "a duration such as 5s")
 	case s.ConvergeTimeout <= 0:
 		return cli.Error("converge-timeout", s.ConvergeTimeout, "not positive", "a duration such as 60s")
+	case s.LivenessBound < 0:
+		return cli.Error("liveness-bound", s.LivenessBound, "negative", "a duration such as 30s, or 0 for the default")
 	case s.MonitorInterval < 0:
 		return cli.Error("monitor-interval", s.MonitorInterval, "negative", "a duration such as 250ms, or 0 for no monitor")
 	case s.MaxInFlight < 1:

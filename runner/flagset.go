@@ -29,6 +29,7 @@ type Flags struct {
 	Nodes, BasePort, Concurrency, Consumers, NemesisOverlap, Retries, MaxInFlight int
 	Rate                                                                          float64
 	TimeLimit, NemesisInterval, RequestTimeout, ConvergeTimeout, MonitorInterval  time.Duration
+	LivenessBound                                                                 time.Duration
 	Seed                                                                          uint64
 	Idempotent, Quiet                                                             bool
 	Replication                                                                   node.Replication
@@ -60,6 +61,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Idempotent, "idempotent", false, "idempotent producers (KIP-98: a producer id and sequence numbers, so a broker writes a retry once; duplicates are then forbidden)")
 	fs.IntVar(&f.MaxInFlight, "max-in-flight", 1, "produce requests each producer may have outstanding (max.in.flight.requests.per.connection; at most 5 with --idempotent; above 1 without it, reordering is permitted)")
 	fs.DurationVar(&f.ConvergeTimeout, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
+	fs.DurationVar(&f.LivenessBound, "liveness-bound", 0, "how long after the last heal the cluster may take to converge (a leader and a full ISR for every partition) and serve sends and reads again before the liveness checks call it stuck; the final phase waits and tries at least this long (default: 3x the longer of --session-timeout-ms and --replica-lag-time-max-ms, at least 10s)")
 	fs.DurationVar(&f.MonitorInterval, "monitor-interval", 250*time.Millisecond, "how often the monitor samples each partition's leader, ISR and HW into the history, for the report and the ack-below-min-isr check (0: off; that check then cannot be made)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress display")
 	ReplicationFlags(fs, &f.Replication)
@@ -119,7 +121,7 @@ func (f Flags) SpecOf(acks int16, faults []string) Spec {
 	if f.NemesisOverlap != 1 {
 		s.NemesisOverlap = f.NemesisOverlap // 1, one fault at a time, is the spec's zero
 	}
-	s.ConvergeTimeout, s.MonitorInterval = f.ConvergeTimeout, f.MonitorInterval
+	s.ConvergeTimeout, s.MonitorInterval, s.LivenessBound = f.ConvergeTimeout, f.MonitorInterval, f.LivenessBound
 	s.Command = os.Args
 	return s
 }

@@ -21,7 +21,8 @@ func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
 		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
 		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
 		Retries: s.Retries, Idempotent: s.Idempotent, MaxInFlight: s.MaxInFlight,
-		Bootstrap: bootstrap,
+		LivenessBound: s.LivenessBound,
+		Bootstrap:     bootstrap,
 	}
 }
 
@@ -43,6 +44,7 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), ScheduleGiven: len(s.Windows) > 0,
 		NemesisOverlap: s.NemesisOverlap,
 		Converge:       s.ConvergeTimeout,
+		LivenessBound:  s.LivenessBound,
 	}
 }
 

@@ -422,14 +422,14 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 		}
 	}
 	if runErr == nil && ctx.Err() == nil {
-		r.hooks.log("final phase: waiting up to %s for the cluster to converge", s.ConvergeTimeout)
+		r.hooks.log("final phase: waiting up to %s for the cluster to converge", wcfg.ConvergeWait(s.ConvergeTimeout, rec.LastFault(), rec.Since()).Round(time.Second))
 		var conv workload.Convergence
 		conv, runErr = workload.Final(ctx, wcfg, rec, s.ConvergeTimeout)
 		if runErr == nil {
 			if conv.Converged {
 				r.hooks.log("converged after %s; final reads done", conv.Waited.Round(time.Millisecond))
 			} else {
-				r.hooks.log("did NOT converge within %s: %s", s.ConvergeTimeout, conv.Why)
+				r.hooks.log("did NOT converge within %s: %s", conv.Waited.Round(time.Millisecond), conv.Why)
 			}
 			tc.Convergence = StoredConvergence(conv)
 			_ = r.dir.WriteJSON(results.TestFile, tc)

@@ -83,6 +83,11 @@ type Spec struct {
 	// samples (0: no monitor).
 	ConvergeTimeout time.Duration `json:"converge_timeout"`
 	MonitorInterval time.Duration `json:"monitor_interval"`
+	// LivenessBound is how long after the last heal the cluster has to
+	// converge (a leader and a full ISR for every partition) and serve
+	// sends and reads again before the liveness checks call it stuck; 0:
+	// DefaultLivenessBound of the settings (Normalized fills it in).
+	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
 
 	// Command is what test.json records as the command that replays the
 	// run (the seed is added to it when it was drawn at random).
@@ -250,6 +255,8 @@ func (s Spec) Validate() error {
 		bad("converge_timeout: %s, need a positive duration", s.ConvergeTimeout)
 	case s.MonitorInterval < 0:
 		bad("monitor_interval: %s is negative", s.MonitorInterval)
+	case s.LivenessBound < 0:
+		bad("liveness_bound: %s is negative", s.LivenessBound)
 	}
 	overlaps := s.NemesisOverlap > 1
 	for _, f := range s.Faults {
@@ -312,6 +319,7 @@ func (s Spec) checkerConfig() checker.Config {
 		ReplicationFactor: int(s.Settings.ReplicationFactor), Faults: results.FaultKinds(s.Faults), FaultsRecorded: true,
 		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: s.InFlight(),
 		ClientRetries: s.Retries > 0 && !s.Idempotent, Idempotent: s.Idempotent,
+		LivenessBoundMs: s.LivenessBound.Milliseconds(),
 	}
 }
 
@@ -373,5 +381,21 @@ func (s Spec) Normalized() Spec {
 	if s.Name == "" {
 		s.Name = s.DefaultName()
 	}
+	if s.LivenessBound == 0 {
+		s.LivenessBound = DefaultLivenessBound(s.Settings)
+	}
 	return s
+}
+
+// DefaultLivenessBound is the liveness bound for brokers with settings st:
+// three times the longer of the session timeout (a restarted or resumed
+// broker is fenced and unfenced within it) and the replica lag time (a
+// healed follower is back within it), and at least 10 s. After the last
+// heal a correct cluster converges within a session timeout and a few
+// heartbeats and catch-up fetches; three times leaves room for a loaded
+// machine, and a liveness bug (a partition that never gets its leader or
+// ISR back) stays stuck however long one waits.
+func DefaultLivenessBound(st cluster.Settings) time.Duration {
+	longest := time.Duration(max(st.SessionTimeoutMs, st.ReplicaLagTimeMaxMs)) * time.Millisecond
+	return max(3*longest, 10*time.Second)
 }

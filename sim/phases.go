@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
@@ -187,16 +188,36 @@ func (d *nemDriver) stop() error {
 }
 
 // final is the final phase, as workload.Final does it: wait (on a
-// ticker's timing) until every partition has a leader and its whole
-// replica set in the ISR, or the converge timeout passes, then read every
-// partition from its leader and every replica's whole log.
+// ticker's timing, recorded as a converge operation) until every
+// partition has a leader and its whole replica set in the ISR, or the
+// wait (at least the liveness bound after the last fault) passes; then
+// probe every partition with sends until one is acknowledged, and read
+// every partition from its leader (again while it fails, until the bound
+// has passed) and every replica's whole log.
 func (s *simulation) final() {
-	logf(s.opts, "final phase: waiting up to %s for the cluster to converge", s.spec.ConvergeTimeout)
 	cl := newClient(s.w, workload.ClientOptions{ID: "chaos-final", Timeout: s.cfg.RequestTimeout + 2*time.Second})
 	start := s.w.now()
-	deadline := start + s.spec.ConvergeTimeout
+	wait := s.cfg.ConvergeWait(s.spec.ConvergeTimeout, s.rec.LastFault(), start)
+	logf(s.opts, "final phase: waiting up to %s for the cluster to converge", wait)
+	deadline := start + wait
 	tick := newTicker(start, 200*time.Millisecond)
+	proc := s.rec.NewProcess()
+	inv := workload.ConvergeInvoke(proc, s.cfg.Topic)
+	if !s.record(inv) {
+		return
+	}
 	var md workload.Metadata
+	over := func() {
+		if !s.record(workload.ConvergeDone(inv, s.conv)) {
+			return
+		}
+		reads := func() { s.finalReads(cl, proc, md) }
+		if s.cfg.Probes() {
+			s.probe(reads)
+			return
+		}
+		reads()
+	}
 	var try func()
 	try = func() {
 		cl.converged(s.cfg.Topic, s.cfg.Partitions, &md, func(why string) {
@@ -207,24 +228,63 @@ func (s *simulation) final() {
 			case now >= deadline || next >= deadline:
 				s.w.after(deadline-now, func() {
 					s.conv = workload.Convergence{Waited: s.w.now() - start, Why: why}
-					s.finalReads(cl, md)
+					over()
 				})
 				return
 			default:
 				s.w.after(next-now, try)
 				return
 			}
-			s.finalReads(cl, md)
+			over()
 		})
 	}
 	try()
 }
 
-// finalReads records the final phase's reads, one after another, then
-// stops the monitor and ends the simulation.
-func (s *simulation) finalReads(cl *client, md workload.Metadata) {
+// probe sends to every partition at once, as workload.Final's probe does,
+// each until a send is acknowledged or the phase stops trying, then calls
+// next.
+func (s *simulation) probe(next func()) {
+	until := s.cfg.TryUntil(s.rec.LastFault(), s.w.now())
+	left := int(s.cfg.Partitions)
+	for p := range s.cfg.Partitions {
+		k := history.Key{Topic: s.cfg.Topic, Partition: p}
+		cl, proc := newClient(s.w, workload.ProbeOptions(s.cfg)), s.rec.NewProcess()
+		var attempt func(n int)
+		attempt = func(n int) {
+			inv := workload.ProbeInvoke(proc, k, n)
+			if !s.record(inv) {
+				return
+			}
+			cl.send(k, inv.Value.Value, s.cfg.Acks, func(o workload.Outcome) {
+				done, _ := workload.Complete(inv, workload.Result{Send: o})
+				if !s.record(done) {
+					return
+				}
+				if done.Type == history.OK || s.w.now() >= until {
+					if left--; left == 0 {
+						next()
+					}
+					return
+				}
+				if done.Type == history.Info {
+					cl.close()
+					cl, proc = newClient(s.w, workload.ProbeOptions(s.cfg)), s.rec.NewProcess()
+				}
+				s.w.after(workload.ProbeBackoff, func() { attempt(n + 1) })
+			})
+		}
+		attempt(1)
+	}
+}
+
+// finalReads records the final phase's reads, one after another (a read
+// from a partition's leader again while it fails and the phase still
+// tries), then stops the monitor and ends the simulation.
+func (s *simulation) finalReads(cl *client, proc int, md workload.Metadata) {
 	reads := workload.FinalReads(s.cfg, md)
-	proc := s.rec.NewProcess()
+	until := s.cfg.TryUntil(s.rec.LastFault(), s.w.now())
+	readUntil, stuck := until, false
 	var read func(i int)
 	read = func(i int) {
 		if i == len(reads) {
@@ -234,7 +294,7 @@ func (s *simulation) finalReads(cl *client, md workload.Metadata) {
 			if s.conv.Converged {
 				logf(s.opts, "converged after %s; final reads done", s.conv.Waited)
 			} else {
-				logf(s.opts, "did NOT converge within %s: %s", s.spec.ConvergeTimeout, s.conv.Why)
+				logf(s.opts, "did NOT converge within %s: %s", s.conv.Waited, s.conv.Why)
 			}
 			s.finished = true
 			return
@@ -245,9 +305,19 @@ func (s *simulation) finalReads(cl *client, md workload.Metadata) {
 			return
 		}
 		done := func(r workload.Read, err error) {
-			if s.record(workload.ReadDone(inv, r, err)) {
-				read(i + 1)
+			if !s.record(workload.ReadDone(inv, r, err)) {
+				return
 			}
+			var se *workload.StuckReadError
+			if errors.As(err, &se) && !stuck && s.cfg.LivenessBound > 0 {
+				stuck, readUntil = true, max(readUntil, s.cfg.StuckUntil(s.w.now()))
+			}
+			if fr.Broker == nil && workload.RetryFinalReadLater(err) && s.w.now() < readUntil {
+				s.w.after(workload.ProbeBackoff, func() { read(i) })
+				return
+			}
+			readUntil, stuck = until, false
+			read(i + 1)
 		}
 		if fr.Broker == nil {
 			cl.finalRead(fr.Key, done)

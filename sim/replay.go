@@ -62,6 +62,7 @@ func Args(s runner.Spec) []string {
 	add(s.InFlight() != d.InFlight(), "max-in-flight", strconv.Itoa(s.InFlight()))
 	add(s.ConvergeTimeout != d.ConvergeTimeout, "converge-timeout", s.ConvergeTimeout.String())
 	add(s.MonitorInterval != d.MonitorInterval, "monitor-interval", s.MonitorInterval.String())
+	add(s.LivenessBound != 0 && s.LivenessBound != runner.DefaultLivenessBound(st), "liveness-bound", s.LivenessBound.String())
 	switch {
 	case len(s.Windows) > 0:
 		add(true, "schedule", s.Windows.String())

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,20 +24,31 @@ type Convergence struct {
 // final read of every partition from its leader and a read of every
 // replica's whole log. Reads happen even if the cluster did not converge
 // (the checkers then judge what could be read) and the Convergence says why.
+// With a liveness bound (cfg.LivenessBound) it gathers what the liveness
+// checks need (see liveness.go): the wait, recorded as a converge
+// operation, lasts at least until the bound after the last fault has
+// passed; a probe send to every partition is tried until one is
+// acknowledged; and a final read that fails is tried again, each until
+// the bound and a margin have passed.
 func Final(ctx context.Context, cfg Config, rec *Recorder, timeout time.Duration) (Convergence, error) {
 	cl := TCP(cfg.Bootstrap)(ClientOptions{ID: "chaos-final", Timeout: cfg.RequestTimeout + 2*time.Second})
 	defer cl.Close()
-	return final(ctx, cfg, rec, cl, timeout)
+	return final(ctx, cfg, rec, cl, TCP(cfg.Bootstrap), timeout)
 }
 
-func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, timeout time.Duration) (Convergence, error) {
+func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, dial Dialer, timeout time.Duration) (Convergence, error) {
 	start := time.Now()
 	conv := Convergence{}
 	// md is the last metadata heard: the replicas to read are those it
 	// names, even if the wait gave up.
 	var md Metadata
 	why := ""
-	err := waitfor.Until(ctx, 200*time.Millisecond, timeout, func() (bool, error) {
+	proc := rec.NewProcess()
+	inv := ConvergeInvoke(proc, cfg.Topic)
+	if _, err := rec.Record(inv); err != nil {
+		return conv, err
+	}
+	err := waitfor.Until(ctx, 200*time.Millisecond, cfg.ConvergeWait(timeout, rec.LastFault(), rec.Since()), func() (bool, error) {
 		why = converged(ctx, cl, cfg.Topic, cfg.Partitions, &md)
 		return why == "", nil
 	})
@@ -45,19 +57,91 @@ func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, timeout ti
 		conv.Why = why
 	}
 	conv.Waited = time.Since(start)
-	proc := rec.NewProcess()
-	for _, fr := range FinalReads(cfg, md) {
-		err := read(rec, fr.Invoke(proc), func() (Read, error) {
-			if fr.Broker == nil {
-				return cl.FinalRead(ctx, fr.Key)
-			}
-			return cl.ReplicaRead(ctx, fr.Key, *fr.Broker)
-		})
-		if err != nil {
+	if _, err := rec.Record(ConvergeDone(inv, conv)); err != nil {
+		return conv, err
+	}
+	if cfg.Probes() {
+		if err := probe(ctx, cfg, rec, dial); err != nil {
 			return conv, err
 		}
 	}
+	until := cfg.TryUntil(rec.LastFault(), rec.Since())
+	for _, fr := range FinalReads(cfg, md) {
+		readUntil, stuck := until, false
+		for {
+			r, err := readOnce(rec, fr.Invoke(proc), func() (Read, error) {
+				if fr.Broker == nil {
+					return cl.FinalRead(ctx, fr.Key)
+				}
+				return cl.ReplicaRead(ctx, fr.Key, *fr.Broker)
+			})
+			if err != nil {
+				return conv, err
+			}
+			var se *StuckReadError
+			if errors.As(r, &se) && !stuck && cfg.LivenessBound > 0 {
+				stuck, readUntil = true, max(readUntil, cfg.StuckUntil(rec.Since()))
+			}
+			if fr.Broker != nil || !RetryFinalReadLater(r) || rec.Since() >= readUntil || ctx.Err() != nil {
+				break
+			}
+			sleep(ctx, ProbeBackoff)
+		}
+	}
 	return conv, nil
+}
+
+// probe sends to every partition at once, each until a send is
+// acknowledged or the final phase stops trying (Config.TryUntil): every
+// attempt a send of its own, with a value of its own, in the history, and
+// a new process (and client) after an attempt whose outcome is unknown, as
+// the producers do.
+func probe(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) error {
+	until := cfg.TryUntil(rec.LastFault(), rec.Since())
+	errs := make(chan error, cfg.Partitions)
+	for p := range cfg.Partitions {
+		go func() {
+			k := history.Key{Topic: cfg.Topic, Partition: p}
+			cl := dial(ProbeOptions(cfg))
+			defer func() { cl.Close() }()
+			proc := rec.NewProcess()
+			for n := 1; ; n++ {
+				inv := ProbeInvoke(proc, k, n)
+				if _, err := rec.Record(inv); err != nil {
+					errs <- err
+					return
+				}
+				done, _ := Complete(inv, Result{Send: cl.Send(ctx, k, inv.Value.Value, cfg.Acks)})
+				if _, err := rec.Record(done); err != nil {
+					errs <- err
+					return
+				}
+				if done.Type == history.OK || rec.Since() >= until || ctx.Err() != nil {
+					errs <- nil
+					return
+				}
+				if done.Type == history.Info {
+					cl.Close()
+					cl, proc = dial(ProbeOptions(cfg)), rec.NewProcess()
+				}
+				sleep(ctx, ProbeBackoff)
+			}
+		}()
+	}
+	var first error
+	for range cfg.Partitions {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
 
 // FinalRead is one read of the final phase: a partition from its leader
@@ -100,8 +184,12 @@ func (fr FinalRead) Invoke(proc int) history.Op {
 func ReadDone(inv history.Op, r Read, err error) history.Op {
 	done := *inv.Value
 	typ, errText := history.OK, ""
+	var stuck *StuckReadError
 	if err != nil {
 		typ, errText = history.Fail, err.Error()
+		if errors.As(err, &stuck) {
+			done.From, done.HW = history.Int64(stuck.Offset), history.Int64(stuck.HW)
+		}
 	} else {
 		done.Records, done.HW = r.Records, history.Int64(r.HW)
 	}
@@ -146,12 +234,13 @@ func Unconverged(md *Metadata, got Metadata, topic string, partitions int32) str
 	return strings.Join(bad, "; ")
 }
 
-// read records the final-phase read inv, done by do.
-func read(rec *Recorder, inv history.Op, do func() (Read, error)) error {
+// readOnce records the final-phase read inv, done by do, and returns the
+// read's own error apart from the history's.
+func readOnce(rec *Recorder, inv history.Op, do func() (Read, error)) (readErr, err error) {
 	if _, err := rec.Record(inv); err != nil {
-		return err
+		return nil, err
 	}
-	r, err := do()
-	_, err = rec.Record(ReadDone(inv, r, err))
-	return err
+	r, readErr := do()
+	_, err = rec.Record(ReadDone(inv, r, readErr))
+	return readErr, err
 }

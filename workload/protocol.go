@@ -283,6 +283,12 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw int64, code int
 	if w.hw < 0 {
 		w.hw = hw
 	}
+	if len(recs) == 0 && w.replica == consumerReplica && w.next < min(w.hw, hw) {
+		// The leader says records below its high watermark exist and
+		// returns none of them: the read is not over, and must not be
+		// taken for one that reached the high watermark.
+		return true, Read{}, &StuckReadError{Offset: w.next, HW: min(w.hw, hw)}
+	}
 	w.all = append(w.all, recs...)
 	if len(recs) == 0 || (w.replica == consumerReplica && recs[len(recs)-1].Offset+1 >= w.hw) {
 		return true, Read{Records: w.all, HW: w.hw}, nil

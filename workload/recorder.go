@@ -19,6 +19,10 @@ type Recorder struct {
 	stats Stats
 	// procs is above every process id recorded or handed out so far.
 	procs int
+	// lastFault is when the nemesis last completed an operation: the end
+	// of the last fault window or heal, from which the liveness bound
+	// runs.
+	lastFault time.Duration
 }
 
 // Stats counts completed operations.
@@ -57,6 +61,15 @@ func (r *Recorder) Since() time.Duration {
 	return time.Since(r.start)
 }
 
+// LastFault is when the nemesis last completed an operation (the end of
+// the last fault window, or the final heal), since the test started; 0 if
+// it never did.
+func (r *Recorder) LastFault() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastFault
+}
+
 // NewProcess returns a process id never used before in this history. The
 // workload's generator numbers its own processes, so an id handed out
 // while a workload runs may be one it has yet to use; the final phase asks
@@ -75,6 +88,9 @@ func (r *Recorder) Record(op history.Op) (history.Op, error) {
 	defer r.mu.Unlock()
 	op.Time = r.Since().Nanoseconds()
 	op, err := r.w.Append(op)
+	if err == nil && op.Process == history.NemesisProcess && op.Type != history.Invoke {
+		r.lastFault = time.Duration(op.Time)
+	}
 	if err != nil || op.Process == history.MonitorProcess {
 		// The monitor's samples are not the workload's operations: progress
 		// lines count what clients did.

@@ -28,6 +28,12 @@ type Config struct {
 	// MaxInFlight is how many produce requests each producer session may
 	// have outstanding (max.in.flight.requests.per.connection); 0 is 1.
 	MaxInFlight int `json:"max_in_flight,omitempty"`
+	// LivenessBound is how long after the last heal the cluster has to
+	// converge and serve again (the liveness checks' bound): the final
+	// phase waits and tries at least that long before it gives up, so that
+	// the history shows whether the cluster recovered. 0: the final phase
+	// does not probe, and waits only its converge timeout.
+	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
 	// NoReplicaReads leaves the final phase's reads of every replica out:
 	// the cluster refuses them (a foreign broker), so the check that
 	// needs them was declared unsupported before the run.

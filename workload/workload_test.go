@@ -146,7 +146,7 @@ func TestRunAndFinalOverAClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := m.dial(ClientOptions{})
-	if conv, err := final(ctx, cfg, rec.Recorder, cl, time.Second); err != nil || !conv.Converged {
+	if conv, err := final(ctx, cfg, rec.Recorder, cl, m.dial, time.Second); err != nil || !conv.Converged {
 		t.Fatalf("final: %+v, %v", conv, err)
 	}
 	ops, pairs := rec.ops(t)

@@ -57,6 +57,8 @@ const (
 	ISRShrinkWithoutController
 	OffsetReuse
 	IdempotenceNoDedup
+	FollowerStallsAfterTruncation
+	FetchStallsBelowEpochStart
 	TruncationIndexOutOfRange
 	UncleanWhenClean
 	RecoveryKeepsTornTail
@@ -171,6 +173,20 @@ var registry = [count]Info{
 		Mirrors:  "KIP-98's duplicate detection (Kafka's ProducerStateManager keeps each producer's last five batches for it), the broker's half of the idempotent producer that clients enable by default since Kafka 3.0 (KIP-679): what turns a producer's retries into one write per record",
 		Why:      "the one bug only a retrying idempotent producer can show: without retries no batch is ever sent twice, and without idempotence a duplicate is allowed",
 		Scenario: "an idempotent producer that retries, acks=-1, min.insync.replicas=2, slow-follower every 5 s with --request-timeout 1s: a send times out while its batch stays in the leader's log, and its retry is written again (a duplicate read); kill-leader works too, a leader dying after its followers fetched a batch it had not acknowledged yet, whose retry the new leader writes again",
+	},
+	{
+		Bug: FollowerStallsAfterTruncation, Name: "follower-stalls-after-truncation", Node: Broker,
+		Breaks:   "a follower that truncated records from its log (to where the leader's epoch ends) never fetches that partition again until the next leader change, so it never catches up or rejoins the ISR",
+		Mirrors:  "KIP-461 (Kafka 2.3): before it, an error in one partition's truncation or fetch killed the replica fetcher thread, and after it such a partition is marked failed and left unfetched; either way the partition stays under-replicated until the broker restarts",
+		Why:      "the first liveness bug: nothing is lost or reordered, the cluster just never heals, which only a check that the cluster converges after the faults can see",
+		Scenario: "any acks, partition-leader every 5 s (the default interval will do): the cut-off leader appends writes its followers never get, truncates them when it rejoins as a follower, and stops there; its partition keeps an ISR without it after every fault has healed (no-convergence)",
+	},
+	{
+		Bug: FetchStallsBelowEpochStart, Name: "fetch-stalls-below-epoch-start", Node: Broker,
+		Breaks:   "a leader answers a consumer's fetch from an offset below the start of its own leader epoch with no records (and its high watermark), instead of the records there, so a consumer that was behind at a leader change is stuck for ever",
+		Mirrors:  "epoch validation misapplied to consumer positions (KIP-320's fencing is for a fetch's leader epoch, not its offset); Jepsen's Bufstream 0.1 and Redpanda 21.10 analyses found consumers that stopped receiving records though records were there",
+		Why:      "the stuck consumer: every record is kept and acknowledged, reads just stop, which only a check of poll progress against the high watermark catches",
+		Scenario: "any acks, consumers reading, kill-leader or partition-leader every 5 s in a 60 s run: after the first leader change each consumer is behind the new epoch's start and gets nothing from then on (stuck-consumer; stuck-partition, the final read stuck too)",
 	},
 	{
 		Bug: TruncationIndexOutOfRange, Name: "truncation-index-out-of-range", Node: Broker,

@@ -150,6 +150,12 @@ func (b *Broker) readPartition(req *kmsg.FetchRequest, topic string, p kmsg.Fetc
 	if *budget <= 0 || p.FetchOffset >= upTo {
 		return
 	}
+	if b.cfg.Bugs.Has(bug.FetchStallsBelowEpochStart) && req.ReplicaID < 0 && req.ReplicaID != DebugReplicaID && p.FetchOffset < r.epochStart {
+		// Planted bug fetch-stalls-below-epoch-start: a consumer behind
+		// the start of this leader's epoch gets nothing, breaking the
+		// rule that a leader serves every record below its HW.
+		return
+	}
 	data, err := r.log.Read(p.FetchOffset, upTo, min(int(p.PartitionMaxBytes), *budget))
 	switch {
 	case errors.Is(err, storage.ErrOffsetOutOfRange):

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -295,6 +296,13 @@ func (b *Broker) truncateTo(r *replica, target int64, how, note string) {
 			note += droppedEpochs(epochs, r.log.LogEndOffset())
 		}
 		b.logf("%s: truncated %s from %d to %d%s", r.key, how, leo, r.log.LogEndOffset(), note)
+		if b.cfg.Bugs.Has(bug.FollowerStallsAfterTruncation) {
+			// Planted bug follower-stalls-after-truncation: the follower
+			// is left done truncating but never due to fetch, breaking
+			// the rule that it fetches from its new log end at once.
+			r.truncating, r.retryAt = false, math.MaxInt64
+			return
+		}
 	}
 	r.truncating = false
 }

@@ -45,7 +45,7 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 	// Bad flag values are refused in one style, by every command.
 	root.SetFlagErrorFunc(flagParseError)
 	root.AddCommand(newRunCmd(), newSimCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newCampaignCmd(), newBrokerCmd(), newControllerCmd(), newClusterCmd(), newNetfaultCmd())
-	root.AddCommand(newBugsCmd())
+	root.AddCommand(newBugsCmd(), newHuntCmd())
 	return root
 }
 

@@ -1,0 +1,356 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// The liveness checks: once the faults have healed, a cluster must recover
+// within the liveness bound (Config.LivenessBoundMs), in every
+// configuration. Jepsen's analyses of Kafka-protocol systems report a
+// cluster that never heals as a bug (Redpanda 21.10's liveness issues,
+// Bufstream 0.1's stuck producers and consumers), not as a test that
+// could not be judged.
+//
+// The bound runs from the heal: the nemesis's last completed operation
+// (the end of the last fault window, or the final heal), or the start of
+// the history when no fault ran. chaos run's and chaos sim's final phase
+// goes on waiting, probing and reading until the bound has passed (see
+// package workload), so that a cluster that stays broken shows it; a
+// history that ends sooner leaves the checks undecided, and a history
+// judged without a bound (one recorded before these checks, or by another
+// tool) leaves them not applicable.
+
+// Liveness anomaly names, as docs/guarantees.md spells them.
+const (
+	NoConvergenceName  = "no-convergence"
+	StuckPartitionName = "stuck-partition"
+	StuckConsumerName  = "stuck-consumer"
+)
+
+// livenessReason is the guarantee model's reason for all three.
+const livenessReason = "every configuration: once the faults have healed, a cluster whose brokers are all up and connected must elect a leader, bring every replica back into the ISR and serve sends and reads again, within the liveness bound"
+
+// Liveness is what the liveness checks saw of the recovery, for the
+// report: the bound, the heal it runs from, and how long each partition
+// took to converge.
+type Liveness struct {
+	BoundMs int64 `json:"bound_ms"`
+	// HealMs is the time of the last heal, since the history began.
+	HealMs     int64                  `json:"heal_ms"`
+	Partitions []PartitionConvergence `json:"partitions"`
+}
+
+// PartitionConvergence is how long after the heal one partition was first
+// seen with a leader and its whole replica set in the ISR; AfterMs is -1
+// if it never was.
+type PartitionConvergence struct {
+	Partition string `json:"partition"`
+	AfterMs   int64  `json:"after_ms"`
+}
+
+// bound is the liveness bound in nanoseconds, the heal's time, and
+// whether the checks apply at all.
+func (h *History) livenessBound() (bound, heal int64, ok bool) {
+	if h.cfg.LivenessBoundMs <= 0 {
+		return 0, 0, false
+	}
+	return h.cfg.LivenessBoundMs * int64(time.Millisecond), h.faults.lastEnd, true
+}
+
+// notBounded marks f not applicable: no bound was set.
+func notBounded(f *finding) {
+	f.notApplicable("no liveness bound was set (a history recorded without one); chaos check --liveness-bound judges it")
+}
+
+func (h *History) at(pos int32) int64 {
+	if pos < 0 {
+		return -1
+	}
+	return h.Ops[pos].Time
+}
+
+// convergedAt is when partition p was first seen converged after heal: a
+// monitor sample invoked after the heal that saw a leader and a full ISR,
+// or the final phase's converge operation completing ok (which covers
+// every partition), whichever completed first; -1 if neither. watched is
+// the latest time the tester saw p not converged after the heal: an
+// unconverged sample's invocation, or the converge operation's failure;
+// seen says what the last such sample saw.
+func (h *History) convergedAt(pi int, heal int64) (at, watched int64, seen string) {
+	at, watched = -1, -1
+	for _, s := range h.parts[pi].samples {
+		t := h.at(s.inv)
+		if t < heal || s.done < 0 {
+			continue
+		}
+		if s.view && s.full {
+			if done := h.at(s.done); at < 0 || done < at {
+				at = done
+			}
+			continue
+		}
+		if t >= watched {
+			watched = t
+			switch op := &h.Ops[s.done]; {
+			case s.view:
+				seen = fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, s.isr, op.Value.Replicas, op.Index)
+			case op.Type == history.OK:
+				seen = fmt.Sprintf("no leader (op %d)", op.Index)
+			default:
+				seen = fmt.Sprintf("no answer: %s (op %d)", op.Error, op.Index)
+			}
+		}
+	}
+	for _, c := range h.converges {
+		if h.at(c.inv) < heal || c.done < 0 {
+			continue
+		}
+		if c.ok {
+			if done := h.at(c.done); at < 0 || done < at {
+				at = done
+			}
+			continue
+		}
+		if t := h.at(c.done); t >= watched {
+			watched, seen = t, fmt.Sprintf("the final phase gave up: %s (op %d)", h.Ops[c.done].Error, h.Ops[c.done].Index)
+		}
+	}
+	return at, watched, seen
+}
+
+// livenessParts are the indexes of the partitions the liveness checks
+// judge: those of a topic (nemesis values name none).
+func (h *History) livenessParts() []int {
+	var out []int
+	for i, p := range h.parts {
+		if p.key.Topic != "" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// LivenessSummary is what the liveness checks saw of each partition's
+// recovery; nil without a bound.
+func LivenessSummary(h *History) *Liveness {
+	bound, heal, ok := h.livenessBound()
+	if !ok {
+		return nil
+	}
+	l := &Liveness{BoundMs: bound / int64(time.Millisecond), HealMs: heal / int64(time.Millisecond)}
+	for _, pi := range h.livenessParts() {
+		at, _, _ := h.convergedAt(pi, heal)
+		after := int64(-1)
+		if at >= 0 {
+			after = (at - heal) / int64(time.Millisecond)
+		}
+		l.Partitions = append(l.Partitions, PartitionConvergence{Partition: h.key(int32(pi)).String(), AfterMs: after})
+	}
+	return l
+}
+
+// NoConvergence finds partitions that did not converge (a leader and the
+// whole replica set in the ISR) within the bound after the last heal.
+// Count is the number of such partitions; one that the history does not
+// show converged, nor unconverged past the bound, is undecided.
+func NoConvergence(h *History) Result {
+	f := h.newFinding(NoConvergenceName)
+	bound, heal, ok := h.livenessBound()
+	if !ok {
+		notBounded(f)
+		return f.result()
+	}
+	judged := int64(0)
+	for _, pi := range h.livenessParts() {
+		at, watched, seen := h.convergedAt(pi, heal)
+		k := h.key(int32(pi))
+		switch {
+		case at >= 0 && at-heal <= bound:
+			judged++
+		case at >= 0:
+			judged++
+			f.add(Unexplained, fmt.Sprintf("%s converged only %s after the last heal (at %s), beyond the liveness bound of %s",
+				k, secs(at-heal), secs(heal), secs(bound)))
+		case watched-heal >= bound:
+			judged++
+			f.add(Unexplained, fmt.Sprintf("%s never had a leader and a full ISR after the last heal (at %s): still not at %s, %s later (%s); the liveness bound is %s",
+				k, secs(heal), secs(watched), secs(watched-heal), seen, secs(bound)))
+		default:
+			f.undecide(Unexplained, "no-convergence-undecided", 1)
+		}
+	}
+	f.stat("partitions-judged", judged)
+	switch {
+	case judged == 0 && f.open == 0:
+		f.noEvidence("no partition was seen after the last heal (no monitor sample, no final phase)")
+	case f.open > 0:
+		f.note("%d partitions were not seen converged, and the history ends before the liveness bound passed", f.open)
+	}
+	return f.result()
+}
+
+// StuckPartition finds partitions that kept failing after the last heal
+// for longer than the bound: every send invoked after the heal failed (or
+// has no known outcome) and one was invoked past the bound (under acks 1
+// or -1, where a send can be acknowledged); or every poll and final read
+// invoked after the heal failed or returned nothing below the high
+// watermark, and one ended past the bound. A partition that served once
+// after the heal is not stuck. Count is the number of (partition, sends or
+// reads) found stuck.
+func StuckPartition(h *History) Result {
+	f := h.newFinding(StuckPartitionName)
+	bound, heal, ok := h.livenessBound()
+	if !ok {
+		notBounded(f)
+		return f.result()
+	}
+	type tally struct {
+		tried, ok bool
+		last      int64 // the latest failed attempt's time
+		lastPos   int32
+	}
+	sends := make([]tally, len(h.parts))
+	reads := make([]tally, len(h.parts))
+	if h.cfg.Acks != 0 {
+		for i := range h.sends {
+			s := &h.sends[i]
+			if t := h.at(s.inv); t < heal || s.inv < 0 {
+				continue
+			}
+			c := &sends[s.part]
+			c.tried = true
+			if s.typ == outOK {
+				c.ok = true
+			} else if t := h.at(s.inv); t >= c.last {
+				c.last, c.lastPos = t, s.inv
+				if s.done >= 0 {
+					c.lastPos = s.done
+				}
+			}
+		}
+	}
+	for i := range h.tries {
+		r := &h.tries[i]
+		if h.at(r.inv) < heal || r.inv < 0 || r.done < 0 {
+			continue
+		}
+		c := &reads[r.part]
+		c.tried = true
+		if r.progress {
+			c.ok = true
+		} else if t := h.at(r.done); t >= c.last {
+			c.last, c.lastPos = t, r.done
+		}
+	}
+	judge := func(pi int, c tally, what string) {
+		if !c.tried || c.ok {
+			return
+		}
+		if c.last-heal < bound {
+			f.undecide(Unexplained, "stuck-partition-undecided", 1)
+			return
+		}
+		op := &h.Ops[c.lastPos]
+		f.add(Unexplained, fmt.Sprintf("no %s of %s succeeded after the last heal (at %s); still failing %s later (op %d: %s); the liveness bound is %s",
+			what, h.key(int32(pi)), secs(heal), secs(c.last-heal), op.Index, describeFailure(op), secs(bound)), op.Index)
+	}
+	for _, pi := range h.livenessParts() {
+		judge(pi, sends[pi], "send")
+		judge(pi, reads[pi], "poll or final read")
+	}
+	if f.open > 0 {
+		f.note("%d partitions failed every attempt after the last heal, but the history ends before the liveness bound passed", f.open)
+	}
+	if h.cfg.Acks == 0 {
+		f.note("acks=0: no send is acknowledged, so only reads are judged")
+	}
+	return f.result()
+}
+
+func describeFailure(op *history.Op) string {
+	switch {
+	case op.Error != "":
+		return fmt.Sprintf("%s %s", op.Type, op.Error)
+	case op.Value != nil && op.Value.HW != nil:
+		return fmt.Sprintf("%s with no records below the high watermark %d", op.Type, *op.Value.HW)
+	}
+	return string(op.Type)
+}
+
+// StuckConsumer finds consumers that stalled: polls of a partition from
+// one offset that returned no records while the high watermark they
+// reported stayed above it, for longer than the bound, with no read from
+// that offset returning records in between. The final phase's reads count
+// as the tester's own consumer: a final read that got no records from
+// below the high watermark fails history.StuckRead, and is tried again
+// until the stall outlasts the bound. A correct leader returns at least
+// one record from below its high watermark, so a stall is judged wherever
+// it happens, in a fault window or not. Count is the number of stalls
+// longer than the bound.
+func StuckConsumer(h *History) Result {
+	f := h.newFinding(StuckConsumerName)
+	bound, _, ok := h.livenessBound()
+	if !ok {
+		notBounded(f)
+		return f.result()
+	}
+	type at struct {
+		part int32
+		from int64
+	}
+	type stall struct {
+		start, end     int64
+		first, last, n int32
+		hw             int64
+	}
+	open := map[at]*stall{}
+	var longest int64
+	end := func(k at, s *stall) {
+		longest = max(longest, s.end-s.start)
+		if s.end-s.start > bound {
+			f.add(Unexplained, fmt.Sprintf("reads of %s from offset %d returned no records for %s (%d reads, op %d to op %d), though the high watermark they reported was above it (%d); the liveness bound is %s",
+				h.key(k.part), k.from, secs(s.end-s.start), s.n, h.Ops[s.first].Index, h.Ops[s.last].Index, s.hw, secs(bound)),
+				h.Ops[s.first].Index, h.Ops[s.last].Index)
+		}
+	}
+	reads := int64(0)
+	for i := range h.tries {
+		r := &h.tries[i]
+		if r.from < 0 || r.inv < 0 || r.done < 0 || (!r.progress && !r.stalled) {
+			continue
+		}
+		reads++
+		k := at{r.part, r.from}
+		s := open[k]
+		if r.progress {
+			if s != nil {
+				end(k, s)
+				delete(open, k)
+			}
+			continue
+		}
+		if s == nil {
+			s = &stall{start: h.at(r.inv), first: r.inv}
+			open[k] = s
+		}
+		s.end, s.last, s.hw = h.at(r.done), r.done, r.hw
+		s.n++
+	}
+	// Stalls still open when the reads ended, in a fixed order.
+	keys := slices.Collect(maps.Keys(open))
+	slices.SortFunc(keys, func(a, b at) int { return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.from, b.from)) })
+	for _, k := range keys {
+		end(k, open[k])
+	}
+	f.stat("longest-stall-ms", longest/int64(time.Millisecond))
+	if reads == 0 {
+		f.noEvidence("no poll returned")
+	}
+	return f.result()
+}

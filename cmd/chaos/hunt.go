@@ -1,0 +1,58 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/chaos-isr/chaos/hunt"
+	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/runner"
+)
+
+func newHuntCmd() *cobra.Command {
+	var f hunt.Flags
+	cmd := &cobra.Command{
+		Use:   "hunt",
+		Short: "Search for replication bugs in simulation, every scenario drawn from the seed",
+		Long: `Search for replication bugs without knowing where they are: run simulated tests (as
+chaos sim does, on chaos's own broker) whose whole scenario is drawn from each run's
+seed: which fault kinds and how they overlap, window lengths and quiet periods from 20 ms
+to 20 s, the brokers, partitions and timeouts, the producers' retries, idempotence and
+requests in flight, the consumers and the rate. Every scenario is judged as the
+configuration the flags give (default: the strongest promise, acks=-1,
+min.insync.replicas=2, clean election), or one drawn with --draw-config.
+
+The search keeps a corpus of the scenarios that showed something new (coverage: short
+sequences of what the tester observed through the protocol: leader changes, ISR sizes,
+errors answered, faults in effect) and most runs mutate one of them; --no-feedback draws
+every scenario afresh. It stops at the first INVALID run (--keep-going goes on), prints
+its scenario and the chaos sim command that replays it byte for byte, and shrinks it
+(--shrink-runs). Only the runs that were not valid stay in the store.
+
+Exit code as chaos sim's sweeps: 1 if a run was invalid, else 3 if one ended in an
+error, else 2 if one was unknown, else 0; 130 when interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := f.Options()
+			if err != nil {
+				return exitWith(0, err)
+			}
+			if err := cli.StopIfValidating(cmd.Context()); err != nil {
+				return exitWith(0, err)
+			}
+			if o.Seed == 0 {
+				o.Seed = runner.RandomSeed()
+			}
+			o.Version = fullVersion()
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			ctx, _, stop := cli.InterruptContext(errOut, "stopping the hunt")
+			defer stop()
+			res, err := hunt.Console{Out: out, Err: errOut, Quiet: f.Quiet}.Run(ctx, o)
+			if err != nil {
+				return exitWith(0, err)
+			}
+			return exitWith(res.ExitCode(), nil)
+		},
+	}
+	f.Register(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,177 @@
+package hunt
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/runner"
+)
+
+// Range bounds of what Draw draws, log-uniform between the two ends
+// unless said: fault windows and the quiet periods between them from 20
+// ms (faster than a fetch round trip, so a fault can land inside an
+// election) to 20 s (longer than every timeout, so the cluster settles
+// into a faulted state); time limits from 3 s to 30 s, so that a hunt
+// runs thousands of scenarios in minutes.
+var (
+	windowMin, windowMax = 20 * time.Millisecond, 20 * time.Second
+	limitMin, limitMax   = 3 * time.Second, 30 * time.Second
+	// tail is what a schedule leaves after its last window, so that the
+	// workload sees the cluster healed before it stops.
+	tail = 500 * time.Millisecond
+)
+
+// DrawOptions say what Draw keeps from the base spec.
+type DrawOptions struct {
+	// Config draws the configuration under judgement too (acks,
+	// min.insync.replicas, election); else the base spec's.
+	Config bool
+	// Faults are the kinds windows are drawn from; nil: every kind the
+	// simulation models.
+	Faults []string
+}
+
+// Draw is seed's scenario: base (its store, bugs, configuration under
+// judgement) with every other knob drawn from the seed, and its schedule
+// written out as windows. The same seed and base give the same spec.
+func Draw(seed uint64, base runner.Spec, o DrawOptions) runner.Spec {
+	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74))}
+	s := base
+	s.Seed = seed
+	s.Name, s.Command = "", nil
+	if o.Config {
+		d.config(&s)
+	}
+	d.cluster(&s)
+	d.workload(&s)
+	d.schedule(&s, o.kinds())
+	return s
+}
+
+func (o DrawOptions) kinds() []string {
+	if len(o.Faults) > 0 {
+		return o.Faults
+	}
+	return Kinds()
+}
+
+// Kinds are the fault kinds a hunt draws from by default: every kind of
+// the registry the simulation models.
+func Kinds() []string { return nemesis.Names() }
+
+type drawer struct{ rng *rand.Rand }
+
+// logUniform is a duration between lo and hi, log-uniform: as likely
+// between 20 ms and 200 ms as between 2 s and 20 s.
+func (d drawer) logUniform(lo, hi time.Duration) time.Duration {
+	l, h := math.Log(float64(lo)), math.Log(float64(hi))
+	return time.Duration(math.Exp(l + d.rng.Float64()*(h-l))).Round(time.Millisecond)
+}
+
+// logUniformFloat is a number between lo and hi, log-uniform.
+func (d drawer) logUniformFloat(lo, hi float64) float64 {
+	return math.Exp(math.Log(lo) + d.rng.Float64()*(math.Log(hi)-math.Log(lo)))
+}
+
+// one picks one of xs.
+func one[T any](d drawer, xs ...T) T { return xs[d.rng.IntN(len(xs))] }
+
+func (d drawer) config(s *runner.Spec) {
+	s.Acks = one[int16](d, -1, -1, 1, 0)
+	s.Settings.MinInsyncReplicas = 1
+	if s.Acks == -1 && d.rng.IntN(3) > 0 {
+		s.Settings.MinInsyncReplicas = 2
+	}
+	s.Settings.Election = "clean"
+	if d.rng.IntN(4) == 0 {
+		s.Settings.Election = "unclean"
+	}
+}
+
+// cluster draws the brokers and their timeouts. The heartbeat stays at
+// most 250 ms: the guarantee model's allowance for a broker's metadata
+// lagging the controller's (checker.DefaultMetadataLag) is a few
+// heartbeats, and a drawn setting it could not judge must not be drawn.
+func (d drawer) cluster(s *runner.Spec) {
+	st := &s.Settings
+	s.Nodes = one(d, 3, 3, 3, 4, 5)
+	st.ReplicationFactor = 3
+	st.Partitions = one[int32](d, 1, 1, 2, 3, 4)
+	st.SessionTimeoutMs = d.logUniform(300*time.Millisecond, 6*time.Second).Milliseconds()
+	st.HeartbeatIntervalMs = max(min(250, st.SessionTimeoutMs/4), 20)
+	st.ReplicaLagTimeMaxMs = d.logUniform(200*time.Millisecond, 10*time.Second).Milliseconds()
+	st.ReplicaFetchWaitMaxMs = int32(min(d.logUniform(time.Millisecond, 500*time.Millisecond).Milliseconds(), st.ReplicaLagTimeMaxMs/2))
+	st.ReplicaLagMaxMessages = one[int64](d, 0, 4000, 4000, 50+d.rng.Int64N(2000))
+}
+
+func (d drawer) workload(s *runner.Spec) {
+	s.Concurrency = 1 + d.rng.IntN(6)
+	// At least one consumer: without polls the consumer-side checks have
+	// nothing to judge, and the run could only end unknown.
+	s.Consumers = 1 + d.rng.IntN(int(s.Settings.Partitions))
+	if d.rng.IntN(2) == 0 {
+		s.Consumers = -1 // one per partition
+	}
+	s.Rate = math.Round(d.logUniformFloat(10, 800))
+	s.RequestTimeout = d.logUniform(200*time.Millisecond, 5*time.Second)
+	s.Retries, s.Idempotent, s.MaxInFlight = 0, false, 1
+	if d.rng.IntN(3) == 0 {
+		s.Retries = 1 + d.rng.IntN(5)
+		s.Idempotent = d.rng.IntN(2) == 0
+	}
+	if d.rng.IntN(4) == 0 {
+		s.MaxInFlight = 2 + d.rng.IntN(4) // at most 5, as idempotence allows
+	}
+	s.TimeLimit = d.logUniform(limitMin, limitMax)
+	s.MonitorInterval = one(d, 100*time.Millisecond, 250*time.Millisecond)
+}
+
+// schedule draws a subset of kinds and fills the time limit with windows
+// of them, one after another, each a kind or (when the draw allows
+// overlap) a composite of up to three. A schedule that loses unsynced
+// writes never overlaps: the guarantee model judges data loss per window.
+func (d drawer) schedule(s *runner.Spec, kinds []string) {
+	kinds = slices.Clone(kinds)
+	d.rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	subset := kinds[:1+d.rng.IntN(min(4, len(kinds)))]
+	lossy := s.Settings.LoseUnsynced || slices.ContainsFunc(subset, func(k string) bool { f, _ := nemesis.Lookup(k); return f != nil && f.LosesUnsynced })
+	overlap := 1
+	if !lossy && len(subset) > 1 {
+		overlap = one(d, 1, 1, 2, 3)
+	}
+	s.Faults, s.NemesisInterval, s.NemesisOverlap = nil, 0, 0
+	s.Windows = nil
+	t := d.logUniform(windowMin, windowMax/4)
+	for t < s.TimeLimit-tail {
+		length := d.logUniform(windowMin, windowMax)
+		end := min(t+length, s.TimeLimit-tail)
+		if end <= t {
+			break
+		}
+		s.Windows = append(s.Windows, nemesis.Event{Fault: d.window(subset, overlap), Start: t, End: end})
+		t = end + d.logUniform(windowMin, windowMax)
+	}
+}
+
+// window is one window's fault: a kind of the subset, or with overlap a
+// composite of up to that many of them.
+func (d drawer) window(subset []string, overlap int) string {
+	first := one(d, subset...)
+	if overlap < 2 || d.rng.IntN(2) == 0 {
+		return first
+	}
+	parts := []string{first}
+	for _, k := range d.rng.Perm(len(subset)) {
+		if len(parts) == overlap {
+			break
+		}
+		if c := strings.Join(append(slices.Clone(parts), subset[k]), "+"); !slices.Contains(parts, subset[k]) && nemesis.Composite(c) == nil {
+			parts = append(parts, subset[k])
+		}
+	}
+	return strings.Join(parts, "+")
+}

@@ -1,0 +1,109 @@
+package hunt
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/chaos-isr/chaos/broker/node"
+	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/shard"
+	"github.com/chaos-isr/chaos/sim"
+)
+
+// Flags are chaos hunt's flags: the budget, the search, and the
+// configuration under judgement (everything else is drawn).
+type Flags struct {
+	Runs, Parallel, ShrinkRuns, MinInsyncReplicas int
+	Time                                          time.Duration
+	Seed                                          uint64
+	Shard, Acks, Election, Nemesis, Store         string
+	KeepGoing, NoFeedback, DrawConfig, Quiet      bool
+	Bugs                                          []string
+}
+
+// DefaultRuns is a hunt's budget when it is given none.
+const DefaultRuns = 2000
+
+// Register defines chaos hunt's flags on fs.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.Runs, "runs", 0, fmt.Sprintf("stop after this many runs (default %d when --time is not given either)", DefaultRuns))
+	fs.DurationVar(&f.Time, "time", 0, "stop after this long (the run going on ends first)")
+	fs.IntVar(&f.Parallel, "parallel", 2, "runs at once")
+	fs.Uint64Var(&f.Seed, "seed", 0, "the hunt's seed: every run's scenario and every choice of the search follow from it (default: random, printed)")
+	fs.StringVar(&f.Shard, "shard", "", "run only the K-th of N slices of the hunt's runs, e.g. 2/4 (give every shard the same --seed)")
+	fs.BoolVar(&f.KeepGoing, "keep-going", false, "go on after the first finding (else the hunt stops there)")
+	fs.BoolVar(&f.NoFeedback, "no-feedback", false, "draw every scenario afresh instead of mutating those that reached new coverage (pure swarm)")
+	fs.IntVar(&f.ShrinkRuns, "shrink-runs", sim.DefaultShrinkRuns, "shrink each finding in at most this many runs (0: do not shrink)")
+	fs.BoolVar(&f.DrawConfig, "draw-config", false, "draw acks, min.insync.replicas and election too, instead of judging the configuration the flags give")
+	fs.StringVar(&f.Acks, "acks", "-1", "producer acks of every scenario: 0, 1, or -1 (also 'all')")
+	fs.IntVar(&f.MinInsyncReplicas, "min-insync-replicas", 2, "min.insync.replicas of every scenario")
+	fs.StringVar(&f.Election, "election", "clean", "leader election policy of every scenario: clean or unclean")
+	fs.StringVar(&f.Nemesis, "nemesis", "", "the fault kinds windows are drawn from, a comma list (default: every kind): "+strings.Join(nemesis.Names(), ", "))
+	fs.StringVar(&f.Store, "store", "store", "the result store directory (a hunt keeps only the runs that were not valid)")
+	fs.BoolVar(&f.Quiet, "quiet", false, "no progress display")
+	runner.BugFlag(fs, &f.Bugs)
+}
+
+// Options checks every flag, naming a bad one, and returns the hunt they
+// ask for.
+func (f Flags) Options() (Options, error) {
+	var o Options
+	acks, err := runner.ParseAcks(f.Acks)
+	if err != nil {
+		return o, err
+	}
+	if err := node.CheckElection(f.Election); err != nil {
+		return o, err
+	}
+	switch {
+	case f.Runs < 0:
+		return o, cli.Error("runs", f.Runs, "negative", "a number of runs, e.g. 2000")
+	case f.Time < 0:
+		return o, cli.Error("time", f.Time, "negative", "a duration such as 5m")
+	case f.Parallel < 1:
+		return o, cli.Error("parallel", f.Parallel, "below 1", "the runs at once, e.g. 2")
+	case f.ShrinkRuns < 0:
+		return o, cli.Error("shrink-runs", f.ShrinkRuns, "negative", "a number of runs, or 0 not to shrink")
+	case f.MinInsyncReplicas < 1 || f.MinInsyncReplicas > 3:
+		return o, cli.Error("min-insync-replicas", f.MinInsyncReplicas, "not 1 to 3", "a hunt's topics have three replicas")
+	}
+	sh, err := shard.Parse(f.Shard)
+	if err != nil {
+		return o, cli.Error("shard", f.Shard, err.Error(), "e.g. 2/4, the second of four slices of the runs")
+	}
+	if !sh.Whole() && f.Seed == 0 {
+		return o, cli.Error("shard", f.Shard, "given without --seed", "every shard must hunt with the same --seed")
+	}
+	if f.Nemesis != "" {
+		kinds, err := runner.ParseFaults(f.Nemesis)
+		if err != nil {
+			return o, err
+		}
+		for _, k := range kinds {
+			if err := sim.Simulated(k); err != nil {
+				return o, cli.Error("nemesis", f.Nemesis, err.Error(), "kinds the simulation models")
+			}
+		}
+		o.Draw.Faults = kinds
+	}
+	base := runner.DefaultSpec()
+	base.Runtime, base.Store, base.Acks = runner.RuntimeSim, f.Store, acks
+	base.Settings.MinInsyncReplicas, base.Settings.Election = int32(f.MinInsyncReplicas), f.Election
+	base.Settings.Bugs = f.Bugs
+	if err := base.Validate(); err != nil {
+		return o, err
+	}
+	o.Base, o.Draw.Config, o.Seed, o.Shard = base, f.DrawConfig, f.Seed, sh
+	o.Runs, o.Time, o.Parallel = f.Runs, f.Time, f.Parallel
+	if o.Runs == 0 && o.Time == 0 {
+		o.Runs = DefaultRuns
+	}
+	o.Feedback, o.KeepGoing, o.ShrinkRuns = !f.NoFeedback, f.KeepGoing, f.ShrinkRuns
+	o.Command = sim.ReplayCommand
+	return o, nil
+}

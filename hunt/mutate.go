@@ -1,0 +1,97 @@
+package hunt
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/runner"
+)
+
+// Mutate is a scenario near parent: a new seed (another interleaving of
+// the same scenario) and, more often than not, one part of it drawn
+// afresh from seed: the cluster's settings, the workload, the whole
+// schedule, or one window moved or replaced. Like Draw, the same
+// arguments give the same spec.
+func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) runner.Spec {
+	fresh := Draw(seed, base, o)
+	rng := rand.New(rand.NewPCG(seed, 0x6d757461))
+	s := parent
+	s.Seed = seed
+	s.Windows = slices.Clone(parent.Windows)
+	switch rng.IntN(6) {
+	case 0: // the seed alone
+	case 1:
+		s.Nodes, s.Settings = fresh.Nodes, fresh.Settings
+		s.Settings.Bugs = parent.Settings.Bugs
+		if !o.Config {
+			s.Settings.MinInsyncReplicas, s.Settings.Election = parent.Settings.MinInsyncReplicas, parent.Settings.Election
+		}
+	case 2:
+		s.Concurrency, s.Consumers, s.Rate, s.RequestTimeout = fresh.Concurrency, fresh.Consumers, fresh.Rate, fresh.RequestTimeout
+		s.Retries, s.Idempotent, s.MaxInFlight = fresh.Retries, fresh.Idempotent, fresh.MaxInFlight
+	case 3:
+		s.Windows, s.TimeLimit = fresh.Windows, fresh.TimeLimit
+	case 4, 5:
+		// One window: replaced by one of the fresh draw's at the same
+		// place, or its times scaled, kept in order and in the limit.
+		if len(s.Windows) == 0 {
+			s.Windows, s.TimeLimit = fresh.Windows, fresh.TimeLimit
+			break
+		}
+		w := rng.IntN(len(s.Windows))
+		ev := s.Windows[w]
+		if len(fresh.Windows) > 0 && rng.IntN(2) == 0 {
+			ev.Fault = fresh.Windows[rng.IntN(len(fresh.Windows))].Fault
+		}
+		lo := ev.Start / 2
+		if w > 0 {
+			lo = max(lo, s.Windows[w-1].End+1)
+		}
+		hi := s.TimeLimit - tail
+		if w+1 < len(s.Windows) {
+			hi = s.Windows[w+1].Start - 1
+		}
+		d := drawer{rng: rng}
+		length := d.logUniform(windowMin, windowMax)
+		start := lo + time_(rng, max(hi-lo-length, 0))
+		ev.Start, ev.End = start, min(start+length, hi)
+		if ev.End > ev.Start && ev.Start > 0 {
+			s.Windows[w] = ev
+		}
+	}
+	if !o.Config {
+		s.Acks, s.Settings.MinInsyncReplicas, s.Settings.Election = base.Acks, base.Settings.MinInsyncReplicas, base.Settings.Election
+	}
+	fixOverlapLoss(&s)
+	return s
+}
+
+// time_ is a duration uniform in [0, d].
+func time_(rng *rand.Rand, d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rng.Int64N(int64(d) + 1)).Round(time.Millisecond)
+}
+
+// fixOverlapLoss keeps a mutated schedule one the guarantee model judges:
+// windows that lose unsynced writes never come with overlapping ones (two
+// kills at once would lose them on several nodes), so where both are, each
+// composite keeps its first kind.
+func fixOverlapLoss(s *runner.Spec) {
+	lossy, composite := s.Settings.LoseUnsynced, false
+	for _, ev := range s.Windows {
+		f, ok := nemesis.Lookup(ev.Fault)
+		lossy = lossy || (ok && f.LosesUnsynced)
+		composite = composite || strings.Contains(ev.Fault, "+")
+	}
+	if !lossy || !composite {
+		return
+	}
+	for i, ev := range s.Windows {
+		s.Windows[i].Fault, _, _ = strings.Cut(ev.Fault, "+")
+	}
+}
