@@ -20,7 +20,10 @@ const CrashName = "crash"
 //
 // What a crash did to the data is judged by the other checkers, with the
 // crash counted as the fault it physically is (a kill of that node: see
-// faultLog), so that a record a crashed broker lost is not blamed twice.
+// faultLog), so that a record a crashed broker lost is not blamed twice;
+// and a crash after the last heal, which no heal undid, leaves the
+// liveness checks not applicable, as a kill that was never healed would:
+// the cluster was not whole again.
 //
 // A history that records no crash operation is judged to have had none:
 // the runtimes that start the cluster watch its processes (chaos run's
@@ -42,23 +45,28 @@ func crashDetail(op *history.Op) string {
 	return fmt.Sprintf("%s (crashed at %s, op %d)", crashWhat(op.Value), secs(op.Time), op.Index)
 }
 
+// crashNode names the node a crash operation's value names.
+func crashNode(v *history.Value) string {
+	switch c := v.Crashed(); {
+	case c != nil && c.Node != "":
+		return c.Node
+	case v != nil && v.Broker != nil:
+		return fmt.Sprintf("broker %d", *v.Broker)
+	}
+	return "a node"
+}
+
 // crashWhat is the node and how it died, as far as the operation says.
 func crashWhat(v *history.Value) string {
-	node := "a node"
+	node := crashNode(v)
 	var how []string
 	if c := v.Crashed(); c != nil {
-		if c.Node != "" {
-			node = c.Node
-		}
 		if c.Exit != "" {
 			how = append(how, c.Exit)
 		}
 		if c.Panic != "" {
 			how = append(how, "panic: "+firstLine(c.Panic))
 		}
-	}
-	if node == "a node" && v != nil && v.Broker != nil {
-		node = fmt.Sprintf("broker %d", *v.Broker)
 	}
 	if len(how) == 0 {
 		how = append(how, "died on its own (no exit status or panic message recorded)")

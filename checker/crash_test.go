@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -135,5 +136,39 @@ func TestCrashCountsAsKill(t *testing.T) {
 	lost, _ = res.Get(LostWriteName)
 	if res.FaultClass != FaultsF1 || lost.Forbidden != 1 {
 		t.Fatalf("controller crash: class %s, lost-write %+v", res.FaultClass, lost)
+	}
+}
+
+// TestCrashAfterTheLastHeal: a node that crashes after the last heal stays
+// down, and the cluster missing it cannot converge: the liveness checks
+// are not applicable, naming the crash, rather than blaming its
+// consequence as a second finding. A crash that a later heal undid leaves
+// them judged.
+func TestCrashAfterTheLastHeal(t *testing.T) {
+	build := func(crashFirst bool) *hb {
+		b := &hb{}
+		b.nemesis("start-kill", "kill")
+		b.wait(time.Second)
+		if crashFirst {
+			b.crash(3, history.CrashInfo{Node: "broker-3", Exit: "exit status 2"})
+		}
+		b.nemesis("stop-kill", "kill")
+		if !crashFirst {
+			b.crash(3, history.CrashInfo{Node: "broker-3", Exit: "exit status 2"})
+		}
+		b.monitor(0, 1, 1, 1, 2)
+		b.wait(11 * time.Second)
+		b.monitor(0, 1, 1, 1, 2)
+		b.converge(false, "t-0: isr [1 2] of replicas [1 2 3]")
+		return b
+	}
+	after := liveness(t, bounded, build(false))
+	for _, name := range []string{NoConvergenceName, StuckPartitionName, StuckConsumerName} {
+		if r := after[name]; !r.NotApplicable || !strings.Contains(r.NotChecked, "broker-3 crashed at ") || !strings.Contains(r.NotChecked, "after the last heal") {
+			t.Errorf("crash after the heal: %s %s %q", name, r.Valid, r.NotChecked)
+		}
+	}
+	if r := liveness(t, bounded, build(true))[NoConvergenceName]; r.Valid != Invalid {
+		t.Errorf("crash before the heal that restarted it: no-convergence %s %v", r.Valid, r.Details)
 	}
 }

@@ -185,6 +185,9 @@ type faultLog struct {
 	// the last window or heal, from which the liveness bound runs.
 	lastEnd int64
 	crashes []FaultRun // crashes of nodes, each as the kill it amounts to
+	// lastCrash is the latest crash (a completion, or an invoke alone),
+	// nil if none.
+	lastCrash *history.Op
 }
 
 func (l *faultLog) add(op *history.Op) {
@@ -227,6 +230,20 @@ func (l *faultLog) crash(op *history.Op) {
 		r.KilledBrokers = 1
 	}
 	l.crashes = append(l.crashes, r)
+	if l.lastCrash == nil || op.Time >= l.lastCrash.Time {
+		l.lastCrash = op
+	}
+}
+
+// downAfterHeal describes the latest crash if it came after the last heal
+// (lastEnd): no heal restarted that node, so the cluster was not whole
+// again; "" if there is none.
+func (l *faultLog) downAfterHeal() string {
+	c := l.lastCrash
+	if c == nil || c.Time < l.lastEnd {
+		return ""
+	}
+	return fmt.Sprintf("%s crashed at %s (op %d), after the last heal (at %s), and no heal restarted it", crashNode(c.Value), secs(c.Time), c.Index, secs(l.lastEnd))
 }
 
 // ran is what the model judges by: the windows that started if the
