@@ -15,7 +15,7 @@ FUZZTIME ?= 5m
 BENCHTIME ?= 1000000x
 BENCHCOUNT ?= 3
 
-.PHONY: all build test run bench fuzz lint clean
+.PHONY: all build test run bench fuzz lint docs clean
 
 all: build
 
@@ -39,6 +39,14 @@ test: lint
 ## window about every 5 s, so that each kind runs at least once in the 60 s
 run: build
 	$(BIN) run --nemesis kill,partition,pause,slow-follower --nemesis-interval 5s
+
+## docs: rewrite the parts of docs/ generated from the code (the command
+## reference, the presets, the fault table, the guarantee matrix); make test
+## fails while one is stale
+docs:
+	$(GO) test ./cmd/chaos -run TestGeneratedDocs -count=1 -update
+	$(GO) test ./nemesis -run TestFaultTable -count=1 -update
+	$(GO) test ./checker -run TestGuaranteesDoc -count=1 -update
 
 ## bench: the end-to-end produce benchmarks (bench/), the storage, checker and report benchmarks,
 ## the local runtime's proxy (healthy and delayed links), and a simulated 60 s default test (sim/)

@@ -56,8 +56,8 @@ type Flags struct {
 // Register defines chaos campaign's flags on fs, with their defaults, and
 // takes Given from fs and chaos run's checks of --election and --nemesis.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Preset, "preset", "", "a predefined campaign: smoke (CI, 2 runs of 20 s, about 45 s), seed (the full 36-cell matrix of 30 s runs, about 19 minutes) or bugs (a detection campaign: every planted bug in its scenario and a control per scenario, 21 cells x 3 runs of 30 s; about 35 minutes, a minute with --runtime sim)")
-	fs.StringVar(&f.SpecFile, "spec", "", "read the campaign from a JSON spec file (see README)")
+	fs.StringVar(&f.Preset, "preset", "", "a predefined campaign: "+presetNames()+" (described above, each with its size)")
+	fs.StringVar(&f.SpecFile, "spec", "", "read the campaign from a JSON spec file (docs/campaigns.md)")
 	fs.StringVar(&f.Acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
 	fs.StringVar(&f.MinInsyncReplicas, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
 	fs.StringVar(&f.Election, "election", "clean", "elections of the matrix, a comma list of clean, unclean")
@@ -75,6 +75,54 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.InProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
 	f.Given, f.CheckElection = fs.Changed, node.CheckElection
 	f.CheckNemesis = func(s string) error { _, err := runner.ParseFaults(s); return err }
+}
+
+// presetDocs say what each preset is for (PresetDoc).
+var presetDocs = map[string]string{
+	"smoke": "for CI: a cell that must be valid and one whose faults must bite",
+	"seed":  "the seed's question: acks x election x min.insync.replicas x fault",
+	"bugs":  "detection: every planted bug in its scenario, and a control per scenario",
+}
+
+// PresetDoc says what preset name is for.
+func PresetDoc(name string) string { return presetDocs[name] }
+
+// presetNames are the presets' names as help lists them: "bugs, seed or
+// smoke".
+func presetNames() string {
+	names := PresetNames()
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// PresetSize says how big preset name is, from its spec: "48 cells x 1
+// run of 30s, about 26 minutes" (one run at a time in a real runtime, each
+// its time limit and RunOverhead), and about how long in the sim runtime
+// on one core (SimSpeed).
+func PresetSize(name string) string {
+	p, ok := Preset(name)
+	if !ok {
+		return ""
+	}
+	runs := p.CellCount() * p.Runs
+	real := time.Duration(runs) * (time.Duration(p.TimeLimit) + RunOverhead)
+	sim := time.Duration(runs) * time.Duration(p.TimeLimit) / SimSpeed
+	return fmt.Sprintf("%d cells x %d %s of %s: about %s (about %s of one core with --runtime sim)",
+		p.CellCount(), p.Runs, plural(p.Runs, "run", "runs"), time.Duration(p.TimeLimit), About(real), About(sim))
+}
+
+// About says a duration as a person estimates it: "44 s", "26 minutes".
+func About(d time.Duration) string {
+	if d < 2*time.Minute {
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	}
+	return fmt.Sprintf("%d minutes", int(d.Round(time.Minute)/time.Minute))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // RunFlags reads chaos run's flags into the spec every run of a campaign
@@ -199,7 +247,7 @@ func readSpecFlag(file string) (Spec, error) {
 		if errors.As(err, &pe) {
 			reason = pe.Err.Error()
 		}
-		return Spec{}, fmt.Errorf("--spec: cannot be read (%s), got %q; a JSON campaign spec file (README: chaos campaign)", reason, file)
+		return Spec{}, fmt.Errorf("--spec: cannot be read (%s), got %q; a JSON campaign spec file (docs/campaigns.md)", reason, file)
 	}
 	spec, err := ParseSpec(data)
 	if err != nil {

@@ -221,6 +221,11 @@ func Preset(name string) (Spec, bool) {
 	return p, true
 }
 
+// CellCount is how many cells the spec has: its explicit cells, or every
+// combination of its matrix lists (a list left out counts once). Help
+// says a preset's size with it, so that the text grows with the preset.
+func (s Spec) CellCount() int { return len(cellSpecs(s.Record())) }
+
 // PresetNames lists the presets, sorted.
 func PresetNames() []string {
 	var names []string

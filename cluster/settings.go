@@ -6,8 +6,8 @@ import (
 )
 
 // Settings configure the nodes a runtime starts: what "chaos broker" and
-// "chaos controller" take as flags (README, "chaos broker" and "chaos
-// controller"). The controller's are the defaults of topics it creates.
+// "chaos controller" take as flags (docs/broker.md, "chaos broker" and
+// "chaos controller"). The controller's are the defaults of topics it creates.
 type Settings struct {
 	// Brokers.
 	ReplicaLagTimeMaxMs   int64  `json:"replica_lag_time_max_ms"`

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite README's fault table from the registry")
+var update = flag.Bool("update", false, "rewrite docs/faults.md's fault table from the registry")
 
-// faultTable renders the README's table of faults from the registry.
+// faultTable renders docs/faults.md's table of faults from the registry.
 func faultTable() string {
 	var b strings.Builder
 	b.WriteString("| Name | Fault | Network | Brokers killed at once (of 3) |\n|---|---|---|---|\n")
@@ -24,10 +24,10 @@ func faultTable() string {
 	return b.String()
 }
 
-// TestFaultTable keeps the README's table of faults equal to the
+// TestFaultTable keeps docs/faults.md's table of faults equal to the
 // registry (go test ./nemesis -run TestFaultTable -update rewrites it).
 func TestFaultTable(t *testing.T) {
-	const path = "../README.md"
+	const path = "../docs/faults.md"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

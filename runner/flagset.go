@@ -12,8 +12,8 @@ import (
 	"github.com/chaos-isr/chaos/nemesis"
 )
 
-// RuntimeUsage is --runtime's help: where the cluster runs (README, "The
-// docker runtime").
+// RuntimeUsage is --runtime's help: where the cluster runs (docs/docker.md
+// for the docker runtime).
 const RuntimeUsage = "where the cluster runs: local (child processes on 127.0.0.1) or docker (a container per node; needs a Docker engine)"
 
 // RunRuntimeUsage is chaos run's and campaign's --runtime help: they also

@@ -98,7 +98,7 @@ type Outcome struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Exit codes of a run (README): 0 valid, 1 invalid, 2 unknown, 3 an error
+// Exit codes of a run (docs/run.md): 0 valid, 1 invalid, 2 unknown, 3 an error
 // left no verdict, 130 interrupted.
 const (
 	ExitError       = 3

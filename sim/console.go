@@ -130,7 +130,7 @@ func (c Console) Reproduce(ctx context.Context, run Failed, seeds []uint64, o Re
 		fmt.Fprintf(c.Out, "\ninterrupted after %d runs: not reproduced yet (%s)\n", len(rep.Runs), counts)
 	case !rep.Found:
 		fmt.Fprintf(c.Out, "\nnot reproduced: none of %d seeds showed %s in %s (%s).\n"+
-			"Try more seeds (--runs, --seeds), or the bug may live where the simulation cannot look (README: what it cannot model).\n",
+			"Try more seeds (--runs, --seeds), or the bug may live where the simulation cannot look (docs/simulation.md: what it cannot model).\n",
 			len(rep.Runs), anomalyList(target), time.Since(started).Round(time.Millisecond), counts)
 	default:
 		fmt.Fprintf(c.Out, "\nreproduced by seed %d, the %s of %d tried (%s), in %s\nreplay: %s\n",

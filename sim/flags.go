@@ -286,7 +286,7 @@ func (f Flags) FailedRun(store string, near func(dir string) string) (Failed, []
 	run.Spec = Explicit(runner.StoredSpec(run.Test))
 	run.Spec.Store, run.Spec.Runtime = store, runner.RuntimeSim
 	if err := Validate(run.Spec); err != nil {
-		return Failed{}, nil, flagError("from", f.From, "the run cannot be simulated: "+strings.ReplaceAll(err.Error(), "\n", "; "), "a run whose faults the simulation models (README)")
+		return Failed{}, nil, flagError("from", f.From, "the run cannot be simulated: "+strings.ReplaceAll(err.Error(), "\n", "; "), "a run whose faults the simulation models (docs/simulation.md)")
 	}
 	if !f.given("seed") {
 		f.Seed = max(run.Test.Seed, 1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,11 +31,13 @@ func newCampaignCmd() *cobra.Command {
 election, nemesis) is run --runs times, each run a "chaos run" child process (or, with
 --in-process, in this process) with a seed derived from the campaign's --seed, so the same
 seed replays every run. The matrix comes from the flags, from --spec FILE, or from
---preset smoke|seed. Flags after -- go to every "chaos run" (e.g. -- --nodes 5).
+--preset NAME (below). Flags after -- go to every "chaos run" (e.g. -- --nodes 5).
 
 With --runtime sim every run is a "chaos sim" run in deterministic simulation, in this
-process, --parallel at a time (the cores by default): the seed preset's 36 runs take
-seconds, not 19 minutes, and replay exactly.
+process, --parallel at a time (the cores by default): a preset's runs take seconds instead
+of minutes, and replay exactly.
+
+` + presetsHelp() + `
 
 --shard K/N (with --seed) runs only the K-th of N slices of the planned runs, so that N
 machines can share a campaign; "chaos campaign merge" joins their stores into one.
@@ -61,8 +64,20 @@ campaign; 130 interrupted.`,
 		},
 	}
 	f.Register(cmd.Flags())
+	groupFlags(cmd, campaignGroups())
 	cmd.AddCommand(newCampaignMergeCmd())
 	return cmd
+}
+
+// presetsHelp describes every preset with its size, as the preset itself
+// says it: a preset that grows a column grows its help.
+func presetsHelp() string {
+	var b strings.Builder
+	b.WriteString("The presets (--preset NAME; --dry-run prints one as a spec file to start from):")
+	for _, name := range campaign.PresetNames() {
+		fmt.Fprintf(&b, "\n  %-6s %s\n         %s", name, campaign.PresetDoc(name), campaign.PresetSize(name))
+	}
+	return b.String()
 }
 
 // baseSpec reads chaos run's flags given after "--" (or a spec file's

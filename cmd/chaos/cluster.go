@@ -62,6 +62,7 @@ process are removed by "chaos cluster clean" (containers also by the next docker
 	runner.ReplicationFlags(fl, &up.Replication)
 	runner.TopicFlags(fl, &up.Topics)
 	runner.BugFlag(fl, &up.Bugs)
+	groupFlags(cmd, clusterUpGroups())
 	return cmd
 }
 

@@ -54,5 +54,6 @@ error, else 2 if one was unknown, else 0; 130 when interrupted.`,
 		},
 	}
 	f.Register(cmd.Flags())
+	groupFlags(cmd, huntGroups())
 	return cmd
 }

@@ -44,6 +44,8 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 	}
 	// Bad flag values are refused in one style, by every command.
 	root.SetFlagErrorFunc(flagParseError)
+	// Commands with many flags print them in groups (help.go).
+	root.SetUsageTemplate(groupedUsage(root.UsageTemplate()))
 	root.AddCommand(newRunCmd(), newSimCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newCampaignCmd(), newBrokerCmd(), newControllerCmd(), newClusterCmd(), newNetfaultCmd())
 	root.AddCommand(newBugsCmd(), newHuntCmd())
 	return root

@@ -35,6 +35,7 @@ it recovers its logs and rejoins the cluster.`,
 	fl.StringToStringVar(&b.Peers, "peer-addr", nil, "ID=HOST:PORT: dial broker ID at this address instead of the one it advertises (e.g. through a proxy); repeatable")
 	runner.ReplicationFlags(fl, &b.Replication)
 	runner.BugFlag(fl, &b.Bugs)
+	groupFlags(cmd, brokerGroups())
 	return cmd
 }
 

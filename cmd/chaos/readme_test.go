@@ -26,9 +26,10 @@ import (
 	"github.com/chaos-isr/chaos/results/report"
 )
 
-// The README's commands are tested, so that the README cannot drift from
-// the tool: TestReadme reads every command of the README's ```sh blocks, in
-// order, and
+// The README's and the docs' commands are tested, so that they cannot
+// drift from the tool: TestReadme reads every command of the ```sh blocks
+// of README.md and of every page of docs/ (docPages), page by page, each
+// in order, and
 //
 //   - checks that the CLI accepts every chaos command (flags parse, values
 //     validate: the command tree runs in a validation-only context and
@@ -41,7 +42,8 @@ import (
 //     the faults by hand and a run of the external runtime against it, and
 //     the cluster by hand;
 //   - checks what cannot run here for parsing only (the docker runtime,
-//     campaigns, make targets, go install) and lists those;
+//     docker itself, an external cluster that is not a local cluster up,
+//     campaigns, make targets, go install, go run) and lists those;
 //   - fails on a command it does not know how to check.
 //
 // A comment after a command may state what it shows: "# shows: TEXT" (the
@@ -49,9 +51,10 @@ import (
 // seconds, saying TEXT); on a campaign, "N cells", "x N runs", "= N runs"
 // and "about N s" / "about N minutes" are checked against its plan.
 
-// readmeCmd is one command line of the README.
+// readmeCmd is one command line of the README or a docs page.
 type readmeCmd struct {
-	Line    int        // the README line it starts on
+	File    string     // the page, README.md or docs/NAME.md
+	Line    int        // the line it starts on
 	Text    string     // as written, continuation lines joined
 	Env     []string   // VAR=value words before the program
 	Stages  [][]string // the pipeline's commands, each its words
@@ -59,10 +62,14 @@ type readmeCmd struct {
 	Comment string     // the comment after it, without "#"
 }
 
-func (c readmeCmd) String() string { return fmt.Sprintf("README.md:%d: %s", c.Line, c.Text) }
+func (c readmeCmd) String() string { return fmt.Sprintf("%s:%d: %s", c.File, c.Line, c.Text) }
 
-// readmeCommands extracts the commands of every ```sh block of md.
-func readmeCommands(md string) ([]readmeCmd, error) {
+// readmeCommands extracts the commands of every ```sh block of the README.
+func readmeCommands(md string) ([]readmeCmd, error) { return pageCommands("README.md", md) }
+
+// pageCommands extracts the commands of every ```sh block of page, whose
+// text is md.
+func pageCommands(page, md string) ([]readmeCmd, error) {
 	var cmds []readmeCmd
 	lines := strings.Split(md, "\n")
 	in := false
@@ -89,15 +96,44 @@ func readmeCommands(md string) ([]readmeCmd, error) {
 		}
 		c, err := parseShell(text)
 		if err != nil {
-			return nil, fmt.Errorf("README.md:%d: %s: %v", start+1, text, err)
+			return nil, fmt.Errorf("%s:%d: %s: %v", page, start+1, text, err)
 		}
-		c.Line = start + 1
+		c.File, c.Line = page, start+1
 		cmds = append(cmds, c)
 	}
 	if in {
-		return nil, errors.New("README.md: a ```sh block is not closed")
+		return nil, fmt.Errorf("%s: a ```sh block is not closed", page)
 	}
 	return cmds, nil
+}
+
+// pageFile marks the code block after it as a file the page's commands
+// read: <!-- file: NAME -->.
+var pageFile = regexp.MustCompile(`^<!-- file: ([\w.-]+) -->$`)
+
+// pageFiles are the files page gives, by name: the content of the code
+// block right after each <!-- file: NAME --> line.
+func pageFiles(page, md string) (map[string]string, error) {
+	files := map[string]string{}
+	lines := strings.Split(md, "\n")
+	for i, l := range lines {
+		m := pageFile.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
+			return nil, fmt.Errorf("%s:%d: %s is not followed by a code block", page, i+1, l)
+		}
+		end := slices.Index(lines[i+2:], "```")
+		if end < 0 {
+			return nil, fmt.Errorf("%s:%d: the code block of %s is not closed", page, i+2, m[1])
+		}
+		if _, dup := files[m[1]]; dup {
+			return nil, fmt.Errorf("%s:%d: %s is given twice", page, i+1, m[1])
+		}
+		files[m[1]] = strings.Join(lines[i+2:i+2+end], "\n") + "\n"
+	}
+	return files, nil
 }
 
 // parseShell splits one command line in the subset of sh the README may
@@ -293,41 +329,94 @@ func TestReadmeCatchesDrift(t *testing.T) {
 	}
 }
 
-// TestReadme runs or checks every command of README.md; see the top of
-// this file.
+// untestedPages are the docs pages whose commands TestReadme leaves to
+// another test, and why.
+var untestedPages = map[string]string{
+	// Its workflow (GitHub Actions, Kubernetes) is shell and YAML beyond
+	// what TestReadme runs.
+	"docs/sharding.md": "a CI workflow and a Kubernetes Job",
+}
+
+// docPages are the pages whose commands TestReadme runs or checks: the
+// README first (the later pages' commands may use the store its runs
+// leave), then every page of docs/ but the untested ones, by name.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(repoRoot(t), "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, p := range pages {
+		rel := "docs/" + filepath.Base(p)
+		if _, skip := untestedPages[rel]; !skip {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// TestReadme runs or checks every command of README.md and the docs
+// pages; see the top of this file.
 func TestReadme(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the local runtime needs Linux")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	md, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmds, err := readmeCommands(string(md))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cmds) < 20 {
-		t.Fatalf("only %d commands found in README.md's ```sh blocks", len(cmds))
-	}
+	repo := repoRoot(t)
 	r := &readmeRunner{t: t, bin: chaosBin(t), repo: repo, dir: t.TempDir()}
+	// The commands checked in this process read the files the pages give
+	// (a spec, a cluster file) where the commands run for real do.
+	t.Chdir(r.dir)
 	r.kcat, _ = exec.LookPath("kcat")
 	if r.kcat == "" && os.Getenv("CI") == "true" {
 		t.Fatal("kcat is not on PATH, and CI=true requires it: install it (apt-get install kcat)")
 	}
 	t.Cleanup(r.stopAll)
 	start := time.Now()
-	for _, c := range cmds {
-		t0 := time.Now()
-		how := r.do(c)
-		t.Logf("%-10s %5.1fs  %s", how, time.Since(t0).Seconds(), c)
+	total := 0
+	for _, page := range docPages(t) {
+		md, err := os.ReadFile(filepath.Join(repo, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds, err := pageCommands(page, string(md))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The page's /tmp/demo is not the last page's.
+		r.tmp = filepath.Join(r.dir, "tmp", strings.TrimSuffix(filepath.Base(page), ".md"))
+		// The files the page gives (a spec, a cluster file) are where
+		// its commands read them.
+		files, err := pageFiles(page, string(md))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(r.dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if page == "README.md" && len(cmds) < 8 {
+			t.Fatalf("only %d commands found in README.md's ```sh blocks", len(cmds))
+		}
+		for _, c := range cmds {
+			t0 := time.Now()
+			how := r.do(c)
+			t.Logf("%-10s %5.1fs  %s", how, time.Since(t0).Seconds(), c)
+		}
+		// A page's cluster is its own: the next page starts from none.
+		r.stopAll()
+		total += len(cmds)
 	}
-	r.stopAll()
-	t.Logf("%d README commands in %s; checked for parsing only, not run here:", len(cmds), time.Since(start).Round(100*time.Millisecond))
+	if total < 60 {
+		t.Errorf("only %d commands in the README's and the docs' ```sh blocks", total)
+	}
+	t.Logf("%d commands in %s; checked for parsing only, not run here:", total, time.Since(start).Round(100*time.Millisecond))
 	for _, p := range r.parsedOnly {
 		t.Logf("  %s", p)
+	}
+	for page, why := range untestedPages {
+		t.Logf("  %s: not read (%s)", page, why)
 	}
 }
 
@@ -335,6 +424,7 @@ type readmeRunner struct {
 	t          *testing.T
 	bin, repo  string
 	dir        string // the working directory of real commands
+	tmp        string // where the page's /tmp paths go: a directory of its own
 	kcat       string // "" when it is not installed
 	servers    []*bgProc
 	jobs       []*bgProc   // started with &, for kill %n
@@ -365,7 +455,12 @@ func (r *readmeRunner) do(c readmeCmd) string {
 	case "make":
 		return r.make(c)
 	case "go":
+		if len(w) > 1 && w[1] == "run" {
+			return r.goRun(c)
+		}
 		return r.goInstall(c)
+	case "docker":
+		return r.parsed(c, "docker itself: a Docker engine and images that cannot be pulled here")
 	case "kill":
 		return r.kill(c)
 	case "sleep":
@@ -411,11 +506,15 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		}
 		return r.parsed(c, "needs the shards' stores")
 	case path == "run":
+		if runsExternal(args) && !r.local(args) {
+			// The accepting was the check: the cluster is not here.
+			return r.parsed(c, "an external cluster that is not a local cluster up")
+		}
 		if runsExternal(args) {
-			// A test of the cluster up the README started before
+			// A test of the cluster up the page started before
 			// it, its fault commands pointed at that cluster.
 			if len(r.servers) == 0 {
-				t.Errorf("%s: no cluster is up for it (the README must start one before)", c)
+				t.Errorf("%s: no cluster is up for it (the page must start one before)", c)
 				return "error"
 			}
 			args = r.externalArgs(args)
@@ -684,6 +783,23 @@ func (r *readmeRunner) goInstall(c readmeCmd) string {
 	return r.parsed(c, "go install: "+pkg+" is this module's main package; installing needs a published module")
 }
 
+// goRun checks "go run ./PKG ARGS...": PKG is a main package of this
+// module (its arguments need files a page's other commands write where
+// they cannot run here).
+func (r *readmeRunner) goRun(c readmeCmd) string {
+	t := r.t
+	w := c.Stages[0]
+	if len(w) < 3 || !strings.HasPrefix(w[2], "./") {
+		t.Errorf("%s: want go run ./PACKAGE ...", c)
+		return "error"
+	}
+	main, err := os.ReadFile(filepath.Join(r.repo, filepath.FromSlash(w[2]), "main.go"))
+	if err != nil || !bytes.Contains(main, []byte("\npackage main\n")) {
+		t.Errorf("%s: %s is not a main package of this module: %v", c, w[2], err)
+	}
+	return r.parsed(c, "go run: "+w[2]+" is this module's main package")
+}
+
 // kill -9 PIDn ...: the README's placeholders for the pids that cluster
 // up printed; kill %n ...: the shell's jobs, the nodes started with &,
 // which must stop cleanly.
@@ -911,6 +1027,21 @@ func (r *readmeRunner) clusterUp(c readmeCmd, args []string) string {
 	return "ran, up"
 }
 
+// local says whether an external run's --bootstrap is the README's
+// addresses, those of a chaos cluster up on this machine.
+func (r *readmeRunner) local(args []string) bool {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--bootstrap=")
+		if a == "--bootstrap" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok {
+			return readmePorts.MatchString(v)
+		}
+	}
+	return false
+}
+
 // runsExternal says whether a chaos run's args ask for the external
 // runtime.
 func runsExternal(args []string) bool {
@@ -927,7 +1058,7 @@ func runsExternal(args []string) bool {
 // directory and bin/chaos the binary under test, in the fault commands
 // too.
 func (r *readmeRunner) externalArgs(args []string) []string {
-	paths := strings.NewReplacer("/tmp/", filepath.Join(r.dir, "tmp")+"/", "bin/chaos ", r.bin+" ")
+	paths := strings.NewReplacer("/tmp/", r.tmp+"/", "bin/chaos ", r.bin+" ")
 	out := make([]string, 0, len(args))
 	for _, a := range args {
 		a = readmePorts.ReplaceAllStringFunc(a, func(m string) string {
@@ -944,7 +1075,7 @@ func (r *readmeRunner) tmpPaths(args []string) []string {
 	args = slices.Clone(args)
 	for i, a := range args {
 		if strings.HasPrefix(a, "/tmp/") {
-			args[i] = filepath.Join(r.dir, "tmp", strings.TrimPrefix(a, "/tmp/"))
+			args[i] = filepath.Join(r.tmp, strings.TrimPrefix(a, "/tmp/"))
 		}
 	}
 	return args
@@ -980,7 +1111,7 @@ func (r *readmeRunner) byHand(c readmeCmd, role string, args []string) string {
 	args = slices.Clone(args)
 	for i, a := range args {
 		if strings.HasPrefix(a, "/tmp/") {
-			args[i] = filepath.Join(r.dir, "tmp", strings.TrimPrefix(a, "/tmp/"))
+			args[i] = filepath.Join(r.tmp, strings.TrimPrefix(a, "/tmp/"))
 		}
 	}
 	ctrl := fmt.Sprintf("127.0.0.1:%d", r.base-1)

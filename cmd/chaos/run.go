@@ -42,7 +42,8 @@ func newRunCmdFlags() (*cobra.Command, *runFlags) {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run one test: a local cluster, the workload, the final reads and the checkers",
-		Long: `Run one test. It starts a local cluster, creates a topic, drives it with producers
+		Long: `Run one test. It starts a cluster of chaos's own brokers (child processes on
+127.0.0.1, or containers with --runtime docker), creates a topic, drives it with producers
 and consumers for --time-limit while recording every operation in a history, reads every
 partition and every replica's log once the cluster has converged, and judges the history
 against what the configuration promises (acks, min.insync.replicas, election policy).
@@ -60,7 +61,8 @@ like; a fault whose commands are missing is refused (docs/external.md).
 Results go to STORE/<name>/<timestamp>/ (history.jsonl, test.json, results.json, node logs)
 and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unknown,
 3 an error left no verdict, 130 interrupted: Ctrl-C heals the open fault window, records
-its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
+its end and stops the cluster (an external cluster's nodes are restored, never stopped); a
+second Ctrl-C kills the cluster at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return exitWith(runTest(cmd, *f))
@@ -73,6 +75,7 @@ its end and stops the cluster; a second Ctrl-C kills the cluster at once.`,
 	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
 	_ = fl.MarkHidden("spec-file")
 	_ = fl.MarkHidden("outcome-file")
+	groupFlags(cmd, runGroups())
 	return cmd, f
 }
 

@@ -41,7 +41,8 @@ in memory on a virtual clock. Every choice (message delays and order, the worklo
 timing, the faults' times and targets) comes from --seed, so the same seed and flags give
 the same history.jsonl and results.json, byte for byte: a failure found once comes back
 with "chaos sim ... --seed N", the command the report prints. A 60 s test takes about a
-second.
+second. It tests chaos's own broker, not Apache Kafka: no broker process runs (to test a
+cluster you run, Apache Kafka among them, use chaos run --runtime external).
 
 It takes chaos run's flags (not --runtime or --base-port) and writes the run to the store
 as chaos run does, with runtime "sim" in test.json; times in the history are virtual.
@@ -80,6 +81,10 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 	// A simulation has no runtime to choose and no ports.
 	_ = fl.MarkHidden("runtime")
 	_ = fl.MarkHidden("base-port")
+	// --parallel's default is this machine's cores: help says so in
+	// words, the same on every machine (and in docs/commands.md).
+	fl.Lookup("parallel").DefValue = "the cores"
+	groupFlags(cmd, simGroups())
 	return cmd, f
 }
 

@@ -16,7 +16,7 @@ var ErrValidated = errors.New("flags and arguments accepted; nothing started (va
 // ValidateOnly returns a context in which every command that would start
 // something (a cluster, a run, a campaign, a server) checks its flags and
 // arguments as usual and then returns ErrValidated instead. The README's
-// test executes every documented command this way.
+// and the docs' test executes every documented command this way.
 func ValidateOnly(ctx context.Context) context.Context {
 	return context.WithValue(ctx, validateOnlyKey{}, true)
 }
