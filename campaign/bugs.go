@@ -94,6 +94,7 @@ var bugsCells = withControls(
 	plant(bug.IdempotenceNoDedup, retryingIdempotent),
 	plant(bug.FollowerStallsAfterTruncation, partitionLeader),
 	plant(bug.FetchStallsBelowEpochStart, partitionLeader),
+	plant(bug.TruncationIndexOutOfRange, partitionLeader),
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
 )

@@ -31,7 +31,7 @@ type Options struct {
 // (Linearizability), in the order of Names.
 func checkers() []func(*History) Result {
 	return []func(*History) Result{
-		LostWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicSend,
+		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
 		AckBelowMinISR, NoConvergence, StuckPartition, StuckConsumer,
 	}

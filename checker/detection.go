@@ -29,8 +29,9 @@ type Detection struct {
 // of res shows: of the operations res names as part of forbidden
 // instances (ForbiddenOps), the client operation whose completion comes
 // first in the history (an invoke stands for its completion; one never
-// completed, for itself). Nemesis and monitor records are context, not
-// the failure: the samples an ack-below-min-isr instance names, say, may
+// completed, for itself), or a node's crash (history.Crash), which is the
+// failure itself. Nemesis and monitor records are context, not the
+// failure: the samples an ack-below-min-isr instance names, say, may
 // precede the acknowledgement by seconds.
 //
 // It is when the failure first shows in the history (for a lost write,
@@ -60,7 +61,7 @@ func FirstDetection(ops []history.Op, res *Results) (d Detection, ok bool) {
 	best := -1
 	for i, op := range ops {
 		name, named := want[op.Index]
-		if !named || op.Process < 0 {
+		if !named || (op.Process < 0 && op.Process != history.ClusterProcess) {
 			continue
 		}
 		at := i

@@ -184,6 +184,10 @@ type faultLog struct {
 	// lastEnd is when the nemesis last completed an operation: the end of
 	// the last window or heal, from which the liveness bound runs.
 	lastEnd int64
+	crashes []FaultRun // crashes of nodes, each as the kill it amounts to
+	// lastCrash is the latest crash (a completion, or an invoke alone),
+	// nil if none.
+	lastCrash *history.Op
 }
 
 func (l *faultLog) add(op *history.Op) {
@@ -214,13 +218,45 @@ func (l *faultLog) add(op *history.Op) {
 	l.started = append(l.started, r)
 }
 
-// ran is what the model judges by: the windows that started if the
-// history records its faults; else the declared kinds.
-func (l *faultLog) ran(cfg Config) []FaultRun {
-	if l.ops > 0 || cfg.FaultsRecorded {
-		return l.started
+// crash counts a node's crash (history.Crash) as the fault it physically
+// is: a kill of that node, with its disk as a kill leaves it, so that what
+// the crash caused is judged as a kill's doing (a broker that loses its
+// unsynced writes when it dies makes it F2, as a kill does) and the crash
+// itself as the anomaly crash. A crash of the controller (no broker id)
+// kills no broker: F1.
+func (l *faultLog) crash(op *history.Op) {
+	r := FaultRun{Kind: CrashName}
+	if op.Value != nil && op.Value.Broker != nil {
+		r.KilledBrokers = 1
 	}
-	return declared(cfg)
+	l.crashes = append(l.crashes, r)
+	if l.lastCrash == nil || op.Time >= l.lastCrash.Time {
+		l.lastCrash = op
+	}
+}
+
+// downAfterHeal describes the latest crash if it came after the last heal
+// (lastEnd): no heal restarted that node, so the cluster was not whole
+// again; "" if there is none.
+func (l *faultLog) downAfterHeal() string {
+	c := l.lastCrash
+	if c == nil || c.Time < l.lastEnd {
+		return ""
+	}
+	return fmt.Sprintf("%s crashed at %s (op %d), after the last heal (at %s), and no heal restarted it", crashNode(c.Value), secs(c.Time), c.Index, secs(l.lastEnd))
+}
+
+// ran is what the model judges by: the windows that started if the
+// history records its faults, else the declared kinds; and the crashes.
+func (l *faultLog) ran(cfg Config) []FaultRun {
+	runs := declared(cfg)
+	if l.ops > 0 || cfg.FaultsRecorded {
+		runs = l.started
+	}
+	if len(l.crashes) == 0 {
+		return runs
+	}
+	return append(slices.Clone(runs), l.crashes...)
 }
 
 // kinds lists the kinds that started at least once, sorted.
@@ -406,5 +442,6 @@ func permitted(cfg Config, class string) map[string]Permission {
 	for _, name := range []string{NoConvergenceName, StuckPartitionName, StuckConsumerName} {
 		p[name] = causes("", map[Cause]reason{Unexplained: {false, livenessReason}})
 	}
+	p[CrashName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a node dies only when the nemesis kills or stops it; one that dies on its own (a panic, an exit) is a bug of the system under test in every configuration, whatever the faults (what it did to the data is judged by the other checks, the crash counted as a kill of that node)"}})
 	return p
 }

@@ -55,6 +55,7 @@ type History struct {
 	converges []converge
 
 	corrupt   []int32               // reads that got records that do not decode
+	crashes   []int32               // crash operations: each completion, or an invoke the history ends after
 	monOpen   map[history.Key]int32 // open monitor invokes: partition -> index into its samples
 	counts    map[string]*OpCounts
 	problems  []string
@@ -386,6 +387,7 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 		counts: map[string]*OpCounts{},
 	}
 	open := map[int]int32{}
+	crashOpen := int32(-1)
 	for i := range ops {
 		op := &ops[i]
 		pos := int32(i)
@@ -410,6 +412,10 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 		}
 		if op.Process == history.MonitorProcess {
 			h.addSample(op, pos)
+			continue
+		}
+		if op.Process == history.ClusterProcess {
+			h.addCrash(op, pos, &crashOpen)
 			continue
 		}
 		h.clientOps++
@@ -443,6 +449,10 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 	slices.Sort(rest)
 	for _, j := range rest {
 		h.complete(j, -1)
+	}
+	if crashOpen >= 0 {
+		h.crashes = append(h.crashes, crashOpen)
+		h.faults.crash(&ops[crashOpen])
 	}
 	h.finish()
 	return h
@@ -485,6 +495,28 @@ func (h *History) addSample(op *history.Op, pos int32) {
 		want = h.cfg.ReplicationFactor
 	}
 	s.full = want > 0 && len(v.ISR) >= want
+}
+
+// addCrash indexes one operation of the cluster's own (crash): each
+// completion is a crash, and so is an invoke the history ends (or the
+// next invoke comes) before its completion, since both are recorded at
+// once and a torn history may keep the first alone. Other functions of
+// the process are ignored.
+func (h *History) addCrash(op *history.Op, pos int32, open *int32) {
+	if op.F != history.Crash {
+		return
+	}
+	if op.Type == history.Invoke {
+		if *open >= 0 {
+			h.crashes = append(h.crashes, *open)
+			h.faults.crash(&h.Ops[*open])
+		}
+		*open = pos
+		return
+	}
+	*open = -1
+	h.crashes = append(h.crashes, pos)
+	h.faults.crash(op)
 }
 
 func (h *History) problem(format string, args ...any) {

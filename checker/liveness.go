@@ -57,14 +57,20 @@ type PartitionConvergence struct {
 // bound is the liveness bound in nanoseconds, the heal's time, and
 // whether the checks apply at all.
 func (h *History) livenessBound() (bound, heal int64, ok bool) {
-	if h.cfg.LivenessBoundMs <= 0 {
+	if h.cfg.LivenessBoundMs <= 0 || h.faults.downAfterHeal() != "" {
 		return 0, 0, false
 	}
 	return h.cfg.LivenessBoundMs * int64(time.Millisecond), h.faults.lastEnd, true
 }
 
-// notBounded marks f not applicable: no bound was set.
-func notBounded(f *finding) {
+// notBounded marks f not applicable: no bound was set, or a node crashed
+// after the last heal (the crash is the finding; a cluster missing a
+// node is not held to recover).
+func (h *History) notBounded(f *finding) {
+	if why := h.faults.downAfterHeal(); why != "" {
+		f.notApplicable("%s: the cluster was not whole again, so its recovery is not judged (the crash is the finding)", why)
+		return
+	}
 	f.notApplicable("no liveness bound was set (a history recorded without one); chaos check --liveness-bound judges it")
 }
 
@@ -163,7 +169,7 @@ func NoConvergence(h *History) Result {
 	f := h.newFinding(NoConvergenceName)
 	bound, heal, ok := h.livenessBound()
 	if !ok {
-		notBounded(f)
+		h.notBounded(f)
 		return f.result()
 	}
 	judged := int64(0)
@@ -207,7 +213,7 @@ func StuckPartition(h *History) Result {
 	f := h.newFinding(StuckPartitionName)
 	bound, heal, ok := h.livenessBound()
 	if !ok {
-		notBounded(f)
+		h.notBounded(f)
 		return f.result()
 	}
 	type tally struct {
@@ -297,7 +303,7 @@ func StuckConsumer(h *History) Result {
 	f := h.newFinding(StuckConsumerName)
 	bound, _, ok := h.livenessBound()
 	if !ok {
-		notBounded(f)
+		h.notBounded(f)
 		return f.result()
 	}
 	type at struct {

@@ -50,12 +50,13 @@ const (
 )
 
 // Names lists every anomaly in the fixed order Results reports them:
-// loss first (what users care about most), then offset and order
-// anomalies, then the invariants, then the acknowledgement contract,
-// then linearizability, then liveness.
+// loss first (what users care about most), then a node's crash (which
+// may explain a loss), then offset and order anomalies, then the
+// invariants, then the acknowledgement contract, then linearizability,
+// then liveness.
 func Names() []string {
 	return []string{
-		LostWriteName, UnseenName, DuplicateName, InconsistentOffsetsName,
+		LostWriteName, UnseenName, CrashName, DuplicateName, InconsistentOffsetsName,
 		NonmonotonicSendName, PollSkipName, NonmonotonicPollName,
 		AbortedReadName, GarbageReadName, ReplicaDivergenceName,
 		AckBelowMinISRName, NonlinearizableSendName, StaleReadName,

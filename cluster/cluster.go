@@ -17,6 +17,37 @@ type Runtime interface {
 	Resume(id int) error
 }
 
+// Crash is a node that died without the runtime killing or stopping it
+// (a panic, a fatal error, an exit of any kind): what the runtime knows of
+// how it died.
+type Crash struct {
+	// ID is the node: 0 the controller, brokers 1..n.
+	ID int
+	// Exit is how its process ended ("exit status 2", "signal: killed"),
+	// where a process ended.
+	Exit string
+	// Panic is the panic message, where it is known; Stack the panic's
+	// stack, where the runtime recovered it (a simulation).
+	Panic, Stack string
+	// Log is the last lines of its log from the incarnation that died,
+	// where it has one.
+	Log string
+}
+
+// CrashWatcher is a Runtime that notices its nodes dying on their own.
+// The tester records each crash in the history (a finding) and the
+// nemesis's next heal restarts the node.
+type CrashWatcher interface {
+	// WatchCrashes calls fn once for each node that dies without the
+	// runtime having killed or stopped it, as soon as the runtime notices
+	// (from a goroutine of its own, or the simulation's loop), those that
+	// died before the call first.
+	WatchCrashes(fn func(Crash))
+	// Crashed lists the nodes that died so and are down still, in id
+	// order.
+	Crashed() []int
+}
+
 // Network controls the links between nodes, named as NodeName names them.
 // Clients are never cut off: the faults are between nodes. The local
 // runtime's is a proxy on every link (package proxy), the docker

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -55,6 +56,9 @@ type Node struct {
 	exitErr  error // how the process ended; set before exited closes
 	logStart int64 // the log's size when this incarnation started
 	paused   bool
+	// ending: the runtime is killing or stopping this incarnation, so
+	// its exit is no crash.
+	ending atomic.Bool
 }
 
 // PID is the node's process id, or 0 if it is not running.
@@ -79,6 +83,14 @@ type Local struct {
 	spec  Spec
 	mu    sync.Mutex // guards each node's cmd against Abort
 	nodes []*Node    // index 0 is the controller
+
+	// crashMu guards what the runtime knows of nodes that died on their
+	// own (see WatchCrashes): the watcher, the crashes it has yet to
+	// hear of, and the nodes down since.
+	crashMu sync.Mutex
+	onCrash func(Crash)
+	pending []Crash
+	down    map[int]bool
 }
 
 // Start launches the controller and the brokers and waits until each
@@ -202,14 +214,90 @@ func (l *Local) start(n *Node) error {
 	l.mu.Lock()
 	n.cmd, n.paused = cmd, false
 	n.exited = make(chan struct{})
+	n.ending.Store(false)
 	l.mu.Unlock()
-	go func(exited chan struct{}) {
+	l.crashMu.Lock()
+	delete(l.down, n.ID)
+	l.crashMu.Unlock()
+	go func(exited chan struct{}, logStart int64) {
 		err := cmd.Wait()
 		logf.Close()
 		n.exitErr = err
+		// Read before exited closes: a restart may start the next
+		// incarnation right after.
+		crashed := !n.ending.Load()
 		close(exited)
-	}(n.exited)
+		if crashed {
+			l.crashed(NewCrash(n.ID, ExitText(err), logFrom(n.LogPath, logStart)))
+		}
+	}(n.exited, n.logStart)
 	return nil
+}
+
+var _ CrashWatcher = (*Local)(nil)
+
+// crashed notes a node that exited without the runtime killing or
+// stopping it, and tells the watcher.
+func (l *Local) crashed(c Crash) {
+	l.crashMu.Lock()
+	if l.down == nil {
+		l.down = map[int]bool{}
+	}
+	l.down[c.ID] = true
+	fn := l.onCrash
+	if fn == nil {
+		l.pending = append(l.pending, c)
+	}
+	l.crashMu.Unlock()
+	if fn != nil {
+		fn(c)
+	}
+}
+
+// WatchCrashes calls fn, from the goroutine that saw the process exit,
+// for each node that exits without Kill, Stop, Close or Abort ending it;
+// crashes before the call first. A nil fn stops the calls (crashes are
+// then kept for the next watcher).
+func (l *Local) WatchCrashes(fn func(Crash)) {
+	l.crashMu.Lock()
+	l.onCrash = fn
+	pending := l.pending
+	if fn != nil {
+		l.pending = nil
+	}
+	l.crashMu.Unlock()
+	if fn == nil {
+		return
+	}
+	for _, c := range pending {
+		fn(c)
+	}
+}
+
+// Crashed lists the nodes that exited on their own and have not been
+// started again, in id order.
+func (l *Local) Crashed() []int {
+	l.crashMu.Lock()
+	defer l.crashMu.Unlock()
+	var out []int
+	for _, n := range l.nodes {
+		if l.down[n.ID] {
+			out = append(out, n.ID)
+		}
+	}
+	return out
+}
+
+// logFrom is what the log at path holds past offset: one incarnation's
+// output.
+func logFrom(path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.NewSectionReader(f, offset, 1<<30))
+	return string(data)
 }
 
 // spawner starts every child from one OS thread that never exits:
@@ -290,13 +378,7 @@ func (n *Node) startFailure() error {
 
 // logSince reports whether the log holds s past offset.
 func logSince(path string, offset int64, s string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<30))
-	return err == nil && strings.Contains(string(data), s)
+	return strings.Contains(logFrom(path, offset), s)
 }
 
 func tail(path string, lines int) string {
@@ -324,6 +406,7 @@ func (l *Local) signalAndWait(id int, sig syscall.Signal, timeout time.Duration)
 	if n.cmd == nil || n.isExited() {
 		return nil
 	}
+	n.ending.Store(true)
 	if n.paused && sig == syscall.SIGTERM {
 		_ = n.cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot handle SIGTERM
 	}
@@ -417,6 +500,7 @@ func (l *Local) Abort() {
 	defer l.mu.Unlock()
 	for _, n := range l.nodes {
 		if n.cmd != nil && n.cmd.Process != nil {
+			n.ending.Store(true)
 			_ = n.cmd.Process.Kill()
 		}
 	}

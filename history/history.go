@@ -38,6 +38,12 @@ const (
 	// can plot it; one checker (ack-below-min-isr) holds acks=-1
 	// acknowledgements against its ISR.
 	Monitor = "monitor"
+	// Crash is a node of the cluster that died without the nemesis (or
+	// the tester) killing or stopping it, as the runtime noticed it:
+	// recorded by ClusterProcess, an invoke and its info completion at
+	// once, the completion's value naming the node and how it ended
+	// (CrashInfo).
+	Crash = "crash"
 )
 
 // CorruptRecords starts the error of a read that got records that do not
@@ -56,6 +62,10 @@ const NemesisProcess = -1
 
 // MonitorProcess is the process of monitor operations.
 const MonitorProcess = -2
+
+// ClusterProcess is the process of what the cluster reported of itself
+// (a node that crashed), neither the nemesis's doing nor the monitor's.
+const ClusterProcess = -3
 
 // Record is one record read from a partition.
 type Record struct {
@@ -83,13 +93,44 @@ type Value struct {
 	Producer *int32 `json:"producer,omitempty"`
 	// Monitor operations add what the cluster's metadata said of the
 	// partition (hw is then the leader's answer to ListOffsets), nemesis
-	// operations the fault; nil for every other operation. Embedded, so
+	// operations the fault, crash operations the node and how it died;
+	// nil for every other operation. Embedded, so
 	// their fields stay at the top level of the JSON object, and apart,
 	// so the client operations that make up nearly all of a history do
 	// not carry them (a million-operation history is 90 MB smaller).
 	*Sample
 	*FaultInfo
 	*Attempts
+	*CrashInfo
+}
+
+// CrashInfo is what a crash operation (f "crash") says of a node that died
+// on its own; Value.Broker is its broker id when it is a broker. Kept
+// apart for the reason Sample is.
+type CrashInfo struct {
+	// Node is the node's name as the nemesis names it: broker-N or
+	// controller.
+	Node string `json:"node"`
+	// Exit is how its process ended ("exit status 2", "signal: killed"),
+	// where a process ended: in the real runtimes.
+	Exit string `json:"exit,omitempty"`
+	// Panic is the panic message, where it is known: recovered in a
+	// simulation, read from the node's log in a real runtime.
+	Panic string `json:"panic,omitempty"`
+	// Stack is the panic's stack, in a simulation: function names and
+	// file:line only, so that a seed replays it byte for byte.
+	Stack string `json:"stack,omitempty"`
+	// Log is the last lines its log holds of the incarnation that died,
+	// in a real runtime.
+	Log string `json:"log,omitempty"`
+}
+
+// Crashed is the crash a crash operation's value describes, or nil.
+func (v *Value) Crashed() *CrashInfo {
+	if v == nil {
+		return nil
+	}
+	return v.CrashInfo
 }
 
 // Attempts is what a send's completion adds when its producer retried:
@@ -222,6 +263,9 @@ func (o Op) String() string {
 		}
 		if f := v.FaultName(); f != "" {
 			fmt.Fprintf(&sb, " %s %v", f, v.FaultTargets())
+		}
+		if c := v.Crashed(); c != nil {
+			fmt.Fprintf(&sb, " %s", c.Node)
 		}
 	}
 	if o.Error != "" {

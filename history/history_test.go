@@ -76,15 +76,17 @@ func TestPairs(t *testing.T) {
 	}
 }
 
-// TestEmbeddedPartsStayFlat: monitor and nemesis fields live in structs of
-// their own, yet read and write as top-level fields of the JSON object, as
-// docs/history.md describes them; a client operation carries neither.
+// TestEmbeddedPartsStayFlat: monitor, nemesis and crash fields live in
+// structs of their own, yet read and write as top-level fields of the JSON
+// object, as docs/history.md describes them; a client operation carries
+// none of them.
 func TestEmbeddedPartsStayFlat(t *testing.T) {
 	line := `{"index":0,"time":1,"process":-2,"type":"ok","f":"monitor","value":{"topic":"t","partition":1,"hw":5,"leader":2,"epoch":3,"isr":[1,2],"replicas":[1,2,3]}}` + "\n" +
 		`{"index":1,"time":2,"process":-1,"type":"info","f":"start-kill","value":{"partition":0,"fault":"kill","targets":["broker-2"]}}` + "\n" +
-		`{"index":2,"time":3,"process":0,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}` + "\n"
+		`{"index":2,"time":3,"process":0,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}` + "\n" +
+		`{"index":3,"time":4,"process":-3,"type":"info","f":"crash","value":{"partition":0,"broker":2,"node":"broker-2","exit":"exit status 2","panic":"runtime error: index out of range [3] with length 3","log":"panic: x\ngoroutine 1"}}` + "\n"
 	ops, err := Read(strings.NewReader(line))
-	if err != nil || len(ops) != 3 {
+	if err != nil || len(ops) != 4 {
 		t.Fatalf("%d ops, %v", len(ops), err)
 	}
 	m, n, c := ops[0].Value, ops[1].Value, ops[2].Value
@@ -94,8 +96,12 @@ func TestEmbeddedPartsStayFlat(t *testing.T) {
 	if n.FaultName() != "kill" || n.FaultTargets()[0] != "broker-2" || n.Sample != nil {
 		t.Fatalf("nemesis value %+v", n)
 	}
-	if c.Sample != nil || c.FaultInfo != nil || c.FaultName() != "" || c.FaultTargets() != nil {
+	if c.Sample != nil || c.FaultInfo != nil || c.FaultName() != "" || c.FaultTargets() != nil || c.Crashed() != nil {
 		t.Fatalf("client value %+v", c)
+	}
+	if x := ops[3].Value; x.Crashed() == nil || x.Node != "broker-2" || *x.Broker != 2 || x.Exit != "exit status 2" ||
+		!strings.HasPrefix(x.Panic, "runtime error") || x.Log != "panic: x\ngoroutine 1" || x.Stack != "" || x.FaultInfo != nil {
+		t.Fatalf("crash value %+v", x)
 	}
 	var buf bytes.Buffer
 	for _, op := range ops {

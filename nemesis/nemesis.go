@@ -194,6 +194,9 @@ type Nemesis struct {
 	// while a fault starts or heals, which can take seconds.
 	winMu  sync.Mutex
 	window *Window
+
+	// crashMu keeps a crash's two operations together (RecordCrash).
+	crashMu sync.Mutex
 }
 
 // Window is a fault window as it stands: its fault, whether the fault has
@@ -513,6 +516,9 @@ func (n *Nemesis) CloseEarly(fault string) error {
 	for _, id := range sortedKeys(n.killed) {
 		targets = append(targets, n.name(id)+" left down")
 	}
+	for _, id := range n.crashed() {
+		targets = append(targets, n.name(id)+" left down (crashed)")
+	}
 	n.mu.Unlock()
 	n.setWindow(nil)
 	return n.recordStops(fault, targets, n.netErr(err))
@@ -551,7 +557,9 @@ func (n *Nemesis) record(f, fault string, targets []string, killed []int32, err 
 	return rerr
 }
 
-// HealAll undoes every fault still in effect and records it.
+// HealAll undoes every fault still in effect, restarts the nodes that
+// crashed (cluster.CrashWatcher) and records it; it records nothing when
+// there is nothing to undo, so a run without faults calls it too.
 func (n *Nemesis) HealAll(ctx context.Context) error {
 	targets, err := n.heal(ctx, true)
 	err = n.netErr(err)
@@ -733,7 +741,50 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		targets = append(targets, "restart "+n.name(id))
 		delete(n.killed, id)
 	}
+	for _, id := range n.crashed() {
+		if !restart {
+			break
+		}
+		note(n.rt.Restart(ctx, id))
+		targets = append(targets, "restart "+n.name(id)+" (crashed)")
+	}
 	return targets, first
+}
+
+// crashed are the nodes the runtime says died on their own and are down
+// still, but for those the nemesis killed too (it restarts them anyway).
+func (n *Nemesis) crashed() []int {
+	w, ok := n.rt.(cluster.CrashWatcher)
+	if !ok {
+		return nil
+	}
+	var out []int
+	for _, id := range w.Crashed() {
+		if !n.killed[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// RecordCrash records a node's crash, as the runtime reported it
+// (cluster.CrashWatcher), in the history: an invoke and its info
+// completion at once, by history.ClusterProcess, naming the node as the
+// nemesis names it and, for a broker, its broker id. The next heal
+// restarts the node. Safe to call from any goroutine.
+func (n *Nemesis) RecordCrash(c cluster.Crash) error {
+	v := &history.Value{CrashInfo: &history.CrashInfo{Node: n.name(c.ID), Exit: c.Exit, Panic: c.Panic, Stack: c.Stack, Log: c.Log}}
+	if c.ID != 0 {
+		v.Broker = history.Int32(n.brokerID(c.ID))
+	}
+	// The two are one record: another crash's must not come between.
+	n.crashMu.Lock()
+	defer n.crashMu.Unlock()
+	if _, err := n.rec.Record(history.Op{Process: history.ClusterProcess, Type: history.Invoke, F: history.Crash, Value: v}); err != nil {
+		return err
+	}
+	_, err := n.rec.Record(history.Op{Process: history.ClusterProcess, Type: history.Info, F: history.Crash, Value: v})
+	return err
 }
 
 func sortedKeys(m map[int]bool) []int {

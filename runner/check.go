@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,8 +54,9 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	}
 	cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
 	var pe *fs.PathError
+	stored := false
 	if tc, err := results.ReadTestConfig(filepath.Join(dir, results.TestFile)); err == nil {
-		cfg = tc.CheckerConfig()
+		cfg, stored = tc.CheckerConfig(), true
 	} else if !errors.As(err, &pe) {
 		return nil, err
 	}
@@ -63,6 +66,15 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	ops, err := ReadHistory(out, path)
 	if err != nil {
 		return nil, err
+	}
+	if !stored && !slices.ContainsFunc(ops, func(op history.Op) bool { return op.F == history.Crash }) {
+		// Nothing says whoever recorded it watched the nodes: no crash
+		// recorded is not no crash.
+		cfg.Unsupported = maps.Clone(cfg.Unsupported)
+		if cfg.Unsupported == nil {
+			cfg.Unsupported = map[string]string{}
+		}
+		cfg.Unsupported[checker.CrashName] = "the history comes without its run's test.json: nothing says the tool that recorded it watched the nodes for crashes"
 	}
 	// The rules chaos run applies to its flags: a configuration no run
 	// could have is refused, not judged.

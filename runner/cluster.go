@@ -203,3 +203,23 @@ func (c *Cluster) TakeCommands() []history.Command {
 	}
 	return nil
 }
+
+var _ cluster.CrashWatcher = (*Cluster)(nil)
+
+// WatchCrashes watches the nodes for deaths of their own where the
+// runtime can (cluster.CrashWatcher: the local and docker runtimes); the
+// external runtime does not, and fn is never called.
+func (c *Cluster) WatchCrashes(fn func(cluster.Crash)) {
+	if w, ok := c.Cluster.(cluster.CrashWatcher); ok {
+		w.WatchCrashes(fn)
+	}
+}
+
+// Crashed lists the nodes down since they died on their own, where the
+// runtime watches for it.
+func (c *Cluster) Crashed() []int {
+	if w, ok := c.Cluster.(cluster.CrashWatcher); ok {
+		return w.Crashed()
+	}
+	return nil
+}

@@ -420,14 +420,22 @@ func (x *External) topic(ctx context.Context, s Spec) (workload.TopicSpec, bool,
 }
 
 // unsupported says which checks the external cluster cannot support:
-// replica-divergence, when its brokers refuse replica reads.
+// crash always (the runtime does not watch processes it did not start),
+// and replica-divergence when its brokers refuse replica reads.
 func (x *External) unsupported(ctx context.Context, topic string, partitions int32) (map[string]string, error) {
 	why, err := workload.ReplicaReadsRefused(ctx, x.Bootstrap, topic, partitions)
-	if why == "" || err != nil {
+	if err != nil {
 		return nil, err
 	}
-	return map[string]string{checker.ReplicaDivergenceName: why}, nil
+	out := map[string]string{checker.CrashName: unwatched}
+	if why != "" {
+		out[checker.ReplicaDivergenceName] = why
+	}
+	return out, nil
 }
+
+// unwatched is why the external runtime leaves crash unchecked.
+const unwatched = "the external runtime does not watch the processes of a cluster it did not start: a node that dies on its own is not recorded (its effects on the data are still judged)"
 
 // stored is test.json's account of the external cluster.
 func (c *connected) stored(x *External, topicExisted bool, notes []string) *results.External {

@@ -385,6 +385,8 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 		LagTimeMax:   time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
 		NoController: r.noController, Names: r.names, BrokerIDs: r.brokerIDs,
 	}, lc, lc.Net, leaders, rec)
+	stopCrashes := r.watchCrashes(lc, nem)
+	defer stopCrashes()
 	// The monitor runs until the final reads are done, so the report shows
 	// the cluster healing as well as breaking.
 	monCtx, monCancel := context.WithCancel(ctx)
@@ -412,7 +414,9 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	if err := <-nemDone; err != nil && runErr == nil {
 		runErr = err
 	}
-	if len(s.Faults) > 0 && ctx.Err() == nil {
+	// Also without faults: nodes that crashed are restarted (HealAll
+	// records nothing when nothing needs it).
+	if ctx.Err() == nil {
 		if err := nem.HealAll(ctx); err != nil {
 			r.hooks.log("healing: %v", err)
 		}
@@ -434,10 +438,32 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	if err := stopMonitor(); err != nil && runErr == nil {
 		runErr = err
 	}
+	stopCrashes()
 	if err := hw.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runErr
+}
+
+// watchCrashes has the nemesis record each node that dies on its own
+// (where the runtime watches its nodes, cluster.CrashWatcher), and says
+// so; the returned function stops it, before the history is closed.
+func (r *run) watchCrashes(lc *Cluster, nem *nemesis.Nemesis) func() {
+	name := cluster.NodeName
+	if r.names != nil {
+		name = r.names
+	}
+	lc.WatchCrashes(func(c cluster.Crash) {
+		how := c.Exit
+		if c.Panic != "" {
+			how += ": panic: " + c.Panic
+		}
+		r.hooks.log("%s exited on its own (%s): recorded as a crash; the next heal restarts it", name(c.ID), how)
+		if err := nem.RecordCrash(c); err != nil {
+			r.hooks.log("recording the crash of %s: %v", name(c.ID), err)
+		}
+	})
+	return sync.OnceFunc(func() { lc.WatchCrashes(nil) })
 }
 
 // judge reads the run's history back and judges it.

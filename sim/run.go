@@ -262,6 +262,7 @@ func (s *simulation) startWorkload() {
 		s.mon.sample()
 	}
 	s.nem = newNemDriver(s)
+	s.watchCrashes()
 	s.nem.next()
 	s.gen = workload.NewGenerator(s.cfg)
 	s.running = s.gen.Workers()
@@ -283,16 +284,16 @@ func (s *simulation) startWorkload() {
 
 // workloadDone: every worker has stopped. As a real run does, the
 // nemesis stops (a window still open is closed early), every fault still
-// in effect is healed, and the final phase begins.
+// in effect is healed and every node that crashed restarted (in a run
+// without faults too: HealAll records nothing when nothing needs it), and
+// the final phase begins.
 func (s *simulation) workloadDone() {
 	if err := s.nem.stop(); err != nil {
 		s.err = err
 		return
 	}
-	if len(s.spec.Faults) > 0 {
-		if err := s.nem.nem.HealAll(context.Background()); err != nil {
-			logf(s.opts, "healing: %v", err)
-		}
+	if err := s.nem.nem.HealAll(context.Background()); err != nil {
+		logf(s.opts, "healing: %v", err)
 	}
 	s.final()
 }

@@ -46,6 +46,10 @@ type world struct {
 	// open are the client calls in flight to each broker, in the order
 	// they were sent: a broker's death resets their connections.
 	open map[int32][]*pending
+	// onCrash hears of each node that crashed (runtime.WatchCrashes);
+	// crashes holds those before it was set.
+	onCrash func(cluster.Crash)
+	crashes []cluster.Crash
 }
 
 // clusterOptions are the driver's options for spec: the brokers and the
@@ -82,11 +86,15 @@ func clusterOptions(spec runner.Spec, clusterID string) (memdriver.Options, erro
 }
 
 func newWorld(spec runner.Spec, opts memdriver.Options) *world {
-	return &world{
-		c: memdriver.New(opts), brokers: spec.Nodes, lose: spec.Settings.LoseUnsynced,
+	w := &world{
+		brokers: spec.Nodes, lose: spec.Settings.LoseUnsynced,
 		rng:  rand.New(rand.NewPCG(spec.Seed, 0x636c69656e74)),
 		open: map[int32][]*pending{},
 	}
+	// A broker that crashes loses what a killed one loses.
+	opts.OnCrash, opts.CrashLosesUnsynced = w.nodeCrashed, w.lose
+	w.c = memdriver.New(opts)
+	return w
 }
 
 // now is the virtual time since the workload started.

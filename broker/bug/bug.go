@@ -59,6 +59,7 @@ const (
 	IdempotenceNoDedup
 	FollowerStallsAfterTruncation
 	FetchStallsBelowEpochStart
+	TruncationIndexOutOfRange
 	UncleanWhenClean
 	RecoveryKeepsTornTail
 	count
@@ -186,6 +187,13 @@ var registry = [count]Info{
 		Mirrors:  "epoch validation misapplied to consumer positions (KIP-320's fencing is for a fetch's leader epoch, not its offset); Jepsen's Bufstream 0.1 and Redpanda 21.10 analyses found consumers that stopped receiving records though records were there",
 		Why:      "the stuck consumer: every record is kept and acknowledged, reads just stop, which only a check of poll progress against the high watermark catches",
 		Scenario: "any acks, consumers reading, kill-leader or partition-leader every 5 s in a 60 s run: after the first leader change each consumer is behind the new epoch's start and gets nothing from then on (stuck-consumer; stuck-partition, the final read stuck too)",
+	},
+	{
+		Bug: TruncationIndexOutOfRange, Name: "truncation-index-out-of-range", Node: Broker,
+		Breaks:   "a follower that truncates its log names the leader epochs the truncation dropped by reading the epoch entry after the one its new log end lies in, unchecked: when the truncation cuts into its latest epoch there is none, and the broker panics (index out of range) with the truncation done",
+		Mirrors:  "brokers that die on the truncation path, which only failovers take: Kafka before KIP-101 exited a follower whose leader's log was shorter than its own (FATAL \"Exiting because log truncation is not allowed\"), and KIP-461 (KAFKA-8346) stopped an exception on one partition's fetch or truncation from killing the whole replica fetcher thread",
+		Why:      "the one bug that kills a node rather than breaking a rule of the data: a crash, which the runtimes notice and the crash check judges; the records stay as a truncation leaves them, so no other check sees it",
+		Scenario: "acks=-1, min.insync.replicas=2, partition-leader every 5 s: the cut-off leader appended records its successor never had, and panics truncating them when it rejoins (crash); kill-leader every 100 ms or so on one partition too (a killed leader truncating its unreplicated tail when it comes back), every 5 s less often",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,

@@ -222,6 +222,53 @@ func TestBugFollowerTruncation(t *testing.T) {
 	}
 }
 
+// truncation-index-out-of-range: a follower whose log ends with records
+// its leader's epoch never had truncates them. A truncation that drops
+// whole epochs names them either way; one that cuts into the follower's
+// latest epoch panics with the bug, after the truncation (the log is as
+// the truncation leaves it), and without it goes on to fetch.
+func TestBugTruncationIndexOutOfRange(t *testing.T) {
+	leader := join(ev(0, "a b"), ev(2, "c d e"))
+	for _, tc := range []struct {
+		name     string
+		follower []epochValue
+		panics   bool
+	}{
+		{"drops a whole epoch", join(ev(0, "a b"), ev(1, "x y")), false},
+		{"cuts into the latest epoch", ev(0, "a b x y"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withBugs(t, bug.Of(bug.TruncationIndexOutOfRange), func(t *testing.T, on bool, cfg func(int32) Config) {
+				l := newHarness(t, cfg(1), seeded(t, leader...))
+				l.partition(1, 2, 0, 1)
+				f := newHarness(t, cfg(2), seeded(t, tc.follower...))
+				f.partition(1, 2, 0, 1)
+				f.tick(f.now + 1)
+				var p any
+				func() {
+					defer func() { p = recover() }()
+					pump(t, l, f)
+				}()
+				if want := on && tc.panics; (p != nil) != want {
+					t.Fatalf("panic %v, want one: %v", p, want)
+				}
+				if p == nil {
+					if got := f.values(); !slices.Equal(got, l.values()) {
+						t.Fatalf("follower log %v, want the leader's %v", got, l.values())
+					}
+					return
+				}
+				if msg := fmt.Sprint(p); !strings.Contains(msg, "index out of range [1] with length 1") {
+					t.Fatalf("panic %q, want an index out of range", msg)
+				}
+				if got := f.values(); !slices.Equal(got, []string{"a", "b"}) {
+					t.Fatalf("follower log %v after the panic, want it truncated to a b", got)
+				}
+			})
+		})
+	}
+}
+
 // truncate-to-hw (KIP-101's first scenario): a follower whose HW lags its
 // log end. With the bug it drops the records above its HW, which the
 // leader may have committed; without it, it keeps what the leader's epoch

@@ -286,10 +286,14 @@ func (b *Broker) offsetForEpochResponse(id uint64, k tp, resp any, err error) {
 // into the log line.
 func (b *Broker) truncateTo(r *replica, target int64, how, note string) {
 	if leo := r.log.LogEndOffset(); target < leo {
+		epochs := r.log.Epochs()
 		if err := b.truncateLog(r, target); err != nil {
 			b.logf("%s: truncate to %d failed: %v", r.key, target, err)
 			r.retryAt = b.now + b.cfg.RetryBackoffMs
 			return
+		}
+		if b.cfg.Bugs.Has(bug.TruncationIndexOutOfRange) {
+			note += droppedEpochs(epochs, r.log.LogEndOffset())
 		}
 		b.logf("%s: truncated %s from %d to %d%s", r.key, how, leo, r.log.LogEndOffset(), note)
 		if b.cfg.Bugs.Has(bug.FollowerStallsAfterTruncation) {
@@ -301,4 +305,19 @@ func (b *Broker) truncateTo(r *replica, target int64, how, note string) {
 		}
 	}
 	r.truncating = false
+}
+
+// droppedEpochs is planted bug truncation-index-out-of-range: it names
+// the epochs of epochs (the cache before a truncation) that start past
+// the new log end leo, taking them to begin with the entry after the one
+// leo lies in, which it reads unchecked, breaking the rule that an index
+// is checked against its bounds: a truncation that cuts into the latest
+// epoch has no entry after it, and the broker panics.
+func droppedEpochs(epochs []storage.EpochEntry, leo int64) string {
+	i := 0
+	for i+1 < len(epochs) && epochs[i+1].StartOffset < leo {
+		i++
+	}
+	first := epochs[i+1]
+	return sprintf(" (dropped epochs %d..%d)", first.Epoch, epochs[len(epochs)-1].Epoch)
 }

@@ -41,6 +41,13 @@ type Options struct {
 	// test delivers millions of messages, and formatting each one would
 	// cost more time and memory than running the cluster.
 	NoTrace bool
+	// OnCrash, when set, hears of each node whose state machine panicked:
+	// the driver recovers the panic and the node is down (see Crash).
+	// Nil: a panic is not recovered.
+	OnCrash func(Crash)
+	// CrashLosesUnsynced: a broker that crashes loses its unsynced
+	// writes, as a killed one does when it keeps them in memory.
+	CrashLosesUnsynced bool
 }
 
 // DefaultOptions is a 3-broker cluster with test-friendly timings.
@@ -66,6 +73,7 @@ type node struct {
 	b           *core.Broker
 	logs        *storage.MemoryFactory
 	up, paused  bool
+	crashed     bool // down since its state machine panicked
 	incarnation int
 	backlog     []*msg // delivered while paused
 }
@@ -116,9 +124,11 @@ type Cluster struct {
 	trace  strings.Builder
 	ctrl   *controller.Controller
 	ctrlUp bool
-	ctrlMD *control.Snapshot // what the controller persisted
-	nodes  []*node
-	cut    map[[2]int32]bool
+	// ctrlCrashed: the controller is down since it panicked.
+	ctrlCrashed bool
+	ctrlMD      *control.Snapshot // what the controller persisted
+	nodes       []*node
+	cut         map[[2]int32]bool
 	// sends awaiting an answer, by (broker, incarnation, send id): an answer
 	// after a restart or a timeout is dropped, as a dead socket would.
 	open      map[sendKey]bool
@@ -202,11 +212,14 @@ func (c *Cluster) startBroker(n *node) {
 	cfg.Host = fmt.Sprintf("b%d", n.id)
 	cfg.Port = 9092
 	cfg.Incarnation = fmt.Sprintf("b%d-%d", n.id, n.incarnation)
-	n.b = core.New(cfg, n.logs)
-	n.up, n.paused, n.backlog = true, false, nil
+	n.up, n.paused, n.backlog, n.crashed = true, false, nil, false
 	c.tracef("b%d start (incarnation %d)", n.id, n.incarnation)
-	n.b.Tick(c.now)
-	c.drain(n)
+	if c.step(n, func() {
+		n.b = core.New(cfg, n.logs)
+		n.b.Tick(c.now)
+	}) {
+		c.drain(n)
+	}
 }
 
 // Kill stops broker id abruptly; with loseUnsynced its unsynced writes are
@@ -262,9 +275,11 @@ func (c *Cluster) KillController() {
 
 // RestartController starts the controller from its persisted snapshot.
 func (c *Cluster) RestartController() {
-	c.ctrl = controller.New(c.opts.Controller, c.ctrlMD)
-	c.ctrlUp = true
-	c.tracef("controller restarted at metadata version %d", c.ctrl.Version())
+	c.ctrlUp, c.ctrlCrashed = true, false
+	c.stepController(func() {
+		c.ctrl = controller.New(c.opts.Controller, c.ctrlMD)
+		c.tracef("controller restarted at metadata version %d", c.ctrl.Version())
+	})
 }
 
 // Cut drops every message from a to b (one way). Node ids: brokers 1..n,
@@ -388,12 +403,13 @@ func (c *Cluster) RunUntil(ms int64, cond func() bool) bool {
 
 func (c *Cluster) tick() {
 	if c.ctrlUp {
-		c.ctrl.Tick(c.now)
-		c.controllerStep()
+		c.stepController(func() {
+			c.ctrl.Tick(c.now)
+			c.controllerStep()
+		})
 	}
 	for _, n := range c.nodes {
-		if n.up && !n.paused {
-			n.b.Tick(c.now)
+		if n.up && !n.paused && c.step(n, func() { n.b.Tick(c.now) }) {
 			c.drain(n)
 		}
 	}
@@ -427,11 +443,16 @@ func (c *Cluster) deliver(m *msg) {
 			c.answer(m, nil, errUnreachable)
 			return
 		}
-		resp := c.ctrl.Handle(c.now, m.req)
-		if !c.opts.NoTrace {
-			c.tracef("controller <- b%d %s", m.from, describe(m.req))
+		var resp any
+		if !c.stepController(func() {
+			resp = c.ctrl.Handle(c.now, m.req)
+			if !c.opts.NoTrace {
+				c.tracef("controller <- b%d %s", m.from, describe(m.req))
+			}
+			c.controllerStep()
+		}) {
+			return // it died before it answered
 		}
-		c.controllerStep()
 		c.answer(m, resp, nil)
 		return
 	}
@@ -451,7 +472,9 @@ func (c *Cluster) deliver(m *msg) {
 		if !c.opts.NoTrace {
 			c.tracef("b%d <- %s %s", n.id, name(m.from), describe(m.req))
 		}
-		n.b.Request(c.now, m.conn, m.corr, m.req.(kmsg.Request))
+		if !c.step(n, func() { n.b.Request(c.now, m.conn, m.corr, m.req.(kmsg.Request)) }) {
+			return
+		}
 	case kResponse, kTimeout:
 		k := sendKey{n.id, n.incarnation, m.sendID}
 		if m.sendID == 0 || !c.open[k] {
@@ -464,7 +487,9 @@ func (c *Cluster) deliver(m *msg) {
 		if !c.opts.NoTrace {
 			c.tracef("b%d <- %s answer #%d %s", n.id, name(m.from), m.sendID, describeResp(m.resp, m.err))
 		}
-		n.b.Response(c.now, m.sendID, m.resp, m.err)
+		if !c.step(n, func() { n.b.Response(c.now, m.sendID, m.resp, m.err) }) {
+			return
+		}
 	}
 	c.drain(n)
 }

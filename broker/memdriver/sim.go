@@ -72,7 +72,11 @@ func (c *Cluster) Stop(id int32) {
 	if n == nil || !n.up {
 		return
 	}
-	if err := n.b.Close(); err != nil {
+	var err error
+	if !c.step(n, func() { err = n.b.Close() }) {
+		return
+	}
+	if err != nil {
 		c.tracef("b%d: closing logs: %v", id, err)
 	}
 	n.up, n.paused, n.backlog = false, false, nil

@@ -88,8 +88,9 @@ type Node struct {
 	ip  string // on the private network; may change when restarted
 	// down and paused say what the tester did to the node; network rules
 	// for a node that is down or paused wait until it runs again (docker
-	// exec needs a running, unpaused container).
-	down, paused bool
+	// exec needs a running, unpaused container). crashed: it went down
+	// of itself (see watch).
+	down, paused, crashed bool
 }
 
 // Cluster is a running cluster in containers.
@@ -109,6 +110,7 @@ type Cluster struct {
 	mechanism, why string
 	// ImageHash is the sha256 of the binary the image holds.
 	ImageHash string
+	crashes   crashes
 }
 
 var _ cluster.Cluster = (*Cluster)(nil)
@@ -280,6 +282,7 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	c.watch()
 	return c, nil
 }
 
@@ -596,7 +599,7 @@ func (c *Cluster) Restart(ctx context.Context, id int) error {
 	if _, err := c.cli.ContainerStart(ctx, n.ctr.GetContainerID(), client.ContainerStartOptions{}); err != nil {
 		return fmt.Errorf("restart %s: %w", n.Name, err)
 	}
-	n.down, n.paused = false, false
+	n.down, n.paused, n.crashed = false, false, false
 	deadline := time.Now().Add(c.spec.StartTimeout)
 	for {
 		var logs bytes.Buffer
@@ -630,6 +633,7 @@ func (c *Cluster) Restart(ctx context.Context, id int) error {
 // Abort removes the containers (killing them) and the network at once,
 // without copying the logs. It takes no lock, so it can cut a Close short.
 func (c *Cluster) Abort() {
+	c.stopWatching()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c.removeAll(ctx)
@@ -667,6 +671,7 @@ func (c *Cluster) removeAll(ctx context.Context) {
 // containers and the network. Safe to call more than once; it works even
 // when the run's context was cancelled.
 func (c *Cluster) Close() {
+	c.stopWatching()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -218,6 +218,15 @@ type anomalyView struct {
 	Examples      []historyRow
 	Lin           string
 	Stats         []kv
+	// Crashes are the crash anomaly's nodes as the history records them:
+	// the panic's stack (simulation) or the end of the node's log.
+	Crashes []crashView
+}
+
+// crashView is one crash operation of the history (history.Crash).
+type crashView struct {
+	Node, At, What string
+	Stack, Log     string
 }
 
 // seg is a piece of text, or a link to an op in the history view.
@@ -927,8 +936,32 @@ func (v *reportView) anomalies(d RunData, tl *timeline, ex *excerpt) {
 		if (r.Name == checker.NonlinearizableSendName || r.Name == checker.StaleReadName) && r.Valid == checker.Invalid {
 			a.Lin = d.Linearizability
 		}
+		if r.Name == checker.CrashName && r.Count > 0 {
+			a.Crashes = crashes(d.Ops)
+		}
 		v.Anomalies = append(v.Anomalies, a)
 	}
+}
+
+// crashes are the crash operations of ops (each completion), the first
+// MaxExamples of them, as the crash anomaly's details are.
+func crashes(ops []history.Op) []crashView {
+	var out []crashView
+	for _, op := range ops {
+		c := op.Value.Crashed()
+		if op.F != history.Crash || op.Type == history.Invoke || c == nil || len(out) == checker.MaxExamples {
+			continue
+		}
+		var how []string
+		if c.Exit != "" {
+			how = append(how, c.Exit)
+		}
+		if c.Panic != "" {
+			how = append(how, "panic: "+c.Panic)
+		}
+		out = append(out, crashView{Node: c.Node, At: secs(op.Time), What: strings.Join(how, ": "), Stack: c.Stack, Log: c.Log})
+	}
+	return out
 }
 
 func (v *reportView) lost(lost []checker.LostAck, ex *excerpt) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -90,7 +91,7 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 	case checker.Valid:
 		fmt.Fprintf(out, "verdict: VALID")
 	case checker.Invalid:
-		fmt.Fprintf(out, "verdict: INVALID: %s", strings.Join(res.Unexpected, ", "))
+		fmt.Fprintf(out, "verdict: INVALID: %s", strings.Join(unexpectedNamed(res), ", "))
 	default:
 		var open []string
 		for _, r := range res.Results {
@@ -121,4 +122,19 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 		fmt.Fprintf(out, " (permitted anomalies seen: %s)", strings.Join(res.Expected, ", "))
 	}
 	fmt.Fprintln(out)
+}
+
+// unexpectedNamed are the unexpected anomalies as the verdict line names
+// them: a crash with the node and how it died, "crash (broker-2: panic:
+// ...)", which is the finding itself.
+func unexpectedNamed(res *checker.Results) []string {
+	out := slices.Clone(res.Unexpected)
+	for i, name := range out {
+		if r, ok := res.Get(name); ok {
+			if h := checker.CrashHeadline(r); h != "" {
+				out[i] = fmt.Sprintf("%s (%s)", name, h)
+			}
+		}
+	}
+	return out
 }
