@@ -301,8 +301,10 @@ func describeFailure(op *history.Op) string {
 // longer than the bound.
 func StuckConsumer(h *History) Result {
 	f := h.newFinding(StuckConsumerName)
-	bound, _, ok := h.livenessBound()
-	if !ok {
+	// A stall is judged wherever it happens, so a node down after the
+	// last heal leaves it judged.
+	bound := h.cfg.LivenessBoundMs * int64(time.Millisecond)
+	if bound <= 0 {
 		h.notBounded(f)
 		return f.result()
 	}
