@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/chaos-isr/chaos/broker/node"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/shard"
@@ -39,6 +40,9 @@ type Flags struct {
 	Shard string
 	// RunArgs are chaos run's flags given after "--".
 	RunArgs []string
+	// FailOn is the least verdict that fails the campaign (--fail-on:
+	// unknown or invalid, cli.FailOnExit).
+	FailOn string
 	// Store and JUnit are where the record and the JUnit report go;
 	// DryRun plans and prints, InProcess runs each run in this process.
 	Store, JUnit      string
@@ -56,7 +60,7 @@ type Flags struct {
 // Register defines chaos campaign's flags on fs, with their defaults, and
 // takes Given from fs and chaos run's checks of --election and --nemesis.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Preset, "preset", "", "a predefined campaign: smoke (CI, 2 runs of 20 s, about 45 s), seed (the full 36-cell matrix of 30 s runs, about 19 minutes) or bugs (a detection campaign: every planted bug in its scenario and a control per scenario, 21 cells x 3 runs of 30 s; about 35 minutes, a minute with --runtime sim)")
+	fs.StringVar(&f.Preset, "preset", "", PresetUsage())
 	fs.StringVar(&f.SpecFile, "spec", "", "read the campaign from a JSON spec file (see README)")
 	fs.StringVar(&f.Acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
 	fs.StringVar(&f.MinInsyncReplicas, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
@@ -68,6 +72,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.Seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
 	fs.StringVar(&f.Store, "store", "store", "the result store directory")
 	fs.StringVar(&f.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	fs.StringVar(&f.FailOn, "fail-on", cli.FailOnUnknown, cli.FailOnUsage+" (the record and the JUnit report keep every verdict)")
 	fs.StringVar(&f.Runtime, "runtime", runner.RuntimeLocal, "every run's --runtime: "+runner.RunRuntimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
 	fs.IntVar(&f.Parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
 	fs.StringVar(&f.Shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4, or I+1/4 for a 0-based index I (needs --seed; chaos campaign merge joins the shards)")
@@ -75,6 +80,24 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.InProcess, "in-process", false, "run every run in this process instead of a child chaos run process (no isolation: a run that crashes or hangs takes the campaign with it)")
 	f.Given, f.CheckElection = fs.Changed, node.CheckElection
 	f.CheckNemesis = func(s string) error { _, err := runner.ParseFaults(s); return err }
+}
+
+// presetWhat says what each preset is for, before its size.
+var presetWhat = map[string]string{
+	"smoke": "CI: one cell that must be valid, one that must lose writes it permits",
+	"seed":  "the seed's whole question: acks x election x min.insync.replicas x five faults",
+	"bugs":  "a detection campaign: every planted bug in its scenario and a control per scenario",
+}
+
+// PresetUsage is --preset's help: each preset, what it is for and its
+// size, from the preset itself.
+func PresetUsage() string {
+	var parts []string
+	for _, name := range PresetNames() {
+		p, _ := Preset(name)
+		parts = append(parts, fmt.Sprintf("%s (%s; %s)", name, presetWhat[name], p.Size()))
+	}
+	return "a predefined campaign: " + strings.Join(parts, "; ")
 }
 
 // RunFlags reads chaos run's flags into the spec every run of a campaign
@@ -91,7 +114,7 @@ var matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}
 // them through would silently contradict the matrix or the store layout.
 var runArgsOwned = []string{
 	"store", "name", "quiet", "seed", "acks", "min-insync-replicas", "election", "nemesis",
-	"time-limit", "nemesis-interval", "runtime", "spec-file", "outcome-file",
+	"time-limit", "nemesis-interval", "runtime", "spec-file", "outcome-file", "fail-on",
 }
 
 // Resolve turns the flags, a preset or a spec file into one spec, with
@@ -104,6 +127,9 @@ func (f Flags) Resolve(runFlags RunFlags) (Spec, error) {
 		if f.Given(n) {
 			matrixSet = append(matrixSet, "--"+n)
 		}
+	}
+	if err := cli.CheckFailOn(f.FailOn); err != nil {
+		return spec, err
 	}
 	switch {
 	case f.Given("runs") && f.Runs < 1:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,11 +31,11 @@ func newCampaignCmd() *cobra.Command {
 election, nemesis) is run --runs times, each run a "chaos run" child process (or, with
 --in-process, in this process) with a seed derived from the campaign's --seed, so the same
 seed replays every run. The matrix comes from the flags, from --spec FILE, or from
---preset smoke|seed. Flags after -- go to every "chaos run" (e.g. -- --nodes 5).
+--preset ` + strings.Join(campaign.PresetNames(), "|") + `. Flags after -- go to every "chaos run" (e.g. -- --nodes 5).
 
 With --runtime sim every run is a "chaos sim" run in deterministic simulation, in this
-process, --parallel at a time (the cores by default): the seed preset's 36 runs take
-seconds, not 19 minutes, and replay exactly.
+process, --parallel at a time (the cores by default), and replay exactly: the seed
+preset's ` + seedPresetSize() + `.
 
 --shard K/N (with --seed) runs only the K-th of N slices of the planned runs, so that N
 machines can share a campaign; "chaos campaign merge" joins their stores into one.
@@ -48,8 +49,8 @@ anomalies and how soon (median time and operations to first detection), and a co
 cell's (one without bugs) false alarms.
 Writes STORE/campaigns/<timestamp>/campaign.json (and STORE/campaigns/latest), and with
 --junit a JUnit XML file. Exit code, from the worst run: 1 if any run was invalid, else 3
-if any run ended in an error, else 2 if any was unknown, else 0; 3 also for a refused
-campaign; 130 interrupted.`,
+if any run ended in an error, else 2 if any was unknown (0 with --fail-on invalid), else 0;
+3 also for a refused campaign; 130 interrupted.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				return fmt.Errorf("unexpected argument %q (flags for chaos run go after --)", args[0])
@@ -63,6 +64,14 @@ campaign; 130 interrupted.`,
 	f.Register(cmd.Flags())
 	cmd.AddCommand(newCampaignMergeCmd())
 	return cmd
+}
+
+// seedPresetSize is how long the seed preset takes in each runtime, for
+// the help: from the preset, so that it cannot drift from it.
+func seedPresetSize() string {
+	p, _ := campaign.Preset("seed")
+	z := p.Size()
+	return fmt.Sprintf("%d runs take about %s on one core, not %s", z.Cells*z.Runs, campaign.About(z.Simulated), campaign.About(z.Real))
 }
 
 // baseSpec reads chaos run's flags given after "--" (or a spec file's
@@ -162,7 +171,7 @@ func runCampaign(cmd *cobra.Command, f campaign.Flags, passthrough []string) (in
 	if rec == nil {
 		return 0, writeErr
 	}
-	campaign.WriteSummary(out, rec, dir)
+	campaign.WriteSummary(out, rec, dir, f.FailOn)
 	if f.JUnit != "" {
 		if err := campaign.WriteJUnit(f.JUnit, rec); err != nil && writeErr == nil {
 			writeErr = err
@@ -173,5 +182,5 @@ func runCampaign(cmd *cobra.Command, f campaign.Flags, passthrough []string) (in
 		// campaign's record cannot be trusted.
 		return 0, writeErr
 	}
-	return *rec.ExitCode, nil
+	return cli.FailOnExit(f.FailOn, *rec.ExitCode), nil
 }
