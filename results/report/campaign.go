@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,7 +157,7 @@ func buildCampaign(v CampaignView) *campaignPage {
 	if v.End != nil {
 		p.Ended = v.End.UTC().Format("2006-01-02 15:04:05 UTC") + fmt.Sprintf(" (%s)", v.End.Sub(v.Start).Round(time.Second))
 	}
-	p.Command = commandLine(v.Command)
+	p.Command = commandLine(RepeatCommand(v.Command, v.Seed))
 	p.Stall = results.StallAfter.String()
 	if v.ExitCode != nil {
 		p.Exit = fmt.Sprint(*v.ExitCode)
@@ -461,4 +462,30 @@ func heat(c *results.CampaignCell, cv cellView) heatCell {
 		h.Note += fmt.Sprintf("; %d duplicated", d)
 	}
 	return h
+}
+
+// RepeatCommand is the command that repeats a campaign: the one recorded,
+// with the campaign's seed, which a campaign given none drew at random
+// (and a --seed 0 too). The seed goes before "--": after it, it would be
+// a flag of chaos run, which the campaign refuses.
+func RepeatCommand(command []string, seed uint64) []string {
+	if len(command) == 0 {
+		return nil
+	}
+	own, passed := command, []string(nil)
+	if i := slices.Index(command, "--"); i >= 0 {
+		own, passed = command[:i], command[i:]
+	}
+	var out []string
+	for i := 0; i < len(own); i++ {
+		switch a := own[i]; {
+		case a == "--seed":
+			i++ // and its value
+		case strings.HasPrefix(a, "--seed="):
+		default:
+			out = append(out, a)
+		}
+	}
+	out = append(out, "--seed", strconv.FormatUint(seed, 10))
+	return append(out, passed...)
 }
