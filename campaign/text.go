@@ -358,9 +358,9 @@ func writeAttention(out io.Writer, rec *results.Campaign, dir string) {
 	}
 }
 
-// runCounts counts the runs by verdict, worst first, for the verdict
-// line: "60 runs: 58 VALID, 1 INVALID, 1 ERROR", with the runs
-// interrupted or not run and the cells refused.
+// runCounts counts the runs by verdict for the verdict line: "60 runs:
+// 58 VALID, 1 INVALID, 1 ERROR", with the runs interrupted or not run and
+// the cells refused.
 func runCounts(cells []*results.CampaignCell) string {
 	var s results.CampaignSummary
 	refused := 0
@@ -376,13 +376,8 @@ func runCounts(cells []*results.CampaignCell) string {
 		}
 	}
 	var parts []string
-	for _, x := range []struct {
-		n    int
-		what string
-	}{{s.Valid, "VALID"}, {s.Invalid, "INVALID"}, {s.Errors, "ERROR"}, {s.Unknown, "UNKNOWN"}, {s.Interrupted, "INTERRUPTED"}} {
-		if x.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
-		}
+	for _, p := range report.RunCounts(s) {
+		parts = append(parts, strings.ToUpper(p))
 	}
 	ended := s.Valid + s.Invalid + s.Unknown + s.Errors + s.Interrupted
 	if n := s.Planned - ended; n > 0 {

@@ -96,21 +96,6 @@ func TestPagesFitAt1280(t *testing.T) {
 	}
 }
 
-// newBrowserAt starts headless Chromium with a window of w x h.
-func newBrowserAt(t *testing.T, w, h int) context.Context {
-	t.Helper()
-	exe := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(w, h))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	return bctx
-}
-
 // measure loads url in a new tab and returns the document's width, the
 // elements past the window's edge, and a full-page screenshot.
 func measure(browser context.Context, url string) (int, string, []byte, error) {

@@ -336,16 +336,7 @@ func buildCell(c results.CampaignCell, i int, root string) cellView {
 		cv.Recovery = "recovery (median/max): " + RecoveryText(s.Recovery)
 	}
 	cv.Counts = fmt.Sprintf("%d of %d runs", s.Runs, s.Planned)
-	var parts []string
-	for _, x := range []struct {
-		n    int
-		what string
-	}{{s.Valid, "valid"}, {s.Invalid, "invalid"}, {s.Unknown, "unknown"}, {s.Errors, "error"}, {s.Interrupted, "interrupted"}} {
-		if x.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
-		}
-	}
-	if len(parts) > 0 {
+	if parts := RunCounts(s); len(parts) > 0 {
 		cv.Counts += ": " + strings.Join(parts, ", ")
 	}
 	var permitted []string
@@ -488,4 +479,20 @@ func RepeatCommand(command []string, seed uint64) []string {
 	}
 	out = append(out, "--seed", strconv.FormatUint(seed, 10))
 	return append(out, passed...)
+}
+
+// RunCounts counts a summary's runs by how they ended, those with none
+// left out: "2 valid", "1 invalid", "1 unknown", "1 error", "1
+// interrupted".
+func RunCounts(s results.CampaignSummary) []string {
+	var parts []string
+	for _, x := range []struct {
+		n    int
+		what string
+	}{{s.Valid, "valid"}, {s.Invalid, "invalid"}, {s.Unknown, "unknown"}, {s.Errors, "error"}, {s.Interrupted, "interrupted"}} {
+		if x.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
+		}
+	}
+	return parts
 }
