@@ -153,6 +153,18 @@ func runNotes(rr results.CampaignRun) []string {
 	return notes
 }
 
+// fitObserved is a cell's observation in observedWidth columns: its
+// words of least weight dropped first ("+3 more (10/10 runs)" as "+3
+// (10/10)"), then clipped.
+func fitObserved(s string) string {
+	for _, short := range []struct{ long, short string }{{" more (", " ("}, {" runs)", ")"}} {
+		if len([]rune(s)) > observedWidth {
+			s = strings.Replace(s, short.long, short.short, 1)
+		}
+	}
+	return clipText(s, observedWidth)
+}
+
 // clipText shortens s to at most n runes, ending in "…" when it did.
 func clipText(s string, n int) string {
 	r := []rune(s)
@@ -274,7 +286,7 @@ func writeCells(out io.Writer, rec *results.Campaign) {
 			loss = map[bool]string{true: "permitted", false: "forbidden"}[p.Permitted]
 		}
 		_, observed := report.CellObserved(c)
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cellFault(c), clipText(observed, observedWidth), cellVerdict(c), loss, acked)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cellFault(c), fitObserved(observed), cellVerdict(c), loss, acked)
 	}
 	tw.Flush()
 	// A configuration's line is one cell wide, padded to the others.
@@ -341,11 +353,12 @@ func writeAttention(out io.Writer, rec *results.Campaign, dir string) {
 			if notes := runNotes(r); len(notes) > 0 {
 				writeWrapped(out, "    ", strings.Join(notes, "; "))
 			}
-			where := "    (no run directory; see " + filepath.Join(dir, r.Log) + ")"
+			// A path on a line of its own: it cannot be broken.
 			if r.Dir != "" {
-				where = "    " + filepath.Join(rec.Store, r.Dir)
+				fmt.Fprintln(out, "    "+filepath.Join(rec.Store, r.Dir))
+			} else {
+				fmt.Fprintf(out, "    no run directory; its log:\n    %s\n", filepath.Join(dir, r.Log))
 			}
-			fmt.Fprintln(out, where)
 		}
 		if c.Refused != "" {
 			skipped := ""

@@ -13,6 +13,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
 )
 
 // TestWriteSummary: the summary's table has a line per configuration
@@ -54,7 +55,7 @@ func TestWriteSummary(t *testing.T) {
 		"\ncampaign seed 9, complete\n",
 		"runs not valid (2 of 3; the others are on the index page):\n",
 		"  acks=1 isr=1 clean kill run 2 (seed 4): INVALID\n    unexpected: duplicate\n    " + filepath.Join("st", "a/2") + "\n",
-		"  acks=0 isr=1 clean none run 1 (seed 5): ERROR\n    exit 3: the broker said no\n    (no run directory; see " + filepath.Join("dir", "logs/2.log") + ")\n",
+		"  acks=0 isr=1 clean none run 1 (seed 5): ERROR\n    exit 3: the broker said no\n    no run directory; its log:\n    " + filepath.Join("dir", "logs/2.log") + "\n",
 		"  acks=0 isr=1 clean none: refused by chaos run (2 more runs skipped):\n    --fsync: bogus\n",
 		"verdict: INVALID (exit 1): 5 runs: 1 VALID, 1 INVALID, 1 ERROR, 2 not run (1 cell refused)\n",
 		"index: " + filepath.Join("dir", results.CampaignIndexFile) + "\n",
@@ -187,5 +188,56 @@ func TestSummaryObserved(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestSeedSummaryFits120: the seed preset's summary keeps to 120
+// columns, whatever its cells saw: ten runs a cell, the longest
+// observations, invalid and unknown runs with what they found, errors
+// with long reasons, a refused cell. Only a path, which cannot be
+// broken, may be longer.
+func TestSeedSummaryFits120(t *testing.T) {
+	p, _ := Preset("seed")
+	plan, err := p.Plan(func(args []string) (runner.Spec, error) { return testBase(), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := 1
+	rec := &results.Campaign{Seed: 18446744073709551615 >> 1, Status: StatusComplete, Store: "store", ExitCode: &code}
+	long := strings.Repeat("the broker said something long about why this run could not go on ", 5)
+	for i, pc := range plan.Cells {
+		c := &results.CampaignCell{CampaignCellPlan: pc.CampaignCellPlan, Summary: results.CampaignSummary{Planned: 10}}
+		for r := 1; r <= 10; r++ {
+			run := results.CampaignRun{Run: r, Seed: RunSeed(1, c.Name, r), Verdict: VerdictValid, Dir: c.Name + "/20261201T000000.000Z",
+				Observed: results.ObservedPermitted, Expected: []string{"inconsistent-offsets", "nonmonotonic-poll", "nonlinearizable-send", "stale-read"},
+				ExpectedInstances: map[string]int{"inconsistent-offsets": 123456, "nonmonotonic-poll": 98765, "nonlinearizable-send": 246912, "stale-read": 99999}}
+			switch {
+			case i%7 == 0 && r == 3:
+				run.Verdict, run.Observed, run.Unexpected = VerdictInvalid, results.ObservedBroken, []string{"nonlinearizable-send", "inconsistent-offsets", "replica-divergence"}
+				run.UnexpectedInstances = map[string]int{"nonlinearizable-send": 123456}
+			case i%5 == 0 && r == 4:
+				run.Verdict, run.Unknown = VerdictUnknown, []string{"nonlinearizable-send", "stale-read", "replica-divergence", "poll-skip"}
+			case i%11 == 0 && r == 5:
+				run.Verdict, run.Observed, run.Error, run.Dir = VerdictError, results.ObservedNone, "exit 3: "+long, ""
+				run.Log = fmt.Sprintf("logs/%03d_%s_run%d.log", i*10+r, c.Name, r)
+			}
+			c.Runs = append(c.Runs, run)
+		}
+		if i == 13 {
+			c.Refused = "--fsync: not a policy, got \"sometimes\"; " + long
+		}
+		Summarize(c)
+		rec.Cells = append(rec.Cells, c)
+	}
+	var b bytes.Buffer
+	WriteSummary(&b, rec, filepath.Join("store", "campaigns", "20261201T000000.000Z"), cli.FailOnInvalid)
+	out := b.String()
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > SummaryWidth && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("a line of %d columns:\n%s", len([]rune(l)), l)
+		}
+	}
+	if !strings.Contains(out, "verdict: INVALID (exit 1): 600 runs:") || strings.Count(out, "\n  ") < 60 {
+		t.Errorf("the summary:\n%s", out)
 	}
 }

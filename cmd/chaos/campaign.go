@@ -40,8 +40,10 @@ preset's ` + seedPresetSize() + `.
 --shard K/N (with --seed) runs only the K-th of N slices of the planned runs, so that N
 machines can share a campaign; "chaos campaign merge" joins their stores into one.
 
-Prints a line per run and a table per cell: the verdicts, what the guarantee model
-predicted, the anomalies seen as permitted and those seen unexpectedly, and availability.
+Prints a line per run, then a table of at most 120 columns, a row per cell under a line per
+configuration: what its runs observed, the worst verdict in how many runs, the guarantee
+model's word on lost writes and the share of sends acknowledged; then the runs that were not
+valid, and the runs counted by verdict. The index page leads with a heatmap of lost writes.
 A spec file's cells may plant bugs on purpose ("bugs": names chaos bugs lists) and take
 chaos run flags of their own ("run_args"): such a detection campaign first prints, per
 cell, whether its runs caught its bugs (an anomaly the configuration forbids), with which
