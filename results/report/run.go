@@ -296,6 +296,9 @@ var anomalyMeaning = map[string]string{
 	checker.AckBelowMinISRName:      "an acks=-1 send acknowledged while the monitor saw the ISR below min.insync.replicas all along",
 	checker.NonlinearizableSendName: "acknowledged offsets contradict real-time order",
 	checker.StaleReadName:           "a read older than a write that completed before it began",
+	checker.NoConvergenceName:       "a partition had no leader with its whole replica set in the ISR within the liveness bound after the last heal",
+	checker.StuckPartitionName:      "after the last heal, every send to a partition, or every read of it, failed past the liveness bound",
+	checker.StuckConsumerName:       "polls from one offset returned nothing, below the high watermark they reported, past the liveness bound",
 }
 
 // checkerConfig is the configuration the history was judged under: the

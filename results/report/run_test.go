@@ -901,3 +901,13 @@ func TestUnackedRunSaysWhatWasObserved(t *testing.T) {
 		t.Errorf("an acks=0 run reads as a promise kept:\n%s", v)
 	}
 }
+
+// TestEveryAnomalyHasAMeaning: the guarantees table explains every
+// anomaly the checkers report.
+func TestEveryAnomalyHasAMeaning(t *testing.T) {
+	for _, name := range checker.Names() {
+		if anomalyMeaning[name] == "" {
+			t.Errorf("%s has no meaning in the guarantees table", name)
+		}
+	}
+}
