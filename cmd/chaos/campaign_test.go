@@ -604,7 +604,7 @@ func TestCampaignDetection(t *testing.T) {
 		}
 	}
 	// The control is a cell without bugs: the table of those holds it.
-	if !strings.Contains(out, "\ncells without bugs:\nCELL ") {
+	if !strings.Contains(out, "\ncells without bugs:\nCONFIGURATION / NEMESIS ") {
 		t.Errorf("no table of the cells without bugs")
 	}
 	rec := readCampaign(t, store)
