@@ -19,6 +19,7 @@ require (
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // runner tests: franz-go's in-process fake cluster, a Kafka that chaos did not write, for the external runtime
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	github.com/vishvananda/netlink v1.3.1 // netfault: delay qdiscs (netem, or HTB where the kernel lacks it)
+	go.yaml.in/yaml/v3 v3.0.5 // cmd/chaos tests: docs/sharding.md's workflow and Job read as GitHub and Kubernetes read them (already in the module graph)
 	golang.org/x/sys v0.49.0 // netfault: netlink and nftables constants
 	golang.org/x/term v0.47.0 // cmd/chaos: whether output is a terminal (progress lines rewritten in place)
 )
@@ -84,7 +85,6 @@ require (
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect

@@ -92,6 +92,8 @@ var bugsCells = withControls(
 	plant(bug.ISRShrinkWithoutController, partitionLeader),
 	plant(bug.OffsetReuse, slowFollowerTimeouts),
 	plant(bug.IdempotenceNoDedup, retryingIdempotent),
+	// Liveness: a partition that never converges, a consumer that never
+	// gets past the new epoch's start, after partition-leader has healed.
 	plant(bug.FollowerStallsAfterTruncation, partitionLeader),
 	plant(bug.FetchStallsBelowEpochStart, partitionLeader),
 	plant(bug.TruncationIndexOutOfRange, partitionLeader),

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/chaos-isr/chaos/broker/node"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/shard"
@@ -39,6 +40,9 @@ type Flags struct {
 	Shard string
 	// RunArgs are chaos run's flags given after "--".
 	RunArgs []string
+	// FailOn is the least verdict that fails the campaign (--fail-on:
+	// unknown or invalid, cli.FailOnExit).
+	FailOn string
 	// Store and JUnit are where the record and the JUnit report go;
 	// DryRun plans and prints, InProcess runs each run in this process.
 	Store, JUnit      string
@@ -56,7 +60,7 @@ type Flags struct {
 // Register defines chaos campaign's flags on fs, with their defaults, and
 // takes Given from fs and chaos run's checks of --election and --nemesis.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Preset, "preset", "", "a predefined campaign: "+presetNames()+" (described above, each with its size)")
+	fs.StringVar(&f.Preset, "preset", "", PresetUsage())
 	fs.StringVar(&f.SpecFile, "spec", "", "read the campaign from a JSON spec file (docs/campaigns.md)")
 	fs.StringVar(&f.Acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
 	fs.StringVar(&f.MinInsyncReplicas, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
@@ -68,6 +72,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.Seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
 	fs.StringVar(&f.Store, "store", "store", "the result store directory")
 	fs.StringVar(&f.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	fs.StringVar(&f.FailOn, "fail-on", cli.FailOnUnknown, cli.FailOnUsage+" (the record and the JUnit report keep every verdict)")
 	fs.StringVar(&f.Runtime, "runtime", runner.RuntimeLocal, "every run's --runtime: "+runner.RunRuntimeUsage+"; or sim (every run in deterministic simulation, in this process, as chaos sim runs it)")
 	fs.IntVar(&f.Parallel, "parallel", 0, "runs at once, in the sim runtime only (default: the cores there, 1 elsewhere)")
 	fs.StringVar(&f.Shard, "shard", "", "run only the K-th of N slices of the planned runs, e.g. 2/4, or I+1/4 for a 0-based index I (needs --seed; chaos campaign merge joins the shards)")
@@ -87,42 +92,23 @@ var presetDocs = map[string]string{
 // PresetDoc says what preset name is for.
 func PresetDoc(name string) string { return presetDocs[name] }
 
-// presetNames are the presets' names as help lists them: "bugs, seed or
-// smoke".
-func presetNames() string {
-	names := PresetNames()
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// PresetSize says how big preset name is, from its spec: "48 cells x 1
-// run of 30s, about 26 minutes" (one run at a time in a real runtime, each
-// its time limit and RunOverhead), and about how long in the sim runtime
-// on one core (SimSpeed).
+// PresetSize says how big preset name is, from its spec (Spec.Size).
 func PresetSize(name string) string {
 	p, ok := Preset(name)
 	if !ok {
 		return ""
 	}
-	runs := p.CellCount() * p.Runs
-	real := time.Duration(runs) * (time.Duration(p.TimeLimit) + RunOverhead)
-	sim := time.Duration(runs) * time.Duration(p.TimeLimit) / SimSpeed
-	return fmt.Sprintf("%d cells x %d %s of %s: about %s (about %s of one core with --runtime sim)",
-		p.CellCount(), p.Runs, plural(p.Runs, "run", "runs"), time.Duration(p.TimeLimit), About(real), About(sim))
+	return p.Size().String()
 }
 
-// About says a duration as a person estimates it: "44 s", "26 minutes".
-func About(d time.Duration) string {
-	if d < 2*time.Minute {
-		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+// PresetUsage is --preset's help: each preset, what it is for and its
+// size, from the preset itself.
+func PresetUsage() string {
+	var parts []string
+	for _, name := range PresetNames() {
+		parts = append(parts, fmt.Sprintf("%s (%s; %s)", name, presetDocs[name], PresetSize(name)))
 	}
-	return fmt.Sprintf("%d minutes", int(d.Round(time.Minute)/time.Minute))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return "a predefined campaign: " + strings.Join(parts, "; ")
 }
 
 // RunFlags reads chaos run's flags into the spec every run of a campaign
@@ -139,7 +125,7 @@ var matrixFlags = []string{"acks", "min-insync-replicas", "election", "nemesis"}
 // them through would silently contradict the matrix or the store layout.
 var runArgsOwned = []string{
 	"store", "name", "quiet", "seed", "acks", "min-insync-replicas", "election", "nemesis",
-	"time-limit", "nemesis-interval", "runtime", "spec-file", "outcome-file",
+	"time-limit", "nemesis-interval", "runtime", "spec-file", "outcome-file", "fail-on",
 }
 
 // Resolve turns the flags, a preset or a spec file into one spec, with
@@ -152,6 +138,9 @@ func (f Flags) Resolve(runFlags RunFlags) (Spec, error) {
 		if f.Given(n) {
 			matrixSet = append(matrixSet, "--"+n)
 		}
+	}
+	if err := cli.CheckFailOn(f.FailOn); err != nil {
+		return spec, err
 	}
 	switch {
 	case f.Given("runs") && f.Runs < 1:

@@ -15,7 +15,7 @@ import (
 func testFlags(given ...string) Flags {
 	return Flags{
 		Acks: "-1", MinInsyncReplicas: "2", Election: "clean", Nemesis: "none", Runs: 1, TimeLimit: 30 * time.Second,
-		Runtime: runner.RuntimeLocal, Given: func(n string) bool { return slices.Contains(given, n) },
+		Runtime: runner.RuntimeLocal, FailOn: "unknown", Given: func(n string) bool { return slices.Contains(given, n) },
 		CheckElection: func(string) error { return nil }, CheckNemesis: func(string) error { return nil },
 	}
 }
@@ -70,6 +70,8 @@ func TestResolveFlags(t *testing.T) {
 		{func(f *Flags) { f.Parallel = 2 }, "--parallel: more than one run at a time outside the sim runtime, got 2"},
 		{func(f *Flags) { f.Runtime, f.RunArgs = runner.RuntimeSim, []string{"--base-port", "9092"} }, "flags for chaos run: --base-port: no ports in a simulation, got 9092"},
 		{func(f *Flags) { f.RunArgs = []string{"--seed", "4", "--store=x"} }, "flags for chaos run: --seed, --store set by the campaign itself"},
+		{func(f *Flags) { f.RunArgs = []string{"--fail-on", "invalid"} }, "flags for chaos run: --fail-on set by the campaign itself"},
+		{func(f *Flags) { f.FailOn = "never" }, `--fail-on: not a verdict to fail on, got "never"; use unknown`},
 		{func(f *Flags) { f.CheckNemesis = func(string) error { return errors.New("chaos run's refusal") } }, "chaos run's refusal"},
 	} {
 		f := testFlags()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 )
 
 // JUnit XML, in the shape Jenkins, GitLab and GitHub's test reporters
@@ -47,13 +48,17 @@ type junitProperty struct {
 }
 
 type junitTestcase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	Skipped   *junitProblem `xml:"skipped,omitempty"`
-	SystemOut *junitText    `xml:"system-out,omitempty"`
+	Name      string `xml:"name,attr"`
+	Classname string `xml:"classname,attr"`
+	Time      string `xml:"time,attr"`
+	// Properties hold the command that replays the run (as the test
+	// reporters that read a testcase's properties show it); system-out
+	// says it too, for those that show only that.
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitProblem   `xml:"failure,omitempty"`
+	Error      *junitProblem   `xml:"error,omitempty"`
+	Skipped    *junitProblem   `xml:"skipped,omitempty"`
+	SystemOut  *junitText      `xml:"system-out,omitempty"`
 }
 
 // Texts are CDATA so that their lines stay lines for a human reading the
@@ -83,6 +88,12 @@ func junitReport(rec *results.Campaign) junitTestsuites {
 				s.Timestamp = r.Start.Format("2006-01-02T15:04:05")
 			}
 			out := fmt.Sprintf("seed %d\n", r.Seed)
+			if replay := ReplayCommand(c, r); replay != "" {
+				// The name stays "run N", which dashboards track a test
+				// by; the seed and the command are the run's.
+				tc.Properties = []junitProperty{{"seed", strconv.FormatUint(r.Seed, 10)}, {"replay", replay}}
+				out += "replay: " + replay + "\n"
+			}
 			if r.Dir != "" {
 				out += "run directory " + filepath.Join(rec.Store, r.Dir) + "\n"
 			}
@@ -156,4 +167,15 @@ func WriteJUnit(path string, rec *results.Campaign) error {
 		return err
 	}
 	return results.WriteFileAtomic(path, append([]byte(xml.Header), append(data, '\n')...))
+}
+
+// ReplayCommand is the command that replays a run of a cell, as its
+// test.json records it but for the program's path: chaos, the cell's
+// args (chaos run's, or chaos sim's for a simulated run) and the run's
+// seed. Empty for a record without the cell's args.
+func ReplayCommand(c *results.CampaignCell, r results.CampaignRun) string {
+	if len(c.Args) == 0 {
+		return ""
+	}
+	return report.ShellJoin(append(append([]string{"chaos"}, c.Args...), "--seed", strconv.FormatUint(r.Seed, 10)))
 }

@@ -15,6 +15,7 @@ import (
 func observeRun(rr *results.CampaignRun, res *checker.Results, rec []results.WindowRecovery) {
 	rr.Observed = results.Observe(res, rec)
 	rr.ExpectedInstances = results.ExpectedInstances(res)
+	rr.UnexpectedInstances = results.UnexpectedInstances(res)
 	rr.WindowsRan, rr.WindowsBit = 0, 0
 	for _, n := range res.FaultWindows {
 		rr.WindowsRan += n
@@ -27,17 +28,18 @@ func observeRun(rr *results.CampaignRun, res *checker.Results, rec []results.Win
 	rr.Recovery = rec
 }
 
-// runObserved is a run's class: as recorded, or for a record written
-// before runs had one (a merge of old shards), as far as its verdict and
-// anomalies tell, counting the windows scheduled as windows that bit.
-func runObserved(r results.CampaignRun) string {
+// runObserved is the class of a run of a cell with these acks: as
+// recorded, or for a record written before runs had one (a merge of old
+// shards), as far as its verdict and anomalies tell, counting the windows
+// scheduled as windows that bit.
+func runObserved(r results.CampaignRun, acks int) string {
 	switch {
 	case r.Observed != "":
 		return r.Observed
 	case r.Verdict == VerdictError || r.Verdict == VerdictInterrupted || r.Verdict == "":
 		return results.ObservedNone
 	}
-	return results.ObserveCounts(len(r.Unexpected) > 0, len(r.Expected) > 0, r.FaultWindows, 0, false)
+	return results.ForAcks(acks, results.ObserveCounts(len(r.Unexpected) > 0, len(r.Expected) > 0, r.FaultWindows, 0, false))
 }
 
 // cellObserved is the first of the runs' classes in ObservedOrder.

@@ -181,25 +181,28 @@ var presets = map[string]Spec{
 		NemesisInterval: results.Duration(5 * time.Second),
 		RunArgs:         shortTimings,
 	},
-	// seed is the seed's whole question as one matrix: 48 cells, about
-	// 25 minutes (48 runs of about 31.5 s). slow-followers-kill-leader is
-	// the seed's own scenario 2: followers slowed out of the ISR, then the
-	// leader lost, which only an unclean election turns into lost
-	// acknowledged writes.
+	// seed is the seed's whole question as one matrix (its size: Size).
+	// slow-followers-kill-leader is the seed's own scenario 2: followers
+	// slowed out of the ISR, then the leader lost, which only an unclean
+	// election turns into lost acknowledged writes. lose-unsynced kills a
+	// broker with its unsynced writes (F2: the brokers keep them in memory,
+	// as a power loss would lose them), the page-cache case, where even
+	// acks=-1 with min.insync.replicas=2 may lose data (the last replica
+	// standing).
 	"seed": {
 		Acks:              []Acks{0, 1, -1},
 		Election:          []string{"clean", "unclean"},
 		MinInsyncReplicas: []int{1, 2},
-		Nemesis:           []string{"kill-leader", "partition-leader", "slow-follower", "slow-followers-kill-leader"},
+		Nemesis:           []string{"kill-leader", "partition-leader", "slow-follower", "slow-followers-kill-leader", "lose-unsynced"},
 		Runs:              1,
 		TimeLimit:         results.Duration(30 * time.Second),
 		NemesisInterval:   results.Duration(5 * time.Second),
 		RunArgs:           shortTimings,
 	},
 	// bugs is the detection campaign (bugs.go): every planted bug in the
-	// scenario that exposes it, and a control cell per scenario, 21 cells
-	// x 3 runs of 30 s, about 33 minutes; in simulation, with --runs. Each
-	// cell has its own nemesis interval, in its run args.
+	// scenario that exposes it, and a control cell per scenario; in
+	// simulation, with --runs. Each cell has its own nemesis interval, in
+	// its run args.
 	"bugs": {
 		Cells:     bugsCells,
 		Runs:      3,
@@ -234,4 +237,47 @@ func PresetNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Size is how big a campaign is before it is planned: its cells, runs per
+// cell and time limit, and the first estimates of how long it takes one
+// run at a time, for real and in simulation (what Plan.Estimate says
+// before any run). The help's words for a preset come from it, so they
+// cannot drift from the preset.
+type Size struct {
+	Cells, Runs     int
+	TimeLimit       time.Duration
+	Real, Simulated time.Duration
+}
+
+// Size is the spec's size as written (a matrix's cells are the product of
+// its lists, chaos run's defaults for those left out).
+func (s Spec) Size() Size {
+	z := Size{Cells: len(cellSpecs(s.Record())), Runs: max(s.Runs, 1), TimeLimit: time.Duration(s.TimeLimit)}
+	n := time.Duration(z.Cells * z.Runs)
+	z.Real, z.Simulated = n*(z.TimeLimit+RunOverhead), n*z.TimeLimit/SimSpeed
+	return z
+}
+
+// String says it as the help does: "60 cells x 1 run of 30s: about 32
+// minutes, about 60 s on one core in simulation".
+func (z Size) String() string {
+	runs := "runs"
+	if z.Runs == 1 {
+		runs = "run"
+	}
+	return fmt.Sprintf("%d cells x %d %s of %s: about %s, about %s on one core in simulation", z.Cells, z.Runs, runs, z.TimeLimit, About(z.Real), About(z.Simulated))
+}
+
+// About is a duration as a person says it: "40 s", "1 minute", "32
+// minutes".
+func About(d time.Duration) string {
+	switch m := int(d.Round(time.Minute) / time.Minute); {
+	case d < 90*time.Second:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	case m == 1:
+		return "1 minute"
+	default:
+		return fmt.Sprintf("%d minutes", m)
+	}
 }

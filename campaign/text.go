@@ -1,6 +1,8 @@
 package campaign
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/internal/statusline"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
@@ -105,8 +108,17 @@ func runPrefix(p Progress) string {
 }
 
 func describeRun(rr results.CampaignRun) string {
-	var b strings.Builder
-	b.WriteString(strings.ToUpper(rr.Verdict))
+	s := strings.ToUpper(rr.Verdict)
+	if notes := runNotes(rr); len(notes) > 0 {
+		s += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return s
+}
+
+// runNotes say what a run found beside its verdict: the anomalies
+// unexpected, unknown (when they made it unknown), not checked and
+// permitted (with their instances), faults that never bit, its error.
+func runNotes(rr results.CampaignRun) []string {
 	var notes []string
 	if len(rr.Unexpected) > 0 {
 		notes = append(notes, "unexpected: "+strings.Join(rr.Unexpected, ", "))
@@ -138,19 +150,69 @@ func describeRun(rr results.CampaignRun) string {
 	if rr.Error != "" {
 		notes = append(notes, rr.Error)
 	}
-	if len(notes) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(notes, "; "))
-	}
-	return b.String()
+	return notes
 }
+
+// fitObserved is a cell's observation in observedWidth columns: its
+// words of least weight dropped first ("+3 more (10/10 runs)" as "+3
+// (10/10)"), then clipped.
+func fitObserved(s string) string {
+	for _, short := range []struct{ long, short string }{{" more (", " ("}, {" runs)", ")"}} {
+		if len([]rune(s)) > observedWidth {
+			s = strings.Replace(s, short.long, short.short, 1)
+		}
+	}
+	return clipText(s, observedWidth)
+}
+
+// clipText shortens s to at most n runes, ending in "…" when it did.
+func clipText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// writeWrapped writes text in lines of at most SummaryWidth columns, each
+// after indent, breaking between words (a word longer than a line, a
+// path, stays whole).
+func writeWrapped(out io.Writer, indent, text string) {
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(w) > SummaryWidth {
+			fmt.Fprintln(out, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	if line != indent {
+		fmt.Fprintln(out, line)
+	}
+}
+
+// SummaryWidth is the width the summary of a matrix campaign such as the
+// seed preset keeps to, in columns: a terminal's, and a CI log's. What
+// does not fit (every anomaly seen, the windows' recovery, every run's
+// directory) is on the index page and in campaign.json.
+const SummaryWidth = 120
+
+// observedWidth is the most of a cell's OBSERVED text the table shows.
+const observedWidth = 55
 
 // WriteSummary writes the end of a campaign kept in dir, as chaos
 // campaign and chaos campaign merge print it: a detection campaign's
-// matrix, the table of the other cells (what the runs observed first,
-// then the verdicts, the model's prediction, anomalies seen as permitted
-// and unexpectedly, availability, the windows' recovery), where each
-// run is kept, the verdict line with the exit code, and the index page.
-func WriteSummary(out io.Writer, rec *results.Campaign, dir string) {
+// matrix, the table of the other cells grouped by configuration (what the
+// runs observed first, then the worst verdict and how many runs had it,
+// the model's word on lost writes, and the share of sends acknowledged),
+// the runs that were not valid (each with what it found and where it is
+// kept), the verdict line with the counts of runs by verdict and the exit
+// code (as --fail-on failOn makes it: cli.FailOnExit; empty is the
+// default), and where the record and the index page are.
+func WriteSummary(out io.Writer, rec *results.Campaign, dir string, failOn string) {
 	path := filepath.Join(dir, results.CampaignFile)
 	sharded := ""
 	if rec.Shard != nil {
@@ -166,84 +228,203 @@ func WriteSummary(out io.Writer, rec *results.Campaign, dir string) {
 			fmt.Fprintln(out, "\ncells without bugs:")
 		}
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	if matrix {
-		fmt.Fprintln(tw, "CELL\tOBSERVED\tRUNS\tVALID\tINVALID\tUNKNOWN\tERROR\tMODEL\tEXPECTED SEEN\tUNEXPECTED\tAVAILABILITY\tRECOVERY (MEDIAN/MAX)")
+		writeCells(out, rec)
+		fmt.Fprintf(out, observedLegend, results.StallAfter)
 	}
+	writeAttention(out, rec, dir)
+	fmt.Fprintf(out, "campaign: %s\n", path)
+	code := 0
+	if rec.ExitCode != nil {
+		code = *rec.ExitCode
+	}
+	// The verdict stays what the runs showed; only the exit code is
+	// --fail-on's.
+	exit := strconv.Itoa(code)
+	if e := cli.FailOnExit(failOn, code); e != code {
+		exit = fmt.Sprintf("%d, --fail-on %s", e, failOn)
+	}
+	switch {
+	case rec.Status == StatusInterrupted:
+		fmt.Fprintf(out, "verdict: INTERRUPTED (exit %s): %s\n", exit, runCounts(rec.Cells))
+	case len(rec.Detection) > 0:
+		sayDetection(out, rec, code, exit)
+	default:
+		fmt.Fprintf(out, "verdict: %s (exit %s): %s\n", strings.ToUpper(WorstOfCells(rec.Cells)), exit, runCounts(rec.Cells))
+	}
+	fmt.Fprintf(out, "index: %s\n", filepath.Join(dir, results.CampaignIndexFile))
+}
+
+// writeCells writes the table of the cells without bugs, a row per
+// cell under a line per configuration (acks, min.insync.replicas,
+// election), so that the fault, the cell's varying part, has the room.
+func writeCells(out io.Writer, rec *results.Campaign) {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONFIGURATION / NEMESIS\tOBSERVED\tVERDICT\tLOST-WRITE\tACKED")
+	last := ""
 	for _, c := range rec.Cells {
 		s := c.Summary
 		if rec.Shard != nil && s.Planned == 0 || len(c.Bugs) > 0 {
 			continue // another shard's, or the detection matrix's
 		}
-		avail := "-"
-		if s.Availability != nil {
-			avail = fmt.Sprintf("%.1f%%", 100**s.Availability)
-		} else if c.Acks == 0 {
-			avail = "n/a (acks=0)"
+		// Cells are in the matrix's order, a configuration's faults side
+		// by side; an explicit cells list may repeat a configuration
+		// apart, and then repeats its line.
+		if conf := configLabel(c); conf != last {
+			fmt.Fprintf(tw, "%s\t\t\t\t\n", conf)
+			last = conf
 		}
-		runs := fmt.Sprintf("%d/%d", s.Runs, s.Planned)
+		acked := "-"
+		if s.Availability != nil {
+			acked = fmt.Sprintf("%.1f%%", 100**s.Availability)
+		} else if c.Acks == 0 {
+			acked = "n/a"
+		}
+		loss := "-"
+		if p, ok := c.Permitted[checker.LostWriteName]; ok {
+			loss = map[bool]string{true: "permitted", false: "forbidden"}[p.Permitted]
+		}
 		_, observed := report.CellObserved(c)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", c.Label, observed, runs, s.Valid, s.Invalid, s.Unknown, s.Errors,
-			c.Prediction, countsOf(s.ExpectedSeen, s.Runs), countsOf(s.Unexpected, s.Runs), avail, report.RecoveryText(s.Recovery))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cellFault(c), fitObserved(observed), cellVerdict(c), loss, acked)
 	}
 	tw.Flush()
-	if matrix {
-		fmt.Fprintf(out, observedLegend, results.StallAfter)
+	// A configuration's line is one cell wide, padded to the others.
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		if l != "" {
+			fmt.Fprintln(out, strings.TrimRight(l, " \n"))
+		}
 	}
-	fmt.Fprintln(out, "\nruns:")
+}
+
+// configLabel is the configuration part of a cell's label: "acks=-1
+// isr=2 clean".
+func configLabel(c *results.CampaignCell) string {
+	return fmt.Sprintf("acks=%d isr=%d %s", c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean"))
+}
+
+// cellFault is the rest of its label: the nemesis and the cell's own run
+// args.
+func cellFault(c *results.CampaignCell) string {
+	return cmp.Or(c.Nemesis, "none") + argsLabel(c.RunArgs)
+}
+
+// cellVerdict is the worst verdict of a cell's runs and how many of the
+// runs that ended had it: "VALID 2/2", "INVALID 1/3"; "NOT RUN" when none
+// ended.
+func cellVerdict(c *results.CampaignCell) string {
+	s := c.Summary
+	n := map[string]int{VerdictValid: s.Valid, VerdictInvalid: s.Invalid, VerdictUnknown: s.Unknown, VerdictError: s.Errors}
+	v := cmp.Or(c.Verdict, VerdictNotRun)
+	if _, ok := n[v]; !ok || s.Runs == 0 {
+		return strings.ToUpper(strings.ReplaceAll(v, "-", " "))
+	}
+	return fmt.Sprintf("%s %d/%d", strings.ToUpper(v), n[v], s.Runs)
+}
+
+// writeAttention lists the runs that were not valid, each with what it
+// found and where it is kept, and the refused cells: the runs to look
+// at. The valid ones are on the index page.
+func writeAttention(out io.Writer, rec *results.Campaign, dir string) {
+	valid, other := 0, 0
 	for _, c := range rec.Cells {
 		for _, r := range c.Runs {
-			where := r.Dir
-			if where != "" {
-				where = filepath.Join(rec.Store, where)
+			if r.Verdict == VerdictValid {
+				valid++
 			} else {
-				where = "(no run directory; see " + filepath.Join(dir, r.Log) + ")"
+				other++
 			}
-			fmt.Fprintf(out, "  %s run %d (seed %d): %s %s\n", c.Label, r.Run, r.Seed, r.Verdict, where)
+		}
+	}
+	switch {
+	case other == 0 && valid > 0:
+		fmt.Fprintf(out, "\nruns: all %d valid; each run's directory is on the index page and in campaign.json\n", valid)
+	case other > 0:
+		fmt.Fprintf(out, "\nruns not valid (%d of %d; the others are on the index page):\n", other, other+valid)
+	default:
+		fmt.Fprintln(out, "\nruns: none ended")
+	}
+	for _, c := range rec.Cells {
+		for _, r := range c.Runs {
+			if r.Verdict == VerdictValid {
+				continue
+			}
+			fmt.Fprintf(out, "  %s run %d (seed %d): %s\n", c.Label, r.Run, r.Seed, strings.ToUpper(r.Verdict))
+			if notes := runNotes(r); len(notes) > 0 {
+				writeWrapped(out, "    ", strings.Join(notes, "; "))
+			}
+			// A path on a line of its own: it cannot be broken.
+			if r.Dir != "" {
+				fmt.Fprintln(out, "    "+filepath.Join(rec.Store, r.Dir))
+			} else {
+				fmt.Fprintf(out, "    no run directory; its log:\n    %s\n", filepath.Join(dir, r.Log))
+			}
 		}
 		if c.Refused != "" {
 			skipped := ""
 			if n := c.Summary.Planned - len(c.Runs); n > 0 {
 				skipped = fmt.Sprintf(" (%d more runs skipped)", n)
 			}
-			fmt.Fprintf(out, "  %s: refused by chaos run%s: %s\n", c.Label, skipped, c.Refused)
+			fmt.Fprintf(out, "  %s: refused by chaos run%s:\n", c.Label, skipped)
+			writeWrapped(out, "    ", c.Refused)
 		}
 	}
-	fmt.Fprintf(out, "campaign: %s\n", path)
-	var bad []string
-	for _, c := range rec.Cells {
-		if c.Verdict != VerdictValid && c.Verdict != VerdictNotRun {
-			bad = append(bad, c.Label+": "+c.Verdict)
-		}
-	}
-	code := 0
-	if rec.ExitCode != nil {
-		code = *rec.ExitCode
-	}
-	switch {
-	case rec.Status == StatusInterrupted:
-		fmt.Fprintf(out, "verdict: INTERRUPTED (exit %d)\n", code)
-	case len(rec.Detection) > 0:
-		sayDetection(out, rec, code)
-	case len(bad) == 0:
-		fmt.Fprintf(out, "verdict: VALID (exit %d)\n", code)
-	default:
-		fmt.Fprintf(out, "verdict: %s (exit %d): %s\n", strings.ToUpper(WorstOfCells(rec.Cells)), code, strings.Join(bad, "; "))
-	}
-	fmt.Fprintf(out, "index: %s\n", filepath.Join(dir, results.CampaignIndexFile))
 }
 
-// observedLegend says what the OBSERVED and RECOVERY columns mean, under
-// the table: a valid verdict alone does not say whether anything
-// happened.
-const observedLegend = `OBSERVED (what the runs saw, before the verdict): BROKEN a forbidden anomaly; PERMITTED the permitted anomalies that appeared, with their instances (of lost-write, the acknowledged writes lost); KEPT no anomaly under faults that bit (a kill, a leader change, an ISR shrink, send errors or a write stall of %s or more); FAULTS NEVER BIT windows ran but none showed any of these; NO FAULTS none started.
-RECOVERY over every fault window of the cell's runs: first ack from the fault's start to the first acknowledged write, full ISR from its heal to every partition's full ISR in the monitor's samples; (n/m) when only n of m windows showed it.
+// runCounts counts the runs by verdict for the verdict line: "60 runs:
+// 58 VALID, 1 INVALID, 1 ERROR", with the runs interrupted or not run and
+// the cells refused.
+func runCounts(cells []*results.CampaignCell) string {
+	var s results.CampaignSummary
+	refused := 0
+	for _, c := range cells {
+		s.Planned += c.Summary.Planned
+		s.Valid += c.Summary.Valid
+		s.Invalid += c.Summary.Invalid
+		s.Unknown += c.Summary.Unknown
+		s.Errors += c.Summary.Errors
+		s.Interrupted += c.Summary.Interrupted
+		if c.Refused != "" {
+			refused++
+		}
+	}
+	var parts []string
+	for _, p := range report.RunCounts(s) {
+		parts = append(parts, strings.ToUpper(p))
+	}
+	ended := s.Valid + s.Invalid + s.Unknown + s.Errors + s.Interrupted
+	if n := s.Planned - ended; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d not run", n))
+	}
+	text := fmt.Sprintf("%d runs", s.Planned)
+	if len(parts) > 0 {
+		text += ": " + strings.Join(parts, ", ")
+	}
+	switch {
+	case refused == 1:
+		text += " (1 cell refused)"
+	case refused > 1:
+		text += fmt.Sprintf(" (%d cells refused)", refused)
+	}
+	return text
+}
+
+// observedLegend says what the table's columns mean, under it: a valid
+// verdict alone does not say whether anything happened.
+const observedLegend = `OBSERVED, what the runs saw, before the verdict: BROKEN a forbidden anomaly; PERMITTED the permitted
+  anomalies that appeared, with their instances (of lost-write, the acknowledged writes lost); NO ACKS under
+  acks=0, where nothing is acknowledged: the records consumers read and then lost, and the duplicates; KEPT no
+  anomaly, under faults that bit (a kill, a leader change, an ISR shrink, send errors or a write stall of %s
+  or more); FAULTS NEVER BIT windows ran but none showed any of these; NO FAULTS none started.
+VERDICT the worst verdict of the cell's runs, in how many of them; LOST-WRITE what the guarantee model says of
+  losing acknowledged writes there; ACKED the share of sends acknowledged. The index page has every anomaly
+  seen and the fault windows' recovery.
 `
 
 // sayDetection is a detection campaign's last line: how many bug cells
 // caught their bugs in every run, and what failed it (misses, false
 // alarms, errors), as the exit code counts them.
-func sayDetection(out io.Writer, rec *results.Campaign, code int) {
+func sayDetection(out io.Writer, rec *results.Campaign, code int, exit string) {
 	var cells, all int
 	var problems []string
 	for _, d := range rec.Detection {
@@ -274,7 +455,7 @@ func sayDetection(out io.Writer, rec *results.Campaign, code int) {
 	if code != 0 {
 		word = "NOT ALL DETECTED"
 	}
-	fmt.Fprintf(out, "detection: %s (exit %d): %d of %d bug cells caught in every run", word, code, all, cells)
+	fmt.Fprintf(out, "detection: %s (exit %s): %d of %d bug cells caught in every run", word, exit, all, cells)
 	if len(problems) > 0 {
 		fmt.Fprintf(out, "; %s", strings.Join(problems, "; "))
 	}

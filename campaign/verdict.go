@@ -111,13 +111,9 @@ func Summarize(c *results.CampaignCell) {
 			continue
 		}
 		s.Runs++
-		s.Observed = count(s.Observed, []string{runObserved(r)})
-		for k, n := range r.ExpectedInstances {
-			if s.ExpectedInstances == nil {
-				s.ExpectedInstances = map[string]int{}
-			}
-			s.ExpectedInstances[k] += n
-		}
+		s.Observed = count(s.Observed, []string{runObserved(r, c.Acks)})
+		s.ExpectedInstances = sum(s.ExpectedInstances, r.ExpectedInstances)
+		s.UnexpectedInstances = sum(s.UnexpectedInstances, r.UnexpectedInstances)
 		s.ExpectedSeen = count(s.ExpectedSeen, r.Expected)
 		s.Unexpected = count(s.Unexpected, r.Unexpected)
 		if r.Sends != nil {
@@ -154,6 +150,17 @@ func count(m map[string]int, names []string) map[string]int {
 			m = map[string]int{}
 		}
 		m[n]++
+	}
+	return m
+}
+
+// sum adds the counts of add to m.
+func sum(m, add map[string]int) map[string]int {
+	for k, n := range add {
+		if m == nil {
+			m = map[string]int{}
+		}
+		m[k] += n
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,8 @@ func TestCampaignRunSeed(t *testing.T) {
 // systems expect, and the file survives an encoding/xml round trip.
 func TestCampaignJUnitShape(t *testing.T) {
 	c := &results.CampaignCell{CampaignCellPlan: results.CampaignCellPlan{Name: "acks1_isr1_clean_kill", Label: "acks=1 isr=1 clean kill",
-		Permitted: checker.Permitted(checker.Config{Acks: 1, MinInsyncReplicas: 1, ReplicationFactor: 3, MaxInFlight: 1})}}
+		Permitted: checker.Permitted(checker.Config{Acks: 1, MinInsyncReplicas: 1, ReplicationFactor: 3, MaxInFlight: 1}),
+		Args:      []string{"sim", "--store", "my store", "--name", "acks1_isr1_clean_kill", "--acks", "1"}}}
 	c.Summary.Planned = 6
 	for i, v := range []string{VerdictValid, VerdictInvalid, VerdictUnknown, VerdictError, VerdictInterrupted} {
 		r := results.CampaignRun{Run: i + 1, Seed: uint64(i + 10), Verdict: v, Seconds: 1.5, Dir: "d/x"}
@@ -69,6 +71,18 @@ func TestCampaignJUnitShape(t *testing.T) {
 		cs[4].Skipped == nil || cs[5].Skipped == nil || cs[5].Name != "run 6" ||
 		cs[0].Name != "run 1" || !strings.Contains(cs[0].SystemOut.Text, "not checked (the cluster cannot support it): replica-divergence") {
 		t.Fatalf("cases: %+v", cs)
+	}
+	// Each run that ran carries the command that replays it, by its seed,
+	// in a property and in its output; the names stay "run N".
+	for i, tc := range cs[:5] {
+		want := fmt.Sprintf("chaos sim --store 'my store' --name acks1_isr1_clean_kill --acks 1 --seed %d", i+10)
+		props := map[string]string{}
+		for _, p := range tc.Properties {
+			props[p.Name] = p.Value
+		}
+		if props["replay"] != want || props["seed"] != fmt.Sprint(i+10) || !strings.Contains(tc.SystemOut.Text, "replay: "+want+"\n") || tc.Name != fmt.Sprintf("run %d", i+1) {
+			t.Errorf("run %d: name %q, properties %v, output %q; want the replay %q", i+1, tc.Name, props, tc.SystemOut.Text, want)
+		}
 	}
 	// A reader that knows only the common JUnit schema sees the same.
 	var generic struct {

@@ -231,6 +231,10 @@ type CampaignSummary struct {
 	// anomaly (of lost-write, the acknowledged writes lost).
 	Observed          map[string]int `json:"observed,omitempty"`
 	ExpectedInstances map[string]int `json:"expected_instances,omitempty"`
+	// UnexpectedInstances sums the runs' forbidden instances of each
+	// anomaly (of lost-write, the acknowledged writes lost that the
+	// configuration promised to keep).
+	UnexpectedInstances map[string]int `json:"unexpected_instances,omitempty"`
 	// Recovery sums up the recovery of the runs' fault windows; absent
 	// when no run recorded one.
 	Recovery *CampaignRecovery `json:"recovery,omitempty"`
@@ -276,9 +280,13 @@ type CampaignRun struct {
 	Sends        *checker.OpCounts `json:"sends,omitempty"`
 	FaultWindows int               `json:"fault_windows"`
 	// Observed is what the run observed (Observe); ExpectedInstances
-	// counts the instances of each permitted anomaly it found.
+	// counts the instances of each permitted anomaly it found (under
+	// acks=0, of lost-write, the records read and then lost).
 	Observed          string         `json:"observed,omitempty"`
 	ExpectedInstances map[string]int `json:"expected_instances,omitempty"`
+	// UnexpectedInstances counts the forbidden instances of each anomaly
+	// it found forbidden.
+	UnexpectedInstances map[string]int `json:"unexpected_instances,omitempty"`
 	// WindowsRan counts the fault windows that started (FaultWindows
 	// counts those scheduled), WindowsBit those seen to bite
 	// (WindowRecovery.Bit), and Recovery is each window's recovery, as

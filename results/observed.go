@@ -14,6 +14,13 @@ const (
 	// ObservedPermitted: anomalies the configuration permits appeared
 	// (acknowledged writes lost under acks=1, say), none forbidden.
 	ObservedPermitted = "permitted"
+	// ObservedUnacked: under acks=0, no anomaly the configuration
+	// forbids. Nothing is acknowledged there, so no promise can be kept
+	// or broken by a loss: what was observed is the records consumers
+	// read and then lost, and the duplicates (ExpectedInstances), however
+	// many, with faults that bit or permitted anomalies. It is never
+	// "kept": a green cell under acks=0 would read as safer than acks=1.
+	ObservedUnacked = "unacked"
 	// ObservedKept: no anomaly, under faults that bit: some window
 	// killed brokers, moved a leader, shrank an ISR, failed sends or
 	// stalled writing (WindowRecovery.Bit). A record without the windows' recovery
@@ -34,13 +41,14 @@ const (
 // ObservedOrder ranks the classes for a cell of several runs: what
 // matters most first, so that one broken run colours its cell red and a
 // permitted loss is never hidden behind runs that saw none.
-var ObservedOrder = []string{ObservedBroken, ObservedPermitted, ObservedKept, ObservedToothless, ObservedNoFaults, ObservedNone}
+var ObservedOrder = []string{ObservedBroken, ObservedPermitted, ObservedUnacked, ObservedKept, ObservedToothless, ObservedNoFaults, ObservedNone}
 
 // ObservedText says what each class means, in a few words, for the
 // pages and the terminal.
 var ObservedText = map[string]string{
 	ObservedBroken:    "promise broken",
 	ObservedPermitted: "permitted anomalies seen",
+	ObservedUnacked:   "nothing acknowledged (acks=0): what was read, then lost",
 	ObservedKept:      "promise kept under faults that bit",
 	ObservedToothless: "faults never bit",
 	ObservedNoFaults:  "no fault started",
@@ -63,7 +71,16 @@ func Observe(res *checker.Results, rec []WindowRecovery) string {
 			bit++
 		}
 	}
-	return ObserveCounts(len(res.Unexpected) > 0, len(res.Expected) > 0, ran, bit, rec != nil)
+	return ForAcks(res.Config.Acks, ObserveCounts(len(res.Unexpected) > 0, len(res.Expected) > 0, ran, bit, rec != nil))
+}
+
+// ForAcks is a class as acks has it: under acks=0, where nothing is
+// acknowledged, what would be kept or permitted is unacked.
+func ForAcks(acks int, class string) string {
+	if acks == 0 && (class == ObservedKept || class == ObservedPermitted) {
+		return ObservedUnacked
+	}
+	return class
 }
 
 // ObserveCounts is Observe from counts: whether forbidden and permitted
@@ -84,8 +101,8 @@ func ObserveCounts(forbidden, permitted bool, ran, bit int, bitKnown bool) strin
 }
 
 // ExpectedInstances counts the instances of each permitted anomaly the
-// results found (of lost-write, the acknowledged writes lost); nil when
-// none was.
+// results found (of lost-write, the acknowledged writes lost, or under
+// acks=0 the records read and then lost); nil when none was.
 func ExpectedInstances(res *checker.Results) map[string]int {
 	var out map[string]int
 	for _, r := range res.Results {
@@ -94,6 +111,21 @@ func ExpectedInstances(res *checker.Results) map[string]int {
 				out = map[string]int{}
 			}
 			out[r.Name] = r.Count
+		}
+	}
+	return out
+}
+
+// UnexpectedInstances counts the forbidden instances of each anomaly the
+// results found forbidden; nil when none was.
+func UnexpectedInstances(res *checker.Results) map[string]int {
+	var out map[string]int
+	for _, r := range res.Results {
+		if r.Forbidden > 0 {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[r.Name] = r.Forbidden
 		}
 	}
 	return out

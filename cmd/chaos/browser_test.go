@@ -111,13 +111,16 @@ type loaded struct {
 }
 
 // newBrowser starts headless Chromium for the test.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t *testing.T) context.Context { return newBrowserAt(t, 1400, 1000) }
+
+// newBrowserAt starts headless Chromium with a window of w x h.
+func newBrowserAt(t *testing.T, w, h int) context.Context {
 	t.Helper()
 	exe := chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
-		chromedp.WindowSize(1400, 1000),
+		chromedp.WindowSize(w, h),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)

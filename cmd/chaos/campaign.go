@@ -42,8 +42,10 @@ of minutes, and replay exactly.
 --shard K/N (with --seed) runs only the K-th of N slices of the planned runs, so that N
 machines can share a campaign; "chaos campaign merge" joins their stores into one.
 
-Prints a line per run and a table per cell: the verdicts, what the guarantee model
-predicted, the anomalies seen as permitted and those seen unexpectedly, and availability.
+Prints a line per run, then a table of at most 120 columns, a row per cell under a line per
+configuration: what its runs observed, the worst verdict in how many runs, the guarantee
+model's word on lost writes and the share of sends acknowledged; then the runs that were not
+valid, and the runs counted by verdict. The index page leads with a heatmap of lost writes.
 A spec file's cells may plant bugs on purpose ("bugs": names chaos bugs lists) and take
 chaos run flags of their own ("run_args"): such a detection campaign first prints, per
 cell, whether its runs caught its bugs (an anomaly the configuration forbids), with which
@@ -51,8 +53,8 @@ anomalies and how soon (median time and operations to first detection), and a co
 cell's (one without bugs) false alarms.
 Writes STORE/campaigns/<timestamp>/campaign.json (and STORE/campaigns/latest), and with
 --junit a JUnit XML file. Exit code, from the worst run: 1 if any run was invalid, else 3
-if any run ended in an error, else 2 if any was unknown, else 0; 3 also for a refused
-campaign; 130 interrupted.`,
+if any run ended in an error, else 2 if any was unknown (0 with --fail-on invalid), else 0;
+3 also for a refused campaign; 130 interrupted.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				return fmt.Errorf("unexpected argument %q (flags for chaos run go after --)", args[0])
@@ -177,7 +179,7 @@ func runCampaign(cmd *cobra.Command, f campaign.Flags, passthrough []string) (in
 	if rec == nil {
 		return 0, writeErr
 	}
-	campaign.WriteSummary(out, rec, dir)
+	campaign.WriteSummary(out, rec, dir, f.FailOn)
 	if f.JUnit != "" {
 		if err := campaign.WriteJUnit(f.JUnit, rec); err != nil && writeErr == nil {
 			writeErr = err
@@ -188,5 +190,5 @@ func runCampaign(cmd *cobra.Command, f campaign.Flags, passthrough []string) (in
 		// campaign's record cannot be trusted.
 		return 0, writeErr
 	}
-	return *rec.ExitCode, nil
+	return cli.FailOnExit(f.FailOn, *rec.ExitCode), nil
 }

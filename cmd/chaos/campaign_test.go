@@ -336,8 +336,8 @@ func TestCampaignSeedsReplay(t *testing.T) {
 		for _, m := range planSeed.FindAllStringSubmatch(out, -1) {
 			seeds = append(seeds, m[1])
 		}
-		if len(seeds) != 48 {
-			t.Fatalf("the seed preset planned %d runs, want 48:\n%s", len(seeds), out)
+		if z := preset(t, "seed").Size(); len(seeds) != z.Cells*z.Runs || len(seeds) != 60 {
+			t.Fatalf("the seed preset planned %d runs, want %d (60):\n%s", len(seeds), z.Cells*z.Runs, out)
 		}
 		return seeds
 	}
@@ -376,7 +376,7 @@ func planCells(spec campaign.Spec, store string) ([]campaign.Cell, error) {
 }
 
 func TestCampaignPresetsAndModel(t *testing.T) {
-	for name, want := range map[string]int{"smoke": 2, "seed": 48} {
+	for name, want := range map[string]int{"smoke": 2, "seed": 60} {
 		cells, err := planCells(preset(t, name), "store")
 		if err != nil || len(cells) != want {
 			t.Fatalf("preset %s: %d cells, %v", name, len(cells), err)
@@ -604,7 +604,7 @@ func TestCampaignDetection(t *testing.T) {
 		}
 	}
 	// The control is a cell without bugs: the table of those holds it.
-	if !strings.Contains(out, "\ncells without bugs:\nCELL ") {
+	if !strings.Contains(out, "\ncells without bugs:\nCONFIGURATION / NEMESIS ") {
 		t.Errorf("no table of the cells without bugs")
 	}
 	rec := readCampaign(t, store)

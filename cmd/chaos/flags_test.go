@@ -101,6 +101,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"campaign", "--runtime", "podman"}, "runtime", false},
 		{[]string{"campaign", "--seed", "x"}, "seed", false},
 		{[]string{"campaign", "--", "--rate", "x"}, "rate", false},
+		{[]string{"campaign", "--fail-on", "never"}, "fail-on", false},
+		{[]string{"campaign", "merge", "--fail-on", "never", dir}, "fail-on", false},
+		{[]string{"run", "--fail-on", "error"}, "fail-on", false},
+		{[]string{"check", hist, "--fail-on", "warning"}, "fail-on", false},
 
 		{[]string{"cluster", "up", "--nodes", "0"}, "nodes", false},
 		{[]string{"cluster", "up", "--base-port", "0"}, "base-port", false},
@@ -209,6 +213,8 @@ func TestFlagErrorsAcceptGoodValues(t *testing.T) {
 		{"sim", "--nemesis", "kill", "--seed", "3", "--shrink", "--shrink-runs", "10", "--store", dir},
 		{"sim", "--retries", "5", "--idempotent", "--max-in-flight", "5", "--store", dir},
 		{"run", "--max-in-flight", "8", "--store", dir},
+		{"run", "--fail-on", "invalid", "--store", dir},
+		{"campaign", "--preset", "smoke", "--fail-on", "invalid"},
 	} {
 		if _, err := execValidate(t, args...); !errors.Is(err, cli.ErrValidated) {
 			t.Errorf("chaos %s: %v, want it accepted", strings.Join(args, " "), err)

@@ -29,6 +29,8 @@ const (
 type runFlags struct {
 	runner.Flags
 	specFile, outcomeFile string
+	// failOn is --fail-on (failon.go).
+	failOn string
 }
 
 func newRunCmd() *cobra.Command {
@@ -59,10 +61,10 @@ only through the shell commands given as --kill-cmd, --start-cmd, --partition-cm
 like; a fault whose commands are missing is refused (docs/external.md).
 
 Results go to STORE/<name>/<timestamp>/ (history.jsonl, test.json, results.json, node logs)
-and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unknown,
-3 an error left no verdict, 130 interrupted: Ctrl-C heals the open fault window, records
-its end and stops the cluster (an external cluster's nodes are restored, never stopped); a
-second Ctrl-C kills the cluster at once.`,
+and STORE/latest points at the newest run. Exit code: 0 valid, 1 invalid, 2 unknown
+(0 with --fail-on invalid), 3 an error left no verdict, 130 interrupted: Ctrl-C heals the
+open fault window, records its end and stops the cluster (an external cluster's nodes are
+restored, never stopped); a second Ctrl-C kills the cluster at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return exitWith(runTest(cmd, *f))
@@ -71,6 +73,7 @@ second Ctrl-C kills the cluster at once.`,
 	fl := cmd.Flags()
 	f.Register(fl)
 	f.External.RegisterExternal(fl)
+	registerFailOn(fl, &f.failOn)
 	fl.StringVar(&f.specFile, "spec-file", "", "run exactly the runner spec in this JSON file (a campaign's child runs)")
 	fl.StringVar(&f.outcomeFile, "outcome-file", "", "write the run's outcome as JSON to this file, when it starts and when it ends")
 	_ = fl.MarkHidden("spec-file")
@@ -139,6 +142,9 @@ func (f runFlags) runSpec(cmd *cobra.Command) (runner.Spec, error) {
 func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	spec, err := f.runSpec(cmd)
+	if err == nil {
+		err = cli.CheckFailOn(f.failOn)
+	}
 	if err != nil {
 		return 0, runner.WriteOutcome(f.outcomeFile, runner.Outcome{}, err)
 	}
@@ -167,7 +173,8 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.Quiet) },
 		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
 	})
-	return outcome.Say(out, errOut, runner.WriteOutcome(f.outcomeFile, outcome, err))
+	code, err := outcome.Say(out, errOut, runner.WriteOutcome(f.outcomeFile, outcome, err))
+	return failOnExit(out, f.failOn, code), err
 }
 
 // progress shows the workload's progress on w until the returned stop is

@@ -16,6 +16,7 @@ import (
 
 func newCheckCmd() *cobra.Command {
 	var c runner.Check
+	var failOn string
 	cmd := &cobra.Command{
 		Use:   "check PATH",
 		Short: "Judge a stored history again (a run directory or a history.jsonl file)",
@@ -26,15 +27,18 @@ flags override it. Without test.json the defaults are the strictest promise:
 acks=-1, min.insync.replicas=2, clean election, no faults. The faults are judged by the
 fault windows the history records (the kinds that started); a history that records none
 is judged by --faults as given.
-Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
+Exit code: 0 valid, 1 invalid, 2 unknown (0 with --fail-on invalid), 3 error.`,
 		Args: func(_ *cobra.Command, args []string) error { return results.CheckArgs(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.Path, c.Given = args[0], cmd.Flags().Changed
+			if err := cli.CheckFailOn(failOn); err != nil {
+				return exitWith(0, err)
+			}
 			res, err := c.Run(cmd.OutOrStdout())
 			if err != nil {
 				return exitWith(0, err)
 			}
-			return exitWith(res.ExitCode(), nil)
+			return exitWith(failOnExit(cmd.OutOrStdout(), failOn, res.ExitCode()), nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -53,6 +57,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown, 3 error.`,
 	fl.DurationVar(&c.LivenessBound, "liveness-bound", 0, "how long after the last heal the cluster had to converge and serve again (the liveness checks' bound; default: the run's test.json, and without one the liveness checks do not apply; 0 leaves them out)")
 	fl.StringVar(&c.Out, "out", "", "also write the results as JSON to this file")
 	groupFlags(cmd, checkGroups())
+	registerFailOn(fl, &failOn)
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +83,30 @@ type detectionRow struct {
 type matrixRow struct {
 	Label string
 	Cells [][]cellView // per column, the cells there (normally one)
+	// Heat is the row of the heatmap: per column, what its cells
+	// observed of lost writes (heatCell).
+	Heat [][]heatCell
+	// Group: the row's acks differ from the row above's.
+	Group bool
+}
+
+// heatCell is a cell of the heatmap, which answers the seed's question
+// at a glance: were writes lost, and was it permitted? Class colours it:
+// broken (a forbidden anomaly: acknowledged writes lost where the
+// configuration promises none, or another), lost (acknowledged writes
+// lost, as the configuration permits), unacked-lost (acks=0: records
+// consumers read, then lost), unacked (acks=0, none of them lost), kept
+// (no write lost, under faults that bit), toothless (the faults never
+// bit, or none started), none (no run judged).
+type heatCell struct {
+	ID, Class string
+	// Count is the headline number (the writes lost; empty when there is
+	// none to give), What says of what, Note what the model says of it,
+	// Runs in how many runs.
+	Count, What, Note, Runs string
+	// Flag is the cell's verdict when it is not valid: a valid loss and
+	// an unknown run must not look alike.
+	Flag, Title string
 }
 
 type cellView struct {
@@ -91,8 +116,11 @@ type cellView struct {
 	// Recovery sums up the windows' recovery (RecoveryText).
 	Observed, ObservedText, Recovery   string
 	Permitted, Seen, Unexpected, Avail string
-	Refused                            string
-	Runs                               []runLink
+	// PermittedN says how many anomalies Permitted lists, which the page
+	// shows on demand.
+	PermittedN string
+	Refused    string
+	Runs       []runLink
 }
 
 type runLink struct {
@@ -129,7 +157,7 @@ func buildCampaign(v CampaignView) *campaignPage {
 	if v.End != nil {
 		p.Ended = v.End.UTC().Format("2006-01-02 15:04:05 UTC") + fmt.Sprintf(" (%s)", v.End.Sub(v.Start).Round(time.Second))
 	}
-	p.Command = commandLine(v.Command)
+	p.Command = commandLine(RepeatCommand(v.Command, v.Seed))
 	p.Stall = results.StallAfter.String()
 	if v.ExitCode != nil {
 		p.Exit = fmt.Sprint(*v.ExitCode)
@@ -165,7 +193,8 @@ func buildCampaign(v CampaignView) *campaignPage {
 	})
 	for i, k := range order {
 		rowIdx[k] = i
-		p.Rows = append(p.Rows, matrixRow{Label: fmt.Sprintf("acks=%d, min.insync=%d, %s", k.acks, k.isr, k.election), Cells: make([][]cellView, len(p.Columns))})
+		p.Rows = append(p.Rows, matrixRow{Label: fmt.Sprintf("acks=%d, min.insync=%d, %s", k.acks, k.isr, k.election),
+			Cells: make([][]cellView, len(p.Columns)), Heat: make([][]heatCell, len(p.Columns)), Group: i > 0 && order[i-1].acks != k.acks})
 	}
 	var totals [5]int
 	ids := map[string]string{}
@@ -176,6 +205,7 @@ func buildCampaign(v CampaignView) *campaignPage {
 			k := rowKey{c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean")}
 			r, col := rowIdx[k], colIdx[cmp.Or(c.Nemesis, "none")]
 			p.Rows[r].Cells[col] = append(p.Rows[r].Cells[col], cv)
+			p.Rows[r].Heat[col] = append(p.Rows[r].Heat[col], heat(c, cv))
 		}
 		s := c.Summary
 		totals[0] += s.Valid
@@ -306,16 +336,7 @@ func buildCell(c results.CampaignCell, i int, root string) cellView {
 		cv.Recovery = "recovery (median/max): " + RecoveryText(s.Recovery)
 	}
 	cv.Counts = fmt.Sprintf("%d of %d runs", s.Runs, s.Planned)
-	var parts []string
-	for _, x := range []struct {
-		n    int
-		what string
-	}{{s.Valid, "valid"}, {s.Invalid, "invalid"}, {s.Unknown, "unknown"}, {s.Errors, "error"}, {s.Interrupted, "interrupted"}} {
-		if x.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
-		}
-	}
-	if len(parts) > 0 {
+	if parts := RunCounts(s); len(parts) > 0 {
 		cv.Counts += ": " + strings.Join(parts, ", ")
 	}
 	var permitted []string
@@ -325,9 +346,13 @@ func buildCell(c results.CampaignCell, i int, root string) cellView {
 		}
 	}
 	if len(c.Permitted) > 0 {
-		cv.Permitted = "none"
+		cv.Permitted, cv.PermittedN = "none", "none"
 		if len(permitted) > 0 {
 			cv.Permitted = strings.Join(permitted, ", ")
+			cv.PermittedN = fmt.Sprintf("%d anomalies", len(permitted))
+		}
+		if len(permitted) == 1 {
+			cv.PermittedN = permitted[0]
 		}
 	}
 	cv.Seen = seenList(s.ExpectedSeen, s.Runs-s.Errors)
@@ -372,4 +397,102 @@ func seenList(m map[string]int, runs int) string {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", k, m[k], max(runs, 0)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// heat is what a cell's runs observed of lost writes, for the heatmap.
+func heat(c *results.CampaignCell, cv cellView) heatCell {
+	s := c.Summary
+	h := heatCell{ID: cv.ID, Title: cv.Label + ": " + cv.ObservedText}
+	if v := cmp.Or(c.Verdict, "not-run"); v != "valid" {
+		h.Flag = v
+	}
+	judged := s.Runs - s.Errors
+	runs := func(n int) string { return fmt.Sprintf("%d/%d runs", n, judged) }
+	lw := checker.LostWriteName
+	loss := c.Permitted[lw]
+	switch {
+	case judged <= 0:
+		h.Class, h.What = "none", "no run judged"
+		if s.Errors > 0 {
+			h.What = "no verdict: error"
+		}
+	case s.Unexpected[lw] > 0:
+		h.Class, h.What, h.Note, h.Runs = "broken", "acked writes lost", "forbidden here", runs(s.Unexpected[lw])
+		if n := s.UnexpectedInstances[lw]; n > 0 {
+			h.Count = fmt.Sprint(n)
+		}
+	case len(s.Unexpected) > 0:
+		names := anomalyOrder(s.Unexpected)
+		h.Class, h.What, h.Note, h.Runs = "broken", names[0], "forbidden here", runs(s.Unexpected[names[0]])
+		if n := s.UnexpectedInstances[names[0]]; n > 0 {
+			h.Count = fmt.Sprint(n)
+		}
+	case s.ExpectedSeen[lw] > 0 && c.Acks == 0:
+		h.Class, h.What, h.Note, h.Runs = "unacked-lost", "read, then lost", "acks=0: none acked", runs(s.ExpectedSeen[lw])
+		if n := s.ExpectedInstances[lw]; n > 0 {
+			h.Count = fmt.Sprint(n)
+		}
+	case s.ExpectedSeen[lw] > 0:
+		h.Class, h.What, h.Note, h.Runs = "lost", "acked writes lost", "permitted here", runs(s.ExpectedSeen[lw])
+		if n := s.ExpectedInstances[lw]; n > 0 {
+			h.Count = fmt.Sprint(n)
+		}
+	case cv.Observed == results.ObservedToothless || cv.Observed == results.ObservedNoFaults:
+		h.Class, h.What, h.Runs = "toothless", strings.ToLower(cv.ObservedText), runs(s.Observed[cv.Observed])
+		h.Note = "a loss could not show"
+	case c.Acks == 0:
+		h.Class, h.Count, h.What, h.Note, h.Runs = "unacked", "0", "read, then lost", "acks=0: none acked", runs(judged)
+	default:
+		h.Class, h.Count, h.What, h.Runs = "kept", "0", "lost, faults bit", runs(judged)
+		h.Note = "loss forbidden"
+		if loss.Permitted {
+			h.Note = "loss permitted, not seen"
+		}
+	}
+	if d := s.ExpectedInstances[checker.DuplicateName] + s.UnexpectedInstances[checker.DuplicateName]; d > 0 {
+		h.Note += fmt.Sprintf("; %d duplicated", d)
+	}
+	return h
+}
+
+// RepeatCommand is the command that repeats a campaign: the one recorded,
+// with the campaign's seed, which a campaign given none drew at random
+// (and a --seed 0 too). The seed goes before "--": after it, it would be
+// a flag of chaos run, which the campaign refuses.
+func RepeatCommand(command []string, seed uint64) []string {
+	if len(command) == 0 {
+		return nil
+	}
+	own, passed := command, []string(nil)
+	if i := slices.Index(command, "--"); i >= 0 {
+		own, passed = command[:i], command[i:]
+	}
+	var out []string
+	for i := 0; i < len(own); i++ {
+		switch a := own[i]; {
+		case a == "--seed":
+			i++ // and its value
+		case strings.HasPrefix(a, "--seed="):
+		default:
+			out = append(out, a)
+		}
+	}
+	out = append(out, "--seed", strconv.FormatUint(seed, 10))
+	return append(out, passed...)
+}
+
+// RunCounts counts a summary's runs by how they ended, those with none
+// left out: "2 valid", "1 invalid", "1 unknown", "1 error", "1
+// interrupted".
+func RunCounts(s results.CampaignSummary) []string {
+	var parts []string
+	for _, x := range []struct {
+		n    int
+		what string
+	}{{s.Valid, "valid"}, {s.Invalid, "invalid"}, {s.Unknown, "unknown"}, {s.Errors, "error"}, {s.Interrupted, "interrupted"}} {
+		if x.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
+		}
+	}
+	return parts
 }

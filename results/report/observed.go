@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/results"
 )
 
@@ -15,8 +16,11 @@ import (
 // CellObserved is a cell's observed class (results.ObservedOrder; for a
 // record written before cells had one, as far as its counts tell) and
 // what to say of it: "PERMITTED lost-write 1040 +2 more (3/3 runs)",
-// "KEPT (faults bit in 2/3 runs)", "FAULTS NEVER BIT", "NO FAULTS",
-// "BROKEN (2/3 runs)"; "-" when nothing was observed.
+// "NO ACKS: 4160 read, then lost (2/2 runs)", "KEPT (faults bit in 2/3
+// runs)", "FAULTS NEVER BIT", "NO FAULTS", "BROKEN lost-write 12 (1/3
+// runs)"; "-" when nothing was observed. It is at most some 55
+// characters for the seed preset's cells, which the terminal's table
+// holds.
 func CellObserved(c *results.CampaignCell) (class, text string) {
 	s := c.Summary
 	class = c.Observed
@@ -32,31 +36,28 @@ func CellObserved(c *results.CampaignCell) (class, text string) {
 	}
 	switch class {
 	case results.ObservedBroken:
-		return class, "BROKEN" + of()
+		// An old record names the anomalies, without their instances.
+		return class, "BROKEN" + firstAnomaly(s.UnexpectedInstances, s.Unexpected) + of()
 	case results.ObservedPermitted:
 		// One anomaly with its count, lost writes first: a lost write
 		// usually brings unseen and ordering anomalies along, and the
 		// cell's other lines list them all.
+		return class, "PERMITTED" + firstAnomaly(s.ExpectedInstances, s.ExpectedSeen) + of()
+	case results.ObservedUnacked:
+		// Nothing was acknowledged: what happened to the records is the
+		// news, the records consumers read and then lost, and the
+		// duplicates.
 		var parts []string
-		for _, k := range anomalyOrder(s.ExpectedInstances) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, s.ExpectedInstances[k]))
+		if n := s.ExpectedInstances[checker.LostWriteName]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d read, then lost", n))
+		}
+		if n := s.ExpectedInstances[checker.DuplicateName]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d duplicated", n))
 		}
 		if len(parts) == 0 {
-			// An old record counts runs, not instances.
-			for _, k := range anomalyOrder(s.ExpectedSeen) {
-				if s.ExpectedSeen[k] > 0 {
-					parts = append(parts, k)
-				}
-			}
+			return class, "NO ACKS: no record read was lost" + of()
 		}
-		text = "PERMITTED"
-		if len(parts) > 0 {
-			text += " " + parts[0]
-		}
-		if len(parts) > 1 {
-			text += fmt.Sprintf(" +%d more", len(parts)-1)
-		}
-		return class, text + of()
+		return class, "NO ACKS: " + strings.Join(parts, ", ") + of()
 	case results.ObservedKept:
 		bit := 0
 		for _, r := range c.Runs {
@@ -76,6 +77,30 @@ func CellObserved(c *results.CampaignCell) (class, text string) {
 	return results.ObservedNone, "-"
 }
 
+// firstAnomaly is " NAME COUNT" for the first anomaly of counts in the
+// checkers' order, with " +N more" for the others; from the runs that
+// showed each (an old record's, without instances) when counts is empty.
+func firstAnomaly(counts, runs map[string]int) string {
+	var parts []string
+	for _, k := range anomalyOrder(counts) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	if len(parts) == 0 {
+		for _, k := range anomalyOrder(runs) {
+			if runs[k] > 0 {
+				parts = append(parts, k)
+			}
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return " " + parts[0]
+	}
+	return fmt.Sprintf(" %s +%d more", parts[0], len(parts)-1)
+}
+
 // oldCellObserved is a cell's class from its counts alone, for a
 // campaign.json written before cells had one: faults scheduled count as
 // faults that bit, which is all such a record can tell.
@@ -92,7 +117,7 @@ func oldCellObserved(c *results.CampaignCell) string {
 	for _, r := range c.Runs {
 		windows += r.FaultWindows
 	}
-	return results.ObserveCounts(s.Invalid > 0, seen, windows, 0, false)
+	return results.ForAcks(c.Acks, results.ObserveCounts(s.Invalid > 0, seen, windows, 0, false))
 }
 
 // RecoveryText sums up a cell's recovery: "first ack 1.2s/3.4s, full
@@ -165,6 +190,8 @@ func (v *reportView) observed(d RunData) {
 	case results.ObservedPermitted:
 		// The verdict's own lines count them; this says what they mean.
 		o.Sentence = "The faults had teeth: anomalies this configuration permits appeared (counted below); none it forbids."
+	case results.ObservedUnacked:
+		o.Sentence = unackedSentence(d.Results)
 	case results.ObservedKept:
 		o.Sentence = fmt.Sprintf("No anomaly, under faults that bit: %d of %d fault windows killed brokers, moved a leader, shrank an ISR, failed sends or stalled writing (the recovery table says which).", bit, len(rec))
 		if len(rec) == 0 {
@@ -184,4 +211,19 @@ func recoveryCell(d *results.Duration, why string) (string, bool) {
 		return "not observed: " + why, true
 	}
 	return fmt.Sprintf("%.3f s", time.Duration(*d).Seconds()), false
+}
+
+// unackedSentence says what a run under acks=0 observed: nothing was
+// acknowledged, so what happened to the records written is the news.
+func unackedSentence(r *checker.Results) string {
+	lost, _ := r.Get(checker.LostWriteName)
+	dup, _ := r.Get(checker.DuplicateName)
+	what := "no record a consumer read was lost afterwards"
+	if lost.Count > 0 {
+		what = fmt.Sprintf("%d records consumers read were lost afterwards (lost-write)", lost.Count)
+	}
+	if dup.Count > 0 {
+		what += fmt.Sprintf(", and %d values were written more than once (duplicate)", dup.Count)
+	}
+	return "Nothing was acknowledged (acks=0), so no promise of durability was made: " + what + ". None of it is forbidden here."
 }

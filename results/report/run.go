@@ -159,17 +159,49 @@ type verdictView struct {
 	Class, Headline, Sentence string
 	Expected                  string
 	// Checks says which checks ran and which did not, and why: a check
-	// the cluster cannot support is not the same as one that lacked
-	// evidence, and neither is a check that passed.
-	Checks []string
+	// the configuration gives nothing to judge, one the cluster cannot
+	// support and one that lacked evidence are three things, and none of
+	// them is a check that passed.
+	Checks []checkLine
+}
+
+// checkLine is a line of the checks: a pill (Label, in Class) and what
+// it says of which checks.
+type checkLine struct {
+	Class, Label, Text string
 }
 
 type guaranteeRow struct {
 	Name, Anchor, Meaning  string
 	Permitted, PermitClass string
 	Status, StatusClass    string
-	Count                  int
-	Why                    string
+	// Count is the instances found, empty for a check that did not judge
+	// (not applicable, not checked).
+	Count string
+	// NA: the configuration gives the check nothing to judge.
+	NA  bool
+	Why reasons
+}
+
+// reasons is a row's "why": the model's lead (how the anomaly is judged)
+// and what it permits and forbids, each reason once on the page: where a
+// row's list holds reasons an earlier row gave, it names that row.
+type reasons struct {
+	Lead             string
+	Permits, Forbids reasonList
+}
+
+type reasonList struct {
+	// Kind is permitted or forbidden.
+	Kind  string
+	Parts []reasonPart
+}
+
+// reasonPart is reasons given here (Text), or given by the earlier row
+// Ref: all of that row's list, or (Head set) a part of it, named by its
+// first words.
+type reasonPart struct {
+	Text, Ref, Head string
 }
 
 type kvSection struct {
@@ -273,6 +305,9 @@ var anomalyMeaning = map[string]string{
 	checker.AckBelowMinISRName:      "an acks=-1 send acknowledged while the monitor saw the ISR below min.insync.replicas all along",
 	checker.NonlinearizableSendName: "acknowledged offsets contradict real-time order",
 	checker.StaleReadName:           "a read older than a write that completed before it began",
+	checker.NoConvergenceName:       "a partition had no leader with its whole replica set in the ISR within the liveness bound after the last heal",
+	checker.StuckPartitionName:      "after the last heal, every send to a partition, or every read of it, failed past the liveness bound",
+	checker.StuckConsumerName:       "polls from one offset returned nothing, below the high watermark they reported, past the liveness bound",
 }
 
 // checkerConfig is the configuration the history was judged under: the
@@ -397,15 +432,16 @@ func (v *reportView) guarantees(d RunData) {
 		v.ModelNote = "Neither results nor the configuration could be read: nothing is known of the guarantees."
 		return
 	}
+	given := &givenReasons{}
 	for _, name := range checker.Names() {
 		row := guaranteeRow{Name: name, Meaning: anomalyMeaning[name]}
-		stance := "no"
+		stance, why := "no", ""
 		if d.Results != nil {
 			res, ok := d.Results.Get(name)
 			if !ok {
 				continue
 			}
-			stance, row.Why, row.Count = res.Stance(), res.Why, res.Count
+			stance, why, row.Count = res.Stance(), res.Why, strconv.Itoa(res.Count)
 			row.Status, _, row.StatusClass = status(res)
 			if res.Forbidden > 0 && res.Forbidden < res.Count {
 				row.Status = fmt.Sprintf("%s (%d forbidden)", row.Status, res.Forbidden)
@@ -413,24 +449,122 @@ func (v *reportView) guarantees(d RunData) {
 			if res.Valid != checker.Valid || len(res.Details) > 0 {
 				row.Anchor = "anomaly-" + name
 			}
+			if !res.Judged() {
+				row.Count = ""
+			}
+			row.NA = res.NotApplicable
 		} else {
 			p := perm[name]
-			stance, row.Why = map[bool]string{true: "yes", false: "no"}[p.Permitted], p.Why
+			stance, why = map[bool]string{true: "yes", false: "no"}[p.Permitted], p.Why
 			if p.Permitted && !p.All {
 				stance = "partly"
 			}
 			row.Status, row.StatusClass = "not checked", "none"
 		}
-		switch stance {
-		case "yes":
+		switch {
+		case row.NA:
+			// What the model would permit does not matter where there is
+			// nothing to judge.
+			row.Permitted, row.PermitClass = "not applicable", "na"
+		case stance == "yes":
 			row.Permitted, row.PermitClass = "permitted", "permitted"
-		case "partly":
+		case stance == "partly":
 			row.Permitted, row.PermitClass = "permitted for some causes", "permitted"
 		default:
 			row.Permitted, row.PermitClass = "not permitted", "forbidden"
 		}
+		row.Why = given.reasons(name, why)
 		v.Guarantees = append(v.Guarantees, row)
 	}
+}
+
+// givenReasons are the lists of reasons the rows above gave, by row.
+type givenReasons struct {
+	names, lists []string
+}
+
+// reasons splits a permission's why (checker.Permission.Why: "LEAD.
+// permitted: REASONS. forbidden: REASONS", the reasons joined by "; ")
+// into its parts; a list, or a run of its reasons, that an earlier row
+// gave is named by that row, and so is a part of an earlier list. It
+// remembers the reasons this row gives.
+func (g *givenReasons) reasons(name, why string) reasons {
+	r := reasons{Permits: reasonList{Kind: "permitted"}, Forbids: reasonList{Kind: "forbidden"}}
+	rest := why
+	var permits, forbids string
+	if i := strings.Index(rest, "forbidden: "); i >= 0 && (i == 0 || strings.HasSuffix(rest[:i], ". ")) {
+		forbids, rest = rest[i+len("forbidden: "):], strings.TrimSuffix(rest[:i], ". ")
+	}
+	if i := strings.Index(rest, "permitted: "); i >= 0 && (i == 0 || strings.HasSuffix(rest[:i], ". ")) {
+		permits, rest = rest[i+len("permitted: "):], strings.TrimSuffix(rest[:i], ". ")
+	}
+	r.Lead = rest
+	r.Permits.Parts, r.Forbids.Parts = g.parts(permits), g.parts(forbids)
+	for _, l := range []reasonList{r.Permits, r.Forbids} {
+		for _, p := range l.Parts {
+			if p.Text != "" {
+				g.names, g.lists = append(g.names, name), append(g.lists, p.Text)
+			}
+		}
+	}
+	return r
+}
+
+// parts is a list of reasons as the rows above leave it: what they gave,
+// by their names.
+func (g *givenReasons) parts(list string) []reasonPart {
+	if list == "" {
+		return nil
+	}
+	parts := []reasonPart{{Text: list}}
+	for i, given := range g.lists {
+		var out []reasonPart
+		for _, p := range parts {
+			switch {
+			case p.Text == "":
+				out = append(out, p)
+			case p.Text == given:
+				out = append(out, reasonPart{Ref: g.names[i]})
+			case strings.Contains(given, p.Text):
+				out = append(out, reasonPart{Ref: g.names[i], Head: firstWords(p.Text)})
+			default:
+				out = append(out, splitAt(p.Text, given, g.names[i])...)
+			}
+		}
+		parts = out
+	}
+	return parts
+}
+
+// splitAt names the reasons given (a run of whole reasons of text, "; "
+// apart) by the row that gave them, and keeps the rest as text.
+func splitAt(text, given, ref string) []reasonPart {
+	for _, at := range []struct{ pre, post string }{{"", "; "}, {"; ", "; "}, {"; ", ""}} {
+		needle := at.pre + given + at.post
+		i := strings.Index(text, needle)
+		if i < 0 || at.pre == "" && i != 0 || at.post == "" && i+len(needle) != len(text) {
+			continue
+		}
+		var out []reasonPart
+		if before := text[:i]; before != "" {
+			out = append(out, reasonPart{Text: before})
+		}
+		out = append(out, reasonPart{Ref: ref})
+		if after := text[i+len(needle):]; after != "" {
+			out = append(out, reasonPart{Text: after})
+		}
+		return out
+	}
+	return []reasonPart{{Text: text}}
+}
+
+// firstWords is a reason's head: up to its first colon, or its first
+// words.
+func firstWords(s string) string {
+	if i := strings.Index(s, ": "); i > 0 && i <= 60 {
+		return s[:i]
+	}
+	return clip(s, 60)
 }
 
 // unsupported are the results of the checks the cluster cannot support.
@@ -459,7 +593,7 @@ func verdictNotes(r *checker.Results) []string {
 // checksRan says how many checks ran, and names those that did not: the
 // ones the cluster cannot support, left out of the verdict, apart from
 // the ones that lacked evidence, which leave it unknown.
-func checksRan(r *checker.Results) []string {
+func checksRan(r *checker.Results) []checkLine {
 	var cannot, noEvidence, na []string
 	for _, x := range r.Results {
 		switch {
@@ -475,15 +609,15 @@ func checksRan(r *checker.Results) []string {
 		return nil
 	}
 	ran := len(r.Results) - len(cannot) - len(noEvidence) - len(na)
-	out := []string{fmt.Sprintf("Checked: %d of %d checks.", ran, len(r.Results))}
+	out := []checkLine{{Text: fmt.Sprintf("Checked: %d of %d checks.", ran, len(r.Results))}}
 	if len(na) > 0 {
-		out = append(out, "Not applicable to this configuration (left out of the verdict): "+strings.Join(na, "; ")+".")
+		out = append(out, checkLine{"na", "n/a", "Not applicable to this configuration, which gives them nothing to judge (left out of the verdict): " + strings.Join(na, "; ") + "."})
 	}
 	if len(cannot) > 0 {
-		out = append(out, "Not checked, because the cluster cannot support it (left out of the verdict): "+strings.Join(cannot, "; ")+".")
+		out = append(out, checkLine{"none", "not supported", "Not checked, because the cluster cannot support it (left out of the verdict): " + strings.Join(cannot, "; ") + "."})
 	}
 	if len(noEvidence) > 0 {
-		out = append(out, "Not checked, for want of evidence (the verdict cannot speak of them): "+strings.Join(noEvidence, "; ")+".")
+		out = append(out, checkLine{"unknown", "not checked", "Not checked, for want of evidence (the verdict cannot speak of them): " + strings.Join(noEvidence, "; ") + "."})
 	}
 	return out
 }
@@ -499,7 +633,7 @@ func status(r checker.Result) (short, long, class string) {
 	case r.Valid == checker.Invalid:
 		return "found (permitted)", "seen, and permitted by the configuration", "expected"
 	case r.NotApplicable:
-		return "not applicable", "not applicable to this configuration: " + r.NotChecked, "none"
+		return "n/a", "not applicable to this configuration: " + r.NotChecked, "na"
 	case r.Unsupported:
 		return "not checked", "not checked: the cluster cannot support it: " + r.NotChecked, "none"
 	case r.Valid == checker.Unknown && r.NotChecked != "":

@@ -816,3 +816,98 @@ func TestOverlappingFaultsShareABand(t *testing.T) {
 		t.Fatalf("bands %+v, note %q; want one band slow-follower+kill-leader", p.Bands, p.Note)
 	}
 }
+
+// TestGuaranteesGiveEachReasonOnce: the guarantees table gives each of
+// the model's reasons once (a later row that permits for the same
+// reasons names the row that gave them), the anomalies below link to it
+// rather than repeat it, and a check the configuration gives nothing to
+// judge reads "not applicable", without a count, in the table and in
+// the checks line.
+func TestGuaranteesGiveEachReasonOnce(t *testing.T) {
+	h := &hist{}
+	h.send(0, 0, 0, "a", 0)
+	h.send(1, 0, 0, "b", 1)
+	h.final(2, 0, 2, []history.Record{{Offset: 0, Value: "a"}})
+	tc := testConfig()
+	tc.Workload.Acks, tc.Cluster.MinInsyncReplicas = 1, 1
+	res := check(h.ops, tc)
+	if r, _ := res.Get(checker.LostWriteName); r.Count != 1 || !r.Expected {
+		t.Fatalf("lost-write %+v, want one permitted loss", r)
+	}
+	if r, _ := res.Get(checker.AckBelowMinISRName); !r.NotApplicable {
+		t.Fatalf("ack-below-min-isr under acks=1: %+v, want not applicable", r)
+	}
+	page := render(t, RunData{Config: tc, Results: res, Ops: h.ops})
+	checkPage(t, page)
+	// acks=1's reason for losing an acknowledged write.
+	reason := "the leader acknowledges before followers fetch"
+	if n := strings.Count(page, reason); n != 1 {
+		t.Errorf("the page gives the reason %q %d times, want once", reason, n)
+	}
+	g := section(t, page, "guarantees")
+	for _, want := range []string{
+		`id="g-lost-write"`, `<span class="rk">permitted:</span> as for <a href="#g-lost-write">lost-write</a>.`,
+		`the reason given for <a href="#g-lost-write">lost-write</a>`,
+	} {
+		if !strings.Contains(g, want) {
+			t.Errorf("the guarantees table lacks %s", want)
+		}
+	}
+	na := g[strings.Index(g, `id="g-ack-below-min-isr"`):]
+	na = na[:strings.Index(na, "</tr>")]
+	for _, want := range []string{`<span class="pill na">not applicable</span>`, `<span class="pill na">n/a</span>`, `&ndash;`} {
+		if !strings.Contains(na, want) {
+			t.Errorf("the ack-below-min-isr row lacks %s:\n%s", want, na)
+		}
+	}
+	if !strings.Contains(g, `<tr class="row-na" id="g-ack-below-min-isr">`) {
+		t.Error("the not applicable row is not marked")
+	}
+	v := section(t, page, "verdict")
+	if !strings.Contains(v, `<span class="pill na">n/a</span> Not applicable to this configuration`) || !strings.Contains(v, "ack-below-min-isr (acks=1") {
+		t.Errorf("the checks line does not say what is not applicable:\n%s", v)
+	}
+	if a := section(t, page, "anomaly-lost-write"); !strings.Contains(a, `<a href="#g-lost-write">the guarantees table</a>`) {
+		t.Errorf("the lost-write anomaly does not link to its reasons:\n%s", a)
+	}
+}
+
+// TestUnackedRunSaysWhatWasObserved: a run under acks=0 says that
+// nothing was acknowledged and what became of the records read, never
+// that a promise was kept.
+func TestUnackedRunSaysWhatWasObserved(t *testing.T) {
+	h := &hist{}
+	kill := &history.Value{FaultInfo: &history.FaultInfo{Fault: "kill", Targets: []string{"b1"}, KilledBrokers: []int32{1}}}
+	h.add(0.5, history.NemesisProcess, history.Invoke, "start-kill", kill, "")
+	h.add(0.6, history.NemesisProcess, history.Info, "start-kill", kill, "")
+	h.add(0.9, history.NemesisProcess, history.Invoke, "stop-kill", kill, "")
+	h.add(0.95, history.NemesisProcess, history.Info, "stop-kill", kill, "")
+	h.add(1, 0, history.Invoke, history.Send, &history.Value{Topic: "t", Value: "a"}, "")
+	h.add(1.001, 0, history.Info, history.Send, &history.Value{Topic: "t", Value: "a"}, "")
+	h.add(1.5, 1, history.Invoke, history.Poll, &history.Value{Topic: "t"}, "")
+	h.add(1.501, 1, history.OK, history.Poll, &history.Value{Topic: "t", Records: []history.Record{{Offset: 0, Value: "a"}}}, "")
+	h.final(2, 0, 1, []history.Record{{Offset: 0, Value: "a"}})
+	tc := testConfig()
+	tc.Workload.Acks, tc.Nemesis = 0, []string{"kill"}
+	res := check(h.ops, tc)
+	page := render(t, RunData{Config: tc, Results: res, Ops: h.ops})
+	v := section(t, page, "verdict")
+	for _, want := range []string{`<span class="pill obs-unacked">`, "Nothing was acknowledged (acks=0)", "no record a consumer read was lost afterwards"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the verdict lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "obs-kept") {
+		t.Errorf("an acks=0 run reads as a promise kept:\n%s", v)
+	}
+}
+
+// TestEveryAnomalyHasAMeaning: the guarantees table explains every
+// anomaly the checkers report.
+func TestEveryAnomalyHasAMeaning(t *testing.T) {
+	for _, name := range checker.Names() {
+		if anomalyMeaning[name] == "" {
+			t.Errorf("%s has no meaning in the guarantees table", name)
+		}
+	}
+}

@@ -77,7 +77,7 @@ func TestCampaignMatrix(t *testing.T) {
 	for _, want := range []string{
 		`href="../../acks-1_isr2_clean_kill&#43;pause/20261129T170000.000Z/report.html"`,
 		`href="../../acks1_isr1_clean_partition-leader/20261129T170030.000Z/report.html"`,
-		"run 2: error", "97.0% of sends acknowledged", "permitted:</span> stale-read",
+		"run 2: error", "97.0% of sends acknowledged", "<summary>permitted: stale-read</summary>stale-read",
 	} {
 		if !strings.Contains(matrix, want) {
 			t.Errorf("the matrix lacks %s", want)
