@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -65,7 +66,7 @@ func runGroups() []flagGroup {
 		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap"),
 		group("External runtime flags (with --runtime external)", append([]string{"bootstrap", "cluster-file", "topic", "node",
 			"controller-node"}, append(externalCmdFlags(), "cmd-timeout")...)...),
-		outputGroup,
+		group("Output flags", append(slices.Clone(outputGroup.flags), "fail-on")...),
 	}
 }
 
@@ -83,7 +84,7 @@ func campaignGroups() []flagGroup {
 	return []flagGroup{
 		group("Matrix flags", "preset", "spec", "acks", "min-insync-replicas", "election", "nemesis"),
 		group("Run flags", "runs", "time-limit", "nemesis-interval", "seed", "runtime", "parallel", "in-process", "shard"),
-		group("Output flags", "store", "junit", "dry-run"),
+		group("Output flags", "store", "junit", "dry-run", "fail-on"),
 	}
 }
 
@@ -114,7 +115,7 @@ func checkGroups() []flagGroup {
 		group("Configuration flags (what the guarantee model assumes)", "acks", "min-insync-replicas", "election", "replication-factor",
 			"faults", "lose-unsynced", "fsync", "client-retries", "idempotent", "max-in-flight"),
 		group("Checker flags", "linearizable-timeout", "skip-linearizability", "liveness-bound"),
-		group("Output flags", "out"),
+		group("Output flags", "out", "fail-on"),
 	}
 }
 

@@ -56,8 +56,8 @@ Exit code: 0 valid, 1 invalid, 2 unknown (0 with --fail-on invalid), 3 error.`,
 	fl.BoolVar(&c.SkipLinearizability, "skip-linearizability", false, "skip the porcupine search (its checks report unknown)")
 	fl.DurationVar(&c.LivenessBound, "liveness-bound", 0, "how long after the last heal the cluster had to converge and serve again (the liveness checks' bound; default: the run's test.json, and without one the liveness checks do not apply; 0 leaves them out)")
 	fl.StringVar(&c.Out, "out", "", "also write the results as JSON to this file")
-	groupFlags(cmd, checkGroups())
 	registerFailOn(fl, &failOn)
+	groupFlags(cmd, checkGroups())
 	return cmd
 }
 

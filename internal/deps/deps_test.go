@@ -104,7 +104,9 @@ func TestDependencyRules(t *testing.T) {
 			func(d string) bool {
 				return under(d, "workload") || under(d, "nemesis") || under(d, "cluster") || under(d, "broker")
 			}},
-		{"only sim and cmd import the in-memory cluster", func(p string) bool { return !under(p, "sim") && !under(p, "cmd") && !under(p, "broker") },
+		{"only sim, hunt (which runs sim) and cmd import the in-memory cluster", func(p string) bool {
+			return !under(p, "sim") && !under(p, "hunt") && !under(p, "cmd") && !under(p, "broker")
+		},
 			func(d string) bool { return under(d, "broker/memdriver") }},
 		{"the store never imports its renderer", func(p string) bool { return p == "results" },
 			func(d string) bool { return under(d, "results/report") || under(d, "results/serve") }},
