@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -184,6 +185,13 @@ type faultLog struct {
 	// lastEnd is when the nemesis last completed an operation: the end of
 	// the last window or heal, from which the liveness bound runs.
 	lastEnd int64
+	// open counts the windows of each kind that started and have not
+	// stopped; unhealed names the last stop or heal that reported an
+	// error, while no later one succeeded: either leaves the cluster not
+	// known to be healed, so the liveness checks that run from the heal
+	// are not judged.
+	open     map[string]int
+	unhealed string
 	crashes []FaultRun // crashes of nodes, each as the kill it amounts to
 	// lastCrash is the latest crash (a completion, or an invoke alone),
 	// nil if none.
@@ -195,8 +203,27 @@ func (l *faultLog) add(op *history.Op) {
 	if op.Type != history.Invoke {
 		l.lastEnd = max(l.lastEnd, op.Time)
 	}
-	if op.Type == history.Invoke || !strings.HasPrefix(op.F, "start-") {
+	if op.Type == history.Invoke {
 		return
+	}
+	if stop, ok := strings.CutPrefix(op.F, "stop-"); ok || op.F == "heal" {
+		if ok && l.open[stop] > 0 {
+			l.open[stop]--
+		}
+		l.unhealed = ""
+		if op.Error != "" {
+			l.unhealed = fmt.Sprintf("%s (op %d) reported an error: %s", op.F, op.Index, op.Error)
+		}
+		return
+	}
+	if !strings.HasPrefix(op.F, "start-") {
+		return
+	}
+	if op.Error == "" {
+		if l.open == nil {
+			l.open = map[string]int{}
+		}
+		l.open[strings.TrimPrefix(op.F, "start-")]++
 	}
 	kind := strings.TrimPrefix(op.F, "start-")
 	if f := op.Value.FaultName(); f != "" {
@@ -244,6 +271,17 @@ func (l *faultLog) downAfterHeal() string {
 		return ""
 	}
 	return fmt.Sprintf("%s crashed at %s (op %d), after the last heal (at %s), and no heal restarted it", crashNode(c.Value), secs(c.Time), c.Index, secs(l.lastEnd))
+}
+
+// notHealed says why the cluster is not known to be healed at the end of
+// the history (a window that never stopped, a heal that failed), or "".
+func (l *faultLog) notHealed() string {
+	for _, k := range slices.Sorted(maps.Keys(l.open)) {
+		if l.open[k] > 0 {
+			return fmt.Sprintf("a %s window started and never stopped (the history ends inside it)", k)
+		}
+	}
+	return l.unhealed
 }
 
 // ran is what the model judges by: the windows that started if the

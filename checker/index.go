@@ -124,10 +124,14 @@ type readTry struct {
 	from, hw  int64
 }
 
-// converge is the final phase's wait for convergence (history.Converge).
+// converge is the final phase's wait for convergence (history.Converge):
+// ok, or the partitions it found unconverged when it gave up (nil: it did
+// not say, so all of them).
 type converge struct {
 	inv, done int32
 	ok        bool
+	topic     string
+	parts     []int32
 }
 
 // observation is one sighting of a value at an offset; pos is the op that
@@ -574,7 +578,11 @@ func (h *History) complete(inv, done int32) {
 	case history.Send:
 		h.addSend(invOp, doneOp, inv, done)
 	case history.Converge:
-		h.converges = append(h.converges, converge{inv: inv, done: done, ok: doneOp.Type == history.OK})
+		c := converge{inv: inv, done: done, ok: doneOp.Type == history.OK}
+		if v := doneOp.Value; v != nil {
+			c.topic, c.parts = v.Topic, v.Unconverged
+		}
+		h.converges = append(h.converges, c)
 	case history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
 		if doneOp.F == history.Poll || doneOp.F == history.FinalRead {
 			h.addTry(invOp, doneOp, inv, done)

@@ -54,8 +54,12 @@ type PartitionConvergence struct {
 	AfterMs   int64  `json:"after_ms"`
 }
 
-// bound is the liveness bound in nanoseconds, the heal's time, and
-// whether the checks apply at all.
+// livenessBound is the liveness bound in nanoseconds, the heal's time,
+// and whether the checks that run from the heal apply; why says why not
+// when a bound was set but the cluster is not known to be whole again
+// (a node crashed after the last heal: the crash is the finding), and
+// unhealed why the history does not show it healed at all (a window that
+// never stopped, a heal that failed: the checks are then unknown).
 func (h *History) livenessBound() (bound, heal int64, ok bool) {
 	if h.cfg.LivenessBoundMs <= 0 || h.faults.downAfterHeal() != "" {
 		return 0, 0, false
@@ -74,6 +78,17 @@ func (h *History) notBounded(f *finding) {
 	f.notApplicable("no liveness bound was set (a history recorded without one); chaos check --liveness-bound judges it")
 }
 
+// unhealed marks f not checked when the history does not show the
+// cluster healed (an interrupted run, a heal that failed): a stuck
+// cluster there is the faults' doing, not a bug's.
+func (h *History) unhealed(f *finding) bool {
+	why := h.faults.notHealed()
+	if why != "" {
+		f.noEvidence("the history does not show the faults healed: %s", why)
+	}
+	return why != ""
+}
+
 func (h *History) at(pos int32) int64 {
 	if pos < 0 {
 		return -1
@@ -81,53 +96,84 @@ func (h *History) at(pos int32) int64 {
 	return h.Ops[pos].Time
 }
 
-// convergedAt is when partition p was first seen converged after heal: a
-// monitor sample invoked after the heal that saw a leader and a full ISR,
-// or the final phase's converge operation completing ok (which covers
-// every partition), whichever completed first; -1 if neither. watched is
-// the latest time the tester saw p not converged after the heal: an
-// unconverged sample's invocation, or the converge operation's failure;
-// seen says what the last such sample saw.
-func (h *History) convergedAt(pi int, heal int64) (at, watched int64, seen string) {
-	at, watched = -1, -1
+// convObs is what the tester saw of a partition's convergence after
+// the heal: when (a sample's invocation, since its view was read after
+// it; a converge operation's completion), whether it was converged, and
+// what it saw, to say so.
+type convObs struct {
+	t         int64
+	converged bool
+	seen      string
+}
+
+// convergence is what the history shows of partition pi after heal, in
+// time order: the monitor's samples that were answered (a leader and a
+// full ISR; else what they saw), skipping a full ISR from a view older
+// than a leader epoch already seen (a stale broker's), and the final
+// phase's converge operations (ok for every partition; a failure for
+// those it names). lost is the latest failed converge operation that
+// waited at least bound, naming p: the partition was unconverged for
+// that whole wait, at the end.
+func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost string) {
+	k := h.parts[pi].key
+	epoch := int32(-1)
 	for _, s := range h.parts[pi].samples {
 		t := h.at(s.inv)
-		if t < heal || s.done < 0 {
+		if s.done < 0 || s.inv < 0 {
 			continue
 		}
-		if s.view && s.full {
-			if done := h.at(s.done); at < 0 || done < at {
-				at = done
+		op := &h.Ops[s.done]
+		switch {
+		case s.view:
+			if s.epoch < epoch {
+				continue // a stale broker's view
 			}
-			continue
-		}
-		if t >= watched {
-			watched = t
-			switch op := &h.Ops[s.done]; {
-			case s.view:
-				seen = fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, s.isr, op.Value.Replicas, op.Index)
-			case op.Type == history.OK:
-				seen = fmt.Sprintf("no leader (op %d)", op.Index)
-			default:
-				seen = fmt.Sprintf("no answer: %s (op %d)", op.Error, op.Index)
+			epoch = s.epoch
+			if t < heal {
+				continue
 			}
+			obs = append(obs, convObs{t, s.full, fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, s.isr, op.Value.Replicas, op.Index)})
+		case op.Type == history.OK && t >= heal:
+			obs = append(obs, convObs{t, false, fmt.Sprintf("no leader (op %d)", op.Index)})
 		}
 	}
 	for _, c := range h.converges {
-		if h.at(c.inv) < heal || c.done < 0 {
+		if h.at(c.inv) < heal || c.done < 0 || (c.topic != "" && c.topic != k.Topic) {
 			continue
 		}
+		done := h.at(c.done)
 		if c.ok {
-			if done := h.at(c.done); at < 0 || done < at {
-				at = done
-			}
+			obs = append(obs, convObs{done, true, ""})
 			continue
 		}
-		if t := h.at(c.done); t >= watched {
-			watched, seen = t, fmt.Sprintf("the final phase gave up: %s (op %d)", h.Ops[c.done].Error, h.Ops[c.done].Index)
+		if c.parts != nil && !slices.Contains(c.parts, k.Partition) {
+			continue
+		}
+		op := &h.Ops[c.done]
+		seen := fmt.Sprintf("the final phase gave up waiting: %s (op %d)", op.Error, op.Index)
+		obs = append(obs, convObs{done, false, seen})
+		if done-h.at(c.inv) >= bound {
+			lost = seen
 		}
 	}
-	return at, watched, seen
+	slices.SortStableFunc(obs, func(a, b convObs) int { return cmp.Compare(a.t, b.t) })
+	return obs, lost
+}
+
+// convergedAt is when partition pi was first seen converged after the
+// heal (-1: never), and the latest time before that it was seen not
+// converged, with what was seen (-1: it was not).
+func (h *History) convergedAt(pi int, heal, bound int64) (at, unconverged int64, seen, lost string) {
+	obs, lost := h.convergence(pi, heal, bound)
+	at, unconverged = -1, -1
+	for _, o := range obs {
+		if o.converged {
+			at = o.t
+			break
+		}
+		unconverged, seen = o.t, o.seen
+	}
+	return at, unconverged, seen, lost
 }
 
 // livenessParts are the indexes of the partitions the liveness checks
@@ -151,7 +197,7 @@ func LivenessSummary(h *History) *Liveness {
 	}
 	l := &Liveness{BoundMs: bound / int64(time.Millisecond), HealMs: heal / int64(time.Millisecond)}
 	for _, pi := range h.livenessParts() {
-		at, _, _ := h.convergedAt(pi, heal)
+		at, _, _, _ := h.convergedAt(pi, heal, bound)
 		after := int64(-1)
 		if at >= 0 {
 			after = (at - heal) / int64(time.Millisecond)
@@ -162,31 +208,42 @@ func LivenessSummary(h *History) *Liveness {
 }
 
 // NoConvergence finds partitions that did not converge (a leader and the
-// whole replica set in the ISR) within the bound after the last heal.
-// Count is the number of such partitions; one that the history does not
-// show converged, nor unconverged past the bound, is undecided.
+// whole replica set in the ISR) within the bound after the last heal: the
+// tester saw one not converged at the bound or later, before it was first
+// seen converged (or never); or the final phase's wait gave up on it after
+// waiting the bound or longer, whatever an earlier sample saw (it lost its
+// ISR and never got it back). Count is the number of such partitions. One
+// first seen converged later than the bound, with nothing seen between,
+// is undecided: it may have converged long before.
 func NoConvergence(h *History) Result {
 	f := h.newFinding(NoConvergenceName)
 	bound, heal, ok := h.livenessBound()
-	if !ok {
+	switch {
+	case !ok:
 		h.notBounded(f)
+		return f.result()
+	case h.unhealed(f):
 		return f.result()
 	}
 	judged := int64(0)
 	for _, pi := range h.livenessParts() {
-		at, watched, seen := h.convergedAt(pi, heal)
+		at, unconverged, seen, lost := h.convergedAt(pi, heal, bound)
 		k := h.key(int32(pi))
 		switch {
+		case unconverged >= 0 && unconverged-heal >= bound:
+			judged++
+			first := "it was never seen converged"
+			if at >= 0 {
+				first = fmt.Sprintf("first seen converged at %s", secs(at))
+			}
+			f.add(Unexplained, fmt.Sprintf("%s had no leader and full ISR %s after the last heal (at %s): at %s, %s; %s; the liveness bound is %s",
+				k, secs(unconverged-heal), secs(heal), secs(unconverged), seen, first, secs(bound)))
+		case lost != "":
+			judged++
+			f.add(Unexplained, fmt.Sprintf("%s was seen converged after the last heal (at %s), then not for the final phase's whole wait of the liveness bound (%s) or more: %s",
+				k, secs(heal), secs(bound), lost))
 		case at >= 0 && at-heal <= bound:
 			judged++
-		case at >= 0:
-			judged++
-			f.add(Unexplained, fmt.Sprintf("%s converged only %s after the last heal (at %s), beyond the liveness bound of %s",
-				k, secs(at-heal), secs(heal), secs(bound)))
-		case watched-heal >= bound:
-			judged++
-			f.add(Unexplained, fmt.Sprintf("%s never had a leader and a full ISR after the last heal (at %s): still not at %s, %s later (%s); the liveness bound is %s",
-				k, secs(heal), secs(watched), secs(watched-heal), seen, secs(bound)))
 		default:
 			f.undecide(Unexplained, "no-convergence-undecided", 1)
 		}
@@ -196,82 +253,96 @@ func NoConvergence(h *History) Result {
 	case judged == 0 && f.open == 0:
 		f.noEvidence("no partition was seen after the last heal (no monitor sample, no final phase)")
 	case f.open > 0:
-		f.note("%d partitions were not seen converged, and the history ends before the liveness bound passed", f.open)
+		f.note("%d partitions were not seen converged, nor unconverged at the liveness bound: the history cannot tell when they converged", f.open)
 	}
 	return f.result()
 }
 
 // StuckPartition finds partitions that kept failing after the last heal
 // for longer than the bound: every send invoked after the heal failed (or
-// has no known outcome) and one was invoked past the bound (under acks 1
-// or -1, where a send can be acknowledged); or every poll and final read
-// invoked after the heal failed or returned nothing below the high
-// watermark, and one ended past the bound. A partition that served once
-// after the heal is not stuck. Count is the number of (partition, sends or
-// reads) found stuck.
+// has no known outcome), under acks 1 or -1 where a send can be
+// acknowledged; or every poll and final read invoked after the heal failed
+// or returned nothing below the high watermark; and the failures
+// themselves span the bound, from the first (invoked) to the last (ended)
+// at or past the bound after the heal. A partition that served once after
+// the heal is not stuck; one that failed every time, but not over the
+// bound, is undecided. Count is the number of (partition, sends or reads)
+// found stuck.
 func StuckPartition(h *History) Result {
 	f := h.newFinding(StuckPartitionName)
 	bound, heal, ok := h.livenessBound()
-	if !ok {
+	switch {
+	case !ok:
 		h.notBounded(f)
+		return f.result()
+	case h.unhealed(f):
 		return f.result()
 	}
 	type tally struct {
-		tried, ok bool
-		last      int64 // the latest failed attempt's time
-		lastPos   int32
+		tried, ok   bool
+		first, last int64 // the first failed attempt's invocation, the last one's end
+		lastPos     int32
+	}
+	fail := func(c *tally, inv, end int64, pos int32) {
+		if !c.tried || inv < c.first {
+			c.first = inv
+		}
+		c.tried = true
+		if end >= c.last {
+			c.last, c.lastPos = end, pos
+		}
 	}
 	sends := make([]tally, len(h.parts))
 	reads := make([]tally, len(h.parts))
 	if h.cfg.Acks != 0 {
 		for i := range h.sends {
 			s := &h.sends[i]
-			if t := h.at(s.inv); t < heal || s.inv < 0 {
+			inv := h.at(s.inv)
+			if s.inv < 0 || inv < heal {
 				continue
 			}
 			c := &sends[s.part]
-			c.tried = true
-			if s.typ == outOK {
-				c.ok = true
-			} else if t := h.at(s.inv); t >= c.last {
-				c.last, c.lastPos = t, s.inv
-				if s.done >= 0 {
-					c.lastPos = s.done
-				}
+			switch {
+			case s.typ == outOK:
+				c.tried, c.ok = true, true
+			case s.done >= 0:
+				fail(c, inv, inv, s.done) // a send failing late may have been sent early: its invocation counts
+			default:
+				fail(c, inv, inv, s.inv)
 			}
 		}
 	}
 	for i := range h.tries {
 		r := &h.tries[i]
-		if h.at(r.inv) < heal || r.inv < 0 || r.done < 0 {
+		inv := h.at(r.inv)
+		if r.inv < 0 || r.done < 0 || inv < heal {
 			continue
 		}
 		c := &reads[r.part]
-		c.tried = true
 		if r.progress {
-			c.ok = true
-		} else if t := h.at(r.done); t >= c.last {
-			c.last, c.lastPos = t, r.done
+			c.tried, c.ok = true, true
+			continue
 		}
+		fail(c, inv, h.at(r.done), r.done)
 	}
 	judge := func(pi int, c tally, what string) {
 		if !c.tried || c.ok {
 			return
 		}
-		if c.last-heal < bound {
+		if c.last-heal < bound || c.last-c.first < bound {
 			f.undecide(Unexplained, "stuck-partition-undecided", 1)
 			return
 		}
 		op := &h.Ops[c.lastPos]
-		f.add(Unexplained, fmt.Sprintf("no %s of %s succeeded after the last heal (at %s); still failing %s later (op %d: %s); the liveness bound is %s",
-			what, h.key(int32(pi)), secs(heal), secs(c.last-heal), op.Index, describeFailure(op), secs(bound)), op.Index)
+		f.add(Unexplained, fmt.Sprintf("no %s of %s succeeded after the last heal (at %s): they failed from %s to %s (op %d: %s); the liveness bound is %s",
+			what, h.key(int32(pi)), secs(heal), secs(c.first), secs(c.last), op.Index, describeFailure(op), secs(bound)), op.Index)
 	}
 	for _, pi := range h.livenessParts() {
 		judge(pi, sends[pi], "send")
 		judge(pi, reads[pi], "poll or final read")
 	}
 	if f.open > 0 {
-		f.note("%d partitions failed every attempt after the last heal, but the history ends before the liveness bound passed", f.open)
+		f.note("%d partitions failed every attempt after the last heal, but not over the liveness bound: the history cannot tell them stuck", f.open)
 	}
 	if h.cfg.Acks == 0 {
 		f.note("acks=0: no send is acknowledged, so only reads are judged")

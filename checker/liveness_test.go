@@ -61,13 +61,69 @@ func TestLiveness(t *testing.T) {
 			b.send(1, 0, "a", 0)
 			b.final(0, 1, "0=a")
 		}, map[string]Validity{NoConvergenceName: Valid, StuckPartitionName: Valid}},
-		{"converged past the bound", bounded, func(b *hb) {
+		{"converged past the bound, seen unconverged at it", bounded, func(b *hb) {
+			heal(b)
+			b.monitor(0, 1, 1, 1, 2)
+			b.wait(11 * time.Second)
+			b.monitor(0, 1, 1, 1, 2)
+			b.monitor(0, 1, 1, 1, 2, 3)
+			b.final(0, 0, "")
+		}, map[string]Validity{NoConvergenceName: Invalid}},
+		{"first seen converged past the bound, nothing seen between", bounded, func(b *hb) {
 			heal(b)
 			b.monitor(0, 1, 1, 1, 2)
 			b.wait(11 * time.Second)
 			b.monitor(0, 1, 1, 1, 2, 3)
 			b.final(0, 0, "")
+		}, map[string]Validity{NoConvergenceName: Unknown}},
+		{"the final phase alone saw it converge late", bounded, func(b *hb) {
+			heal(b)
+			b.wait(25 * time.Second)
+			b.converge(true, "")
+			b.final(0, 0, "")
+		}, map[string]Validity{NoConvergenceName: Unknown}},
+		{"converged, then lost its ISR for the whole final wait", bounded, func(b *hb) {
+			heal(b)
+			b.monitor(0, 1, 1, 1, 2, 3)
+			b.add(97, history.Invoke, history.Converge, &history.Value{Topic: topic}, "")
+			b.wait(11 * time.Second)
+			b.add(97, history.Fail, history.Converge, &history.Value{Topic: topic, Unconverged: []int32{0}}, "t-0: isr [1 2] of replicas [1 2 3]")
 		}, map[string]Validity{NoConvergenceName: Invalid}},
+		{"the final wait gave up on another partition", bounded, func(b *hb) {
+			heal(b)
+			b.monitor(0, 1, 1, 1, 2, 3)
+			b.add(97, history.Invoke, history.Converge, &history.Value{Topic: topic}, "")
+			b.wait(11 * time.Second)
+			b.add(97, history.Fail, history.Converge, &history.Value{Topic: topic, Unconverged: []int32{1}}, "t-1: isr [1 2] of replicas [1 2 3]")
+		}, map[string]Validity{NoConvergenceName: Valid}},
+		{"a stale broker's full ISR does not count", bounded, func(b *hb) {
+			heal(b)
+			b.monitor(0, 2, 2, 2, 3)
+			b.monitor(0, 1, 1, 1, 2, 3) // epoch 1 after epoch 2: a zombie's view
+			b.wait(11 * time.Second)
+			b.monitor(0, 2, 2, 2, 3)
+		}, map[string]Validity{NoConvergenceName: Invalid}},
+		{"a window that never stopped", bounded, func(b *hb) {
+			b.nemesis("start-kill", "kill")
+			b.wait(11 * time.Second)
+			b.monitor(0, 1, 1, 1, 2)
+			b.sendFail(1, 0, "a")
+			b.wait(11 * time.Second)
+			b.sendFail(2, 0, "b")
+		}, map[string]Validity{NoConvergenceName: Unknown, StuckPartitionName: Unknown}},
+		{"a heal that failed", bounded, func(b *hb) {
+			b.nemesis("start-kill", "kill")
+			b.add(history.NemesisProcess, history.Info, "stop-kill", &history.Value{FaultInfo: &history.FaultInfo{Fault: "kill"}}, "restart broker-1: exit status 1")
+			b.wait(11 * time.Second)
+			b.monitor(0, 1, 1, 1, 2)
+		}, map[string]Validity{NoConvergenceName: Unknown}},
+		{"one late failure is no stuck partition", bounded, func(b *hb) {
+			heal(b)
+			b.converge(true, "")
+			b.wait(11 * time.Second)
+			b.sendFail(1, 0, "a")
+			b.final(0, 0, "")
+		}, map[string]Validity{StuckPartitionName: Unknown}},
 		{"never converged, watched past the bound", bounded, func(b *hb) {
 			heal(b)
 			b.wait(11 * time.Second)

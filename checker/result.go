@@ -275,7 +275,7 @@ func (f *finding) noEvidence(format string, args ...any) {
 func (f *finding) notApplicable(format string, args ...any) {
 	f.notChecked = fmt.Sprintf(format, args...)
 	f.na = true
-	f.note("not applicable: %s", f.notChecked)
+	f.note("%s", f.notChecked)
 }
 
 // note adds a detail that is not an instance (why a checker is unknown).

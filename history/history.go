@@ -87,6 +87,10 @@ type Value struct {
 	Records   []Record `json:"records,omitempty"`
 	HW        *int64   `json:"hw,omitempty"`
 	Broker    *int32   `json:"broker,omitempty"`
+	// Unconverged are the partitions a failed converge (the final
+	// phase's wait for convergence) found without a leader or a full ISR
+	// when it gave up.
+	Unconverged []int32 `json:"unconverged,omitempty"`
 	// Producer is the producer session a send belongs to, when a session
 	// has several requests in flight (several processes, its lanes): the
 	// order of its sends is the order of their invocations in the history.

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
@@ -211,12 +210,12 @@ func (s *simulation) final() {
 		if !s.record(workload.ConvergeDone(inv, s.conv)) {
 			return
 		}
-		reads := func() { s.finalReads(cl, proc, md) }
+		reads := func(probes map[int32]int64) { s.finalReads(cl, proc, md, probes) }
 		if s.cfg.Probes() {
 			s.probe(reads)
 			return
 		}
-		reads()
+		reads(nil)
 	}
 	var try func()
 	try = func() {
@@ -227,7 +226,7 @@ func (s *simulation) final() {
 				s.conv = workload.Convergence{Converged: true, Waited: now - start}
 			case now >= deadline || next >= deadline:
 				s.w.after(deadline-now, func() {
-					s.conv = workload.Convergence{Waited: s.w.now() - start, Why: why}
+					s.conv = workload.Convergence{Waited: s.w.now() - start, Why: why, Unconverged: workload.UnconvergedPartitions(md, s.cfg.Partitions)}
 					over()
 				})
 				return
@@ -243,10 +242,11 @@ func (s *simulation) final() {
 
 // probe sends to every partition at once, as workload.Final's probe does,
 // each until a send is acknowledged or the phase stops trying, then calls
-// next.
-func (s *simulation) probe(next func()) {
+// next with the offsets of the probes acknowledged.
+func (s *simulation) probe(next func(map[int32]int64)) {
 	until := s.cfg.TryUntil(s.rec.LastFault(), s.w.now())
 	left := int(s.cfg.Partitions)
+	offsets := map[int32]int64{}
 	for p := range s.cfg.Partitions {
 		k := history.Key{Topic: s.cfg.Topic, Partition: p}
 		cl, proc := newClient(s.w, workload.ProbeOptions(s.cfg)), s.rec.NewProcess()
@@ -262,8 +262,11 @@ func (s *simulation) probe(next func()) {
 					return
 				}
 				if done.Type == history.OK || s.w.now() >= until {
+					if done.Type == history.OK {
+						offsets[p] = o.Offset
+					}
 					if left--; left == 0 {
-						next()
+						next(offsets)
 					}
 					return
 				}
@@ -271,23 +274,48 @@ func (s *simulation) probe(next func()) {
 					cl.close()
 					cl, proc = newClient(s.w, workload.ProbeOptions(s.cfg)), s.rec.NewProcess()
 				}
-				s.w.after(workload.ProbeBackoff, func() { attempt(n + 1) })
+				s.w.after(workload.FinalReadBackoff, func() { attempt(n + 1) })
 			})
 		}
 		attempt(1)
 	}
 }
 
-// finalReads records the final phase's reads, one after another (a read
-// from a partition's leader again while it fails and the phase still
-// tries), then stops the monitor and ends the simulation.
-func (s *simulation) finalReads(cl *client, proc int, md workload.Metadata) {
-	reads := workload.FinalReads(s.cfg, md)
-	until := s.cfg.TryUntil(s.rec.LastFault(), s.w.now())
-	readUntil, stuck := until, false
-	var read func(i int)
-	read = func(i int) {
-		if i == len(reads) {
+// finalReads records the final phase's reads (each partition from its
+// leader, as workload.LeaderReads schedules them, then each replica's whole
+// log), then stops the monitor and ends the simulation.
+func (s *simulation) finalReads(cl *client, proc int, md workload.Metadata, probes map[int32]int64) {
+	leaders := workload.NewLeaderReads(s.cfg, s.rec.LastFault(), s.w.now(), probes)
+	var replicas []workload.FinalRead
+	for _, fr := range workload.FinalReads(s.cfg, md) {
+		if fr.Broker != nil {
+			replicas = append(replicas, fr)
+		}
+	}
+	var replica func(i int)
+	var leader func()
+	leader = func() {
+		p, wait, ok := leaders.Next(s.w.now())
+		if !ok {
+			replica(0)
+			return
+		}
+		s.w.after(wait, func() {
+			inv := workload.FinalRead{Key: history.Key{Topic: s.cfg.Topic, Partition: p}}.Invoke(proc)
+			if !s.record(inv) {
+				return
+			}
+			cl.finalRead(inv.Key(), func(r workload.Read, err error) {
+				if !s.record(workload.ReadDone(inv, r, err)) {
+					return
+				}
+				leaders.Done(s.w.now(), r, err)
+				leader()
+			})
+		})
+	}
+	replica = func(i int) {
+		if i == len(replicas) {
 			if s.mon != nil {
 				s.mon.stop()
 			}
@@ -299,31 +327,16 @@ func (s *simulation) finalReads(cl *client, proc int, md workload.Metadata) {
 			s.finished = true
 			return
 		}
-		fr := reads[i]
+		fr := replicas[i]
 		inv := fr.Invoke(proc)
 		if !s.record(inv) {
 			return
 		}
-		done := func(r workload.Read, err error) {
-			if !s.record(workload.ReadDone(inv, r, err)) {
-				return
+		cl.replicaRead(fr.Key, *fr.Broker, func(r workload.Read, err error) {
+			if s.record(workload.ReadDone(inv, r, err)) {
+				replica(i + 1)
 			}
-			var se *workload.StuckReadError
-			if errors.As(err, &se) && !stuck && s.cfg.LivenessBound > 0 {
-				stuck, readUntil = true, max(readUntil, s.cfg.StuckUntil(s.w.now()))
-			}
-			if fr.Broker == nil && workload.RetryFinalReadLater(err) && s.w.now() < readUntil {
-				s.w.after(workload.ProbeBackoff, func() { read(i) })
-				return
-			}
-			readUntil, stuck = until, false
-			read(i + 1)
-		}
-		if fr.Broker == nil {
-			cl.finalRead(fr.Key, done)
-		} else {
-			cl.replicaRead(fr.Key, *fr.Broker, done)
-		}
+		})
 	}
-	read(0)
+	leader()
 }

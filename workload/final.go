@@ -18,6 +18,8 @@ type Convergence struct {
 	Converged bool          `json:"converged"`
 	Waited    time.Duration `json:"waited"`
 	Why       string        `json:"why,omitempty"` // what was still wrong when the wait gave up
+	// Unconverged are the partitions that were, then.
+	Unconverged []int32 `json:"unconverged,omitempty"`
 }
 
 // Final waits up to timeout for the cluster to converge, then records a
@@ -54,38 +56,43 @@ func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, dial Diale
 	})
 	conv.Converged = err == nil
 	if !conv.Converged {
-		conv.Why = why
+		conv.Why, conv.Unconverged = why, UnconvergedPartitions(md, cfg.Partitions)
 	}
 	conv.Waited = time.Since(start)
 	if _, err := rec.Record(ConvergeDone(inv, conv)); err != nil {
 		return conv, err
 	}
+	var probes map[int32]int64
 	if cfg.Probes() {
-		if err := probe(ctx, cfg, rec, dial); err != nil {
+		if probes, err = probe(ctx, cfg, rec, dial); err != nil {
 			return conv, err
 		}
 	}
-	until := cfg.TryUntil(rec.LastFault(), rec.Since())
+	reads := NewLeaderReads(cfg, rec.LastFault(), rec.Since(), probes)
+	for {
+		p, wait, ok := reads.Next(rec.Since())
+		if !ok || ctx.Err() != nil {
+			break
+		}
+		sleep(ctx, wait)
+		k := history.Key{Topic: cfg.Topic, Partition: p}
+		var r Read
+		readErr, err := readOnce(rec, FinalRead{Key: k}.Invoke(proc), func() (Read, error) {
+			var err error
+			r, err = cl.FinalRead(ctx, k)
+			return r, err
+		})
+		if err != nil {
+			return conv, err
+		}
+		reads.Done(rec.Since(), r, readErr)
+	}
 	for _, fr := range FinalReads(cfg, md) {
-		readUntil, stuck := until, false
-		for {
-			r, err := readOnce(rec, fr.Invoke(proc), func() (Read, error) {
-				if fr.Broker == nil {
-					return cl.FinalRead(ctx, fr.Key)
-				}
-				return cl.ReplicaRead(ctx, fr.Key, *fr.Broker)
-			})
-			if err != nil {
-				return conv, err
-			}
-			var se *StuckReadError
-			if errors.As(r, &se) && !stuck && cfg.LivenessBound > 0 {
-				stuck, readUntil = true, max(readUntil, cfg.StuckUntil(rec.Since()))
-			}
-			if fr.Broker != nil || !RetryFinalReadLater(r) || rec.Since() >= readUntil || ctx.Err() != nil {
-				break
-			}
-			sleep(ctx, ProbeBackoff)
+		if fr.Broker == nil {
+			continue
+		}
+		if _, err := readOnce(rec, fr.Invoke(proc), func() (Read, error) { return cl.ReplicaRead(ctx, fr.Key, *fr.Broker) }); err != nil {
+			return conv, err
 		}
 	}
 	return conv, nil
@@ -95,10 +102,15 @@ func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, dial Diale
 // acknowledged or the final phase stops trying (Config.TryUntil): every
 // attempt a send of its own, with a value of its own, in the history, and
 // a new process (and client) after an attempt whose outcome is unknown, as
-// the producers do.
-func probe(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) error {
+// the producers do. It returns the offset each acknowledged probe got.
+func probe(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) (map[int32]int64, error) {
 	until := cfg.TryUntil(rec.LastFault(), rec.Since())
-	errs := make(chan error, cfg.Partitions)
+	type acked struct {
+		p      int32
+		offset int64
+		err    error
+	}
+	out := make(chan acked, cfg.Partitions)
 	for p := range cfg.Partitions {
 		go func() {
 			k := history.Key{Topic: cfg.Topic, Partition: p}
@@ -108,36 +120,48 @@ func probe(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) error {
 			for n := 1; ; n++ {
 				inv := ProbeInvoke(proc, k, n)
 				if _, err := rec.Record(inv); err != nil {
-					errs <- err
+					out <- acked{p, -1, err}
 					return
 				}
-				done, _ := Complete(inv, Result{Send: cl.Send(ctx, k, inv.Value.Value, cfg.Acks)})
+				o := cl.Send(ctx, k, inv.Value.Value, cfg.Acks)
+				done, _ := Complete(inv, Result{Send: o})
 				if _, err := rec.Record(done); err != nil {
-					errs <- err
+					out <- acked{p, -1, err}
 					return
 				}
-				if done.Type == history.OK || rec.Since() >= until || ctx.Err() != nil {
-					errs <- nil
+				switch {
+				case done.Type == history.OK:
+					out <- acked{p, o.Offset, nil}
 					return
-				}
-				if done.Type == history.Info {
+				case rec.Since() >= until || ctx.Err() != nil:
+					out <- acked{p, -1, nil}
+					return
+				case done.Type == history.Info:
 					cl.Close()
 					cl, proc = dial(ProbeOptions(cfg)), rec.NewProcess()
 				}
-				sleep(ctx, ProbeBackoff)
+				sleep(ctx, FinalReadBackoff)
 			}
 		}()
 	}
+	offsets := map[int32]int64{}
 	var first error
 	for range cfg.Partitions {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+		a := <-out
+		if a.err != nil && first == nil {
+			first = a.err
+		}
+		if a.offset >= 0 {
+			offsets[a.p] = a.offset
 		}
 	}
-	return first
+	return offsets, first
 }
 
 func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
@@ -216,7 +240,11 @@ func Unconverged(md *Metadata, got Metadata, topic string, partitions int32) str
 		md.Partitions = map[int32]PartitionState{}
 	}
 	for p, s := range got.Partitions {
-		md.Partitions[p] = s
+		// An answer older than one heard (a zombie leader's) says nothing
+		// of the partition now.
+		if old, ok := md.Partitions[p]; !ok || s.Epoch >= old.Epoch {
+			md.Partitions[p] = s
+		}
 	}
 	var bad []string
 	for p := int32(0); p < partitions; p++ {
@@ -243,4 +271,17 @@ func readOnce(rec *Recorder, inv history.Op, do func() (Read, error)) (readErr, 
 	r, readErr := do()
 	_, err = rec.Record(ReadDone(inv, r, readErr))
 	return readErr, err
+}
+
+// UnconvergedPartitions are the partitions of md (as Unconverged keeps it)
+// without a leader and a full ISR, of the first partitions ones.
+func UnconvergedPartitions(md Metadata, partitions int32) []int32 {
+	var out []int32
+	for p := int32(0); p < partitions; p++ {
+		s, ok := md.Partitions[p]
+		if !ok || s.Leader < 0 || len(s.ISR) != len(s.Replicas) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

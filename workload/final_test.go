@@ -3,7 +3,9 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -32,5 +34,59 @@ func TestFinalReadRetry(t *testing.T) {
 	}
 	if !RetryFinalRead(fmt.Errorf("%w: no leader for t-0", ErrNotSent)) || RetryFinalRead(errors.New("connection reset by peer")) {
 		t.Error("no leader known is retried, a reset connection (the read may have happened) is not")
+	}
+}
+
+// TestLeaderReads: the final phase reads the partitions round robin, each
+// again while it fails retriably or has not reached its acknowledged probe,
+// until its own deadline; a stuck read extends that deadline until its
+// stall outlasts the bound; a corrupt read is not read again.
+func TestLeaderReads(t *testing.T) {
+	cfg := Config{Partitions: 3, LivenessBound: 10 * time.Second, RequestTimeout: time.Second}
+	// Healed at 0, reads begin at 1s: the phase tries until 10s + 5s.
+	l := NewLeaderReads(cfg, 0, time.Second, map[int32]int64{2: 7})
+	now := time.Second
+	var order []int32
+	read := func(r Read, err error) {
+		t.Helper()
+		p, wait, ok := l.Next(now)
+		if !ok {
+			t.Fatal("no read left")
+		}
+		now += wait
+		order = append(order, p)
+		l.Done(now, r, err)
+	}
+	read(Read{}, &StuckReadError{Offset: 3, HW: 9})      // 0 stuck: until 1s+10s+5s
+	read(Read{HW: 4}, nil)                               // 1 done
+	read(Read{HW: 7}, nil)                               // 2 has not reached its probe (7)
+	read(Read{}, errors.New("CORRUPT_MESSAGE: bad crc")) // 0 corrupt: over
+	read(Read{HW: 8}, nil)                               // 2 reached it: over
+	if _, _, ok := l.Next(now); ok {
+		t.Errorf("reads left after %v", order)
+	}
+	if want := []int32{0, 1, 2, 0, 2}; !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+
+	l = NewLeaderReads(cfg, 0, time.Second, nil)
+	now = time.Second
+	n := 0
+	for {
+		p, wait, ok := l.Next(now)
+		if !ok {
+			break
+		}
+		now += wait + 10*time.Millisecond
+		err := error(&StuckReadError{Offset: 0, HW: 5})
+		if p != 0 {
+			err = nil
+		}
+		l.Done(now, Read{HW: 5}, err)
+		n++
+	}
+	// The first stuck read at 1.01s gives partition 0 until 1.01s+15s.
+	if now < 16*time.Second || now > 16*time.Second+FinalReadBackoff+20*time.Millisecond {
+		t.Errorf("a stuck partition was read until %s (%d reads), want about 16s", now, n)
 	}
 }

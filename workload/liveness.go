@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,10 +17,6 @@ import (
 // least until the bound has passed (and a margin more, so that a cluster
 // that recovers just inside the bound is seen to). Both drivers, the TCP
 // one here and the simulation's, follow these rules.
-
-// ProbeBackoff is the pause between two attempts of a probe send or of a
-// final read that failed.
-const ProbeBackoff = 200 * time.Millisecond
 
 // LivenessMargin is how long past the liveness bound (or past the moment
 // it begins, if later) the final phase goes on trying to send to and read
@@ -67,7 +64,7 @@ func ConvergeInvoke(proc int, topic string) history.Op {
 func ConvergeDone(inv history.Op, c Convergence) history.Op {
 	done := history.Op{Process: inv.Process, Type: history.OK, F: history.Converge, Value: &history.Value{Topic: inv.Value.Topic}}
 	if !c.Converged {
-		done.Type, done.Error = history.Fail, c.Why
+		done.Type, done.Error, done.Value.Unconverged = history.Fail, c.Why, c.Unconverged
 	}
 	return done
 }
@@ -111,4 +108,74 @@ func (c Config) StuckUntil(first time.Duration) time.Duration {
 // watermark or lost the connection may yet recover.
 func RetryFinalReadLater(err error) bool {
 	return err != nil && !strings.HasPrefix(err.Error(), history.CorruptRecords)
+}
+
+// LeaderReads schedules the final phase's reads of each partition from its
+// leader: round robin, a partition read again while its read fails (or does
+// not reach the probe the phase had acknowledged there) until the phase
+// stops trying, each partition with a deadline of its own, so that one
+// stuck partition does not eat the others' time. Both drivers follow it:
+// Next says what to read, Done what came of it.
+type LeaderReads struct {
+	cfg   Config
+	queue []leaderRead
+}
+
+type leaderRead struct {
+	p         int32
+	notBefore time.Duration
+	until     time.Duration
+	stuck     bool
+	probe     int64 // the acknowledged probe's offset; -1 if none
+}
+
+// NewLeaderReads reads every partition of cfg, beginning at now; probes
+// are the offsets of the probes acknowledged per partition.
+func NewLeaderReads(cfg Config, lastFault, now time.Duration, probes map[int32]int64) *LeaderReads {
+	l := &LeaderReads{cfg: cfg}
+	until := cfg.TryUntil(lastFault, now)
+	for p := range cfg.Partitions {
+		probe, ok := probes[p]
+		if !ok {
+			probe = -1
+		}
+		l.queue = append(l.queue, leaderRead{p: p, until: until, probe: probe})
+	}
+	return l
+}
+
+// Next is the partition to read at now, or how long to wait before it; ok
+// is false when every read is over.
+func (l *LeaderReads) Next(now time.Duration) (p int32, wait time.Duration, ok bool) {
+	if len(l.queue) == 0 {
+		return 0, 0, false
+	}
+	x := l.queue[0]
+	return x.p, max(x.notBefore-now, 0), true
+}
+
+// Done takes the read of the partition Next named, which ended at now
+// with r or err: it is over, or goes to the back of the queue to be read
+// again after FinalReadBackoff.
+func (l *LeaderReads) Done(now time.Duration, r Read, err error) {
+	x := l.queue[0]
+	l.queue = l.queue[1:]
+	again := false
+	var stuck *StuckReadError
+	switch {
+	case err != nil:
+		again = RetryFinalReadLater(err)
+		if errors.As(err, &stuck) && !x.stuck && l.cfg.LivenessBound > 0 {
+			x.stuck, x.until = true, max(x.until, l.cfg.StuckUntil(now))
+		}
+	case x.probe >= 0 && r.HW <= x.probe:
+		// An acks=1 probe is acknowledged at the leader's append: read
+		// again until the high watermark covers it, so that the final
+		// read can tell whether it survived.
+		again = true
+	}
+	if again && now < x.until {
+		x.notBefore = now + FinalReadBackoff
+		l.queue = append(l.queue, x)
+	}
 }

@@ -156,6 +156,35 @@ type recoveryRow struct {
 	AckNone, ISRNone bool
 }
 
+// livenessView is what the liveness checks saw of the recovery after the
+// last heal: the bound, the heal, and each partition's time to converge.
+type livenessView struct {
+	Bound, Heal string
+	Parts       []livenessRow
+}
+
+type livenessRow struct {
+	Partition, After string
+	// Late: it took longer than the bound, or was never seen converged.
+	Late bool
+}
+
+func liveness(l *checker.Liveness) *livenessView {
+	if l == nil {
+		return nil
+	}
+	ms := func(v int64) string { return (time.Duration(v) * time.Millisecond).String() }
+	v := &livenessView{Bound: ms(l.BoundMs), Heal: fmt.Sprintf("%.3f s", float64(l.HealMs)/1000)}
+	for _, p := range l.Partitions {
+		row := livenessRow{Partition: p.Partition, After: ms(p.AfterMs), Late: p.AfterMs > l.BoundMs}
+		if p.AfterMs < 0 {
+			row.After, row.Late = "never seen converged", true
+		}
+		v.Parts = append(v.Parts, row)
+	}
+	return v
+}
+
 // observed sets the header's observation and the recovery table from
 // the results and the history's windows.
 func (v *reportView) observed(d RunData) {
@@ -176,6 +205,7 @@ func (v *reportView) observed(d RunData) {
 	if d.Results == nil {
 		return
 	}
+	v.Liveness = liveness(d.Results.Liveness)
 	class := results.Observe(d.Results, rec)
 	o := observedView{Class: class, Label: results.ObservedText[class]}
 	bit := 0

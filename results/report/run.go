@@ -144,6 +144,7 @@ type reportView struct {
 	// is each fault window's recovery.
 	Observed  *observedView
 	Recovery  []recoveryRow
+	Liveness  *livenessView
 	Stall     string
 	Plots     []*plotView
 	Anomalies []anomalyView
@@ -308,6 +309,7 @@ var anomalyMeaning = map[string]string{
 	checker.NoConvergenceName:       "a partition had no leader with its whole replica set in the ISR within the liveness bound after the last heal",
 	checker.StuckPartitionName:      "after the last heal, every send to a partition, or every read of it, failed past the liveness bound",
 	checker.StuckConsumerName:       "polls from one offset returned nothing, below the high watermark they reported, past the liveness bound",
+	checker.CrashName:               "a node died without the nemesis killing it (its exit status, panic and log are in the details)",
 }
 
 // checkerConfig is the configuration the history was judged under: the

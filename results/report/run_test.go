@@ -911,3 +911,30 @@ func TestEveryAnomalyHasAMeaning(t *testing.T) {
 		}
 	}
 }
+
+// TestLivenessShown: the report shows the liveness bound, the heal it runs
+// from and each partition's time to converge, a partition that took
+// longer than the bound (or never converged) marked; a run judged without
+// a bound shows no such table.
+func TestLivenessShown(t *testing.T) {
+	h := &hist{}
+	h.nemesis(1, "start-kill", "kill", "broker-1")
+	h.nemesis(2, "stop-kill", "kill", "restart broker-1")
+	h.monitor(2.5, 0, 1, 1, []int32{1, 2, 3}, 0)
+	h.monitor(2.5, 1, 1, 1, []int32{1, 2}, 0)
+	h.monitor(20, 1, 1, 1, []int32{1, 2}, 0)
+	tc := testConfig()
+	tc.LivenessBound = 10 * time.Second
+	page := render(t, RunData{Config: tc, Results: check(h.ops, tc), Ops: h.ops})
+	checkPage(t, page)
+	s := section(t, page, "liveness")
+	for _, want := range []string{"10s", "2.000 s", "<td>t-0</td><td class=\"num\">49", "<td>t-1</td><td class=\"num bad\">never seen converged</td>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the liveness section lacks %q:\n%s", want, s)
+		}
+	}
+	tc.LivenessBound = 0
+	if page := render(t, RunData{Config: tc, Results: check(h.ops, tc), Ops: h.ops}); strings.Contains(page, `id="liveness"`) {
+		t.Error("a liveness section without a bound")
+	}
+}
