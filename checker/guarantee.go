@@ -192,7 +192,7 @@ type faultLog struct {
 	// are not judged.
 	open     map[string]int
 	unhealed string
-	crashes []FaultRun // crashes of nodes, each as the kill it amounts to
+	crashes  []FaultRun // crashes of nodes, each as the kill it amounts to
 	// lastCrash is the latest crash (a completion, or an invoke alone),
 	// nil if none.
 	lastCrash *history.Op
