@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -169,4 +170,53 @@ func hash(events ...string) uint64 {
 		h.Write([]byte{0})
 	}
 	return h.Sum64()
+}
+
+// nodeLines is white-box coverage, in simulation: the kinds of lines the
+// cluster's nodes logged (their numbers blanked, so that "truncated by
+// leader epoch from 120 to 100" is one kind whatever the offsets), alone
+// and in pairs per node, each a state transition of the broker's or the
+// controller's own. A scenario that makes a broker take a path it never
+// took (truncate to its high watermark, fetch out of range at a new
+// leader) has reached somewhere new even if the history looks the same.
+type nodeLines struct {
+	mu   sync.Mutex
+	last map[int32]string
+	cov  Coverage
+}
+
+func newNodeLines() *nodeLines { return &nodeLines{last: map[int32]string{}, cov: Coverage{}} }
+
+// add takes one line node logged.
+func (n *nodeLines) add(node int32, line string) {
+	kind := blankNumbers(line)
+	who := "b"
+	if node == 0 {
+		who = "c"
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.cov[hash(who, kind)] = struct{}{}
+	if prev, ok := n.last[node]; ok {
+		n.cov[hash(who, prev, kind)] = struct{}{}
+	}
+	n.last[node] = kind
+}
+
+// blankNumbers replaces every run of digits in s with #.
+func blankNumbers(s string) string {
+	var b strings.Builder
+	digits := false
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -231,7 +231,8 @@ func attempt(ctx context.Context, o Options, a *Attempt) Coverage {
 	if o.Command != nil {
 		s.Command = o.Command(s)
 	}
-	a.Outcome, a.Err = sim.Run(ctx, s, runner.Options{Version: o.Version})
+	lines := newNodeLines()
+	a.Outcome, a.Err = sim.Run(ctx, s, runner.Options{Version: o.Version, NodeLog: lines.add})
 	if a.Err != nil || a.Outcome.Dir == "" {
 		return nil
 	}
@@ -241,6 +242,7 @@ func attempt(ctx context.Context, o Options, a *Attempt) Coverage {
 		return nil
 	}
 	c := CoverageOf(ops)
+	c.Add(lines.cov)
 	if a.Outcome.ExitCode() == 0 {
 		_ = os.RemoveAll(a.Outcome.Dir)
 		a.Outcome.Dir = ""

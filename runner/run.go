@@ -41,6 +41,11 @@ type Options struct {
 	// Log: a line saying what the run does now (the final phase,
 	// convergence, a heal that failed, an interruption).
 	Log func(format string, args ...any)
+	// NodeLog, when set, hears each line a node of a simulated cluster
+	// logs (node 0 the controller, brokers by id): the cluster's own
+	// state transitions, which a search may steer by. Only the simulation
+	// calls it.
+	NodeLog func(node int32, line string)
 }
 
 func (h Options) log(format string, args ...any) {

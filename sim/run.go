@@ -88,7 +88,7 @@ func logf(opts runner.Options, format string, args ...any) {
 // returns the test's configuration as stored, with how the final phase
 // found the cluster, and the history's ops.
 func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID string, opts runner.Options) (results.TestConfig, []history.Op, error) {
-	w, err := newSimWorld(spec, clusterID)
+	w, err := newSimWorld(spec, clusterID, opts.NodeLog)
 	if err != nil {
 		return results.TestConfig{}, nil, err
 	}
@@ -126,11 +126,12 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 	return tc, hw.Kept(), dir.WriteJSON(results.TestFile, tc)
 }
 
-func newSimWorld(spec runner.Spec, clusterID string) (*world, error) {
+func newSimWorld(spec runner.Spec, clusterID string, nodeLog func(int32, string)) (*world, error) {
 	opts, err := clusterOptions(spec, clusterID)
 	if err != nil {
 		return nil, err
 	}
+	opts.OnLog = nodeLog
 	return newWorld(spec, opts), nil
 }
 

@@ -48,6 +48,10 @@ type Options struct {
 	// CrashLosesUnsynced: a broker that crashes loses its unsynced
 	// writes, as a killed one does when it keeps them in memory.
 	CrashLosesUnsynced bool
+	// OnLog, when set, hears every line a node logs (node 0 the
+	// controller, brokers by id), trace or not: what a search reads as the
+	// cluster's own state transitions.
+	OnLog func(node int32, line string)
 }
 
 // DefaultOptions is a 3-broker cluster with test-friendly timings.
@@ -419,6 +423,9 @@ func (c *Cluster) tick() {
 func (c *Cluster) controllerStep() {
 	for _, e := range c.ctrl.Events() {
 		c.tracef("controller: %s", e)
+		if c.opts.OnLog != nil {
+			c.opts.OnLog(0, e)
+		}
 	}
 	if c.ctrlMD == nil || c.ctrl.Version() != c.ctrlMD.Version {
 		c.ctrlMD = c.ctrl.Snapshot()
@@ -509,6 +516,9 @@ func (c *Cluster) drain(n *node) {
 		switch e := e.(type) {
 		case core.Log:
 			c.tracef("b%d: %s", n.id, e.Line)
+			if c.opts.OnLog != nil {
+				c.opts.OnLog(n.id, e.Line)
+			}
 		case core.Reply:
 			if e.Resp == nil {
 				if call := c.calls[e.Conn]; call != nil {
