@@ -12,11 +12,11 @@ import (
 )
 
 // Range bounds of what Draw draws, log-uniform between the two ends
-// unless said: fault windows and the quiet periods between them from 20
-// ms (faster than a fetch round trip, so a fault can land inside an
-// election) to 20 s (longer than every timeout, so the cluster settles
-// into a faulted state); time limits from 3 s to 30 s, so that a hunt
-// runs thousands of scenarios in minutes.
+// unless said: the tempo of a run's fault windows and of the quiet periods
+// between them from 20 ms (faster than a fetch round trip, so a fault can
+// land inside an election) to 20 s (longer than every timeout, so the
+// cluster settles into a faulted state); time limits from 3 s to 30 s, so
+// that a hunt runs thousands of scenarios in minutes.
 var (
 	windowMin, windowMax = 20 * time.Millisecond, 20 * time.Second
 	limitMin, limitMax   = 3 * time.Second, 30 * time.Second
@@ -145,15 +145,24 @@ func (d drawer) schedule(s *runner.Spec, kinds []string) {
 	}
 	s.Faults, s.NemesisInterval, s.NemesisOverlap = nil, 0, 0
 	s.Windows = nil
-	t := d.logUniform(windowMin, windowMax/4)
+	// A tempo for the run's windows and one for its quiet periods, each
+	// window and gap within a factor of three of it: a run whose windows
+	// are all short makes leader changes in quick succession (the
+	// failovers KIP-101's and KIP-279's bugs need), one whose gaps are all
+	// long lets the cluster settle between faults; lengths drawn one by
+	// one would rarely give either for long.
+	windows, gaps := d.logUniform(windowMin, windowMax), d.logUniform(windowMin, windowMax)
+	around := func(tempo time.Duration) time.Duration {
+		return max(d.logUniform(tempo/3, tempo*3), 10*time.Millisecond)
+	}
+	t := min(around(gaps), s.TimeLimit/4)
 	for t < s.TimeLimit-tail {
-		length := d.logUniform(windowMin, windowMax)
-		end := min(t+length, s.TimeLimit-tail)
+		end := min(t+around(windows), s.TimeLimit-tail)
 		if end <= t {
 			break
 		}
 		s.Windows = append(s.Windows, nemesis.Event{Fault: d.window(subset, overlap), Start: t, End: end})
-		t = end + d.logUniform(windowMin, windowMax)
+		t = end + around(gaps)
 	}
 }
 
