@@ -240,7 +240,7 @@ func (s Spec) validateExternal(bad func(string, ...any)) {
 		bad("faults: %s", flagsFor(m))
 	}
 	if len(s.Faults) > 0 && len(x.Nodes) == 0 {
-		bad("faults: %s on an external cluster need its brokers named (--node NAME=HOST:PORT for each)", strings.Join(s.Faults, ","))
+		bad("faults: %s on an external cluster needs the brokers named (--node NAME=HOST:PORT for each)", strings.Join(s.Faults, ","))
 	}
 	st := s.Settings
 	switch {

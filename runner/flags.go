@@ -40,7 +40,7 @@ func ParseFaults(s string) ([]string, error) {
 			return nil, cli.Error("nemesis", f, err.Error(), "join two or three kinds with + to overlap them, e.g. slow-follower+kill-leader")
 		}
 		if _, ok := nemesis.Lookup(f); !ok && f != "none" && f != "" {
-			return nil, cli.Error("nemesis", f, "not a fault", "use none or a comma list of: "+strings.Join(nemesis.Names(), ", "))
+			return nil, cli.Error("nemesis", f, "not a fault", "use none or a comma list of: "+strings.Join(nemesis.Names(), ", ")+cli.DidYouMean(f, nemesis.Names()))
 		}
 	}
 	faults, err := nemesis.Parse(s)
@@ -55,7 +55,7 @@ func CheckRuntime(rt string) error {
 	if slices.Contains(Runtimes(), rt) {
 		return nil
 	}
-	return cli.Error("runtime", rt, "not a runtime", "use "+strings.Join(Runtimes(), " or "))
+	return cli.Error("runtime", rt, "not a runtime", "use "+strings.Join(Runtimes(), " or ")+cli.DidYouMean(rt, Runtimes()))
 }
 
 // CheckCampaignRuntime checks a campaign's runtime: a real one, or the
@@ -126,8 +126,10 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 		if s.BasePort != 0 {
 			return cli.Error("base-port", s.BasePort, "not with --runtime external", "leave it out: the cluster is at --bootstrap")
 		}
-	} else if err := CheckRuntime(s.Runtime); err != nil {
-		return err
+	} else if !slices.Contains(Runtimes(), s.Runtime) {
+		// chaos run also tests a cluster it did not start.
+		return cli.Error("runtime", s.Runtime, "not a runtime", "use "+strings.Join(Runtimes(), ", ")+" or "+RuntimeExternal+
+			" (a cluster you run: --bootstrap HOST:PORT and the fault commands)"+cli.DidYouMean(s.Runtime, append(Runtimes(), RuntimeExternal)))
 	} else if err := CheckNodes(s.Nodes, s.Settings.ReplicationFactor); err != nil {
 		return err
 	}
@@ -143,6 +145,8 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 		return cli.Error("rate", s.Rate, "negative", "sends per second, or 0 for as fast as the producers go")
 	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
 		return cli.Error("rate", s.Rate, "not a finite number", "sends per second, or 0 for as fast as the producers go")
+	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:
+		return cli.Error("nemesis-overlap", s.NemesisOverlap, "out of range", "1 to 3 fault kinds at once (1: one at a time)")
 	case s.TimeLimit <= 0:
 		return cli.Error("time-limit", s.TimeLimit, "not positive", "a duration such as 30s or 5m")
 	case len(s.Faults) > 0 && s.NemesisInterval <= 0:

@@ -35,7 +35,7 @@ func (f Flags) Parsed(fs *pflag.FlagSet, seed uint64) Flags {
 // --schedule's windows.
 func (f Flags) Spec(run runner.Flags) (runner.Spec, error) {
 	if f.given("runtime") && run.Runtime != runner.RuntimeSim {
-		return runner.Spec{}, flagError("runtime", run.Runtime, "not the simulation", "chaos sim runs in the sim runtime; chaos run runs local and docker")
+		return runner.Spec{}, flagError("runtime", run.Runtime, "not the simulation", "chaos sim runs only in simulation (leave --runtime out); chaos run takes the same flags for a real cluster: --runtime local, docker or external")
 	}
 	if f.given("base-port") {
 		return runner.Spec{}, flagError("base-port", run.BasePort, "no ports in a simulation", "leave it out")

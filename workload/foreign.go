@@ -215,3 +215,19 @@ func BrokerConfig(ctx context.Context, bootstrap []string, id int32, name string
 	}
 	return "", false
 }
+
+// TopicUnconverged waits up to timeout for every partition of topic to
+// have a leader and its whole replica set in the ISR, and says what still
+// keeps one from it then ("" once converged): a test that begins on a
+// topic already degraded could not blame the end state on its faults.
+func TopicUnconverged(ctx context.Context, bootstrap []string, topic string, partitions int32, timeout time.Duration) string {
+	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	defer cl.Close()
+	var md Metadata
+	why := "no answer"
+	_ = waitfor.Until(ctx, 500*time.Millisecond, timeout, func() (bool, error) {
+		why = converged(ctx, cl, topic, partitions, &md)
+		return why == "", nil
+	})
+	return why
+}

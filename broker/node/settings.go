@@ -133,7 +133,7 @@ func ParseBugs(names []string) (bug.Set, error) {
 	for _, n := range names {
 		b, err := bug.Parse(strings.TrimSpace(n))
 		if err != nil {
-			return 0, cli.Error("bug", n, "not a known bug", "one of "+strings.Join(bug.Names(), ", ")+" (chaos bugs describes them)")
+			return 0, cli.Error("bug", n, "not a known bug", "one of "+strings.Join(bug.Names(), ", ")+" (chaos bugs describes them)"+cli.DidYouMean(n, bug.Names()))
 		}
 		s |= bug.Of(b)
 	}

@@ -295,3 +295,24 @@ func TestCheckRefusesWhatRunRefuses(t *testing.T) {
 		t.Errorf("an empty history exited %d:\n%s", code, out)
 	}
 }
+
+// TestClosedStdoutKeepsResults: chaos run piped into head, whose reader is
+// gone after the first line, still writes results.json and the report and
+// exits with its verdict's code (before, SIGPIPE killed it at the next
+// line it printed).
+func TestClosedStdoutKeepsResults(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	script := fmt.Sprintf(`%q run --store %q --time-limit 5s --seed 7 --nemesis kill --nemesis-interval 2s | head -n 1; echo "chaos exit ${PIPESTATUS[0]}"`, chaosBin(t), store)
+	out, err := exec.Command("bash", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "chaos exit 0") {
+		t.Errorf("chaos run | head: %s\nwant exit 0 (a valid run)", out)
+	}
+	for _, f := range []string{"results.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(store, "latest", f)); err != nil {
+			t.Errorf("chaos run | head: %v", err)
+		}
+	}
+}

@@ -54,10 +54,11 @@ really guarantee when things break. It ships its own minimal Kafka-protocol brok
 // flagParseError is cobra's FlagErrorFunc: the flag parser's errors in
 // the style of every refusal (package cli).
 func flagParseError(cmd *cobra.Command, err error) error {
-	return cli.ParseError(cmd.CommandPath(), err)
+	return cli.ParseError(cmd.CommandPath(), cmd.Flags(), err)
 }
 
 func main() {
+	cli.SurviveClosedOutput()
 	if err := newRoot().Execute(); err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != errSilent {

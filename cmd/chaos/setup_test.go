@@ -229,3 +229,24 @@ func TestClusterCleanRemovesLeftoverDataDirs(t *testing.T) {
 		t.Errorf("cluster up left %s after a clean exit", alive)
 	}
 }
+
+// TestRefusedExternalRunSaysNothingStored: a run refused before it wrote
+// anything (no broker at --bootstrap) removes the run directory it
+// printed, and says so, rather than leave the user a path that is not
+// there.
+func TestRefusedExternalRunSaysNothingStored(t *testing.T) {
+	port := freeBase(t, 1)
+	store := filepath.Join(t.TempDir(), "store")
+	out, code := runChaos(t, "run", "--runtime", "external", "--bootstrap", "127.0.0.1:"+strconv.Itoa(port), "--store", store, "--time-limit", "5s")
+	if code != exitErrorCode || strings.Contains(out, "verdict") {
+		t.Fatalf("exit %d; want %d and no verdict:\n%s", code, exitErrorCode, out)
+	}
+	_, printed, ok := strings.Cut(out, "run ")
+	printed, _, _ = strings.Cut(printed, "\n")
+	if !ok || !strings.Contains(out, "nothing stored: "+printed+" is removed") {
+		t.Fatalf("the refusal does not say the printed run directory %q is removed:\n%s", printed, out)
+	}
+	if _, err := os.Stat(printed); !os.IsNotExist(err) {
+		t.Errorf("%s: %v; want it removed", printed, err)
+	}
+}

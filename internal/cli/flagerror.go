@@ -44,9 +44,10 @@ func Error(name string, got any, problem, accepted string) error {
 }
 
 // ParseError rewrites an error of the flag parser of the command at
-// cmdPath (cobra's CommandPath) into the same style: pflag's own name the
-// flag but talk of strconv.ParseFloat.
-func ParseError(cmdPath string, err error) error {
+// cmdPath (cobra's CommandPath), whose flags are fs, into the same style:
+// pflag's own name the flag but talk of strconv.ParseFloat. A misspelt
+// flag gets the nearest of fs's names.
+func ParseError(cmdPath string, fs *pflag.FlagSet, err error) error {
 	var iv *pflag.InvalidValueError
 	var ne *pflag.NotExistError
 	var vr *pflag.ValueRequiredError
@@ -77,7 +78,11 @@ func ParseError(cmdPath string, err error) error {
 		if len(ne.GetSpecifiedName()) == 1 || ne.GetSpecifiedShortnames() != "" {
 			name = "-" + ne.GetSpecifiedName()
 		}
-		return fmt.Errorf("%s: no such flag for %s; %s --help lists them", name, cmdPath, cmdPath)
+		hint := ""
+		if len(ne.GetSpecifiedName()) > 1 {
+			hint = flagSuggestion(fs, ne.GetSpecifiedName())
+		}
+		return fmt.Errorf("%s: no such flag for %s%s; %s --help lists them", name, cmdPath, hint, cmdPath)
 	case errors.As(err, &vr):
 		return Error(vr.GetFlag().Name, nil, "needs a value", cmdPath+" --help says which")
 	}

@@ -76,3 +76,12 @@ func InterruptContext(w io.Writer, first string) (context.Context, *Interrupts, 
 // OnSecond sets what a second interrupt runs before the process exits: it
 // must stop every node the command started, at once.
 func (in *Interrupts) OnSecond(abort func()) { in.abort.Store(&abort) }
+
+// SurviveClosedOutput keeps the process alive when its standard output or
+// error is a pipe whose reader has gone (chaos run ... | head): Go's
+// default is to die of SIGPIPE on the next write, which would cost a run
+// its results.json and report. With the signal caught, such writes fail
+// with EPIPE and are ignored, and the command finishes its work.
+func SurviveClosedOutput() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+}

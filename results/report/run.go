@@ -245,12 +245,15 @@ type commandRow struct {
 type anomalyView struct {
 	ID, Name      string
 	Status, Class string
-	Count         int
-	Why           string
-	Details       [][]seg
-	Examples      []historyRow
-	Lin           string
-	Stats         []kv
+	// Long says what Status means at length, beside the pill, where it can
+	// wrap: a pill does not, and a reason the cluster gave runs long.
+	Long     string
+	Count    int
+	Why      string
+	Details  [][]seg
+	Examples []historyRow
+	Lin      string
+	Stats    []kv
 	// Crashes are the crash anomaly's nodes as the history records them:
 	// the panic's stack (simulation) or the end of the node's log.
 	Crashes []crashView
@@ -1049,7 +1052,7 @@ func (v *reportView) anomalies(d RunData, tl *timeline, ex *excerpt) {
 			continue
 		}
 		a := anomalyView{ID: "anomaly-" + r.Name, Name: r.Name, Count: r.Count, Why: r.Why}
-		_, a.Status, a.Class = status(r)
+		a.Status, a.Long, a.Class = status(r)
 		for _, det := range r.Details {
 			a.Details = append(a.Details, segments(det, ex))
 		}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/chaos-isr/chaos/results"
 )
 
 // WriteTree renders every run and campaign at or below root, calling done
@@ -58,6 +60,10 @@ func WriteTree(root string, done func(page string, err error)) (int, error) {
 func WriteTrees(out, errOut io.Writer, roots []string) error {
 	failed := 0
 	for _, root := range roots {
+		if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("PATH: no such file or directory, got %q; chaos report takes run directories, campaign directories or a directory above them%s",
+				root, results.RunsHint(results.NearestDir(root)))
+		}
 		n, err := WriteTree(root, func(page string, err error) {
 			if err != nil {
 				failed++
