@@ -155,15 +155,51 @@ func (d drawer) schedule(s *runner.Spec, kinds []string) {
 	around := func(tempo time.Duration) time.Duration {
 		return max(d.logUniform(tempo/3, tempo*3), 10*time.Millisecond)
 	}
+	lag := time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond
 	t := min(around(gaps), s.TimeLimit/4)
 	for t < s.TimeLimit-tail {
 		end := min(t+around(windows), s.TimeLimit-tail)
 		if end <= t {
 			break
 		}
-		s.Windows = append(s.Windows, nemesis.Event{Fault: d.window(subset, overlap), Start: t, End: end})
+		fault := d.window(subset, overlap)
+		// A window too short for its fault to take effect would close
+		// before it did anything: it is made long enough, or, where the
+		// run has no room for that, given a kind that takes effect at
+		// once.
+		if need := nemesis.Settle(fault, lag); need > 0 {
+			switch {
+			case t+need+settleMargin <= s.TimeLimit-tail:
+				end = max(end, t+need+settleMargin)
+			default:
+				fault = d.prompt(subset)
+			}
+		}
+		if fault == "" {
+			break
+		}
+		s.Windows = append(s.Windows, nemesis.Event{Fault: fault, Start: t, End: end})
 		t = end + around(gaps)
 	}
+}
+
+// settleMargin is what a window leaves after its fault has settled, so
+// that the fault holds a while before the heal.
+const settleMargin = 500 * time.Millisecond
+
+// prompt is a kind of the subset that takes effect as soon as it starts,
+// "" when there is none.
+func (d drawer) prompt(subset []string) string {
+	var ok []string
+	for _, k := range subset {
+		if nemesis.Settle(k, 0) == 0 {
+			ok = append(ok, k)
+		}
+	}
+	if len(ok) == 0 {
+		return ""
+	}
+	return one(d, ok...)
 }
 
 // window is one window's fault: a kind of the subset, or with overlap a

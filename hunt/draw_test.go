@@ -3,6 +3,9 @@ package hunt
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/chaos-isr/chaos/nemesis"
 
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/sim"
@@ -25,6 +28,15 @@ func TestDrawValid(t *testing.T) {
 		}
 		for _, k := range s.Normalized().Faults {
 			kinds[k] = true
+		}
+		parent := Draw(seed+1000, base, DrawOptions{})
+		for _, sp := range []runner.Spec{s, Mutate(parent, seed, base, DrawOptions{}), Mutate(s, seed+7, base, DrawOptions{})} {
+			lag := time.Duration(sp.Settings.ReplicaLagTimeMaxMs) * time.Millisecond
+			for _, w := range sp.Windows {
+				if need := nemesis.Settle(w.Fault, lag); w.End-w.Start < need {
+					t.Errorf("seed %d: window %s lasts %s, shorter than the %s its fault needs to take effect", seed, w, w.End-w.Start, need)
+				}
+			}
 		}
 	}
 	if len(kinds) < len(Kinds()) {

@@ -3,6 +3,7 @@ package hunt
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -244,8 +245,29 @@ func attempt(ctx context.Context, o Options, a *Attempt) Coverage {
 	c := CoverageOf(ops)
 	c.Add(lines.cov)
 	if a.Outcome.ExitCode() == 0 {
-		_ = os.RemoveAll(a.Outcome.Dir)
+		forget(a.Outcome.Dir)
 		a.Outcome.Dir = ""
 	}
 	return c
+}
+
+// forgetMu keeps the runs going on at once from tidying the store's
+// links under each other.
+var forgetMu sync.Mutex
+
+// forget removes a valid run from the store, with the latest links it
+// leaves dangling and its test's directory if that is left empty: a hunt
+// of thousands of scenarios keeps only what was not valid, and a store of
+// empty directories and broken links would hide those.
+func forget(dir string) {
+	forgetMu.Lock()
+	defer forgetMu.Unlock()
+	_ = os.RemoveAll(dir)
+	test := filepath.Dir(dir)
+	for _, link := range []string{filepath.Join(test, "latest"), filepath.Join(filepath.Dir(test), "latest")} {
+		if _, err := os.Stat(link); errors.Is(err, fs.ErrNotExist) {
+			_ = os.Remove(link)
+		}
+	}
+	_ = os.Remove(test) // only if empty
 }

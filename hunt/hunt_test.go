@@ -2,12 +2,15 @@ package hunt
 
 import (
 	"context"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/sim"
 )
@@ -58,5 +61,48 @@ func TestHuntExplore(t *testing.T) {
 	}
 	for _, f := range res.Findings {
 		t.Logf("finding run %d: %v %s", f.Index, f.Outcome.Results.Unexpected, f.Outcome.Dir)
+	}
+}
+
+// TestHuntStoreKeepsOnlyFindings: a hunt on a correct broker leaves no
+// valid run in the store, and with them no empty test directory and no
+// latest link to a run that is gone.
+func TestHuntStoreKeepsOnlyFindings(t *testing.T) {
+	b := base(t)
+	res, err := Run(context.Background(), Options{Base: b, Seed: 5, Runs: 6, Parallel: 2, KeepGoing: true, Feedback: true, Command: sim.ReplayCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Runs != 6 || res.Invalid != 0 {
+		t.Fatalf("%d runs, %d invalid; want 6 and none on a correct broker", res.Runs, res.Invalid)
+	}
+	kept := res.Unknown + res.Errors
+	runs := 0
+	err = filepath.WalkDir(b.Store, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s: a link to a run that is gone", p)
+			}
+			return nil
+		}
+		if d.IsDir() && p != b.Store {
+			entries, _ := os.ReadDir(p)
+			if len(entries) == 0 {
+				t.Errorf("%s: an empty directory", p)
+			}
+			if _, err := os.Stat(filepath.Join(p, results.HistoryFile)); err == nil {
+				runs++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != kept {
+		t.Errorf("the store holds %d runs; want the %d that were not valid", runs, kept)
 	}
 }

@@ -66,7 +66,34 @@ func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) ru
 		s.Acks, s.Settings.MinInsyncReplicas, s.Settings.Election = base.Acks, base.Settings.MinInsyncReplicas, base.Settings.Election
 	}
 	fixOverlapLoss(&s)
+	fixSettle(&s)
 	return s
+}
+
+// fixSettle keeps every window of a mutated schedule long enough for its
+// fault to take effect (nemesis.Settle at the spec's lag time): one too
+// short grows into the room before the next window, or is dropped where
+// there is none, since a window that closes before its fault did anything
+// tests nothing.
+func fixSettle(s *runner.Spec) {
+	lag := time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond
+	out := s.Windows[:0]
+	for i, ev := range s.Windows {
+		need := nemesis.Settle(ev.Fault, lag)
+		if need == 0 {
+			out = append(out, ev)
+			continue
+		}
+		hi := s.TimeLimit - tail
+		if i+1 < len(s.Windows) {
+			hi = s.Windows[i+1].Start - 1
+		}
+		if ev.Start+need+settleMargin <= hi {
+			ev.End = max(ev.End, ev.Start+need+settleMargin)
+			out = append(out, ev)
+		}
+	}
+	s.Windows = out
 }
 
 // time_ is a duration uniform in [0, d].

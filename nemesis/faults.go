@@ -471,3 +471,34 @@ func (n *Nemesis) slowFollower(at aim) ([]string, error) {
 	n.netHurt = true
 	return append([]string{n.name(f), "to " + n.name(at.leader), fmt.Sprintf("partition %d", at.partition), "delay " + d.String()}, n.delayHow()...), nil
 }
+
+// Settle is how long after its window opens a fault of kind takes to be
+// wholly in effect on brokers whose replica.lag.time.max.ms is lag: a
+// fault in two steps waits between them (slow-followers-kill-leader for
+// the ISR to shrink before it kills), and a window shorter than that
+// closes before the fault has done what it is named for, a window that
+// tested nothing. A composite's part i starts i/(k+1) of the way into the
+// window, so the window must leave each part its own settling time after
+// that. Unknown kinds settle at once.
+func Settle(kind string, lag time.Duration) time.Duration {
+	f, ok := Lookup(kind)
+	if !ok {
+		return 0
+	}
+	n := &Nemesis{cfg: Config{LagTimeMax: lag}}
+	one := func(f *Fault) time.Duration {
+		if f.then == nil || f.wait == nil {
+			return 0
+		}
+		return f.wait(n)
+	}
+	if f.Parts == nil {
+		return one(f)
+	}
+	var out time.Duration
+	k := len(f.Parts)
+	for i, p := range f.Parts {
+		out = max(out, one(p)*time.Duration(k+1)/time.Duration(k+1-i))
+	}
+	return out
+}

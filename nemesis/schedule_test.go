@@ -52,3 +52,26 @@ func TestScheduleText(t *testing.T) {
 		}
 	}
 }
+
+// TestSettle: a fault in two steps needs its window to outlast the wait
+// between them, a composite leaves a later part less of the window, and a
+// fault in one step takes effect at once.
+func TestSettle(t *testing.T) {
+	lag := 2 * time.Second
+	if got := Settle("slow-followers-kill-leader", lag); got != 5*time.Second {
+		t.Errorf("slow-followers-kill-leader at lag %s settles in %s, want 5s (the ISR shrinks after about 2.5 lag times)", lag, got)
+	}
+	if got := Settle("slow-followers-kill-leader", 0); got != 2500*time.Millisecond {
+		t.Errorf("at lag 0: %s, want 2.5s (delays are at least 1s)", got)
+	}
+	// Second of two parts: starts a third of the way in, so the window
+	// needs 3/2 of the part's time.
+	if got := Settle("kill+slow-followers-kill-leader", lag); got != 7500*time.Millisecond {
+		t.Errorf("as the second part of two: %s, want 7.5s", got)
+	}
+	for _, k := range []string{"kill", "partition-leader", "pause", "no-such-fault"} {
+		if got := Settle(k, lag); got != 0 {
+			t.Errorf("%s settles in %s, want 0", k, got)
+		}
+	}
+}
