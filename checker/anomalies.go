@@ -260,8 +260,17 @@ func (h *History) explain(vids ...int32) (c Cause, decided bool) {
 		return a
 	}
 	for _, vid := range vids {
-		switch h.vals[vid].fate {
+		switch v := &h.vals[vid]; v.fate {
 		case survives:
+			if v.flags&observedTwice != 0 && h.retriesDuplicate() {
+				// A retry wrote the value twice: the copy in the final
+				// read survives, but the record the instance is about may
+				// be the other one, truncated (a committed record
+				// truncated under unclean election, then its retry
+				// written again lower down).
+				goneC = milder(goneC, h.truncation(vid))
+				continue
+			}
 			survivors++
 		case gone:
 			goneC = milder(goneC, h.truncation(vid))
@@ -279,6 +288,10 @@ func (h *History) explain(vids ...int32) (c Cause, decided bool) {
 	}
 	return openC, false
 }
+
+// retriesDuplicate: the producers retry without idempotence, so a value
+// may be written twice, at two offsets.
+func (h *History) retriesDuplicate() bool { return h.cfg.ClientRetries && !h.cfg.Idempotent }
 
 // addExplained adds an instance whose cause explain gave: an undecided one
 // is counted under the cause it would have, and leaves the result open if
