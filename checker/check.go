@@ -114,6 +114,23 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	if n := h.faults.failed; n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d fault windows reported an error when they started; they are not counted as faults that ran; the first: %s", n, h.faults.firstErr))
 	}
+	for _, k := range out.Faults {
+		if why := cfg.Weakened[k]; why != "" {
+			if out.Weakened == nil {
+				out.Weakened = map[string]string{}
+			}
+			out.Weakened[k] = why
+			out.Notes = append(out.Notes, fmt.Sprintf("%s ran weakened (%s): the verdict speaks of it as it ran", k, why))
+		}
+	}
+	if cfg.Stopped != "" {
+		// What was seen before the stop stands; what was not is not
+		// known.
+		out.Notes = append(out.Notes, "the run stopped before its time limit and had no final phase: "+cfg.Stopped)
+		if out.Valid == Valid {
+			out.Valid = Unknown
+		}
+	}
 	if len(out.FaultsNotStarted) > 0 {
 		if len(out.Faults) == 0 {
 			out.Notes = append(out.Notes, fmt.Sprintf("no fault started, though %s was asked for: the run tested a healthy cluster only", strings.Join(out.FaultsNotStarted, ", ")))

@@ -71,6 +71,17 @@ type Config struct {
 	// speaks of the other checks only; evidence missing for any other
 	// reason still makes a check unknown.
 	Unsupported map[string]string `json:"unsupported,omitempty"`
+	// Weakened are the fault kinds the run could apply only in part, by
+	// kind, with what they lacked: on an external cluster whose
+	// controller runs apart and was not named, partition-leader leaves
+	// the leader in touch with it. Allowed only when asked for; a kind
+	// that ran so is marked in the verdict (Results.Weakened).
+	Weakened map[string]string `json:"weakened,omitempty"`
+	// Stopped says why the run ended before its time limit, when it did
+	// because it could not go on as asked (a fault command that failed):
+	// the history is cut short, the final phase was not run, and the
+	// verdict is at best unknown.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Validate refuses a configuration no test can have: the same rules

@@ -372,6 +372,10 @@ type Results struct {
 	// Liveness is what the liveness checks saw of the recovery after the
 	// last heal; nil when no bound was set.
 	Liveness *Liveness `json:"liveness,omitempty"`
+	// Weakened are the kinds of Faults that ran weaker than documented
+	// (Config.Weakened), with what they lacked: the verdict speaks of
+	// them as they ran.
+	Weakened map[string]string `json:"weakened,omitempty"`
 }
 
 // ExitCode is the process exit code for the verdict.

@@ -42,6 +42,11 @@ type Fault struct {
 	// not start (the external runtime) has what its commands provide, and
 	// a fault needing more is refused before the run.
 	Needs []string
+	// ApartController is what the fault loses where the controller runs
+	// apart from the brokers but is not a node the nemesis can fault (an
+	// external cluster with no --controller-node): the brokers' links to
+	// it stay whole. Empty for a fault that leaves the controller alone.
+	ApartController string
 	// Parts are a composite's kinds ("a+b": a, then b while a still
 	// holds), each started in turn within one window and healed together
 	// at its end; nil for a kind of the registry.
@@ -175,10 +180,29 @@ func Missing(names []string, have func(need string) bool) []string {
 	return out
 }
 
+// ApartController says, of the faults of names (a composite's kinds each),
+// what those that cut or slow links to the controller lose where it runs
+// apart from the brokers and cannot be faulted, by kind.
+func ApartController(names []string) map[string]string {
+	out := map[string]string{}
+	for _, name := range names {
+		f, ok := Lookup(name)
+		if !ok {
+			continue
+		}
+		for _, p := range append([]*Fault{f}, f.Parts...) {
+			if p.ApartController != "" {
+				out[p.Name] = p.ApartController
+			}
+		}
+	}
+	return out
+}
+
 // faults is the registry: every fault the nemesis knows, in name order.
 var faults = []*Fault{
 	{Name: "drop", Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
-	{Name: "isolate", Needs: needsPartition, Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
+	{Name: "isolate", Needs: needsPartition, ApartController: "an isolated broker still reaches the controller", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
 	{Name: "kill", Needs: needsKill, Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
 	{Name: "kill-all", Needs: needsKill, Doc: "kill -9 every broker, restart them at the end", Kills: all,
 		start: func(n *Nemesis, _ aim) ([]string, error) { return n.each(n.brokers(), n.kill) }},
@@ -193,13 +217,13 @@ var faults = []*Fault{
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(minority(n.cfg.Brokers)), n.kill)
 		}},
-	{Name: "latency", Needs: needsDelay, Doc: "delay every link between nodes by 50ms each way (±10ms of seeded jitter where delays are a userspace delay line)", Network: true, Kills: none, start: (*Nemesis).latency},
+	{Name: "latency", Needs: needsDelay, ApartController: "the links to the controller are not delayed", Doc: "delay every link between nodes by 50ms each way (±10ms of seeded jitter where delays are a userspace delay line)", Network: true, Kills: none, start: (*Nemesis).latency},
 	{Name: "lose-unsynced", Needs: needsLoseUnsynced, Doc: "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end", LosesUnsynced: true, Kills: one, start: (*Nemesis).killRandom},
-	{Name: "majority-ring", Needs: needsPartition, Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
+	{Name: "majority-ring", Needs: needsPartition, ApartController: "every broker still reaches the controller", Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
 	{Name: "one-way", Needs: needsOneWay, Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
-	{Name: "partition", Needs: needsPartition, Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
+	{Name: "partition", Needs: needsPartition, ApartController: "both sides still reach the controller", Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
 	{Name: "partition-controller", Needs: needsPartitionController, Doc: "cut the controller off from every broker", Network: true, Kills: none, start: (*Nemesis).partitionController},
-	{Name: "partition-leader", Needs: needsPartition, Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
+	{Name: "partition-leader", Needs: needsPartition, ApartController: "the leader still reaches the controller, which keeps it the leader", Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
 	{Name: "pause", Needs: needsPause, Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
 	{Name: "pause-leader", Needs: needsPause, Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
 	{Name: "pause-majority", Needs: needsPause, Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,

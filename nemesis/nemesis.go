@@ -197,6 +197,10 @@ type Nemesis struct {
 
 	// crashMu keeps a crash's two operations together (RecordCrash).
 	crashMu sync.Mutex
+
+	// failed is the first fault command that failed (see Stopped).
+	failMu sync.Mutex
+	failed error
 }
 
 // Window is a fault window as it stands: its fault, whether the fault has
@@ -279,11 +283,19 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 			if err != nil {
 				return err
 			}
-			if over {
+			if over || n.broken() != nil {
 				break
 			}
 			// An interrupt ends the wait; the next step sees it.
 			sleepUntil(ctx, time.Now().Add(wait))
+		}
+		if err := n.broken(); err != nil {
+			// Heal at once what the failed start may have done; the
+			// run stops here.
+			if rerr := n.Close(ctx, ev.Fault); rerr != nil {
+				return rerr
+			}
+			return &Stopped{Fault: ev.Fault, Err: err}
 		}
 		if !sleepUntil(ctx, start.Add(ev.End)) {
 			return n.CloseEarly(ev.Fault)
@@ -291,8 +303,58 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 		if err := n.Close(ctx, ev.Fault); err != nil {
 			return err
 		}
+		if err := n.broken(); err != nil {
+			return &Stopped{Fault: ev.Fault, Err: err}
+		}
 	}
 	return nil
+}
+
+// Stopped is why Run ended the schedule early: a fault command of the
+// user's failed (the external runtime's: an error with a FaultCommand
+// method). It fails the same way in every later window, so going on would
+// only run a healthy cluster to the time limit and end UNKNOWN; the
+// window was healed and recorded first.
+type Stopped struct {
+	Fault string
+	Err   error
+}
+
+func (s *Stopped) Error() string {
+	return fmt.Sprintf("stopped at the first failing fault command (in a %s window): %v", s.Fault, s.Err)
+}
+
+func (s *Stopped) Unwrap() error { return s.Err }
+
+// commandFailure is a fault command that failed (cluster/external's
+// CommandError), as the nemesis knows it without depending on the
+// runtime.
+type commandFailure interface {
+	error
+	FaultCommand() string
+}
+
+// note keeps the first fault command that failed in err, if any.
+func (n *Nemesis) note(err error) {
+	var cf commandFailure
+	if err == nil || !errors.As(err, &cf) {
+		return
+	}
+	n.failMu.Lock()
+	if n.failed == nil {
+		n.failed = cf
+	}
+	n.failMu.Unlock()
+}
+
+// broken is the first fault command that failed, nil if none has.
+func (n *Nemesis) broken() error {
+	n.failMu.Lock()
+	defer n.failMu.Unlock()
+	if n.failed == nil {
+		return nil
+	}
+	return n.failed
 }
 
 // Close ends fault's window: it undoes the fault (restarting killed
@@ -300,6 +362,7 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
 func (n *Nemesis) Close(ctx context.Context, fault string) error {
 	targets, err := n.heal(ctx, true)
 	err = n.netErr(err)
+	n.note(err)
 	n.setWindow(nil)
 	return n.recordStops(fault, targets, err)
 }
@@ -426,6 +489,7 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 	}
 	o.stage = opened
 	err = n.netErr(o.err)
+	n.note(err)
 	w := &Window{Fault: o.ev.Fault, Started: true, Targets: o.targets, End: o.end}
 	if err != nil {
 		w.Err = err.Error()

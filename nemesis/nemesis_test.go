@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -409,5 +410,59 @@ func TestWindowStatus(t *testing.T) {
 		if got := tc.w.Status(now); got != tc.want {
 			t.Errorf("%+v.Status() = %q, want %q", tc.w, got, tc.want)
 		}
+	}
+}
+
+// cmdErr is a fault command's failure, as the external runtime reports
+// one (cluster/external.CommandError).
+type cmdErr string
+
+func (e cmdErr) Error() string        { return string(e) }
+func (e cmdErr) FaultCommand() string { return "false" }
+
+// failingKill is a runtime whose kill fails with err.
+type failingKill struct {
+	fakeRuntime
+	err error
+}
+
+func (f *failingKill) Kill(id int) error {
+	_ = f.do(fmt.Sprint("kill ", id))
+	return f.err
+}
+
+// TestStopsAtFailingCommand: a fault command that fails ends the schedule
+// at that window, healed and recorded first (its kill undone by a
+// restart), with a Stopped that names the command's failure; any other
+// failure to start a fault leaves the schedule to go on.
+func TestStopsAtFailingCommand(t *testing.T) {
+	s := Schedule{{Fault: "kill", Start: 0, End: time.Millisecond}, {Fault: "kill", Start: 2 * time.Millisecond, End: 3 * time.Millisecond},
+		{Fault: "kill", Start: 4 * time.Millisecond, End: 5 * time.Millisecond}}
+	rt, rec := &failingKill{err: fmt.Errorf("broker-2: %w", cmdErr("kill command for broker-2 exited 1: false"))}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 1}, rt, rt, nil, rec)
+	err := n.Run(context.Background(), time.Now(), s)
+	var stopped *Stopped
+	if !errors.As(err, &stopped) || stopped.Fault != "kill" || !strings.Contains(err.Error(), "kill command for broker-2 exited 1: false") {
+		t.Fatalf("Run: %v, want it stopped at the failing kill command", err)
+	}
+	var fs []string
+	for _, op := range rec.ops {
+		if op.Type == history.Info {
+			fs = append(fs, op.F)
+		}
+	}
+	if strings.Join(fs, ",") != "start-kill,stop-kill" {
+		t.Errorf("recorded %v, want the one window's start and stop", fs)
+	}
+	if len(rt.log) != 2 || !strings.HasPrefix(rt.log[1], "restart ") {
+		t.Errorf("runtime did %v, want the kill and the restart that undoes it", rt.log)
+	}
+
+	rt, rec = &failingKill{err: errors.New("no broker is up")}, &memRecorder{}
+	if err := New(Config{Brokers: 3, Partitions: 1, Seed: 1}, rt, rt, nil, rec).Run(context.Background(), time.Now(), s); err != nil {
+		t.Fatalf("Run stopped at a failure that is no command's: %v", err)
+	}
+	if starts := len(slices.DeleteFunc(slices.Clone(rec.ops), func(op history.Op) bool { return op.Type != history.Info || op.F != "start-kill" })); starts != 3 {
+		t.Errorf("%d windows started, want all 3", starts)
 	}
 }

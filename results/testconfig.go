@@ -44,6 +44,10 @@ type TestConfig struct {
 	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
 	// Convergence is how the final phase found the cluster.
 	Convergence *Convergence `json:"convergence,omitempty"`
+	// Stopped says why the run ended before its time limit, skipping the
+	// final phase (a fault command that failed); empty for a run that
+	// went its course.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // ClusterConfig is the system under test's configuration.
@@ -83,6 +87,10 @@ type ClusterConfig struct {
 	// design, with the reason (checker.Config.Unsupported): reported as
 	// not checked and left out of the verdict.
 	Unsupported map[string]string `json:"unsupported,omitempty"`
+	// Weakened are the fault kinds the cluster let the run apply only in
+	// part, which the user allowed, with what they lacked
+	// (checker.Config.Weakened).
+	Weakened map[string]string `json:"weakened,omitempty"`
 }
 
 // External is how a run reached and faulted a cluster it did not start.
@@ -225,5 +233,6 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		Faults: FaultKinds(tc.Nemesis), FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
 		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
 		Unsupported: tc.Cluster.Unsupported, LivenessBoundMs: tc.LivenessBound.Milliseconds(),
+		Weakened: tc.Cluster.Weakened, Stopped: tc.Stopped,
 	}
 }

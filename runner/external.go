@@ -47,10 +47,24 @@ type External struct {
 	// the faults that aim at a controller.
 	Nodes          []string `json:"nodes,omitempty"`
 	ControllerNode string   `json:"controller_node,omitempty"`
+	// CombinedControllers: every broker is also a controller (KRaft
+	// combined mode, Redpanda), so a fault that cuts a broker off cuts
+	// off a controller with it, and no controller runs apart to name.
+	CombinedControllers bool `json:"combined_controllers,omitempty"`
+	// AllowWeakened runs the faults that cut links to the controller
+	// without a controller node, though a controller that runs apart then
+	// stays in touch with every broker; they are marked weakened in the
+	// verdict. Without it (or a controller node, or CombinedControllers)
+	// they are refused.
+	AllowWeakened bool `json:"allow_weakened_faults,omitempty"`
 	// Commands are the fault command templates.
 	Commands external.Commands `json:"commands,omitempty"`
 	// CommandTimeout bounds each command; 0: 60 s.
 	CommandTimeout time.Duration `json:"command_timeout,omitempty"`
+	// CheckCommands tries the fault commands before the workload
+	// (external.Cluster.CheckCommands) and refuses the run at the first
+	// broken one.
+	CheckCommands bool `json:"check_commands,omitempty"`
 }
 
 // ExternalFlags are chaos run's and chaos campaign's flags for the
@@ -63,6 +77,8 @@ type ExternalFlags struct {
 	Nodes                            []string
 	Commands                         external.Commands
 	CommandTimeout                   time.Duration
+	CombinedControllers              bool
+	AllowWeakened, CheckCommands     bool
 }
 
 // RegisterExternal defines the external runtime's flags on fs.
@@ -72,10 +88,26 @@ func (f *ExternalFlags) RegisterExternal(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Topic, "topic", "", "--runtime external: an existing empty topic to test (judged by its own settings), or a new topic's name (default: a new topic chaos-RANDOM)")
 	fs.StringArrayVar(&f.Nodes, "node", nil, "--runtime external: name a broker for fault commands, NAME=HOST:PORT as the cluster's metadata gives its address (repeatable; faults need every broker named)")
 	fs.StringVar(&f.ControllerNode, "controller-node", "", "--runtime external: a node that is not a broker, NAME=HOST:PORT, for the faults that aim at the controller")
+	apart := apartFaults()
+	fs.BoolVar(&f.CombinedControllers, "combined-controllers", false, "--runtime external: every broker is also a controller (KRaft combined mode, Redpanda): cutting a broker off cuts off a controller too, so "+apart+" need no --controller-node")
+	fs.BoolVar(&f.AllowWeakened, "allow-weakened-faults", false, "--runtime external: without --controller-node, run "+apart+" anyway, though a controller apart from the brokers stays reachable; the verdict, results.json and the report mark them weakened")
 	for _, a := range external.Actions() {
 		fs.StringVar(f.Commands.Field(a), a+"-cmd", "", "--runtime external: "+cmdDoc[a]+"; run with sh -c, placeholders {name} {host} {port} {addr} {id} {peers} {peer_hosts} {peer_addrs} {delay} {delay_ms}")
 	}
 	fs.DurationVar(&f.CommandTimeout, "cmd-timeout", 0, "--runtime external: how long a fault command may run before it is killed and the fault fails (default 60s)")
+	fs.BoolVar(&f.CheckCommands, "check-commands", false, "--runtime external: before the workload, run the heal command on every node and probe the other fault commands for every node (sh -n parses it, command -v finds its program; not run); refuse the run at the first broken one")
+}
+
+// apartFaults names the fault kinds that cut or slow links to the
+// controller, as help lists them.
+func apartFaults() string {
+	var names []string
+	for _, f := range nemesis.Faults() {
+		if f.ApartController != "" {
+			names = append(names, f.Name)
+		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 var cmdDoc = map[string]string{
@@ -91,7 +123,8 @@ var cmdDoc = map[string]string{
 
 // given says whether any external flag was set.
 func (f ExternalFlags) given() bool {
-	return f.File != "" || f.Bootstrap != "" || f.Topic != "" || f.ControllerNode != "" || len(f.Nodes) > 0 || f.Commands != (external.Commands{})
+	return f.File != "" || f.Bootstrap != "" || f.Topic != "" || f.ControllerNode != "" || len(f.Nodes) > 0 || f.Commands != (external.Commands{}) ||
+		f.CombinedControllers || f.AllowWeakened || f.CheckCommands
 }
 
 // apply checks the external flags against the runtime, naming a bad one,
@@ -112,7 +145,8 @@ func (f ExternalFlags) apply(s *Spec) error {
 	if f.Bootstrap == "" {
 		return cli.Error("bootstrap", "", "missing", "the cluster's bootstrap addresses, HOST:PORT,... (--runtime external starts no cluster)")
 	}
-	x := &External{Topic: f.Topic, Nodes: f.Nodes, ControllerNode: f.ControllerNode, Commands: f.Commands, CommandTimeout: f.CommandTimeout}
+	x := &External{Topic: f.Topic, Nodes: f.Nodes, ControllerNode: f.ControllerNode, Commands: f.Commands, CommandTimeout: f.CommandTimeout,
+		CombinedControllers: f.CombinedControllers, AllowWeakened: f.AllowWeakened, CheckCommands: f.CheckCommands}
 	for _, a := range strings.Split(f.Bootstrap, ",") {
 		a = strings.TrimSpace(a)
 		if _, _, err := net.SplitHostPort(a); err != nil {
@@ -128,6 +162,9 @@ func (f ExternalFlags) apply(s *Spec) error {
 	if f.ControllerNode != "" {
 		if _, err := external.ParseNode(f.ControllerNode); err != nil {
 			return cli.Error("controller-node", f.ControllerNode, err.Error(), "NAME=HOST:PORT")
+		}
+		if f.CombinedControllers {
+			return cli.Error("combined-controllers", true, "given with --controller-node, which names a controller that runs apart from the brokers", "one or the other")
 		}
 	}
 	for _, a := range external.Actions() {
@@ -151,19 +188,22 @@ func (f ExternalFlags) apply(s *Spec) error {
 //	              "start": "ssh {host} sudo systemctl start kafka"},
 //	 "command_timeout": "30s"}
 type ClusterFile struct {
-	Bootstrap      string            `json:"bootstrap"`
-	Topic          string            `json:"topic,omitempty"`
-	Nodes          []string          `json:"nodes,omitempty"`
-	ControllerNode string            `json:"controller_node,omitempty"`
-	Commands       external.Commands `json:"commands,omitempty"`
-	CommandTimeout string            `json:"command_timeout,omitempty"`
+	Bootstrap      string   `json:"bootstrap"`
+	Topic          string   `json:"topic,omitempty"`
+	Nodes          []string `json:"nodes,omitempty"`
+	ControllerNode string   `json:"controller_node,omitempty"`
+	// CombinedControllers is --combined-controllers: a property of the
+	// cluster, so the file may say it once.
+	CombinedControllers bool              `json:"combined_controllers,omitempty"`
+	Commands            external.Commands `json:"commands,omitempty"`
+	CommandTimeout      string            `json:"command_timeout,omitempty"`
 }
 
 // withFile is the flags with what --cluster-file says wherever a flag
 // was not given.
 func (f ExternalFlags) withFile() (ExternalFlags, error) {
 	bad := func(why string) error {
-		return cli.Error("cluster-file", f.File, why, `a JSON object with bootstrap, and optionally topic, nodes ["NAME=HOST:PORT", ...], controller_node, commands {"kill": ..., "start": ...} and command_timeout ("60s")`)
+		return cli.Error("cluster-file", f.File, why, `a JSON object with bootstrap, and optionally topic, nodes ["NAME=HOST:PORT", ...], controller_node, combined_controllers (true), commands {"kill": ..., "start": ...} and command_timeout ("60s")`)
 	}
 	data, err := os.ReadFile(f.File)
 	if err != nil {
@@ -182,6 +222,7 @@ func (f ExternalFlags) withFile() (ExternalFlags, error) {
 	f.Bootstrap = cmp.Or(f.Bootstrap, cf.Bootstrap)
 	f.Topic = cmp.Or(f.Topic, cf.Topic)
 	f.ControllerNode = cmp.Or(f.ControllerNode, cf.ControllerNode)
+	f.CombinedControllers = f.CombinedControllers || cf.CombinedControllers
 	if len(f.Nodes) == 0 {
 		f.Nodes = cf.Nodes
 	}
@@ -239,6 +280,15 @@ func (s Spec) validateExternal(bad func(string, ...any)) {
 	for _, m := range nemesis.Missing(s.Faults, spec.Has) {
 		bad("faults: %s", flagsFor(m))
 	}
+	if !x.AllowWeakened {
+		apart := nemesis.ApartController(s.Faults)
+		for _, k := range slices.Sorted(maps.Keys(x.weakened(s.Faults))) {
+			bad("faults: %s cannot be applied as documented without --controller-node: if the controller runs apart from the brokers, %s. "+
+				"Give --controller-node NAME=HOST:PORT (a controller that runs apart, for the faults to cut off too), "+
+				"--combined-controllers (every broker is also a controller: KRaft combined mode, Redpanda), "+
+				"or --allow-weakened-faults (run it anyway, marked weakened in the verdict)", k, apart[k])
+		}
+	}
 	if len(s.Faults) > 0 && len(x.Nodes) == 0 {
 		bad("faults: %s on an external cluster needs the brokers named (--node NAME=HOST:PORT for each)", strings.Join(s.Faults, ","))
 	}
@@ -251,6 +301,21 @@ func (s Spec) validateExternal(bad func(string, ...any)) {
 	case s.BasePort != 0:
 		bad("base_port: %d: the external runtime starts no cluster; its addresses are external.bootstrap", s.BasePort)
 	}
+}
+
+// weakened says which of the faults this external cluster can apply only
+// in part, with what they lack, as checker.Config.Weakened takes it: the
+// faults that cut links to the controller, when no controller node was
+// named and the brokers were not said to be the controllers.
+func (x *External) weakened(faults []string) map[string]string {
+	if x == nil || x.ControllerNode != "" || x.CombinedControllers {
+		return nil
+	}
+	out := map[string]string{}
+	for k, why := range nemesis.ApartController(faults) {
+		out[k] = "without --controller-node: " + why
+	}
+	return out
 }
 
 // flagsFor says, of a Missing line ("kill-leader needs kill, start"),

@@ -19,6 +19,7 @@ import (
 	"github.com/chaos-isr/chaos/internal/testbin"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/results/report"
 	"github.com/chaos-isr/chaos/workload"
 )
 
@@ -344,5 +345,179 @@ func TestNeedsMeetExternalWords(t *testing.T) {
 		if all.Has(n) {
 			t.Errorf("the external runtime claims %q", n)
 		}
+	}
+}
+
+// TestExternalStopsAtFailingCommand: the first fault command that fails
+// stops the run at once, well before its time limit: the window is healed
+// (its start command run), the history and results.json are written, the
+// verdict is UNKNOWN (exit 2) and says which command failed, with its exit
+// status and the last line of its output; test.json keeps why, so chaos
+// check judges the stored run the same way.
+func TestExternalStopsAtFailingCommand(t *testing.T) {
+	c := apartCluster(t)
+	marks := t.TempDir()
+	s := externalSpec(t, strings.Split(c.Bootstrap(), ",")...)
+	s.External.Nodes = brokerNodes(c)
+	s.External.Commands = external.Commands{Kill: "echo no container {name} >&2; exit 7", Start: "touch " + marks + "/{name}.started"}
+	s.Faults, s.NemesisInterval, s.TimeLimit = []string{"kill"}, time.Second, 60*time.Second
+	start := time.Now()
+	var logged []string
+	o, err := Run(context.Background(), s, Options{Log: func(format string, args ...any) {
+		logged = append(logged, fmt.Sprintf(format, args...))
+	}})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, strings.Join(logged, "\n"))
+	}
+	t.Logf("a 60s run with a failing kill command ended after %s", took.Round(time.Millisecond))
+	if took > 20*time.Second {
+		t.Errorf("the run went on for %s after its kill command failed", took)
+	}
+	if o.Verdict != checker.Unknown || o.ExitCode() != 2 {
+		t.Fatalf("verdict %s, exit %d, want unknown and 2", o.Verdict, o.ExitCode())
+	}
+	tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"stopped at the first failing fault command", "kill command for broker-", "exited 7", "no container broker-"} {
+		if !strings.Contains(tc.Stopped, want) {
+			t.Errorf("test.json's stopped %q lacks %q", tc.Stopped, want)
+		}
+	}
+	res, err := results.ReadResults(filepath.Join(o.Dir, results.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Config.Stopped != tc.Stopped || res.Valid != checker.Unknown {
+		t.Errorf("results.json: valid %s, stopped %q", res.Valid, res.Config.Stopped)
+	}
+	var line strings.Builder
+	report.WriteVerdict(&line, res)
+	if !strings.Contains(line.String(), "verdict: UNKNOWN: stopped at the first failing fault command (in a kill window): kill command for broker-") {
+		t.Errorf("the verdict line does not say the run stopped at the command:\n%s", line.String())
+	}
+	ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var windows []string
+	for _, op := range ops {
+		if op.Process == history.NemesisProcess && op.Type == history.Info {
+			windows = append(windows, op.F)
+		}
+		if op.Type == history.Info && op.F == history.Send && op.Time > int64(20*time.Second) {
+			t.Fatalf("a send at %dms: the workload went on", op.Time/1e6)
+		}
+	}
+	if strings.Join(windows, ",") != "start-kill,stop-kill" {
+		t.Errorf("nemesis ops %v, want the one window that failed and its heal", windows)
+	}
+	if started, _ := filepath.Glob(filepath.Join(marks, "*.started")); len(started) != 1 {
+		t.Errorf("%d start commands ran, want the one that undoes the failed kill", len(started))
+	}
+	if _, err := os.Stat(o.Report); err != nil {
+		t.Errorf("report: %v", err)
+	}
+	if again, err := Judge(&results.Run{Store: s.Store, Dir: o.Dir}, tc); err != nil || again.Verdict != checker.Unknown {
+		t.Errorf("judged again from the store: %s, %v", again.Verdict, err)
+	}
+}
+
+// TestExternalCheckCommands: --check-commands refuses a run whose fault
+// command is broken before the workload: no history is written, the heal command ran on every node, the broken command is
+// named with the node it would run for.
+func TestExternalCheckCommands(t *testing.T) {
+	c := apartCluster(t)
+	marks := t.TempDir()
+	s := externalSpec(t, strings.Split(c.Bootstrap(), ",")...)
+	s.External.Nodes = brokerNodes(c)
+	s.External.Commands = external.Commands{Kill: "no-such-chaos-tool kill {name}", Start: "true", Partition: "true", Heal: "touch " + marks + "/{name}.healed"}
+	s.External.CheckCommands, s.External.CombinedControllers = true, true
+	s.Faults, s.NemesisInterval, s.TimeLimit = []string{"kill", "partition"}, time.Second, 60*time.Second
+	start := time.Now()
+	_, err := Run(context.Background(), s, Options{})
+	if err == nil || !strings.Contains(err.Error(), "--check-commands: kill command for broker-1: no program no-such-chaos-tool") {
+		t.Fatalf("a kill command naming no program: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("refused after %s", d)
+	}
+	if healed, _ := filepath.Glob(filepath.Join(marks, "*.healed")); len(healed) != 3 {
+		t.Errorf("the heal command ran on %d nodes, want every one of 3", len(healed))
+	}
+	if hs, _ := filepath.Glob(filepath.Join(s.Store, "*", "*", results.HistoryFile)); len(hs) > 0 {
+		t.Errorf("a refused run wrote %v", hs)
+	}
+}
+
+// TestExternalWeakened: without --controller-node, a fault that cuts
+// links to the controller is refused, naming the three ways on; with the
+// brokers said to be the controllers, or a controller named, it is not;
+// with --allow-weakened-faults it runs, and test.json, results.json and the
+// verdict line mark it weakened.
+func TestExternalWeakened(t *testing.T) {
+	s := externalSpec(t, "127.0.0.1:1")
+	s.External.Nodes = []string{"b1=127.0.0.1:1"}
+	s.External.Commands = external.Commands{Partition: "true", Heal: "true", Kill: "true", Start: "true"}
+	s.Faults, s.NemesisInterval, s.TimeLimit = []string{"partition-leader+kill", "kill"}, time.Second, 4*time.Second
+	err := s.Validate()
+	for _, want := range []string{"partition-leader cannot be applied as documented without --controller-node: if the controller runs apart from the brokers, the leader still reaches the controller",
+		"--controller-node NAME=HOST:PORT", "--combined-controllers", "--allow-weakened-faults"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %v lacks %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "faults: kill ") {
+		t.Errorf("kill, which leaves the controller alone, refused: %v", err)
+	}
+	for _, ok := range []func(x *External){
+		func(x *External) { x.CombinedControllers = true },
+		func(x *External) { x.ControllerNode = "ctl=127.0.0.1:2" },
+		func(x *External) { x.AllowWeakened = true },
+	} {
+		t2 := s
+		x := *s.External
+		ok(&x)
+		t2.External = &x
+		if err := t2.Validate(); err != nil {
+			t.Errorf("%+v refused: %v", x, err)
+		}
+	}
+	f := ExternalFlags{Bootstrap: "h:1", ControllerNode: "ctl=h:2", CombinedControllers: true}
+	if err := f.apply(&Spec{Runtime: RuntimeExternal}); err == nil || !strings.Contains(err.Error(), "--combined-controllers") {
+		t.Errorf("--combined-controllers with --controller-node: %v", err)
+	}
+
+	c := apartCluster(t)
+	s = externalSpec(t, strings.Split(c.Bootstrap(), ",")...)
+	s.External.Nodes = brokerNodes(c)
+	s.External.Commands = external.Commands{Partition: "true", Heal: "true"}
+	s.External.AllowWeakened = true
+	s.Faults, s.NemesisInterval = []string{"partition-leader"}, time.Second
+	o, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	const why = "without --controller-node: the leader still reaches the controller"
+	tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tc.Cluster.Weakened["partition-leader"], why) {
+		t.Errorf("test.json's weakened %v", tc.Cluster.Weakened)
+	}
+	res, err := results.ReadResults(filepath.Join(o.Dir, results.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Weakened["partition-leader"], why) {
+		t.Fatalf("results.json's weakened %v (faults that ran: %v)", res.Weakened, res.Faults)
+	}
+	var line strings.Builder
+	report.WriteVerdict(&line, res)
+	if !strings.Contains(line.String(), "(weakened: partition-leader "+why) {
+		t.Errorf("the verdict line does not mark the weakened fault:\n%s", line.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/cluster/external"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
@@ -295,6 +297,14 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	}
 	s.Nodes = conn.brokers
 	r.out.ClusterID = conn.clusterID
+	if x.CheckCommands {
+		// Before the topic: a refused run leaves nothing on the cluster.
+		did, err := conn.cluster.CheckCommands(ctx, commandsFor(s.Faults), time.Duration(max(s.Settings.ReplicaLagTimeMaxMs, 1000))*time.Millisecond)
+		if err != nil {
+			return refuse(fmt.Errorf("--check-commands: %w", err))
+		}
+		r.hooks.log("checked the fault commands: %s", did)
+	}
 	r.names, r.brokerIDs, r.noController = conn.cluster.Name, conn.brokerIDs, conn.spec.Controller == nil
 	topic, existed, notes, err := x.topic(ctx, *s)
 	if err != nil {
@@ -377,6 +387,7 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	tc.Cluster.Fsync = ""
 	tc.Cluster.External = conn.stored(x, existed, notes)
 	tc.Cluster.Unsupported = unsupported
+	tc.Cluster.Weakened = x.weakened(s.Faults)
 	how := "created"
 	if existed {
 		how = "existing"
@@ -389,6 +400,9 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	}
 	for name, why := range unsupported {
 		r.hooks.log("%s will not be checked: %s", name, why)
+	}
+	for _, k := range slices.Sorted(maps.Keys(tc.Cluster.Weakened)) {
+		r.hooks.log("%s will run weakened (--allow-weakened-faults): %s", k, tc.Cluster.Weakened[k])
 	}
 	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
 		lc.Close()
@@ -437,15 +451,30 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	defer stopMonitor()
 	nemCtx, nemCancel := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
-	go func() { nemDone <- nem.Run(nemCtx, wstart, schedule) }()
+	// A fault command that failed stops the workload at once (see
+	// nemesis.Stopped): the clients' operations in flight end with it.
+	wctx, stopWorkload := context.WithCancel(ctx)
+	defer stopWorkload()
+	go func() {
+		err := nem.Run(nemCtx, wstart, schedule)
+		if errors.As(err, new(*nemesis.Stopped)) {
+			stopWorkload()
+		}
+		nemDone <- err
+	}()
 	done := func() {}
 	if r.hooks.Workload != nil {
 		done = r.hooks.Workload(&Status{rec: rec, nem: nem, Limit: s.TimeLimit})
 	}
-	runErr := workload.Run(ctx, wcfg, rec)
+	runErr := workload.Run(wctx, wcfg, rec)
 	done()
 	nemCancel()
-	if err := <-nemDone; err != nil && runErr == nil {
+	var stopped *nemesis.Stopped
+	if err := <-nemDone; errors.As(err, &stopped) {
+		r.hooks.log("%v; the window was healed and the workload stopped: the history so far is judged, without a final phase", err)
+		tc.Stopped = err.Error()
+		_ = r.dir.WriteJSON(results.TestFile, tc)
+	} else if err != nil && runErr == nil {
 		runErr = err
 	}
 	// Also without faults: nodes that crashed are restarted (HealAll
@@ -455,7 +484,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 			r.hooks.log("healing: %v", err)
 		}
 	}
-	if runErr == nil && ctx.Err() == nil {
+	if runErr == nil && ctx.Err() == nil && stopped == nil {
 		r.hooks.log("final phase: waiting up to %s for the cluster to converge", wcfg.ConvergeWait(s.ConvergeTimeout, rec.LastFault(), rec.Since()).Round(time.Second))
 		var conv workload.Convergence
 		conv, runErr = workload.Final(ctx, wcfg, rec, s.ConvergeTimeout)
@@ -477,6 +506,28 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 		runErr = err
 	}
 	return runErr
+}
+
+// commandsFor are the external runtime's actions the faults may run
+// (their needs that a command supplies), for --check-commands.
+func commandsFor(faults []string) []string {
+	var out []string
+	for _, f := range faults {
+		k, ok := nemesis.Lookup(f)
+		if !ok {
+			continue
+		}
+		for _, nd := range k.Needs {
+			a := nd
+			if nd == external.Delay {
+				a = external.Slow
+			}
+			if external.FlagOf(a) != "" && a != external.ControllerNode && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // watchCrashes has the nemesis record each node that dies on its own

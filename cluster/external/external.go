@@ -340,7 +340,7 @@ func (c *Cluster) takeDown(action string, id int) error {
 	}
 	n, _ := c.node(id)
 	if err := refusing(n.Addr, c.spec.DownWait); err != nil {
-		return fmt.Errorf("%s: the %s command exited 0, but %w: did it %s the node?", n.Name, action, err, action)
+		return c.noEffect(action, n, fmt.Sprintf("%s: the %s command exited 0, but %v: did it %s the node?", n.Name, action, err, action))
 	}
 	return nil
 }
@@ -384,7 +384,7 @@ func (c *Cluster) Pause(id int) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("%s: the pause command exited 0, but the broker at %s still answers requests after %s: did it pause the node?", n.Name, n.Addr, c.spec.DownWait)
+	return c.noEffect(Pause, n, fmt.Sprintf("%s: the pause command exited 0, but the broker at %s still answers requests after %s: did it pause the node?", n.Name, n.Addr, c.spec.DownWait))
 }
 
 // Resume runs the resume command on node id.
@@ -412,7 +412,10 @@ func (c *Cluster) Restart(ctx context.Context, id int) error {
 		return err
 	}
 	if err := listening(ctx, n.Addr, c.spec.StartWait); err != nil {
-		return fmt.Errorf("%s: the start command succeeded, but %w", n.Name, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: the start command succeeded, but %w", n.Name, err)
+		}
+		return c.noEffect(Start, n, fmt.Sprintf("%s: the start command succeeded, but %v", n.Name, err))
 	}
 	c.mu.Lock()
 	delete(c.down, n.Name)
@@ -690,13 +693,21 @@ func (c *Cluster) runDelay(ctx context.Context, action string, node Node, peers 
 		rec.Output = "..." + text[len(text)-maxOutput:]
 	}
 	var err error
+	ce := &CommandError{Action: action, Node: node.Name, Cmd: line, Exit: rec.Exit, Tail: lastLine(text)}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		err = fmt.Errorf("%s command for %s timed out after %s: %s", action, node.Name, c.spec.Timeout, line)
+		ce.msg = fmt.Sprintf("%s command for %s timed out after %s: %s", action, node.Name, c.spec.Timeout, line)
+		ce.TimedOut, err = true, ce
 	case runErr != nil && rec.Exit > 0:
-		err = fmt.Errorf("%s command for %s exited %d: %s%s", action, node.Name, rec.Exit, line, lastLine(text))
-	case runErr != nil:
+		ce.msg = fmt.Sprintf("%s command for %s exited %d: %s%s", action, node.Name, rec.Exit, line, prefixed(ce.Tail))
+		err = ce
+	case runErr != nil && ctx.Err() != nil:
+		// The run gave up on the command (an interrupt): not the
+		// command's failure.
 		err = fmt.Errorf("%s command for %s: %s: %w", action, node.Name, line, runErr)
+	case runErr != nil:
+		ce.msg = fmt.Sprintf("%s command for %s: %s: %v", action, node.Name, line, runErr)
+		err = ce
 	}
 	if err != nil {
 		rec.Error = err.Error()
@@ -708,17 +719,54 @@ func (c *Cluster) runDelay(ctx context.Context, action string, node Node, peers 
 	return err
 }
 
-// lastLine is the output's last non-empty line, as ": LINE", for an error
-// that says why without the whole output.
+// CommandError is a fault command of the user's that failed: it exited
+// non-zero, ran past its timeout, or exited 0 without the effect it is
+// for (a killed node that still accepts connections). Such a command
+// fails the same way in every later window, so the nemesis stops the run
+// at the first one (it knows it by FaultCommand) rather than go on to the
+// time limit with windows that never start.
+type CommandError struct {
+	Action, Node string
+	// Cmd is the command as it ran, placeholders filled in.
+	Cmd string
+	// Exit is its exit status: -1 if it did not exit (killed at its
+	// timeout, or it did not start); 0 if it exited 0 without effect.
+	Exit     int
+	TimedOut bool
+	// Tail is the last line of its output, where the reason usually is.
+	Tail string
+	msg  string
+}
+
+func (e *CommandError) Error() string { return e.msg }
+
+// FaultCommand is the command that failed.
+func (e *CommandError) FaultCommand() string { return e.Cmd }
+
+// noEffect is the error of action's command on n that exited 0 but did
+// not do what it is for; the node's log says so after the command.
+func (c *Cluster) noEffect(action string, n Node, why string) error {
+	c.logLine(n.Name, "-- "+why)
+	return &CommandError{Action: action, Node: n.Name, Cmd: Expand(c.spec.Commands.Of(action), n, nil, 0), msg: why}
+}
+
+// lastLine is the output's last non-empty line, for an error that says
+// why without the whole output.
 func lastLine(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
-		if len(l) > 300 {
-			l = l[:300] + "..."
-		}
-		return ": " + l
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 300 {
+		l = l[:300] + "..."
 	}
-	return ""
+	return l
+}
+
+// prefixed is s as ": s", or "" for none.
+func prefixed(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
 }
 
 // log appends the command and its whole output to the node's log.
@@ -744,4 +792,18 @@ func (c *Cluster) log(name string, at time.Time, rec history.Command, out string
 		fmt.Fprintln(f)
 	}
 	fmt.Fprintf(f, "-- %s after %dms\n", status, rec.Millis)
+}
+
+// logLine appends a line of the tester's own to the node's log.
+func (c *Cluster) logLine(name, line string) {
+	path := c.logPath(name)
+	if path == "" || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, line)
 }

@@ -2,6 +2,7 @@ package external
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -210,5 +211,106 @@ func TestPauseChecked(t *testing.T) {
 	answering = false
 	if err := c.Pause(1); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCommandErrors: every way a fault command fails is a *CommandError
+// naming the command as it ran (the nemesis stops the run at the first):
+// a non-zero exit with its status and the output's last line, a timeout,
+// and an exit 0 that left the node up.
+func TestCommandErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := New(Spec{
+		Brokers:  []Node{{Name: "b1", Addr: ln.Addr().String(), ID: 1}},
+		Commands: Commands{Kill: "true", Stop: "echo first; echo no such unit {name} >&2; exit 5", Pause: "sleep 5"},
+		Timeout:  300 * time.Millisecond, DownWait: 200 * time.Millisecond,
+	})
+	for _, tc := range []struct {
+		do       func() error
+		exit     int
+		timedOut bool
+		cmd      string
+		says     string
+	}{
+		{func() error { return c.Stop(1, 0) }, 5, false, "echo first; echo no such unit b1 >&2; exit 5", "stop command for b1 exited 5: echo first; echo no such unit b1 >&2; exit 5: no such unit b1"},
+		{func() error { return c.Pause(1) }, -1, true, "sleep 5", "pause command for b1 timed out after 300ms"},
+		{func() error { return c.Kill(1) }, 0, false, "true", "the kill command exited 0, but " + ln.Addr().String() + " still accepts connections"},
+	} {
+		err := tc.do()
+		var ce *CommandError
+		if !errors.As(err, &ce) {
+			t.Errorf("%v: not a CommandError", err)
+			continue
+		}
+		if ce.Exit != tc.exit || ce.TimedOut != tc.timedOut || ce.FaultCommand() != tc.cmd || !strings.Contains(ce.Error(), tc.says) {
+			t.Errorf("%+v (%q), want exit %d timed out %v command %q saying %q", ce, ce.Error(), tc.exit, tc.timedOut, tc.cmd, tc.says)
+		}
+	}
+}
+
+// TestCheckCommands: the heal command runs on every node; the others are
+// probed for every node without running: a command sh cannot parse, or
+// whose program does not exist, is refused with the node and the command
+// as it would run; commands that parse and name programs pass, and ran
+// nothing.
+func TestCheckCommands(t *testing.T) {
+	marks := t.TempDir()
+	logs := t.TempDir()
+	spec := Spec{
+		Brokers:    []Node{{Name: "b1", Addr: "127.0.0.1:1", ID: 1}, {Name: "b2", Addr: "127.0.0.1:2", ID: 2}},
+		Controller: &Node{Name: "ctl", Addr: "127.0.0.1:3", ID: -1},
+		Commands: Commands{
+			Kill:      "touch " + marks + "/{name}.killed",
+			Start:     "sh -c 'touch " + marks + "/{name}.started'",
+			Partition: "for p in {peers}; do touch " + marks + "/{name}-$p.cut; done",
+			Slow:      "echo {delay} > " + marks + "/{name}.slow",
+			Heal:      "touch " + marks + "/{name}.healed",
+		},
+		LogDir: logs,
+	}
+	c := New(spec)
+	did, err := c.CheckCommands(context.Background(), []string{Kill, Start, Partition, Slow, Heal}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ran heal on 3 nodes; probed kill, start, partition, slow for each of 3 nodes (sh -n, command -v; not run)"; did != want {
+		t.Errorf("check said %q, want %q", did, want)
+	}
+	ran, _ := filepath.Glob(filepath.Join(marks, "*"))
+	var names []string
+	for _, p := range ran {
+		names = append(names, filepath.Base(p))
+	}
+	if got := strings.Join(names, " "); got != "b1.healed b2.healed ctl.healed" {
+		t.Errorf("the check ran %q; only the heal command should run, on every node", got)
+	}
+	if cmds := c.TakeCommands(); len(cmds) != 0 {
+		t.Errorf("the check's commands %+v would go into the first window's record", cmds)
+	}
+
+	for _, bad := range []struct {
+		cmds Commands
+		want string
+	}{
+		{Commands{Kill: "dockr kill {name}"}, "kill command for ctl: no program dockr (command -v finds none on PATH or at that path): dockr kill ctl"},
+		{Commands{Kill: "./bin/no-chaos cluster kill {name}"}, "kill command for ctl: no program ./bin/no-chaos"},
+		{Commands{Partition: "for p in {peers}; do iptables -A INPUT -s $p -j DROP"}, "partition command for ctl: sh cannot parse it ("},
+		{Commands{Heal: "echo needs root >&2; exit 4"}, "heal command for ctl exited 4: echo needs root >&2; exit 4: needs root"},
+	} {
+		s := spec
+		s.Commands = bad.cmds
+		_, err := New(s).CheckCommands(context.Background(), Actions(), time.Second)
+		var ce *CommandError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v: %v, want a CommandError saying %q", bad.cmds, err, bad.want)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(logs, "ctl.log"))
+	if !strings.Contains(string(log), "no program dockr") {
+		t.Errorf("ctl.log does not say why the probe failed:\n%s", log)
 	}
 }

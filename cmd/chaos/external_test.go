@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestExternalClusterUp(t *testing.T) {
 		"--slow-cmd", bin + " cluster slow {name} {peers} --delay {delay} --data " + data,
 		"--heal-cmd", bin + " cluster heal --data " + data,
 	}
-	run := func(t *testing.T, args ...string) (string, int, string) {
+	runOn := func(t *testing.T, cluster []string, args ...string) (string, int, string) {
 		t.Helper()
 		store := t.TempDir()
 		out, code := runChaos(t, append(append([]string{"run", "--store", store}, cluster...), args...)...)
@@ -47,6 +48,10 @@ func TestExternalClusterUp(t *testing.T) {
 			t.Fatalf("%d runs in the store:\n%s", len(runs), out)
 		}
 		return out, code, runs[0]
+	}
+	run := func(t *testing.T, args ...string) (string, int, string) {
+		t.Helper()
+		return runOn(t, cluster, args...)
 	}
 
 	t.Run("no faults", func(t *testing.T) {
@@ -132,9 +137,12 @@ func TestExternalClusterUp(t *testing.T) {
 	})
 
 	t.Run("partition-leader acks=1", func(t *testing.T) {
-		out, code, dir := run(t, "--acks", "1", "--nemesis", "partition-leader", "--nemesis-interval", "4s", "--time-limit", "14s")
+		out, code, dir := run(t, "--acks", "1", "--nemesis", "partition-leader", "--nemesis-interval", "4s", "--time-limit", "14s", "--check-commands")
 		if code != exitValid {
 			t.Fatalf("exit %d, want valid (lost writes are permitted under acks=1):\n%s", code, out)
+		}
+		if !strings.Contains(out, "checked the fault commands: ran heal on 4 nodes; probed partition for each of 4 nodes") {
+			t.Errorf("--check-commands did not say what it checked:\n%s", out)
 		}
 		res := readResults(t, dir)
 		r, _ := res.Get(checker.LostWriteName)
@@ -161,6 +169,64 @@ func TestExternalClusterUp(t *testing.T) {
 		out, code = runChaos(t, "check", dir)
 		if code != exitValid {
 			t.Errorf("chaos check of the run exited %d, want valid:\n%s", code, out)
+		}
+	})
+
+	// Without --controller-node the leader keeps its controller: the
+	// fault is refused unless asked for weakened, and then marked so.
+	apart := slices.DeleteFunc(slices.Clone(cluster), func(a string) bool {
+		return a == "--controller-node" || strings.HasPrefix(a, "controller=")
+	})
+	t.Run("partition-leader without --controller-node", func(t *testing.T) {
+		out, code := runChaos(t, append(append([]string{"run", "--store", t.TempDir()}, apart...), "--acks", "1", "--nemesis", "partition-leader", "--time-limit", "14s")...)
+		if code != exitErrorCode || !strings.Contains(out, "partition-leader cannot be applied as documented without --controller-node") ||
+			!strings.Contains(out, "--allow-weakened-faults") {
+			t.Fatalf("exit %d, want the fault refused, naming --controller-node:\n%s", code, out)
+		}
+		out, code, dir := runOn(t, apart, "--acks", "1", "--nemesis", "partition-leader", "--nemesis-interval", "4s", "--time-limit", "14s", "--allow-weakened-faults")
+		const why = "without --controller-node: the leader still reaches the controller"
+		if code == exitErrorCode || !strings.Contains(out, "(weakened: partition-leader "+why) {
+			t.Fatalf("exit %d, want a verdict marked weakened:\n%s", code, out)
+		}
+		res := readResults(t, dir)
+		if !strings.HasPrefix(res.Weakened["partition-leader"], why) || res.FaultWindows["partition-leader"] == 0 {
+			t.Errorf("results.json: weakened %v after %d windows", res.Weakened, res.FaultWindows["partition-leader"])
+		}
+		r, _ := res.Get(checker.LostWriteName)
+		t.Logf("weakened partition-leader under acks=1 (the same seed as above): %d lost writes", r.Count)
+		if out, code := runChaos(t, "check", dir); !strings.Contains(out, "(weakened: partition-leader "+why) {
+			t.Errorf("chaos check of the run (exit %d) does not mark it weakened:\n%s", code, out)
+		}
+	})
+
+	t.Run("a failing kill command stops the run", func(t *testing.T) {
+		start := time.Now()
+		out, code, dir := run(t, "--nemesis", "kill", "--kill-cmd", "false", "--nemesis-interval", "3s", "--time-limit", "60s")
+		took := time.Since(start)
+		t.Logf("a 60s run with --kill-cmd false ended after %s", took.Round(time.Millisecond))
+		if code != exitUnknown || !strings.Contains(out, "verdict: UNKNOWN: stopped at the first failing fault command (in a kill window): kill command for broker-") ||
+			!strings.Contains(out, "exited 1: false") {
+			t.Fatalf("exit %d, want unknown naming the command:\n%s", code, out)
+		}
+		if took > 20*time.Second {
+			t.Errorf("the run took %s of its 60s after the kill command failed", took)
+		}
+		if out, code := runChaos(t, "check", dir); code != exitUnknown || !strings.Contains(out, "stopped at the first failing fault command") {
+			t.Errorf("chaos check of the stopped run exited %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("--check-commands refuses a broken command", func(t *testing.T) {
+		start := time.Now()
+		out, code, dir := run(t, "--nemesis", "kill", "--kill-cmd", "no-such-chaos-tool kill {name}", "--time-limit", "60s", "--check-commands")
+		if code != exitErrorCode || !strings.Contains(out, "--check-commands: kill command for controller: no program no-such-chaos-tool") {
+			t.Fatalf("exit %d, want the broken kill command refused:\n%s", code, out)
+		}
+		if took := time.Since(start); took > 15*time.Second {
+			t.Errorf("refused after %s", took)
+		}
+		if _, err := os.Stat(filepath.Join(dir, results.HistoryFile)); err == nil {
+			t.Error("a run refused by --check-commands has a history")
 		}
 	})
 }

@@ -65,7 +65,7 @@ func runGroups() []flagGroup {
 		clusterGroup, brokerGroup, workloadGroup,
 		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap"),
 		group("External runtime flags (with --runtime external)", append([]string{"bootstrap", "cluster-file", "topic", "node",
-			"controller-node"}, append(externalCmdFlags(), "cmd-timeout")...)...),
+			"controller-node", "combined-controllers", "allow-weakened-faults"}, append(externalCmdFlags(), "cmd-timeout", "check-commands")...)...),
 		group("Output flags", append(slices.Clone(outputGroup.flags), "fail-on")...),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -396,6 +397,8 @@ func (v *reportView) verdict(d RunData) {
 		sentence := "No forbidden anomaly was found, but some checkers could not judge: " + strings.Join(parts, ", ") + "."
 		notes := verdictNotes(r)
 		switch {
+		case r.Config.Stopped != "":
+			sentence = "The run " + r.Config.Stopped + ". The history is cut short there and had no final reads; what it holds was judged."
 		case len(r.Faults) == 0 && len(r.FaultsNotStarted) > 0:
 			sentence = "No fault started, though " + strings.Join(r.FaultsNotStarted, ", ") + " was asked for: the run tested a healthy cluster only."
 		case len(parts) == 0 && len(notes) > 0:
@@ -404,6 +407,12 @@ func (v *reportView) verdict(d RunData) {
 		v.Verdict = verdictView{Class: "unknown", Headline: "UNKNOWN", Sentence: sentence}
 	}
 	v.Verdict.Checks = checksRan(r)
+	if w := weakened(r); len(w) > 0 {
+		// Next to the verdict: a fault applied in part is not the test
+		// its name promises.
+		v.Verdict.Checks = append(v.Verdict.Checks, checkLine{"unknown", "weakened",
+			"Faults that ran weaker than documented (asked for with --allow-weakened-faults; the verdict speaks of them as they ran): " + strings.Join(w, "; ") + "."})
+	}
 	// What limits the verdict: faults that never ran, an empty history.
 	// The checks the cluster cannot support are in Checks already.
 	v.Notes = append(verdictNotes(r), v.Notes...)
@@ -588,7 +597,8 @@ func unsupported(r *checker.Results) []checker.Result {
 func verdictNotes(r *checker.Results) []string {
 	var out []string
 	for _, n := range r.Notes {
-		if !slices.ContainsFunc(unsupported(r), func(x checker.Result) bool { return strings.HasPrefix(n, x.Name+" not checked: ") }) {
+		if !slices.ContainsFunc(unsupported(r), func(x checker.Result) bool { return strings.HasPrefix(n, x.Name+" not checked: ") }) &&
+			!slices.ContainsFunc(slices.Collect(maps.Keys(r.Weakened)), func(k string) bool { return strings.HasPrefix(n, k+" ran weakened (") }) {
 			out = append(out, n)
 		}
 	}

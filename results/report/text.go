@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -102,6 +103,8 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 		notes := verdictNotes(res)
 		fmt.Fprintf(out, "verdict: UNKNOWN")
 		switch {
+		case res.Config.Stopped != "":
+			fmt.Fprintf(out, ": %s", res.Config.Stopped)
 		case len(res.Faults) == 0 && len(res.FaultsNotStarted) > 0:
 			fmt.Fprintf(out, ": no fault started (%s was asked for)", strings.Join(res.FaultsNotStarted, ", "))
 		case len(open) > 0:
@@ -118,10 +121,24 @@ func WriteVerdict(out io.Writer, res *checker.Results) {
 		}
 		fmt.Fprintf(out, " (not checked: %s: the cluster cannot support %s)", strings.Join(names, ", "), map[bool]string{true: "it", false: "them"}[len(un) == 1])
 	}
+	if w := weakened(res); len(w) > 0 {
+		fmt.Fprintf(out, " (weakened: %s)", strings.Join(w, "; "))
+	}
 	if len(res.Expected) > 0 {
 		fmt.Fprintf(out, " (permitted anomalies seen: %s)", strings.Join(res.Expected, ", "))
 	}
 	fmt.Fprintln(out)
+}
+
+// weakened names the fault kinds that ran weaker than documented, each
+// with what it lacked: a verdict read alone must not pass for one of the
+// faults as documented.
+func weakened(res *checker.Results) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(res.Weakened)) {
+		out = append(out, k+" "+res.Weakened[k])
+	}
+	return out
 }
 
 // unexpectedNamed are the unexpected anomalies as the verdict line names
