@@ -68,7 +68,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Nemesis, "nemesis", "none", "nemeses of the matrix, separated by ';' (each is a comma list as for chaos run)")
 	fs.IntVar(&f.Runs, "runs", 1, "runs per cell")
 	fs.DurationVar(&f.TimeLimit, "time-limit", 30*time.Second, "each run's --time-limit")
-	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", 0, "each run's --nemesis-interval (default: chaos run's)")
+	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", 0, "each run's --nemesis-interval (default: chaos run's choice, per cell: 10s, or shorter where that has no room for a window of each of the cell's kinds)")
 	fs.Uint64Var(&f.Seed, "seed", 0, "campaign seed, from which every run's seed is derived (default: random, printed and stored)")
 	fs.StringVar(&f.Store, "store", "store", "the result store directory")
 	fs.StringVar(&f.JUnit, "junit", "", "also write a JUnit XML report to this file")
@@ -148,7 +148,7 @@ func (f Flags) Resolve(runFlags RunFlags) (Spec, error) {
 	case f.Given("time-limit") && f.TimeLimit <= 0:
 		return spec, fmt.Errorf("--time-limit: not positive, got %s; each run's duration, e.g. 30s", f.TimeLimit)
 	case f.NemesisInterval < 0:
-		return spec, fmt.Errorf("--nemesis-interval: negative, got %s; a duration such as 5s, or leave it out for chaos run's 10s", f.NemesisInterval)
+		return spec, fmt.Errorf("--nemesis-interval: negative, got %s; a duration such as 5s, or leave it out for chaos run's choice", f.NemesisInterval)
 	}
 	var err error
 	switch {

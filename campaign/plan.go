@@ -316,6 +316,7 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, shared run
 	}
 	s.Settings.MinInsyncReplicas, s.Settings.Election = int32(cs.MinInsyncReplicas), election
 	s.Acks, s.Faults, s.TimeLimit = int16(acks), faults, time.Duration(spec.TimeLimit)
+	intervalGiven := spec.NemesisInterval > 0 || setsFlag(cs.RunArgs, "nemesis-interval")
 	if spec.NemesisInterval > 0 && !setsFlag(cs.RunArgs, "nemesis-interval") {
 		// A cell's own interval (its run args) wins over the campaign's.
 		s.NemesisInterval = time.Duration(spec.NemesisInterval)
@@ -325,6 +326,9 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, shared run
 	}
 	s.Name = results.TestName(s.DefaultName() + argsName(cs.RunArgs))
 	s.Seed, s.Command = 0, nil
+	if err := fitCell(&s, intervalGiven); err != nil {
+		return Cell{}, err
+	}
 	rf := int(s.Settings.ReplicationFactor)
 	switch {
 	case cs.MinInsyncReplicas < 1:
@@ -383,13 +387,47 @@ func runArgs(s runner.Spec, spec results.CampaignSpec) []string {
 	args := []string{command, "--store", s.Store, "--name", s.Name, "--quiet",
 		"--acks", strconv.Itoa(int(s.Acks)), "--min-insync-replicas", strconv.Itoa(int(s.Settings.MinInsyncReplicas)),
 		"--election", s.Settings.Election, "--nemesis", nem, "--time-limit", s.TimeLimit.String()}
-	if spec.NemesisInterval > 0 {
+	if spec.NemesisInterval > 0 || s.NemesisIntervalChosen {
+		// A chosen interval too: the replay need not choose it again.
 		args = append(args, "--nemesis-interval", s.NemesisInterval.String())
 	}
 	if s.Runtime != runner.RuntimeLocal && s.Runtime != runner.RuntimeSim {
 		args = append(args, "--runtime", s.Runtime)
 	}
 	return append(args, spec.RunArgs...)
+}
+
+// fitCell is chaos run's rule for a cell's schedule (runner.FitSchedule),
+// in a campaign's words: with no interval given by the campaign or the
+// cell, each cell gets the longest up to chaos run's default that has
+// room for a window of each of its kinds; one given that has none is
+// refused, as chaos run refuses it, unless the run args allow a partial
+// schedule. The interval must be chosen before the time limit is checked
+// against it: a chosen one always leaves room for a window.
+func fitCell(s *runner.Spec, intervalGiven bool) error {
+	if len(s.Faults) == 0 {
+		return nil
+	}
+	k := len(s.Faults)
+	if !intervalGiven {
+		if s.ChooseNemesisInterval() || s.AllowPartialSchedule {
+			return nil
+		}
+		return fmt.Errorf("the time limit %s has no room for a window of each of the %d kinds %s, even at the shortest nemesis interval chosen (%s): "+
+			"give a time limit of %s or more, or pass -- --allow-partial-schedule to run the kinds that fit",
+			s.TimeLimit, k, strings.Join(s.Faults, ","), nemesis.MinChosenInterval, nemesis.CoverTimeLimit(k, nemesis.MinChosenInterval))
+	}
+	need, short := s.ScheduleShort()
+	if !short || s.AllowPartialSchedule {
+		return nil
+	}
+	alt := ""
+	if iv, ok := nemesis.FitInterval(k, s.TimeLimit, s.NemesisInterval); ok {
+		alt = fmt.Sprintf(", a nemesis interval of %s or less", iv)
+	}
+	return fmt.Errorf("the nemesis interval %s has no room for a window of each of the %d kinds %s in the time limit %s, whatever the seed: "+
+		"give a time limit of %s or more%s (or none, to have one chosen per cell), or pass -- --allow-partial-schedule to run the kinds that fit",
+		s.NemesisInterval, k, strings.Join(s.Faults, ","), s.TimeLimit, need, alt)
 }
 
 // setsFlag says whether args set the flag --name (as "--name V" or

@@ -312,3 +312,52 @@ func TestCampaignPlanRefusesBadBugsAndRunArgs(t *testing.T) {
 		t.Errorf("a fixed base and a cell's run args: %v", err)
 	}
 }
+
+// TestCampaignPlanFitsEachCellsKinds: a cell whose kinds have no room for
+// a window each at chaos run's default interval gets the interval chaos
+// run would choose, in its spec and its args, when the campaign gives
+// none; a campaign interval without that room refuses the cell with the
+// time limit that has it, unless the runs allow a partial schedule.
+func TestCampaignPlanFitsEachCellsKinds(t *testing.T) {
+	spec := results.CampaignSpec{Nemesis: []string{"kill,pause,partition", "kill"}, Runs: 1, TimeLimit: results.Duration(30 * time.Second)}
+	p, err := NewPlan(spec, FixedBase(testBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, one := p.Cells[0], p.Cells[1]
+	if s := three.Spec; s.NemesisInterval != 3700*time.Millisecond || !s.NemesisIntervalChosen ||
+		!strings.Contains(strings.Join(three.Args, " "), "--time-limit 30s --nemesis-interval 3.7s") {
+		t.Errorf("three kinds in 30 s: interval %s, chosen %v, args %v", s.NemesisInterval, s.NemesisIntervalChosen, three.Args)
+	}
+	for seed := uint64(1); seed <= 100; seed++ {
+		s := three.Spec
+		s.Seed = seed
+		if miss := s.Schedule().Uncovered(s.Faults); len(miss) > 0 {
+			t.Fatalf("seed %d: %v without a window", seed, miss)
+		}
+	}
+	if s := one.Spec; s.NemesisInterval != runner.DefaultNemesisInterval || s.NemesisIntervalChosen || slices.Contains(one.Args, "--nemesis-interval") {
+		t.Errorf("one kind in 30 s keeps the default: %s, chosen %v, args %v", s.NemesisInterval, s.NemesisIntervalChosen, one.Args)
+	}
+
+	spec.NemesisInterval = results.Duration(5 * time.Second)
+	_, err = NewPlan(spec, FixedBase(testBase()))
+	if err == nil || !strings.Contains(err.Error(), "1 impossible") ||
+		!strings.Contains(err.Error(), "kill,pause,partition: the nemesis interval 5s has no room for a window of each of the 3 kinds kill,pause,partition in the time limit 30s, whatever the seed: give a time limit of 40s or more, a nemesis interval of 3.7s or less") ||
+		!strings.Contains(err.Error(), "--allow-partial-schedule") {
+		t.Errorf("a campaign interval too long for a cell: %v", err)
+	}
+	partial := testBase()
+	partial.AllowPartialSchedule = true
+	p, err = NewPlan(spec, FixedBase(partial))
+	if err != nil || p.Cells[0].Spec.NemesisInterval != 5*time.Second {
+		t.Errorf("with --allow-partial-schedule: %v", err)
+	}
+
+	// Too short even at the floor, with no interval given.
+	spec.NemesisInterval, spec.TimeLimit = 0, results.Duration(5*time.Second)
+	_, err = NewPlan(spec, FixedBase(testBase()))
+	if err == nil || !strings.Contains(err.Error(), "the time limit 5s has no room for a window of each of the 3 kinds kill,pause,partition, even at the shortest nemesis interval chosen (1s): give a time limit of 8s or more") {
+		t.Errorf("three kinds in 5 s: %v", err)
+	}
+}

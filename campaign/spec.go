@@ -176,9 +176,11 @@ var presets = map[string]Spec{
 			// usually seen.
 			{Acks: 1, MinInsyncReplicas: 1, Election: "clean", Nemesis: "partition-leader"},
 		},
-		Runs:            1,
-		TimeLimit:       results.Duration(20 * time.Second),
-		NemesisInterval: results.Duration(5 * time.Second),
+		Runs:      1,
+		TimeLimit: results.Duration(20 * time.Second),
+		// 3.5 s has room for a window of kill and one of pause in 20 s
+		// whatever the seed (nemesis.CoverTimeLimit); 5 s had not.
+		NemesisInterval: results.Duration(3500 * time.Millisecond),
 		RunArgs:         shortTimings,
 	},
 	// seed is the seed's whole question as one matrix (its size: Size).

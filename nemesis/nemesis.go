@@ -50,9 +50,46 @@ func MinTimeLimit(interval time.Duration) time.Duration { return 2 * interval }
 // CoverTimeLimit is the shortest time limit whose schedule has a window
 // for each of kinds fault kinds at interval, whatever the seed: window n
 // ends by 2n periods of at most 1.25 intervals each, and must end half an
-// interval before the limit.
+// interval before the limit. One kind needs MinTimeLimit only, as
+// NewSchedule makes room for one window from there on.
 func CoverTimeLimit(kinds int, interval time.Duration) time.Duration {
+	if kinds <= 1 {
+		return MinTimeLimit(interval)
+	}
 	return time.Duration(5*kinds+1) * interval / 2
+}
+
+// MinChosenInterval is the shortest interval FitInterval chooses: below a
+// second a window is shorter than a broker's heartbeat and fetch rounds,
+// and a fault that short tests little; a user may still ask for one.
+const MinChosenInterval = time.Second
+
+// chosenStep is the grain of a chosen interval: 5.7s, never 5.714285714s,
+// so that the interval reads well in the run's header and its replay
+// command.
+const chosenStep = 100 * time.Millisecond
+
+// FitInterval is the longest interval, at most longest, whose schedule
+// gives each of kinds fault kinds a window within limit whatever the seed
+// (CoverTimeLimit), in steps of 100ms below longest; ok is false when
+// even MinChosenInterval leaves a kind without one, and the interval is
+// then MinChosenInterval. It depends on nothing else, so that the same
+// flags choose the same interval, and a run's replay its schedule.
+func FitInterval(kinds int, limit, longest time.Duration) (interval time.Duration, ok bool) {
+	if kinds < 1 || CoverTimeLimit(kinds, longest) <= limit {
+		return longest, true
+	}
+	// CoverTimeLimit is (5k+1)/2 intervals (2 for one kind): the longest
+	// interval that fits is the limit's share, rounded down.
+	share := int64(5*kinds + 1)
+	if kinds == 1 {
+		share = 4
+	}
+	interval = time.Duration(2 * int64(limit) / share).Truncate(chosenStep)
+	if interval < MinChosenInterval {
+		return MinChosenInterval, false
+	}
+	return interval, true
 }
 
 // Overlap lets up to k kinds of faults overlap in s's windows: each
@@ -87,11 +124,14 @@ func (s Schedule) Overlap(faults []string, k int, seed uint64) Schedule {
 	return out
 }
 
-// Uncovered are the kinds of faults that have no window in s.
+// Uncovered are the kinds of faults that have no window in s. A window
+// that Overlap made a composite runs each of its parts, and covers them.
 func (s Schedule) Uncovered(faults []string) []string {
 	var out []string
 	for _, f := range faults {
-		if !slices.ContainsFunc(s, func(e Event) bool { return e.Fault == f }) {
+		if !slices.ContainsFunc(s, func(e Event) bool {
+			return e.Fault == f || !strings.Contains(f, partSep) && slices.Contains(strings.Split(e.Fault, partSep), f)
+		}) {
 			out = append(out, f)
 		}
 	}

@@ -30,6 +30,12 @@ type TestConfig struct {
 	// --schedule: a shrunk run, a real run replayed in simulation), not
 	// drawn from the seed; a replay needs the windows, not only the seed.
 	ScheduleGiven bool `json:"schedule_given,omitempty"`
+	// NemesisInterval is the interval the schedule was drawn at (absent
+	// for a given schedule, for no faults, and in runs recorded before it
+	// was kept); NemesisIntervalChosen: chosen for the run, not given, so
+	// that every kind got room for a window.
+	NemesisInterval       time.Duration `json:"nemesis_interval,omitempty"`
+	NemesisIntervalChosen bool          `json:"nemesis_interval_chosen,omitempty"`
 	// NemesisOverlap, above 1, is how many kinds could overlap in a window
 	// (chaos run --nemesis-overlap); the schedule holds the composites drawn.
 	NemesisOverlap int           `json:"nemesis_overlap,omitempty"`

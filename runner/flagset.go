@@ -31,14 +31,20 @@ type Flags struct {
 	TimeLimit, NemesisInterval, RequestTimeout, ConvergeTimeout, MonitorInterval  time.Duration
 	LivenessBound                                                                 time.Duration
 	Seed                                                                          uint64
-	Idempotent, Quiet                                                             bool
+	Idempotent, Quiet, AllowPartialSchedule                                       bool
 	Replication                                                                   node.Replication
 	Topics                                                                        node.Topics
 	Bugs                                                                          []string
 	// External are the external runtime's flags, which chaos run and
 	// campaign register (RegisterExternal) and chaos sim does not.
 	External ExternalFlags
+	// Given says whether the flag of that name was on the command line
+	// (Register takes it from the flag set; nil: none was): a nemesis
+	// interval not given is chosen to fit the kinds (FitSchedule).
+	Given func(name string) bool
 }
+
+func (f Flags) given(name string) bool { return f.Given != nil && f.Given(name) }
 
 // Register defines chaos run's flags on fs, with their defaults.
 func (f *Flags) Register(fs *pflag.FlagSet) {
@@ -54,7 +60,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.TimeLimit, "time-limit", 60*time.Second, "how long the workload runs")
 	fs.Uint64Var(&f.Seed, "seed", 0, "random seed for the workload's choices (default: random, printed and stored)")
 	fs.StringVar(&f.Nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none")
-	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
+	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", DefaultNemesisInterval, "quiet period between fault windows, and a window's length (each ±25%, seeded); when not given, 10s, or if that has no room for a window of each --nemesis kind in --time-limit, the longest that has (at least 1s, in steps of 100ms; the run prints it)")
+	fs.BoolVar(&f.AllowPartialSchedule, "allow-partial-schedule", false, "run even if the schedule has no room for a window of each --nemesis kind (refused otherwise: the run would test fewer kinds than it names); the run says which kinds get none")
 	fs.IntVar(&f.NemesisOverlap, "nemesis-overlap", 1, "up to this many fault kinds overlap in a window (1-3): about half the windows start further kinds of the list while the first holds, all healed at the window's end")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
 	fs.IntVar(&f.Retries, "retries", 0, "times a producer sends a batch again after a retriable error (0: never; above 0, duplicates are permitted unless --idempotent)")
@@ -72,18 +79,24 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	// the command line.
 	fs.Lookup("min-insync-replicas").DefValue = "2"
 	f.Topics.MinInsyncReplicas = 2
+	f.Given = fs.Changed
 }
 
 // Spec checks every flag, naming a bad one, and returns the Spec they
-// give, validated: a combination Validate refuses (e.g. a schedule with
-// no window) is said in the flags' words (FlagCombination).
+// give, with the nemesis interval chosen if none was given (FitSchedule),
+// validated: a combination Validate refuses (e.g. a schedule with no
+// window) is said in the flags' words (FlagCombination).
 func (f Flags) Spec() (Spec, error) {
 	s, err := f.Checked()
 	if err != nil {
 		return Spec{}, err
 	}
+	if err := f.FitSchedule(&s); err != nil {
+		return Spec{}, err
+	}
 	if err := s.Validate(); err != nil {
-		return Spec{}, FlagCombination(err, f.TimeLimit, f.NemesisInterval)
+		// The interval the schedule has, which may have been chosen.
+		return Spec{}, FlagCombination(err, f.TimeLimit, s.NemesisInterval)
 	}
 	return s, nil
 }
@@ -108,6 +121,13 @@ func (f Flags) Checked() (Spec, error) {
 	return s, s.CheckFlags(f.Replication, f.Topics, f.Bugs)
 }
 
+// FitSchedule applies FitSchedule to s, the spec of the flags, with
+// --nemesis-interval given or not: chaos run and chaos sim (once its
+// --schedule is in s) fit their schedules alike.
+func (f Flags) FitSchedule(s *Spec) error {
+	return FitSchedule(s, f.given("nemesis-interval"))
+}
+
 // SpecOf is the Spec of the flags with the acks and faults given, unchecked:
 // a campaign's base spec, whose acks and faults are its cells'.
 func (f Flags) SpecOf(acks int16, faults []string) Spec {
@@ -117,7 +137,7 @@ func (f Flags) SpecOf(acks int16, faults []string) Spec {
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = acks, f.Concurrency, f.Consumers, f.Rate
 	s.TimeLimit, s.RequestTimeout = f.TimeLimit, f.RequestTimeout
 	s.Retries, s.Idempotent, s.MaxInFlight = f.Retries, f.Idempotent, f.MaxInFlight
-	s.Faults, s.NemesisInterval = faults, f.NemesisInterval
+	s.Faults, s.NemesisInterval, s.AllowPartialSchedule = faults, f.NemesisInterval, f.AllowPartialSchedule
 	if f.NemesisOverlap != 1 {
 		s.NemesisOverlap = f.NemesisOverlap // 1, one fault at a time, is the spec's zero
 	}

@@ -31,7 +31,7 @@ func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
 // links by the mechanism delays and drives w. Convergence is added once
 // the final phase has found it.
 func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w workload.Config) results.TestConfig {
-	return results.TestConfig{
+	tc := results.TestConfig{
 		Name: s.Name, Seed: s.Seed, Start: start, Command: s.Command,
 		Versions: map[string]string{"chaos": version, "go": runtime.Version()},
 		Cluster: results.ClusterConfig{
@@ -48,6 +48,10 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 		MonitorInterval: s.MonitorInterval,
 		LivenessBound:   s.LivenessBound,
 	}
+	if len(s.Faults) > 0 && len(s.Windows) == 0 {
+		tc.NemesisInterval, tc.NemesisIntervalChosen = s.NemesisInterval, s.NemesisIntervalChosen
+	}
+	return tc
 }
 
 func storedWorkload(c workload.Config) results.Workload {

@@ -70,6 +70,14 @@ type Spec struct {
 	// NemesisOverlap, above 1, lets that many kinds overlap in a window
 	// (nemesis.Schedule.Overlap); 0 or 1: one fault at a time.
 	NemesisOverlap int `json:"nemesis_overlap,omitempty"`
+	// NemesisIntervalChosen: NemesisInterval was not given but chosen for
+	// the kinds of Faults and the time limit (ChooseNemesisInterval).
+	NemesisIntervalChosen bool `json:"nemesis_interval_chosen,omitempty"`
+	// AllowPartialSchedule lets a schedule leave kinds of Faults without
+	// a window (chaos run --allow-partial-schedule), which FitSchedule
+	// refuses otherwise; the run says which before it starts, and is
+	// judged by the kinds that ran.
+	AllowPartialSchedule bool `json:"allow_partial_schedule,omitempty"`
 	// Windows, when not empty, is the fault schedule itself, in place of
 	// the one drawn from the seed, Faults and NemesisInterval: the windows
 	// a shrunk run kept, or a real run's planned windows replayed in
@@ -107,7 +115,7 @@ func DefaultSpec() Spec {
 	return Spec{
 		Store: "store", Runtime: RuntimeLocal, Nodes: 3, Settings: s,
 		Acks: -1, Concurrency: 5, Consumers: -1, Rate: 500, TimeLimit: 60 * time.Second, RequestTimeout: 5 * time.Second, MaxInFlight: 1,
-		NemesisInterval: 10 * time.Second, ConvergeTimeout: 60 * time.Second, MonitorInterval: 250 * time.Millisecond,
+		NemesisInterval: DefaultNemesisInterval, ConvergeTimeout: 60 * time.Second, MonitorInterval: 250 * time.Millisecond,
 	}
 }
 

@@ -32,7 +32,8 @@ func (f Flags) Parsed(fs *pflag.FlagSet, seed uint64) Flags {
 
 // Spec is the spec of chaos sim's flags: chaos run's (run), checked flag
 // by flag as chaos run checks them, then as a simulation, with
-// --schedule's windows.
+// --schedule's windows or the nemesis interval chosen as chaos run
+// chooses it.
 func (f Flags) Spec(run runner.Flags) (runner.Spec, error) {
 	if f.given("runtime") && run.Runtime != runner.RuntimeSim {
 		return runner.Spec{}, flagError("runtime", run.Runtime, "not the simulation", "chaos sim runs only in simulation (leave --runtime out); chaos run takes the same flags for a real cluster: --runtime local, docker or external")
@@ -55,8 +56,11 @@ func (f Flags) Spec(run runner.Flags) (runner.Spec, error) {
 	if err := f.ApplySchedule(&spec); err != nil {
 		return runner.Spec{}, err
 	}
+	if err := run.FitSchedule(&spec); err != nil {
+		return runner.Spec{}, err
+	}
 	if err := Validate(spec); err != nil {
-		return runner.Spec{}, runner.FlagCombination(err, run.TimeLimit, run.NemesisInterval)
+		return runner.Spec{}, runner.FlagCombination(err, run.TimeLimit, spec.NemesisInterval)
 	}
 	return spec, nil
 }

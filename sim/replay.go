@@ -68,8 +68,12 @@ func Args(s runner.Spec) []string {
 		add(true, "schedule", s.Windows.String())
 	case len(s.Faults) > 0:
 		add(true, "nemesis", strings.Join(s.Faults, ","))
-		add(s.NemesisInterval != d.NemesisInterval, "nemesis-interval", s.NemesisInterval.String())
+		// The default said as such where it has no room for every kind:
+		// left out, the replay would choose a shorter interval.
+		_, short := s.ScheduleShort()
+		add(s.NemesisInterval != d.NemesisInterval || short, "nemesis-interval", s.NemesisInterval.String())
 		add(s.NemesisOverlap > 1, "nemesis-overlap", strconv.Itoa(s.NemesisOverlap))
+		flag(s.AllowPartialSchedule, "allow-partial-schedule")
 	}
 	add(true, "seed", strconv.FormatUint(s.Seed, 10))
 	return a

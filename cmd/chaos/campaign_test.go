@@ -297,8 +297,10 @@ func TestCampaignRefusesImpossible(t *testing.T) {
 		{[]string{"--nemesis", "kill;meteor"}, []string{`--nemesis: not a fault, got "meteor"`}},
 		{[]string{"--min-insync-replicas", "3", "--", "--replication-factor", "2"},
 			[]string{"min.insync.replicas 3 exceeds the replication factor 2"}},
-		{[]string{"--nemesis", "kill", "--time-limit", "10s"},
+		{[]string{"--nemesis", "kill", "--time-limit", "10s", "--nemesis-interval", "10s"},
 			[]string{"shorter than twice the nemesis interval"}},
+		{[]string{"--nemesis", "kill,pause", "--time-limit", "30s", "--nemesis-interval", "10s"},
+			[]string{"no room for a window of each of the 2 kinds kill,pause in the time limit 30s", "a time limit of 55s or more"}},
 		{[]string{"--election", "clean,maybe"}, []string{`--election: not an election policy, got "maybe"; use clean or unclean`}},
 		{[]string{"--preset", "smoke", "--acks", "1"}, []string{"cannot be combined"}},
 		{[]string{"--preset", "nope"}, []string{`--preset: not a preset, got "nope"; use bugs, seed or smoke`}},
@@ -428,10 +430,10 @@ func TestCampaignSpecFile(t *testing.T) {
 	out, code := runChaos(t, "campaign", "--dry-run", "--seed", "1", "--spec", write(`{
 		"cells": [{"acks": "all", "min_insync_replicas": 2, "nemesis": "kill,pause"},
 		          {"acks": 1, "min_insync_replicas": 1, "election": "unclean"}],
-		"runs": 2, "time_limit": "20s", "nemesis_interval": "5s",
+		"runs": 2, "time_limit": "20s", "nemesis_interval": "3.5s",
 		"run_args": ["--replica-lag-time-max-ms", "2000"]}`), "--runs", "3")
 	if code != 0 || !strings.Contains(out, "[6/6] acks=1 isr=1 unclean none run 3/3") ||
-		!strings.Contains(out, "--nemesis kill,pause --time-limit 20s --nemesis-interval 5s --replica-lag-time-max-ms 2000") {
+		!strings.Contains(out, "--nemesis kill,pause --time-limit 20s --nemesis-interval 3.5s --replica-lag-time-max-ms 2000") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	for spec, want := range map[string]string{

@@ -35,10 +35,12 @@ func TestDockerScenarios(t *testing.T) {
 		}
 	})
 	t.Run("4 acks=-1 min.insync=2 clean under F1 has no unexpected anomaly", func(t *testing.T) {
-		code, res, out := scenario(t, append(docker, "--time-limit", "30s", "--nemesis", "kill,partition,pause,slow-follower",
-			"--nemesis-interval", "5s", "--seed", "4")...)
+		code, res, out := scenario(t, append(docker, "--time-limit", "30s", "--nemesis", "kill,partition,pause,slow-follower", "--seed", "4")...)
 		if code != 0 || len(res.Unexpected) > 0 {
 			t.Fatalf("exit %d, unexpected %v:\n%s", code, res.Unexpected, out)
+		}
+		if len(res.FaultWindows) != 4 || len(res.FaultsNotStarted) > 0 {
+			t.Fatalf("fault windows %v, never started %v: want a window of each kind:\n%s", res.FaultWindows, res.FaultsNotStarted, out)
 		}
 		tc, err := results.ReadTestConfig(strings.TrimSuffix(resultsPath(t, out), "results.json") + "test.json")
 		if err != nil {

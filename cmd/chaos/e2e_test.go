@@ -276,7 +276,9 @@ func TestCheckRefusesWhatRunRefuses(t *testing.T) {
 		{[]string{"check", hist, "--acks", "2"}, "--acks"},
 		{[]string{"check", hist, "--fsync", "sometimes"}, "--fsync"},
 		{[]string{"run", "--min-insync-replicas", "5"}, "5"},
-		{[]string{"run", "--nemesis", "kill", "--time-limit", "5s", "--store", dir}, "no fault window fits"},
+		{[]string{"run", "--nemesis", "kill", "--nemesis-interval", "10s", "--time-limit", "5s", "--store", dir}, "no fault window fits"},
+		{[]string{"run", "--nemesis", "kill,pause", "--nemesis-interval", "10s", "--time-limit", "30s", "--store", dir}, "--time-limit 55s or more"},
+		{[]string{"run", "--nemesis", "kill,pause", "--time-limit", "3s", "--store", dir}, "--time-limit 5.5s or more"},
 	} {
 		out, code := runChaos(t, c.args...)
 		if code != exitErrorCode || !strings.Contains(out, c.want) {

@@ -63,7 +63,7 @@ var (
 func runGroups() []flagGroup {
 	return []flagGroup{
 		clusterGroup, brokerGroup, workloadGroup,
-		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap"),
+		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap", "allow-partial-schedule"),
 		group("External runtime flags (with --runtime external)", append([]string{"bootstrap", "cluster-file", "topic", "node",
 			"controller-node", "combined-controllers", "allow-weakened-faults"}, append(externalCmdFlags(), "cmd-timeout", "check-commands")...)...),
 		group("Output flags", append(slices.Clone(outputGroup.flags), "fail-on")...),
@@ -73,7 +73,7 @@ func runGroups() []flagGroup {
 func simGroups() []flagGroup {
 	return []flagGroup{
 		clusterGroup, brokerGroup, workloadGroup,
-		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap", "schedule"),
+		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap", "allow-partial-schedule", "schedule"),
 		group("Sweep flags", "seeds", "runs", "parallel", "keep-valid", "shard"),
 		group("Search flags (--shrink, --from)", "shrink", "shrink-runs", "from"),
 		outputGroup,

@@ -23,6 +23,7 @@ import (
 
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results/report"
 )
 
@@ -375,27 +376,9 @@ func TestReadme(t *testing.T) {
 	start := time.Now()
 	total := 0
 	for _, page := range docPages(t) {
-		md, err := os.ReadFile(filepath.Join(repo, page))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmds, err := pageCommands(page, string(md))
-		if err != nil {
-			t.Fatal(err)
-		}
 		// The page's /tmp/demo is not the last page's.
 		r.tmp = filepath.Join(r.dir, "tmp", strings.TrimSuffix(filepath.Base(page), ".md"))
-		// The files the page gives (a spec, a cluster file) are where
-		// its commands read them.
-		files, err := pageFiles(page, string(md))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, content := range files {
-			if err := os.WriteFile(filepath.Join(r.dir, name), []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		cmds := readPage(t, repo, page, r.dir)
 		if page == "README.md" && len(cmds) < 8 {
 			t.Fatalf("only %d commands found in README.md's ```sh blocks", len(cmds))
 		}
@@ -418,6 +401,31 @@ func TestReadme(t *testing.T) {
 	for page, why := range untestedPages {
 		t.Logf("  %s: not read (%s)", page, why)
 	}
+}
+
+// readPage is the commands of page (README.md or docs/NAME.md) of the
+// repository at repo, with the files it gives (a spec, a cluster file)
+// written to dir, where its commands read them.
+func readPage(t *testing.T, repo, page, dir string) []readmeCmd {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(repo, page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := pageCommands(page, string(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := pageFiles(page, string(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cmds
 }
 
 type readmeRunner struct {
@@ -523,9 +531,10 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		// reads and checkers, and the table the README explains.
 		short := []string{"--time-limit", "5s"}
 		if i := slices.Index(args, "--nemesis"); i >= 0 && i+1 < len(args) && args[i+1] != "none" {
-			// A nemesis needs room for a window: chaos run refuses a
-			// schedule with none.
-			short = []string{"--nemesis-interval", "2s", "--time-limit", "6s"}
+			// A nemesis needs room for a window of each kind: chaos run
+			// refuses a schedule without.
+			limit := max(6*time.Second, nemesis.CoverTimeLimit(len(strings.Split(args[i+1], ",")), 2*time.Second))
+			short = []string{"--nemesis-interval", "2s", "--time-limit", limit.String()}
 		}
 		out, code := r.run(3*time.Minute, append(slices.Clone(args), short...)...)
 		if code != 0 {
@@ -536,7 +545,7 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 				t.Errorf("%s: the output lacks %q, which the README explains:\n%s", c, want, out)
 			}
 		}
-		return "ran 5s"
+		return "ran " + short[len(short)-1]
 	case path == "check" || path == "report":
 		out, code := r.run(2*time.Minute, args...)
 		if code != 0 {

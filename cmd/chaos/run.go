@@ -166,6 +166,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 				fmt.Fprintf(out, "cluster id %s\n", clusterID)
 			}
 			runner.SayBugs(out, spec.Settings.Bugs)
+			runner.SayInterval(out, spec)
 			// Where the run is, should it end without another word.
 			_ = runner.WriteOutcome(f.outcomeFile, runner.Outcome{Dir: dir, Seed: seed, ClusterID: clusterID}, nil)
 		},

@@ -118,7 +118,10 @@ func simTest(cmd *cobra.Command, f *simFlags, judge judgeFunc) (int, error) {
 	defer stop()
 	outcome, err := f.console(out, errOut).Run(ctx, spec, runner.Options{
 		Version: fullVersion(),
-		Started: func(string, uint64, string) { runner.SayBugs(out, spec.Settings.Bugs) },
+		Started: func(string, uint64, string) {
+			runner.SayBugs(out, spec.Settings.Bugs)
+			runner.SayInterval(out, spec)
+		},
 	})
 	return outcome.Say(out, errOut, err)
 }
@@ -134,6 +137,7 @@ func simSweep(out, errOut io.Writer, spec runner.Spec, seeds []uint64, f *simFla
 	defer stop()
 	fmt.Fprintf(out, "sweep of %d seeds, %d at a time: %s, %s each\n", len(seeds), f.sim.Parallel, spec.Normalized().Name, spec.TimeLimit)
 	runner.SayBugs(out, spec.Settings.Bugs)
+	runner.SayInterval(out, spec)
 	args := slices.Clone(os.Args)
 	runs := f.console(out, errOut).Sweep(ctx, spec, seeds, sim.SweepOptions{
 		Parallel: f.sim.Parallel, KeepValid: f.sim.KeepValid, Version: fullVersion(),

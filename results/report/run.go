@@ -723,6 +723,13 @@ func (v *reportView) config(d RunData) {
 		{"planned windows", strconv.Itoa(len(tc.Schedule))},
 		{"kinds overlapping in a window, at most", strconv.Itoa(max(tc.NemesisOverlap, 1))},
 	}}
+	if tc.NemesisInterval > 0 {
+		iv := tc.NemesisInterval.String()
+		if tc.NemesisIntervalChosen {
+			iv += " (not given: chosen for the kinds asked for and the time limit)"
+		}
+		nem.Rows = append(nem.Rows, kv{"nemesis interval", iv})
+	}
 	if len(tc.Schedule) > 0 {
 		// The windows themselves, in the form chaos sim --schedule takes:
 		// what a shrunk run kept is what its replay runs.
