@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/hunt"
@@ -46,7 +48,7 @@ error, else 2 if one was unknown, else 0; 130 when interrupted.`,
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			ctx, _, stop := cli.InterruptContext(errOut, "stopping the hunt")
 			defer stop()
-			res, err := hunt.Console{Out: out, Err: errOut, Quiet: f.Quiet}.Run(ctx, o)
+			res, err := hunt.Console{Out: out, Err: errOut, Quiet: f.Quiet, Command: os.Args}.Run(ctx, o)
 			if err != nil {
 				return exitWith(0, err)
 			}
