@@ -50,7 +50,7 @@ func (c Console) Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("the hunt's directory in the store: %w", err)
 	}
-	fmt.Fprintf(c.Out, "hunt %s\n", rec.dir.Dir)
+	fmt.Fprintf(c.Out, "hunt directory: %s\n", rec.dir.Dir)
 	warned := false
 	keep := func(err error) {
 		if err != nil && !warned {

@@ -182,6 +182,8 @@ func huntFinding(f results.HuntFinding, i int, root string) huntFindingView {
 		sv := &huntShrunkView{Error: s.Error, Anomalies: strings.Join(s.Anomalies, ", "), Schedule: s.Schedule, Replay: s.Replay}
 		sv.Report, sv.Files = dirLinks(root, s.Dir)
 		switch {
+		case s.Error != "":
+			sv.How = "no smaller run"
 		case s.Interrupted:
 			sv.How = fmt.Sprintf("interrupted after %s: the smallest run so far", plural(s.Runs, "run"))
 		case s.Exhausted:
@@ -222,12 +224,12 @@ func huntRun(u results.HuntRun, root string) huntRunView {
 func growthPlot(h results.Hunt) (*plotView, string) {
 	const height = 250.0
 	p := &plotView{ID: "coverage-plot", Title: "Coverage over the hunt", W: plotW, H: height, X0: plotLeft, X1: plotW - plotRight,
-		Y0: plotTop, Y1: height - plotBottom, YLabel: "coverage (sequences)", XLabel: "runs of the hunt"}
+		Y0: plotTop, Y1: height - plotBottom, YLabel: "coverage (sequences)", XLabel: "runs"}
 	p.Caption = "How many distinct short sequences of observed events (leader changes, ISR sizes, errors answered, faults in effect; " +
 		"in simulation also the kinds of lines the brokers log) the hunt had reached after each run. " +
 		"A line that goes flat is a plateau: the runs no longer take the cluster anywhere new, and more of them are unlikely to find what these did not."
 	if h.Options.Shard != nil {
-		p.XLabel = fmt.Sprintf("run number in the whole hunt (this shard ran 1 in %d)", h.Options.Shard.Count)
+		p.Caption += fmt.Sprintf(" The runs are numbered as in the whole hunt, of which this shard ran 1 in %d.", h.Options.Shard.Count)
 	}
 	g := h.Growth
 	if len(g) == 0 {
@@ -239,7 +241,8 @@ func growthPlot(h results.Hunt) (*plotView, string) {
 		return r1(p.X0 + float64(run)/float64(max(last.Run, 1))*(p.X1-p.X0))
 	}
 	step := max(niceStep(float64(last.Run)/10), 1)
-	for _, r := range tickValues(0, float64(last.Run), step) {
+	// No tick under the axis's label, at the right end.
+	for _, r := range tickValues(0, float64(last.Run)*0.9, step) {
 		p.XTicks = append(p.XTicks, tick{Pos: xs(int(r)), Label: strconv.Itoa(int(r))})
 	}
 	top := niceStep(float64(max(last.Coverage, 1)) / 5)
