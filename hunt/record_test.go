@@ -1,10 +1,17 @@
 package hunt
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/runner"
+	"github.com/chaos-isr/chaos/sim"
 )
 
 // TestGrowthPoints: hunt.json's growth keeps the first run, each run
@@ -48,5 +55,41 @@ func TestGrowthPoints(t *testing.T) {
 		if p.Run > 3000 && i != len(got)-1 {
 			t.Errorf("point %v inside the plateau", p)
 		}
+	}
+}
+
+// TestInterruptedHuntRecord: a hunt interrupted between runs says so in
+// its record, which holds the runs taken: its status, exit code 130, and
+// the growth up to the last run.
+func TestInterruptedHuntRecord(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := base(t)
+	o := Options{Base: b, Seed: 5, Runs: 50, Parallel: 1, Feedback: true, Command: sim.ReplayCommand,
+		Progress: func(p Progress) {
+			if p.Run == 3 {
+				cancel()
+			}
+		}}
+	var out bytes.Buffer
+	res, err := Console{Out: &out, Err: io.Discard, Quiet: true, Command: []string{"chaos", "hunt", "--runs", "50"}}.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.ExitCode() != runner.ExitInterrupted || res.Runs != 3 {
+		t.Fatalf("interrupted %v, exit %d, %d runs; want interrupted after 3 runs, exit %d", res.Interrupted, res.ExitCode(), res.Runs, runner.ExitInterrupted)
+	}
+	h, err := results.ReadHunt(filepath.Join(b.Store, results.HuntsDir, "latest", results.HuntFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Status != "interrupted" || h.ExitCode == nil || *h.ExitCode != runner.ExitInterrupted || h.Runs != 3 || len(h.Growth) == 0 || h.Growth[len(h.Growth)-1].Run != 3 {
+		t.Errorf("the record: status %q, exit %v, %d runs, growth %v; want interrupted, 130, 3 runs, growth to run 3", h.Status, h.ExitCode, h.Runs, h.Growth)
+	}
+	if want := "--seed 5"; !strings.Contains(strings.Join(h.Command, " "), want) {
+		t.Errorf("the command %q does not repeat the hunt's seed", h.Command)
+	}
+	if !strings.Contains(out.String(), "hunt page: "+filepath.Join(b.Store, results.HuntsDir)) {
+		t.Errorf("the console did not print the hunt page:\n%s", out.String())
 	}
 }
