@@ -15,10 +15,15 @@ import (
 
 // Console runs a hunt for chaos hunt: a progress line (runs, runs/s,
 // coverage, findings), each finding with its scenario and replay command
-// as it is found, the first finding shrunk, and a summary.
+// as it is found, the first finding shrunk, and a summary; and it keeps
+// the hunt's record and page in the store as it goes (results.Hunt).
 type Console struct {
 	Out, Err io.Writer
 	Quiet    bool
+	// Command is the command line that started the hunt (os.Args): the
+	// record keeps it, with the hunt's seed, as the command that repeats
+	// the hunt.
+	Command []string
 }
 
 // Run hunts with o and prints it; the result's ExitCode is chaos hunt's.
@@ -41,12 +46,26 @@ func (c Console) Run(ctx context.Context, o Options) (Result, error) {
 	}
 	fmt.Fprintf(c.Out, "%s; shard %s\n", judged, o.Shard)
 	runner.SayBugs(c.Out, o.Base.Settings.Bugs)
+	rec, err := newRecord(o, c.Command, time.Now())
+	if err != nil {
+		return Result{}, fmt.Errorf("the hunt's directory in the store: %w", err)
+	}
+	fmt.Fprintf(c.Out, "hunt directory: %s\n", rec.dir.Dir)
+	warned := false
+	keep := func(err error) {
+		if err != nil && !warned {
+			// The hunt goes on: what it finds is printed all the same.
+			warned = true
+			fmt.Fprintf(c.Err, "chaos: the hunt's record is not written: %v\n", err)
+		}
+	}
 	line := statusline.New(c.Err)
 	progress := o.Progress
 	o.Progress = func(p Progress) {
 		if progress != nil {
 			progress(p)
 		}
+		keep(rec.take(p))
 		if v := p.Last.Outcome.Verdict; v == checker.Invalid {
 			line.End()
 			c.finding(p.Last)
@@ -63,11 +82,17 @@ func (c Console) Run(ctx context.Context, o Options) (Result, error) {
 	if len(res.Findings) > 0 && o.ShrinkRuns > 0 && ctx.Err() == nil {
 		f := res.Findings[0]
 		fmt.Fprintln(c.Out)
-		sim.Console{Out: c.Out, Err: c.Err, Quiet: c.Quiet}.Shrink(ctx, f.Spec, sim.ShrinkOptions{
+		shrunk, err := sim.Console{Out: c.Out, Err: c.Err, Quiet: c.Quiet}.Shrink(ctx, f.Spec, sim.ShrinkOptions{
 			Runs: o.ShrinkRuns, Version: o.Version, Command: o.Command,
 		})
+		if err != nil {
+			fmt.Fprintf(c.Out, "shrink: %v\n", err)
+		}
+		keep(rec.shrunk(0, shrunk, err))
 	}
+	keep(rec.end(res))
 	c.summary(res)
+	fmt.Fprintf(c.Out, "hunt page: %s\n", rec.page())
 	return res, nil
 }
 
@@ -85,7 +110,7 @@ func status(p Progress) string {
 // scenario, the command that replays it and its report.
 func (c Console) finding(a Attempt) {
 	o := a.Outcome
-	fmt.Fprintf(c.Out, "\nFOUND at run %d: INVALID: %s\n", a.Index, strings.Join(o.Results.Unexpected, ", "))
+	fmt.Fprintf(c.Out, "\nFOUND at run %d: INVALID: %s\n", a.Index+1, strings.Join(o.Results.Unexpected, ", "))
 	fmt.Fprintf(c.Out, "  scenario: %s\n", Describe(a.Spec))
 	fmt.Fprintf(c.Out, "  replay:   %s\n", sim.ShellCommand(sim.ReplayCommand(a.Spec)))
 	if o.Report != "" {
@@ -101,7 +126,7 @@ func (c Console) summary(res Result) {
 		fmt.Fprintf(c.Out, "coverage growth: %s\n", growth(res.Growth))
 	}
 	for _, u := range res.Unknowns[:min(len(res.Unknowns), 5)] {
-		fmt.Fprintf(c.Out, "unknown at run %d: %s\n", u.Index, u.Outcome.Dir)
+		fmt.Fprintf(c.Out, "unknown at run %d: %s\n", u.Index+1, u.Outcome.Dir)
 	}
 	if res.Interrupted {
 		fmt.Fprintln(c.Out, "interrupted")

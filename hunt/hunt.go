@@ -181,6 +181,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}
 	}
+	if ctx.Err() != nil && (o.Runs <= 0 || res.Runs < o.Runs) && (o.KeepGoing || len(res.Findings) == 0) {
+		// Ended between runs: the hunt stopped short of its budget all
+		// the same.
+		res.Interrupted = true
+	}
 	res.Coverage, res.Corpus = len(cov), len(corpus)
 	res.Elapsed = time.Since(start)
 	return res, nil

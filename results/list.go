@@ -12,11 +12,12 @@ import (
 	"time"
 )
 
-// Listing is what a store holds: its run and campaign directories, each
-// newest first.
+// Listing is what a store holds: its run, campaign and hunt directories,
+// each newest first.
 type Listing struct {
 	Runs      []StoredDir
 	Campaigns []StoredDir
+	Hunts     []StoredDir
 	// Problems are the directories that could not be read; the rest is
 	// still listed.
 	Problems []string
@@ -25,7 +26,7 @@ type Listing struct {
 // StoredDir is a run's or a campaign's directory.
 type StoredDir struct {
 	// Test is the test's name, the directory above the run ("campaigns"
-	// for a campaign).
+	// for a campaign, "hunts" for a hunt).
 	Test string
 	// Dir is the directory relative to the store, with slashes:
 	// <test>/<timestamp>.
@@ -37,8 +38,9 @@ type StoredDir struct {
 	Start time.Time
 }
 
-// ListStore lists a store's runs and campaigns: the directories two
-// levels below the root, a campaign being one with campaign.json. Links
+// ListStore lists a store's runs, campaigns and hunts: the directories
+// two levels below the root, a campaign being one with campaign.json and a
+// hunt one with hunt.json. Links
 // (store/latest, store/<test>/latest) are skipped, since they point at
 // directories listed anyway, and so are files, hidden and temporary names;
 // a directory that cannot be read is a Problem, not an error. Only an
@@ -71,12 +73,17 @@ func ListStore(store string) (Listing, error) {
 				l.Campaigns = append(l.Campaigns, d)
 				continue
 			}
+			if _, err := os.Stat(filepath.Join(d.Path, HuntFile)); err == nil {
+				l.Hunts = append(l.Hunts, d)
+				continue
+			}
 			l.Runs = append(l.Runs, d)
 		}
 	}
 	newestFirst := func(a, b StoredDir) int { return cmp.Or(b.Start.Compare(a.Start), strings.Compare(b.Dir, a.Dir)) }
 	slices.SortStableFunc(l.Runs, newestFirst)
 	slices.SortStableFunc(l.Campaigns, newestFirst)
+	slices.SortStableFunc(l.Hunts, newestFirst)
 	return l, nil
 }
 

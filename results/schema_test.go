@@ -116,3 +116,19 @@ func TestCampaignJSONSchema(t *testing.T) {
 		t.Errorf("campaign-detection.json read as %+v", det)
 	}
 }
+
+// A hunt that found a planted bug and shrank it (chaos hunt --bug
+// read-past-hw --seed 1 --shrink-runs 5).
+func TestHuntJSONSchema(t *testing.T) {
+	h := roundTrip[Hunt](t, "hunt.json")
+	if h.Format != HuntFormat || h.Seed != 1 || h.Status != "complete" || h.ExitCode == nil || *h.ExitCode != 1 || len(h.Command) == 0 ||
+		h.Options.ShrinkRuns != 5 || len(h.Options.Bugs) != 1 || len(h.Options.Kinds) == 0 || h.Options.Config.Acks != -1 ||
+		len(h.Growth) == 0 || h.Growth[len(h.Growth)-1].Coverage != h.Coverage || len(h.Findings) != 1 || h.Unjudged == nil {
+		t.Errorf("hunt.json read as %+v", h)
+	}
+	f := h.Findings[0]
+	if f.Run == 0 || f.Seed == 0 || f.Elapsed == 0 || f.Dir == "" || f.Replay == "" || f.Scenario == "" || len(f.Anomalies) == 0 ||
+		f.Shrunk == nil || f.Shrunk.Dir == "" || f.Shrunk.Runs != 5 || f.Shrunk.Before.Windows == 0 || f.Shrunk.After.TimeLimit == 0 {
+		t.Errorf("its finding read as %+v (shrunk %+v)", f, f.Shrunk)
+	}
+}

@@ -63,6 +63,7 @@ func TestListStore(t *testing.T) {
 	mk("a/x.tmp")
 	mk(".hidden/20261129T170000.000Z")
 	mk("campaigns/20261129T175000.000Z", CampaignFile)
+	mk("hunts/20261129T160000.000Z", HuntFile)
 	os.WriteFile(filepath.Join(store, "a", "notes"), nil, 0o644)
 	os.Symlink("a/20261129T190000.000Z", filepath.Join(store, "latest"))
 	os.Symlink("20261129T190000.000Z", filepath.Join(store, "a", "latest"))
@@ -83,6 +84,9 @@ func TestListStore(t *testing.T) {
 	}
 	if len(l.Campaigns) != 1 || l.Campaigns[0].Dir != "campaigns/20261129T175000.000Z" || len(l.Problems) != 0 {
 		t.Fatalf("campaigns %+v, problems %v", l.Campaigns, l.Problems)
+	}
+	if len(l.Hunts) != 1 || l.Hunts[0].Dir != "hunts/20261129T160000.000Z" || l.Hunts[0].Test != HuntsDir {
+		t.Fatalf("hunts %+v: want the one with hunt.json, not among the runs", l.Hunts)
 	}
 	if _, err := ListStore(filepath.Join(store, "missing")); err == nil {
 		t.Fatal("a missing store is no error")

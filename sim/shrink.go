@@ -551,11 +551,31 @@ func saveLatest(store, test string) (restore func()) {
 }
 
 // removeRun removes a run of a search from the store, and its test's
-// directory if that leaves it empty.
+// directory if that leaves it empty. A candidate that drops windows is
+// another test (the nemesis is in the name), whose latest link the run
+// pointed at itself: the link is moved to the test's newest run left, or
+// removed with the directory, so that the search leaves no directory
+// holding only a broken link.
 func removeRun(o runner.Outcome) {
 	if o.Dir == "" {
 		return
 	}
 	_ = os.RemoveAll(o.Dir)
-	_ = os.Remove(filepath.Dir(o.Dir))
+	test := filepath.Dir(o.Dir)
+	latestMu.Lock()
+	defer latestMu.Unlock()
+	link := filepath.Join(test, "latest")
+	if _, err := os.Stat(link); err != nil {
+		_ = os.Remove(link)
+		entries, _ := os.ReadDir(test)
+		for i := len(entries) - 1; i >= 0; i-- {
+			// Run directories are named by their start, so the last by
+			// name is the newest.
+			if e := entries[i]; e.IsDir() && !strings.HasSuffix(e.Name(), ".tmp") {
+				_ = results.Relink(link, e.Name())
+				break
+			}
+		}
+	}
+	_ = os.Remove(test) // only if empty
 }

@@ -34,9 +34,10 @@ const overflowJS = `(() => {
 })()`
 
 // TestPagesFitAt1280: the seed preset's index page, the report of a run
-// with many fault windows and a long name, and the report of a run on an
+// with many fault windows and a long name, the report of a run on an
 // external cluster (fault commands and their output in the faults
-// table) fit a 1280 px wide window in Chromium: the document is no wider
+// table), and the page of a hunt that found and shrank a planted bug (its
+// long scenario and replay commands) fit a 1280 px wide window in Chromium: the document is no wider
 // than the viewport. A screenshot of each is kept (CHAOS_ARTIFACTS).
 func TestPagesFitAt1280(t *testing.T) {
 	requireCampaign(t)
@@ -72,13 +73,20 @@ func TestPagesFitAt1280(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	out, code = runChaos(t, "hunt", "--bug", "read-past-hw", "--seed", "1", "--shrink-runs", "5", "--store", store, "--quiet")
+	if code != exitInvalid {
+		t.Fatalf("the hunt exited %d; want a finding:\n%s", code, out)
+	}
+	_, huntPage := huntDirs(t, out)
+
 	pages := map[string]string{
 		"index-seed-preset":  index,
 		"report-many-faults": filepath.Join(manyDir, results.ReportFile),
 		"report-external":    filepath.Join(externalRunDir(t), results.ReportFile),
+		"hunt-planted-bug":   huntPage,
 	}
 	dir := artifactDir(t)
-	for _, name := range []string{"index-seed-preset", "report-many-faults", "report-external"} {
+	for _, name := range []string{"index-seed-preset", "report-many-faults", "report-external", "hunt-planted-bug"} {
 		t.Run(name, func(t *testing.T) {
 			width, wide, shot, err := measure(browser, "file://"+pages[name])
 			if err != nil {

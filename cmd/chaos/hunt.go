@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/hunt"
@@ -26,7 +28,10 @@ sequences of what the tester observed through the protocol: leader changes, ISR 
 errors answered, faults in effect) and most runs mutate one of them; --no-feedback draws
 every scenario afresh. It stops at the first INVALID run (--keep-going goes on), prints
 its scenario and the chaos sim command that replays it byte for byte, and shrinks it
-(--shrink-runs). Only the runs that were not valid stay in the store.
+(--shrink-runs). Only the runs that were not valid stay in the store. The hunt's record,
+STORE/hunts/<time>/hunt.json, and its page, hunt.html, are written as it goes: the
+findings with their reports, replay commands and shrunk runs, the coverage after each
+run (a plateau shows), and the runs that could not be judged.
 
 Exit code as chaos sim's sweeps: 1 if a run was invalid, else 3 if one ended in an
 error, else 2 if one was unknown, else 0; 130 when interrupted.`,
@@ -46,7 +51,7 @@ error, else 2 if one was unknown, else 0; 130 when interrupted.`,
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			ctx, _, stop := cli.InterruptContext(errOut, "stopping the hunt")
 			defer stop()
-			res, err := hunt.Console{Out: out, Err: errOut, Quiet: f.Quiet}.Run(ctx, o)
+			res, err := hunt.Console{Out: out, Err: errOut, Quiet: f.Quiet, Command: os.Args}.Run(ctx, o)
 			if err != nil {
 				return exitWith(0, err)
 			}

@@ -73,7 +73,7 @@ func TestReportMissingPath(t *testing.T) {
 		t.Fatal("chaos report of a missing path: no error")
 	}
 	msg := err.Error()
-	for _, w := range []string{"PATH: no such file or directory", "run directories"} {
+	for _, w := range []string{"PATH: no such file or directory", "run, campaign or hunt directories"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("chaos report: %s\nwant %q in it", msg, w)
 		}

@@ -169,6 +169,20 @@ func TestServeHostsAndLinks(t *testing.T) {
 	if code, _, _ := rawGet(t, srv.URL, runURL+"test.json/x", "127.0.0.1"); code != http.StatusNotFound {
 		t.Errorf("GET below a file: status %d, want 404", code)
 	}
+
+	// A hunt without its page: listed on the front page, and its
+	// directory sends to the page, rendered on the way.
+	hunt := filepath.Join(store, "hunts", "20260101T000000.000Z")
+	writeFiles(t, hunt, map[string]string{"hunt.json": `{"format":1,"seed":3,"status":"complete","start":"2026-01-01T00:00:00Z","runs":4,"valid":4}`})
+	if code, _, body := rawGet(t, srv.URL, "/", "127.0.0.1"); code != http.StatusOK || !strings.Contains(body, `href="./hunts/20260101T000000.000Z/"`) {
+		t.Errorf("the front page (status %d) does not list the hunt:\n%s", code, body)
+	}
+	if code, loc, _ := rawGet(t, srv.URL, "/hunts/20260101T000000.000Z/", "127.0.0.1"); code != http.StatusFound || loc != "/hunts/20260101T000000.000Z/hunt.html" {
+		t.Errorf("GET a hunt's directory: status %d, Location %q; want 302 to its hunt.html", code, loc)
+	}
+	if page, err := os.ReadFile(filepath.Join(hunt, "hunt.html")); err != nil || !strings.Contains(string(page), "NOT FOUND") {
+		t.Errorf("the hunt's page was not rendered (%v)", err)
+	}
 }
 
 // TestServeRendersOnlyInsideTheStore: a run without a report gets one on

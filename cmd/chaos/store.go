@@ -64,17 +64,18 @@ Exit code: 0 valid, 1 invalid, 2 unknown (0 with --fail-on invalid), 3 error.`,
 func newReportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report PATH...",
-		Short: "Render report.html for runs, and index.html for campaigns, again",
+		Short: "Render report.html for runs, index.html for campaigns and hunt.html for hunts, again",
 		Long: `Render the HTML pages again from what is stored. PATH is a run directory
-(store/<test>/<time>, or store/latest), a campaign directory (store/campaigns/<time>), or any
-directory above them, e.g. the whole store: every run and campaign below it is rendered.
-A run's report.html is built from its test.json, history.jsonl and results.json (an
-interrupted run without results.json still gets a report, saying so); a campaign's
-index.html from its campaign.json. Each page written is printed.
+(store/<test>/<time>, or store/latest), a campaign directory (store/campaigns/<time>), a hunt
+directory (store/hunts/<time>), or any directory above them, e.g. the whole store: every run,
+campaign and hunt below it is rendered. A run's report.html is built from its test.json,
+history.jsonl and results.json (an interrupted run without results.json still gets a report,
+saying so); a campaign's index.html from its campaign.json; a hunt's hunt.html from its
+hunt.json. Each page written is printed.
 Exit code: 0 all rendered, 3 something could not be.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return errors.New("PATH: missing; chaos report takes run directories, campaign directories or a directory above them, e.g. chaos report store/latest, or chaos report store for everything")
+				return errors.New("PATH: missing; chaos report takes run, campaign or hunt directories, or a directory above them, e.g. chaos report store/latest, or chaos report store for everything")
 			}
 			return nil
 		},
@@ -90,8 +91,9 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Browse the result store in a web browser (on 127.0.0.1)",
 		Long: `Serve the result store over HTTP on a loopback address: the front page lists every test
-and campaign with its runs, newest first, and links to each run's report, history and node
-logs. A run or campaign without a report gets one rendered on first visit. Nothing outside
+with its runs, newest first, the campaigns and the hunts, and links to each run's report,
+history and node logs. A run, campaign or hunt without its page gets one rendered on first
+visit. Nothing outside
 the store is served: paths with "..", and symlinks that lead out of the store, are refused,
 and so are requests addressed to any host name but localhost or a loopback address (a web page
 that points its own name at 127.0.0.1 cannot read the store).`,

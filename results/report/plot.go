@@ -30,13 +30,15 @@ const (
 type plotView struct {
 	ID, Title, Caption string
 	// Empty, if set, replaces the plot with this sentence.
-	Empty   string
-	W, H    float64
-	X0, X1  float64 // plot area, horizontally
-	Y0, Y1  float64 // plot area, vertically (Y0 top)
-	XTicks  []tick
-	YTicks  []tick
-	YLabel  string
+	Empty  string
+	W, H   float64
+	X0, X1 float64 // plot area, horizontally
+	Y0, Y1 float64 // plot area, vertically (Y0 top)
+	XTicks []tick
+	YTicks []tick
+	YLabel string
+	// XLabel names the x axis; empty: the time since the test started.
+	XLabel  string
 	Bands   []band
 	Markers []marker
 	Rects   []rect

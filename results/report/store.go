@@ -17,13 +17,14 @@ import (
 	"github.com/chaos-isr/chaos/results"
 )
 
-// StoreView is the store browser's page: every run and campaign in a
-// store, newest first. Links are relative to the store's root, so the page
+// StoreView is the store browser's page: every run, campaign and hunt in
+// a store, newest first. Links are relative to the store's root, so the page
 // is meant to be served at the root.
 type StoreView struct {
 	Root      string
 	Runs      []StoreRun
 	Campaigns []StoreCampaign
+	Hunts     []StoreHunt
 	// Problems are what could not be read; the rest is still listed.
 	Problems []string
 }
@@ -67,7 +68,21 @@ type StoreCampaign struct {
 	Note    string
 }
 
-// ScanStore reads a store for its page: every run and campaign that
+// StoreHunt is one hunt directory.
+type StoreHunt struct {
+	Dir    string
+	Start  time.Time
+	Status string
+	Seed   uint64
+	// Runs counts the runs taken, Findings the invalid ones, Unjudged
+	// those that ended unknown or in an error.
+	Runs, Findings, Unjudged int
+	Bugs                     []string
+	Page                     bool // hunt.html exists
+	Note                     string
+}
+
+// ScanStore reads a store for its page: every run, campaign and hunt that
 // results.ListStore finds, with what its files say. A file that cannot be
 // read is a Note of its run or campaign, a directory that cannot be read a
 // Problem of the view; only an unreadable root is an error.
@@ -83,6 +98,9 @@ func ScanStore(store string) (StoreView, error) {
 	}
 	for _, d := range l.Campaigns {
 		v.Campaigns = append(v.Campaigns, scanCampaign(d))
+	}
+	for _, d := range l.Hunts {
+		v.Hunts = append(v.Hunts, scanHunt(d))
 	}
 	return v, nil
 }
@@ -168,6 +186,20 @@ func scanCampaign(d results.StoredDir) StoreCampaign {
 	return c
 }
 
+func scanHunt(d results.StoredDir) StoreHunt {
+	s := StoreHunt{Dir: d.Dir, Start: d.Start}
+	h, err := results.ReadHunt(filepath.Join(d.Path, results.HuntFile))
+	if err != nil {
+		s.Note = "hunt.json could not be read"
+		return s
+	}
+	s.Status, s.Seed, s.Runs, s.Findings, s.Unjudged, s.Bugs = h.Status, h.Seed, h.Runs, len(h.Findings), len(h.Unjudged), h.Options.Bugs
+	if _, err := os.Stat(filepath.Join(d.Path, results.HuntPageFile)); err == nil {
+		s.Page = true
+	}
+	return s
+}
+
 // RenderStore writes the store browser's page.
 func RenderStore(w io.Writer, v StoreView) error {
 	return execute(w, "store", buildStore(v))
@@ -178,6 +210,7 @@ type storePage struct {
 	Tests     []testRow
 	Runs      []storeRunRow
 	Campaigns []storeCampaignRow
+	Hunts     []storeHuntRow
 	Problems  []string
 }
 
@@ -198,6 +231,12 @@ type storeCampaignRow struct {
 	Time, Status, Seed, Verdict, Counts, Note string
 	Cells, Runs                               int
 	Index, Dir                                string
+}
+
+type storeHuntRow struct {
+	Time, Status, Seed, Outcome, Class, Bugs, Note string
+	Runs, Unjudged                                 int
+	Page, Dir                                      string
 }
 
 func buildStore(v StoreView) *storePage {
@@ -253,6 +292,20 @@ func buildStore(v StoreView) *storePage {
 			row.Index = storeLink(c.Dir, results.CampaignIndexFile)
 		}
 		p.Campaigns = append(p.Campaigns, row)
+	}
+	for _, h := range v.Hunts {
+		row := storeHuntRow{Time: stamp(h.Start), Status: h.Status, Seed: fmt.Sprint(h.Seed), Bugs: strings.Join(h.Bugs, ", "), Note: h.Note,
+			Runs: h.Runs, Unjudged: h.Unjudged, Dir: storeLink(h.Dir, ""), Class: "valid", Outcome: "not found"}
+		if h.Findings > 0 {
+			row.Class, row.Outcome = "invalid", plural(h.Findings, "finding")
+		}
+		if h.Note != "" {
+			row.Class, row.Outcome = "none", "none"
+		}
+		if h.Page {
+			row.Page = storeLink(h.Dir, results.HuntPageFile)
+		}
+		p.Hunts = append(p.Hunts, row)
 	}
 	return p
 }

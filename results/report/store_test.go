@@ -135,6 +135,11 @@ func TestScanStoreNewestFirst(t *testing.T) {
 	os.MkdirAll(broken, 0o755)
 	os.WriteFile(filepath.Join(broken, results.CampaignFile), []byte("{"), 0o644)
 	os.Symlink("20261129T190000.000Z", filepath.Join(store, "campaigns", "latest"))
+	hunt := &results.Run{Store: store, Test: results.HuntsDir, Dir: filepath.Join(store, results.HuntsDir, "20261129T210000.000Z")}
+	os.MkdirAll(hunt.Dir, 0o755)
+	if err := hunt.WriteJSON(results.HuntFile, huntRecord()); err != nil {
+		t.Fatal(err)
+	}
 
 	v, err := ScanStore(store)
 	if err != nil {
@@ -160,6 +165,9 @@ func TestScanStoreNewestFirst(t *testing.T) {
 	if len(v.Campaigns) != 2 || v.Campaigns[0].Note == "" || v.Campaigns[1].Verdict != "invalid" || v.Campaigns[1].Cells != 2 || v.Campaigns[1].Runs != 3 {
 		t.Fatalf("campaigns %+v", v.Campaigns)
 	}
+	if len(v.Hunts) != 1 || v.Hunts[0].Seed != 9 || v.Hunts[0].Runs != 2000 || v.Hunts[0].Findings != 1 || v.Hunts[0].Unjudged != 1 || v.Hunts[0].Page {
+		t.Fatalf("hunts %+v", v.Hunts)
+	}
 	if v.Runs[0].Start != time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC) {
 		t.Fatalf("start %v", v.Runs[0].Start)
 	}
@@ -169,8 +177,11 @@ func TestScanStoreNewestFirst(t *testing.T) {
 	}
 	page := buf.String()
 	ids := checkPage(t, page)
-	if !ids["runs"] {
-		t.Fatal("no runs table")
+	if !ids["runs"] || !ids["hunts"] {
+		t.Fatal("no runs table, or no hunts")
+	}
+	if hunts := page[strings.Index(page, `id="hunts"`):]; !strings.Contains(hunts, "1 finding") || !strings.Contains(hunts, "./hunts/20261129T210000.000Z/") {
+		t.Fatal("the hunts table does not show the hunt's finding and directory")
 	}
 	runs := page[strings.Index(page, `id="runs"`):]
 	if i, j := strings.Index(runs, "a/20261129T180000.000Z/"), strings.Index(runs, "b/20261129T175959.999Z/report.html"); i < 0 || j < 0 || i > j {

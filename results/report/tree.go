@@ -11,7 +11,7 @@ import (
 	"github.com/chaos-isr/chaos/results"
 )
 
-// WriteTree renders every run and campaign at or below root, calling done
+// WriteTree renders every run, campaign and hunt at or below root, calling done
 // for each page, and returns how many it found. Symlinks are not followed:
 // store/latest is another name for a run already visited.
 func WriteTree(root string, done func(page string, err error)) (int, error) {
@@ -54,14 +54,14 @@ func WriteTree(root string, done func(page string, err error)) (int, error) {
 	return found, err
 }
 
-// WriteTrees is chaos report: it renders every run and campaign below each
+// WriteTrees is chaos report: it renders every run, campaign and hunt below each
 // of roots, printing each page written on out and each that could not be
 // on errOut; an error says why not every root gave pages.
 func WriteTrees(out, errOut io.Writer, roots []string) error {
 	failed := 0
 	for _, root := range roots {
 		if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("PATH: no such file or directory, got %q; chaos report takes run directories, campaign directories or a directory above them%s",
+			return fmt.Errorf("PATH: no such file or directory, got %q; chaos report takes run, campaign or hunt directories, or a directory above them%s",
 				root, results.RunsHint(results.NearestDir(root)))
 		}
 		n, err := WriteTree(root, func(page string, err error) {
@@ -76,7 +76,7 @@ func WriteTrees(out, errOut io.Writer, roots []string) error {
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("%s holds no run (test.json) or campaign (campaign.json)", root)
+			return fmt.Errorf("%s holds no run (test.json), campaign (campaign.json) or hunt (hunt.json)", root)
 		}
 	}
 	if failed > 0 {

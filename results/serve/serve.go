@@ -176,7 +176,8 @@ func (h *Handler) front(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// dir sends a run to its report and a campaign to its index, rendering
+// dir sends a run to its report, a campaign to its index and a hunt to
+// its page, rendering
 // them first if they are missing (runs stored by an older chaos, or
 // interrupted before the report was written); other directories (node
 // logs) get a plain listing.
@@ -189,7 +190,7 @@ func (h *Handler) dir(w http.ResponseWriter, r *http.Request, real string) {
 		base = "/"
 	}
 	href := func(name string) string { return (&url.URL{Path: base + name}).EscapedPath() }
-	for _, page := range []struct{ marker, file string }{{"test.json", "report.html"}, {"campaign.json", "index.html"}} {
+	for _, page := range []struct{ marker, file string }{{results.TestFile, results.ReportFile}, {results.CampaignFile, results.CampaignIndexFile}, {results.HuntFile, results.HuntPageFile}} {
 		if _, err := os.Stat(filepath.Join(real, page.marker)); err != nil {
 			continue
 		}
