@@ -121,7 +121,8 @@ func (d drawer) workload(s *runner.Spec) {
 	s.Retries, s.Idempotent, s.MaxInFlight = 0, false, 1
 	if d.rng.IntN(3) == 0 {
 		s.Retries = 1 + d.rng.IntN(5)
-		s.Idempotent = d.rng.IntN(2) == 0
+		// Idempotence needs acks=-1 (Spec.Validate, as Kafka's producers).
+		s.Idempotent = d.rng.IntN(2) == 0 && s.Acks == -1
 	}
 	if d.rng.IntN(4) == 0 {
 		s.MaxInFlight = 2 + d.rng.IntN(4) // at most 5, as idempotence allows

@@ -65,6 +65,9 @@ func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) ru
 	if !o.Config {
 		s.Acks, s.Settings.MinInsyncReplicas, s.Settings.Election = base.Acks, base.Settings.MinInsyncReplicas, base.Settings.Election
 	}
+	if s.Acks != -1 {
+		s.Idempotent = false // needs acks=-1 (Spec.Validate)
+	}
 	fixOverlapLoss(&s)
 	fixSettle(&s)
 	return s

@@ -161,6 +161,9 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 		return cli.Error("monitor-interval", s.MonitorInterval, "negative", "a duration such as 250ms, or 0 for no monitor")
 	case s.MaxInFlight < 1:
 		return cli.Error("max-in-flight", s.MaxInFlight, "fewer than 1", "the produce requests a producer may have outstanding, 1 or more")
+	case s.Idempotent && s.Acks != -1:
+		return cli.Error("idempotent", true, fmt.Sprintf("not with --acks %d", s.Acks),
+			"give --acks -1 (all): a batch acknowledged by the leader alone may be lost with the producer state that would recognise its retry, and Kafka's producers refuse enable.idempotence without acks=all too")
 	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
 		return cli.Error("max-in-flight", s.MaxInFlight, fmt.Sprintf("above %d with --idempotent", workload.MaxIdempotentInFlight),
 			fmt.Sprintf("at most %d: a broker remembers an idempotent producer's last %d batches, and knows an older one's retry as out of order (Kafka refuses more too)",

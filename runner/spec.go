@@ -254,6 +254,11 @@ func (s Spec) Validate() error {
 		bad("retries: %d, need 0 or more", s.Retries)
 	case s.MaxInFlight < 0:
 		bad("max_in_flight: %d, need at least 1", s.MaxInFlight)
+	case s.Idempotent && s.Acks != -1:
+		// Kafka's producers refuse it too (enable.idempotence needs
+		// acks=all): a batch acknowledged by the leader alone may be lost
+		// with the producer state that would have recognised its retry.
+		bad("idempotent: needs acks -1 (all), got acks %d", s.Acks)
 	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
 		bad("max_in_flight: %d, need at most %d with idempotent (a broker remembers a producer's last %d batches)",
 			s.MaxInFlight, workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight)

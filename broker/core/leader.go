@@ -187,11 +187,24 @@ func (b *Broker) alterISRResponse(id uint64, resp any, err error) {
 	if r == nil {
 		return // leadership changed meanwhile
 	}
+	asked := r.pendingISR
 	r.alterID, r.pendingISR = 0, nil
 	ar, _ := resp.(*control.AlterISRResponse)
 	switch {
 	case err != nil || ar == nil:
+		// No answer is not a refusal: the controller may have applied
+		// the change. The request stays in flight, asked again, until the
+		// controller says which ISR is in force; a leader that took the
+		// timeout for a refusal would commit alone what a follower the
+		// controller had already admitted lacks, and that follower may be
+		// the next leader (found by chaos hunt: acks=-1,
+		// min.insync.replicas=1, committed records lost under clean
+		// election).
 		b.logf("%s: isr change failed: %v", r.key, err)
+		if r.role == roleLeader {
+			b.alterISR(r, asked, "asked again: the last request had no answer")
+			return
+		}
 	case ar.Error != "":
 		b.logf("%s: isr change refused: %s", r.key, ar.Error)
 	}
