@@ -556,6 +556,8 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		return r.serve(c, args)
 	case path == "sim":
 		return r.sim(c, args)
+	case path == "hunt":
+		return r.hunt(c, args)
 	case path == "cluster up":
 		return r.clusterUp(c, args)
 	case slices.Contains([]string{"cluster kill", "cluster stop", "cluster start", "cluster pause", "cluster resume", "cluster partition", "cluster heal"}, path):
@@ -568,6 +570,37 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 	}
 	t.Errorf("%s: TestReadme does not know how to run chaos %s; teach it", c, path)
 	return "unknown"
+}
+
+// hunt runs a chaos hunt command for real, cut to at most 40 runs: with a
+// planted bug (--bug) it must find it, exit 1 and print its replay
+// command; on the correct broker it must find nothing and exit 0. Either
+// way it must write its hunt page.
+func (r *readmeRunner) hunt(c readmeCmd, args []string) string {
+	t := r.t
+	var cut []string
+	for i := 0; i < len(args); i++ {
+		if (args[i] == "--runs" || args[i] == "--time") && i+1 < len(args) {
+			i++
+			continue
+		}
+		cut = append(cut, args[i])
+	}
+	cut = append(cut, "--runs", "40", "--shrink-runs", "20")
+	out, code := r.run(5*time.Minute, cut...)
+	wantCode, want := 0, []string{"hunt seed ", "0 invalid", "hunt page: "}
+	if slices.Contains(args, "--bug") {
+		wantCode, want = 1, []string{"FOUND at run ", "replay: ", "hunt page: "}
+	}
+	if code != wantCode {
+		t.Errorf("%s (cut to 40 runs): exit %d, want %d:\n%s", c, code, wantCode, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: the output lacks %q:\n%s", c, w, out)
+		}
+	}
+	return "ran 40 runs"
 }
 
 // sim runs a chaos sim command for real: a simulated run takes about a
