@@ -69,6 +69,8 @@ func composite(name string) (*Fault, error) {
 	for _, p := range names {
 		f, ok := Lookup(p)
 		switch {
+		case strings.Contains(p, triggerSep):
+			return nil, fmt.Errorf("%q in %q has a trigger: a trigger arms a single kind, not a part of a composite", p, name)
 		case !ok || f.Parts != nil:
 			return nil, fmt.Errorf("%q in %q is not a fault", p, name)
 		case slices.Contains(c.Parts, f):
@@ -108,10 +110,21 @@ func Composite(name string) error {
 	return err
 }
 
-// aim is what a LeaderAimed fault aims at: a partition and its leader.
+// aim is what a LeaderAimed fault aims at: a partition and its leader,
+// or the broker a trigger's role named in the leader's place (who says
+// which, a format of the partition; "" for the leader).
 type aim struct {
 	partition int32
 	leader    int
+	who       string
+}
+
+// String says what the aimed broker is, for the history.
+func (a aim) String() string {
+	if a.who == "" {
+		return fmt.Sprintf("leader of partition %d", a.partition)
+	}
+	return fmt.Sprintf(a.who, a.partition)
 }
 
 func none(int) int       { return 0 }
@@ -217,9 +230,18 @@ var faults = []*Fault{
 // Faults lists every fault kind, in name order.
 func Faults() []*Fault { return slices.Clone(faults) }
 
-// Lookup returns the fault kind called name: a kind of the registry, or
-// a composite of two or three joined by "+".
+// Lookup returns the fault kind called name: a kind of the registry, a
+// composite of two or three joined by "+", or a leader-aimed kind with a
+// trigger (KIND:EVENT[/ROLE][~DELAY]: the kind's own Fault, which the
+// trigger arms; CheckTrigger says why one is refused).
 func Lookup(name string) (*Fault, bool) {
+	if strings.Contains(name, triggerSep) {
+		kind, _, err := parseTrigger(name)
+		if err != nil {
+			return nil, false
+		}
+		name = kind
+	}
 	if strings.Contains(name, partSep) {
 		c, err := composite(name)
 		return c, err == nil
@@ -251,6 +273,9 @@ func Parse(list string) ([]string, error) {
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		if err := Composite(f); err != nil {
+			return nil, err
+		}
+		if err := CheckTrigger(f); err != nil {
 			return nil, err
 		}
 		if _, ok := Lookup(f); !ok {
@@ -292,7 +317,7 @@ func (n *Nemesis) killRandom(aim) ([]string, error) {
 
 func (n *Nemesis) killLeader(at aim) ([]string, error) {
 	t, err := n.kill(at.leader)
-	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
+	return append(t, at.String()), err
 }
 
 func (n *Nemesis) stopRandom(aim) ([]string, error) {
@@ -314,7 +339,7 @@ func (n *Nemesis) pauseRandom(aim) ([]string, error) {
 
 func (n *Nemesis) pauseLeader(at aim) ([]string, error) {
 	t, err := n.pause(at.leader)
-	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
+	return append(t, at.String()), err
 }
 
 func (n *Nemesis) isolate(aim) ([]string, error) {
@@ -410,7 +435,7 @@ func (n *Nemesis) partitionLeader(at aim) ([]string, error) {
 		}
 	}
 	t, err := n.partition(a, b)
-	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
+	return append(t, at.String()), err
 }
 
 func (n *Nemesis) partitionController(aim) ([]string, error) {

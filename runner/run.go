@@ -401,6 +401,15 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	return lc, wcfg, tc, false, nil
 }
 
+// views are the partitions as a triggered fault watches them.
+func views(parts map[int32]workload.PartitionState) map[int32]nemesis.PartitionView {
+	out := make(map[int32]nemesis.PartitionView, len(parts))
+	for p, st := range parts {
+		out[p] = nemesis.PartitionView{Leader: st.Leader, Epoch: st.Epoch, ISR: st.ISR}
+	}
+	return out
+}
+
 // workload records the history: the workload, the nemesis's schedule and
 // the monitor, then the heal and the final phase.
 func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, schedule nemesis.Schedule, tc *results.TestConfig) error {
@@ -414,10 +423,16 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	leaders := func(ctx context.Context) (map[int32]int32, error) {
 		return workload.Leaders(ctx, wcfg.Bootstrap, wcfg.Topic)
 	}
+	watch := workload.NewWatch(wcfg.Bootstrap, wcfg.Topic)
+	defer watch.Close()
 	nem := nemesis.New(nemesis.Config{
 		Brokers: s.Nodes, Partitions: wcfg.Partitions, Seed: s.Seed,
 		LagTimeMax:   time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
 		NoController: r.noController, Names: r.names, BrokerIDs: r.brokerIDs,
+		Observe: func(ctx context.Context) (map[int32]nemesis.PartitionView, error) {
+			parts, err := watch.Partitions(ctx)
+			return views(parts), err
+		},
 	}, lc, lc.Net, leaders, rec)
 	stopCrashes := r.watchCrashes(lc, nem)
 	defer stopCrashes()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -240,6 +242,32 @@ func (n network) DelayAll(d time.Duration) { n.w.c.DelayAll(ceilMs(d)) }
 func (n network) DropAll(p float64, seed uint64) { n.w.c.DropAll(p, seed) }
 
 func (n network) HealAll() { n.w.c.Heal() }
+
+// observe is topic's partitions as a triggered fault watches them, read
+// as leaders reads them: what the first broker that runs last heard.
+// Nothing ties the answer to one broker, so a partition's epoch never goes
+// back (a broker that had not heard an election answers after a restart
+// of the one that had); the real runtime's watch keeps to the highest
+// epoch heard too.
+func (w *world) observe(topic string) nemesis.Observe {
+	heard := map[int32]nemesis.PartitionView{}
+	return func(context.Context) (map[int32]nemesis.PartitionView, error) {
+		for id := int32(1); id <= int32(w.brokers); id++ {
+			if !w.c.Up(id) || w.c.Paused(id) {
+				continue
+			}
+			if t, _ := w.c.Node(id).Metadata().Lookup(topic, -1); t != nil {
+				for _, p := range t.Partitions {
+					if old, ok := heard[p.Partition]; !ok || p.LeaderEpoch >= old.Epoch {
+						heard[p.Partition] = nemesis.PartitionView{Leader: p.Leader, Epoch: p.LeaderEpoch, ISR: slices.Clone(p.ISR)}
+					}
+				}
+			}
+			return maps.Clone(heard), nil
+		}
+		return nil, errors.New("no broker answered a metadata request")
+	}
+}
 
 // leaders is who leads each partition of topic, as the first broker that
 // runs (and is not paused) last heard from the controller: what a

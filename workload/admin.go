@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/chaos-isr/chaos/history"
 	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
 
@@ -101,6 +102,51 @@ func createTopic(ctx context.Context, cl Client, spec TopicSpec, timeout time.Du
 	}
 	return verifyTopic(ctx, cl, spec)
 }
+
+// Watch follows topic's partitions through metadata requests, for the
+// nemesis's triggered faults, which poll it every few milliseconds: one
+// client for the run (a new one per poll would dial afresh each time),
+// asking the broker that answered last first (a dead or paused broker
+// costs a timeout only until another answers), and keeping each
+// partition at the highest leader epoch heard, so that a broker cut off
+// from the controller, answering as it last heard, does not take an
+// election back.
+type Watch struct {
+	topic     string
+	bootstrap []string
+	cl        Client
+	peers     MonitorPeers
+	parts     map[history.Key]PartitionState
+	epochs    map[history.Key]int32
+}
+
+// NewWatch watches topic at bootstrap; Close ends it.
+func NewWatch(bootstrap []string, topic string) *Watch {
+	return &Watch{topic: topic, bootstrap: bootstrap,
+		cl:    TCP(bootstrap)(ClientOptions{ID: "chaos-nemesis-watch", Timeout: time.Second}),
+		parts: map[history.Key]PartitionState{}, epochs: map[history.Key]int32{}}
+}
+
+// Partitions asks one broker for topic's partitions and returns them as
+// known so far: those the answer lists, unless it is older than what was
+// heard before. Not safe for concurrent use.
+func (w *Watch) Partitions(ctx context.Context) (map[int32]PartitionState, error) {
+	md, err := w.cl.Metadata(ctx, w.topic, w.peers.Addrs(w.bootstrap)...)
+	w.peers.Heard(md, err)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]PartitionState{}
+	for p, st := range md.Partitions {
+		k := history.Key{Topic: w.topic, Partition: p}
+		Learn(w.parts, w.epochs, k, st)
+		out[p] = w.parts[k]
+	}
+	return out, nil
+}
+
+// Close closes the watch's connections.
+func (w *Watch) Close() { w.cl.Close() }
 
 // Leaders asks the cluster who leads each partition of topic (-1: nobody).
 // The nemesis uses it to aim at leaders.
