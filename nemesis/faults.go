@@ -70,7 +70,7 @@ func composite(name string) (*Fault, error) {
 		f, ok := Lookup(p)
 		switch {
 		case strings.Contains(p, triggerSep):
-			return nil, fmt.Errorf("%q in %q has a trigger: a trigger arms a single kind, not a part of a composite", p, name)
+			return nil, fmt.Errorf("%q in %q: a trigger cannot be part of a composite (a+b); arm a single leader-aimed kind", p, name)
 		case !ok || f.Parts != nil:
 			return nil, fmt.Errorf("%q in %q is not a fault", p, name)
 		case slices.Contains(c.Parts, f):

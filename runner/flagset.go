@@ -53,7 +53,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.Rate, "rate", 500, "target sends per second across all producers (0: as fast as they go)")
 	fs.DurationVar(&f.TimeLimit, "time-limit", 60*time.Second, "how long the workload runs")
 	fs.Uint64Var(&f.Seed, "seed", 0, "random seed for the workload's choices (default: random, printed and stored)")
-	fs.StringVar(&f.Nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none")
+	fs.StringVar(&f.Nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none. A leader-aimed kind armed on an event fires a delay after it, at the broker the event names: "+nemesis.TriggerSyntax+" (docs/faults.md)")
 	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", 10*time.Second, "quiet period between fault windows, and a window's length (each ±25%, seeded)")
 	fs.IntVar(&f.NemesisOverlap, "nemesis-overlap", 1, "up to this many fault kinds overlap in a window (1-3): about half the windows start further kinds of the list while the first holds, all healed at the window's end")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
