@@ -211,11 +211,18 @@ type PartitionView struct {
 	ISR    []int32
 }
 
+// Views are the topic's partitions as one broker's metadata answer
+// describes them, and the broker that answered.
+type Views struct {
+	From       string
+	Partitions map[int32]PartitionView
+}
+
 // Observe asks the cluster for the topic's partitions, as a metadata
 // request answers: what a triggered fault watches for its event. Views
 // of an older leader epoch than one seen before must not be returned (a
 // broker cut off from the controller still answers as it last heard).
-type Observe func(ctx context.Context) (map[int32]PartitionView, error)
+type Observe func(ctx context.Context) (Views, error)
 
 // defaultTriggerPoll is how often an armed fault asks for the views: a
 // few times per round trip of a local cluster's fetch, so that a fault
@@ -227,8 +234,9 @@ const defaultTriggerPoll = 10 * time.Millisecond
 type watch struct {
 	views   map[int32]PartitionView
 	leaders map[int32]int32
-	polls   int  // the polls answered
-	based   bool // a poll answered with views to compare the next with
+	from    string // who answered the last poll
+	polls   int    // the polls answered
+	based   bool   // a poll answered with views to compare the next with
 }
 
 // fired is what an event picked: the partition, the broker (a metadata
@@ -241,10 +249,19 @@ type fired struct {
 
 // see takes the views of a poll and returns the event they show against
 // the last poll's, if any: in the lowest partition that shows it whose
-// role names a broker known.
-func (w *watch) see(t *Trigger, now map[int32]PartitionView, known func(int32) bool, name func(int32) string) (fired, bool) {
+// role names a broker known. A leader epoch orders elections across
+// brokers, so a leader change counts whoever answered; an ISR's changes
+// have no order a metadata answer shows (Kafka's partition epoch is not in
+// it), so they count only between two answers of one broker within one
+// leader epoch: a broker just restarted, or not yet told, answers with an
+// ISR long gone, and an election's own change of the ISR is the leader
+// change.
+func (w *watch) see(t *Trigger, views Views, known func(int32) bool, name func(int32) string) (fired, bool) {
 	w.polls++
+	now := views.Partitions
+	same := views.From == w.from
 	defer func() {
+		w.from = views.From
 		for p, v := range now {
 			if old, ok := w.views[p]; ok && v.Epoch < old.Epoch {
 				continue
@@ -281,6 +298,9 @@ func (w *watch) see(t *Trigger, now map[int32]PartitionView, known func(int32) b
 			}
 			what = fmt.Sprintf("partition %d epoch %d -> %d, leader %s -> %s", p, prev.Epoch, cur.Epoch, name(old), name(cur.Leader))
 		case ISRShrink, ISRExpand:
+			if !same || cur.Epoch != prev.Epoch {
+				continue
+			}
 			from, to := prev.ISR, cur.ISR
 			if t.Event == ISRExpand {
 				from, to = to, from
@@ -352,7 +372,7 @@ func (o *Opening) arm(ctx context.Context, now time.Duration) (time.Duration, bo
 		// The views to compare the next poll with: what the cluster
 		// was when the window opened is no event.
 		w.see(t, views, func(int32) bool { return false }, n.idName)
-		w.based = len(views) > 0
+		w.based = len(views.Partitions) > 0
 	default:
 		known := func(id int32) bool { _, ok := n.brokerOf(id); return ok }
 		if f, ok := w.see(t, views, known, n.idName); ok {

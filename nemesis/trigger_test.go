@@ -104,10 +104,10 @@ type views struct {
 	calls int
 }
 
-func (v *views) observe(context.Context) (map[int32]PartitionView, error) {
+func (v *views) observe(context.Context) (Views, error) {
 	i := min(v.calls, len(v.seq)-1)
 	v.calls++
-	return v.seq[i], nil
+	return Views{From: "broker-1", Partitions: v.seq[i]}, nil
 }
 
 func pv(leader, epoch int32, isr ...int32) PartitionView {
@@ -210,17 +210,42 @@ func TestTriggerFires(t *testing.T) {
 }
 
 // TestTriggerStaleViews: a view of an older epoch (a broker that has not
-// heard of the election) is no event, nor is a partition first seen late.
+// heard of the election) is no event, nor is a partition first seen late;
+// an ISR's change counts only between two answers of one broker in one
+// epoch (another broker, or one just restarted, may answer with an ISR
+// long gone), while an election counts whoever answered.
 func TestTriggerStaleViews(t *testing.T) {
-	w := &watch{views: map[int32]PartitionView{}, leaders: map[int32]int32{}}
-	tr := &Trigger{Event: LeaderChange, Role: "new"}
 	known := func(int32) bool { return true }
 	nm := func(int32) string { return "b" }
-	w.see(tr, map[int32]PartitionView{0: pv(1, 5, 1, 2)}, known, nm)
-	if _, ok := w.see(tr, map[int32]PartitionView{0: pv(2, 4, 2), 1: pv(3, 9, 3)}, known, nm); ok {
+	at := func(from string, parts map[int32]PartitionView) Views { return Views{From: from, Partitions: parts} }
+	w := &watch{views: map[int32]PartitionView{}, leaders: map[int32]int32{}}
+	tr := &Trigger{Event: LeaderChange, Role: "new"}
+	w.see(tr, at("a", map[int32]PartitionView{0: pv(1, 5, 1, 2)}), known, nm)
+	if _, ok := w.see(tr, at("a", map[int32]PartitionView{0: pv(2, 4, 2), 1: pv(3, 9, 3)}), known, nm); ok {
 		t.Error("an older epoch, or a new partition, fired")
 	}
-	if f, ok := w.see(tr, map[int32]PartitionView{0: pv(2, 6, 2), 1: pv(3, 9, 3)}, known, nm); !ok || f.partition != 0 || f.broker != 2 {
-		t.Errorf("epoch 5 -> 6: %+v %v", f, ok)
+	if f, ok := w.see(tr, at("b", map[int32]PartitionView{0: pv(2, 6, 2), 1: pv(3, 9, 3)}), known, nm); !ok || f.partition != 0 || f.broker != 2 {
+		t.Errorf("epoch 5 -> 6 from another broker: %+v %v", f, ok)
+	}
+
+	for _, ev := range []string{ISRExpand, ISRShrink} {
+		w = &watch{views: map[int32]PartitionView{}, leaders: map[int32]int32{}}
+		tr = &Trigger{Event: ev, Role: "leader"}
+		small, big := pv(1, 5, 1), pv(1, 5, 1, 2, 3)
+		if ev == ISRShrink {
+			small, big = big, small
+		}
+		w.see(tr, at("a", map[int32]PartitionView{0: small}), known, nm)
+		if _, ok := w.see(tr, at("b", map[int32]PartitionView{0: big}), known, nm); ok {
+			t.Errorf("%s between two brokers' answers fired", ev)
+		}
+		w.see(tr, at("b", map[int32]PartitionView{0: small}), known, nm)
+		if _, ok := w.see(tr, at("b", map[int32]PartitionView{0: pv(2, 6, big.ISR...)}), known, nm); ok {
+			t.Errorf("%s across an election fired", ev)
+		}
+		w.see(tr, at("b", map[int32]PartitionView{0: pv(2, 6, small.ISR...)}), known, nm)
+		if f, ok := w.see(tr, at("b", map[int32]PartitionView{0: pv(2, 6, big.ISR...)}), known, nm); !ok || f.broker != 2 {
+			t.Errorf("%s in one broker's answers, one epoch: %+v %v", ev, f, ok)
+		}
 	}
 }

@@ -429,9 +429,9 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 		Brokers: s.Nodes, Partitions: wcfg.Partitions, Seed: s.Seed,
 		LagTimeMax:   time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
 		NoController: r.noController, Names: r.names, BrokerIDs: r.brokerIDs,
-		Observe: func(ctx context.Context) (map[int32]nemesis.PartitionView, error) {
-			parts, err := watch.Partitions(ctx)
-			return views(parts), err
+		Observe: func(ctx context.Context) (nemesis.Views, error) {
+			from, parts, err := watch.Partitions(ctx)
+			return nemesis.Views{From: from, Partitions: views(parts)}, err
 		},
 	}, lc, lc.Net, leaders, rec)
 	stopCrashes := r.watchCrashes(lc, nem)

@@ -127,14 +127,15 @@ func NewWatch(bootstrap []string, topic string) *Watch {
 		parts: map[history.Key]PartitionState{}, epochs: map[history.Key]int32{}}
 }
 
-// Partitions asks one broker for topic's partitions and returns them as
-// known so far: those the answer lists, unless it is older than what was
-// heard before. Not safe for concurrent use.
-func (w *Watch) Partitions(ctx context.Context) (map[int32]PartitionState, error) {
+// Partitions asks one broker for topic's partitions and returns who
+// answered and the partitions as known so far: those the answer lists,
+// unless it is older than what was heard before. Not safe for concurrent
+// use.
+func (w *Watch) Partitions(ctx context.Context) (string, map[int32]PartitionState, error) {
 	md, err := w.cl.Metadata(ctx, w.topic, w.peers.Addrs(w.bootstrap)...)
 	w.peers.Heard(md, err)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	out := map[int32]PartitionState{}
 	for p, st := range md.Partitions {
@@ -142,7 +143,7 @@ func (w *Watch) Partitions(ctx context.Context) (map[int32]PartitionState, error
 		Learn(w.parts, w.epochs, k, st)
 		out[p] = w.parts[k]
 	}
-	return out, nil
+	return md.From, out, nil
 }
 
 // Close closes the watch's connections.
