@@ -46,6 +46,9 @@ type Fault struct {
 	// holds), each started in turn within one window and healed together
 	// at its end; nil for a kind of the registry.
 	Parts []*Fault
+	// partNames are the parts as written: a part may be armed on an
+	// event (kill-leader+kill-leader:leader-change).
+	partNames []string
 }
 
 // Composites: two or three kinds joined by "+" overlap in one window,
@@ -67,18 +70,19 @@ func composite(name string) (*Fault, error) {
 	c := &Fault{Name: name}
 	var docs []string
 	for _, p := range names {
+		if err := CheckTrigger(p); err != nil {
+			return nil, fmt.Errorf("%q in %q: %w", p, name, err)
+		}
 		f, ok := Lookup(p)
 		switch {
-		case strings.Contains(p, triggerSep):
-			return nil, fmt.Errorf("%q in %q: a trigger cannot be part of a composite (a+b); arm a single leader-aimed kind", p, name)
 		case !ok || f.Parts != nil:
 			return nil, fmt.Errorf("%q in %q is not a fault", p, name)
-		case slices.Contains(c.Parts, f):
+		case slices.Contains(c.partNames, p):
 			return nil, fmt.Errorf("%q appears twice in %q", p, name)
 		case f.LosesUnsynced:
 			return nil, fmt.Errorf("%q cannot overlap another fault: two kills at once would lose unsynced writes on several nodes", p)
 		}
-		c.Parts = append(c.Parts, f)
+		c.Parts, c.partNames = append(c.Parts, f), append(c.partNames, p)
 		for _, nd := range f.Needs {
 			if !slices.Contains(c.Needs, nd) {
 				c.Needs = append(c.Needs, nd)
@@ -86,7 +90,7 @@ func composite(name string) (*Fault, error) {
 		}
 		c.Network = c.Network || f.Network
 		c.LeaderAimed = c.LeaderAimed || f.LeaderAimed
-		docs = append(docs, f.Name)
+		docs = append(docs, p)
 	}
 	parts := c.Parts
 	c.Kills = func(n int) int {
@@ -101,7 +105,10 @@ func composite(name string) (*Fault, error) {
 }
 
 // Composite says why name, a composite of kinds joined by "+", cannot
-// run, or nil if it can (or is not a composite).
+// run, or nil if it can (or is not a composite). A part may be armed on an
+// event: it then arms as soon as the part before it has started
+// (kill-leader+kill-leader:leader-change kills a leader, then the one
+// elected in its place).
 func Composite(name string) error {
 	if !strings.Contains(name, partSep) {
 		return nil
@@ -235,7 +242,7 @@ func Faults() []*Fault { return slices.Clone(faults) }
 // trigger (KIND:EVENT[/ROLE][~DELAY]: the kind's own Fault, which the
 // trigger arms; CheckTrigger says why one is refused).
 func Lookup(name string) (*Fault, bool) {
-	if strings.Contains(name, triggerSep) {
+	if strings.Contains(name, triggerSep) && !strings.Contains(name, partSep) {
 		kind, _, err := parseTrigger(name)
 		if err != nil {
 			return nil, false

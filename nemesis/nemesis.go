@@ -490,17 +490,28 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 // (start-KIND) that lasts to the composite's end. A part still waiting
 // when ctx ends is not started.
 func (o *Opening) stepParts(ctx context.Context, now time.Duration) (time.Duration, bool, error) {
-	parts := o.f.Parts
+	parts := o.f.partNames
 	for o.next < len(parts) {
 		if o.sub == nil {
 			at := o.ev.Start + time.Duration(o.next)*(o.ev.End-o.ev.Start)/time.Duration(len(parts)+1)
+			triggered := strings.Contains(parts[o.next], triggerSep)
+			if triggered {
+				// Its event decides when it fires: it watches from
+				// the moment the part before it has started.
+				at = now
+			}
 			if ctx.Err() != nil {
 				return 0, true, nil
 			}
 			if now < at {
 				return at - now, false, nil
 			}
-			o.sub = o.n.open(Event{Fault: parts[o.next].Name, Start: at, End: o.ev.End}, o.end)
+			if now >= o.ev.End && (triggered || o.next > 0 && strings.Contains(parts[o.next-1], triggerSep)) {
+				// An armed part waited out the window: what comes after
+				// it would start only to be healed.
+				return 0, true, nil
+			}
+			o.sub = o.n.open(Event{Fault: parts[o.next], Start: at, End: o.ev.End}, o.end)
 		}
 		wait, over, err := o.sub.Step(ctx, now)
 		if err != nil || !over {

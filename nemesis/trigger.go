@@ -99,8 +99,11 @@ func (t Trigger) role() TriggerRole {
 // Kind is the fault kind name starts, without its trigger: what the
 // history records and the guarantee model judges.
 func Kind(name string) string {
-	k, _, _ := strings.Cut(name, triggerSep)
-	return k
+	parts := strings.Split(name, partSep)
+	for i, p := range parts {
+		parts[i], _, _ = strings.Cut(p, triggerSep)
+	}
+	return strings.Join(parts, partSep)
 }
 
 // TriggerOf returns name's trigger, nil if it has none or it is not one
@@ -157,12 +160,18 @@ func roleNames(e TriggerEvent) string {
 // parseTrigger splits name into its kind and trigger (nil if it has
 // none), or says why the trigger cannot run.
 func parseTrigger(name string) (string, *Trigger, error) {
+	if strings.Contains(name, partSep) {
+		// A composite's parts are armed each on its own.
+		for _, p := range strings.Split(name, partSep) {
+			if _, _, err := parseTrigger(p); err != nil {
+				return name, nil, err
+			}
+		}
+		return name, nil, nil
+	}
 	kind, rest, ok := strings.Cut(name, triggerSep)
 	if !ok {
 		return name, nil, nil
-	}
-	if strings.Contains(name, partSep) {
-		return kind, nil, fmt.Errorf("%q: a trigger cannot be part of a composite (a+b); arm a single leader-aimed kind", name)
 	}
 	i, found := slices.BinarySearchFunc(faults, kind, func(f *Fault, name string) int { return strings.Compare(f.Name, name) })
 	switch {

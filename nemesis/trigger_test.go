@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chaos-isr/chaos/history"
 )
 
 // TestTriggerParse: a leader-aimed kind takes a trigger, with the event's
@@ -41,18 +43,19 @@ func TestTriggerParse(t *testing.T) {
 		t.Error("Kind or TriggerOf of a kind without trigger")
 	}
 	for name, why := range map[string]string{
-		"kill:leader-change":                 "kill takes no trigger: it does not aim at a partition's leader; the kinds that do: kill-leader, partition-leader, pause-leader, slow-follower, slow-followers-kill-leader",
-		"meteor:leader-change":               `"meteor" is not a fault`,
-		"kill-leader:election":               `"election" is not an event; events: leader-change, isr-shrink, isr-expand`,
-		"kill-leader:":                       `"" is not an event`,
-		"kill-leader:leader-change/joined":   `leader-change has no role "joined"; its roles: new (the default), old`,
-		"kill-leader:isr-expand/left":        "its roles: joined (the default), leader",
-		"kill-leader:leader-change~soon":     "not a duration or a range A..B",
-		"kill-leader:leader-change~-1ms":     "must be 0 or more",
-		"kill-leader:leader-change~9ms..1ms": "first end not above its second",
-		"kill-leader:leader-change~1ms..":    "not a duration",
-		"kill+kill-leader:leader-change":     "cannot be part of a composite",
-		"kill-leader:leader-change+kill":     "cannot be part of a composite",
+		"kill:leader-change":                            "kill takes no trigger: it does not aim at a partition's leader; the kinds that do: kill-leader, partition-leader, pause-leader, slow-follower, slow-followers-kill-leader",
+		"meteor:leader-change":                          `"meteor" is not a fault`,
+		"kill-leader:election":                          `"election" is not an event; events: leader-change, isr-shrink, isr-expand`,
+		"kill-leader:":                                  `"" is not an event`,
+		"kill-leader:leader-change/joined":              `leader-change has no role "joined"; its roles: new (the default), old`,
+		"kill-leader:isr-expand/left":                   "its roles: joined (the default), leader",
+		"kill-leader:leader-change~soon":                "not a duration or a range A..B",
+		"kill-leader:leader-change~-1ms":                "must be 0 or more",
+		"kill-leader:leader-change~9ms..1ms":            "first end not above its second",
+		"kill-leader:leader-change~1ms..":               "not a duration",
+		"kill-leader+kill:leader-change":                `"kill:leader-change": kill takes no trigger`,
+		"kill-leader+kill-leader":                       `"kill-leader" appears twice`,
+		"kill-leader:isr-shrink+kill-leader:isr-shrink": "appears twice",
 	} {
 		err := CheckTrigger(name)
 		if err == nil {
@@ -67,6 +70,16 @@ func TestTriggerParse(t *testing.T) {
 		if _, err := Parse(name); err == nil {
 			t.Errorf("Parse(%s) accepted it", name)
 		}
+	}
+	// A composite's part may be armed; the kind appears twice only so.
+	for _, name := range []string{"kill-leader+kill-leader:leader-change~0ms", "partition-leader:isr-shrink+kill", "kill-leader+pause-leader:leader-change/old+kill"} {
+		f, ok := Lookup(name)
+		if !ok || f.Parts == nil || len(f.partNames) != len(strings.Split(name, "+")) || CheckTrigger(name) != nil || Composite(name) != nil {
+			t.Errorf("%s: %+v %v %v %v", name, f, ok, CheckTrigger(name), Composite(name))
+		}
+	}
+	if got := Kind("kill-leader+kill-leader:leader-change~0ms"); got != "kill-leader+kill-leader" {
+		t.Errorf("Kind of a composite with an armed part: %s", got)
 	}
 	// A schedule carries triggers in its written form, exactly.
 	text := "kill-leader@1s+2s,kill-leader:leader-change~0..30ms@4s+3s,pause-leader:isr-shrink/left@8s+1s"
@@ -206,6 +219,45 @@ func TestTriggerFires(t *testing.T) {
 	stepUntil(t, n.Open(ev, time.Time{}), ev.Start)
 	if op := rec.ops[len(rec.ops)-1]; !strings.Contains(op.Error, "cannot watch") {
 		t.Errorf("without Observe: %q", op.Error)
+	}
+}
+
+// TestTriggeredPart: a composite's armed part watches from the moment the
+// part before it started, not from its share of the window, and fires on
+// its event; one that waits out the window leaves the parts after it
+// unstarted.
+func TestTriggeredPart(t *testing.T) {
+	base := map[int32]PartitionView{0: pv(3, 1, 3, 1, 2)}
+	change := map[int32]PartitionView{0: pv(1, 2, 1, 2)}
+	leaders := func(context.Context) (map[int32]int32, error) { return map[int32]int32{0: 3}, nil }
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	v := &views{seq: []map[int32]PartitionView{base, base, change}}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 1, Observe: v.observe}, rt, rt, leaders, rec)
+	ev := Event{Fault: "kill-leader+kill-leader:leader-change~1ms", Start: time.Second, End: 4 * time.Second}
+	at := stepUntil(t, n.Open(ev, time.Time{}), ev.Start)
+	if want := ev.Start + 2*defaultTriggerPoll + time.Millisecond; at != want || strings.Join(rt.log, ",") != "kill 3,kill 1" {
+		t.Errorf("started at %s (want %s, not a third into the window): %v", at, want, rt.log)
+	}
+	if err := n.Close(context.Background(), ev.Fault); err != nil {
+		t.Fatal(err)
+	}
+	var fs []string
+	for _, op := range rec.ops {
+		if op.Type == history.Info {
+			fs = append(fs, op.F)
+		}
+	}
+	if strings.Join(fs, ",") != "start-kill-leader,start-kill-leader,stop-kill-leader,stop-kill-leader" {
+		t.Errorf("recorded %v", fs)
+	}
+
+	rt, rec = &fakeRuntime{}, &memRecorder{}
+	v = &views{seq: []map[int32]PartitionView{base}}
+	n = New(Config{Brokers: 3, Partitions: 1, Seed: 1, Observe: v.observe}, rt, rt, leaders, rec)
+	ev.Fault = "kill-leader+pause-leader:isr-shrink+kill"
+	stepUntil(t, n.Open(ev, time.Time{}), ev.Start)
+	if strings.Join(rt.log, ",") != "kill 3" || len(rec.ops) != 4 || !strings.Contains(rec.ops[3].Error, "isr-shrink not seen") {
+		t.Errorf("an armed part that never fired: runtime %v, ops %v", rt.log, rec.ops)
 	}
 }
 
