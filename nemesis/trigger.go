@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -212,26 +213,27 @@ func parseTrigger(name string) (string, *Trigger, error) {
 	return kind, t, nil
 }
 
-// PartitionView is a partition as the cluster's metadata describes it:
-// its leader (a metadata broker id, -1: none), leader epoch and ISR.
+// PartitionView is a partition as a broker's metadata answer describes
+// it: its leader (a metadata broker id, -1: none), leader epoch and ISR.
 type PartitionView struct {
 	Leader int32
 	Epoch  int32
 	ISR    []int32
+	from   string // the broker whose answer it is (watch.merge)
 }
 
-// Views are the topic's partitions as one broker's metadata answer
-// describes them, and the broker that answered.
-type Views struct {
+// Answer is one broker's metadata answer of the topic's partitions.
+type Answer struct {
 	From       string
 	Partitions map[int32]PartitionView
 }
 
-// Observe asks the cluster for the topic's partitions, as a metadata
-// request answers: what a triggered fault watches for its event. Views
-// of an older leader epoch than one seen before must not be returned (a
-// broker cut off from the controller still answers as it last heard).
-type Observe func(ctx context.Context) (Views, error)
+// Observe asks the cluster's brokers for the topic's partitions: what a
+// triggered fault watches for its event. Each poll returns the answers
+// it had, one per broker at most, in an order of its own (a simulation's
+// must be the same every time): asking every broker, the watch hears of
+// an election from the first broker to learn of it.
+type Observe func(ctx context.Context) ([]Answer, error)
 
 // defaultTriggerPoll is how often an armed fault asks for the views: a
 // few times per round trip of a local cluster's fetch, so that a fault
@@ -243,9 +245,8 @@ const defaultTriggerPoll = 10 * time.Millisecond
 type watch struct {
 	views   map[int32]PartitionView
 	leaders map[int32]int32
-	from    string // who answered the last poll
-	polls   int    // the polls answered
-	based   bool   // a poll answered with views to compare the next with
+	polls   int  // the polls answered
+	based   bool // a poll answered with views to compare the next with
 }
 
 // fired is what an event picked: the partition, the broker (a metadata
@@ -256,26 +257,45 @@ type fired struct {
 	what      string
 }
 
-// see takes the views of a poll and returns the event they show against
-// the last poll's, if any: in the lowest partition that shows it whose
-// role names a broker known. A leader epoch orders elections across
-// brokers, so a leader change counts whoever answered; an ISR's changes
-// have no order a metadata answer shows (Kafka's partition epoch is not in
-// it), so they count only between two answers of one broker within one
+// merge is each partition as a poll's answers leave it: a leader epoch
+// orders elections across brokers, so the view of the highest epoch any
+// broker gave wins (never going back to an older one: a broker cut off
+// from the controller still answers as it last heard); within an epoch an
+// ISR's changes have no order an answer shows (Kafka's partition epoch is
+// not in it), so a partition keeps to the broker it was last heard from
+// while that one answers, and takes another's word only when it does not.
+func (w *watch) merge(answers []Answer) map[int32]PartitionView {
+	now := maps.Clone(w.views)
+	answered := map[string]bool{}
+	for _, a := range answers {
+		answered[a.From] = true
+	}
+	for _, a := range answers {
+		for _, p := range sortedParts(a.Partitions) {
+			v := a.Partitions[p]
+			v.from = a.From
+			cur, ok := now[p]
+			if !ok || v.Epoch > cur.Epoch || v.Epoch == cur.Epoch && (v.from == cur.from || !answered[cur.from]) {
+				now[p] = v
+			}
+		}
+	}
+	return now
+}
+
+// see takes the answers of a poll and returns the event they show against
+// the poll before, if any: in the lowest partition that shows it whose
+// role names a broker known. A leader change counts whoever told it; an
+// ISR's change counts only between two views from one broker within one
 // leader epoch: a broker just restarted, or not yet told, answers with an
 // ISR long gone, and an election's own change of the ISR is the leader
 // change.
-func (w *watch) see(t *Trigger, views Views, known func(int32) bool, name func(int32) string) (fired, bool) {
+func (w *watch) see(t *Trigger, answers []Answer, known func(int32) bool, name func(int32) string) (fired, bool) {
 	w.polls++
-	now := views.Partitions
-	same := views.From == w.from
+	now := w.merge(answers)
 	defer func() {
-		w.from = views.From
+		w.views = now
 		for p, v := range now {
-			if old, ok := w.views[p]; ok && v.Epoch < old.Epoch {
-				continue
-			}
-			w.views[p] = v
 			if v.Leader >= 0 {
 				w.leaders[p] = v.Leader
 			}
@@ -307,7 +327,7 @@ func (w *watch) see(t *Trigger, views Views, known func(int32) bool, name func(i
 			}
 			what = fmt.Sprintf("partition %d epoch %d -> %d, leader %s -> %s", p, prev.Epoch, cur.Epoch, name(old), name(cur.Leader))
 		case ISRShrink, ISRExpand:
-			if !same || cur.Epoch != prev.Epoch {
+			if cur.from != prev.from || cur.Epoch != prev.Epoch {
 				continue
 			}
 			from, to := prev.ISR, cur.ISR
@@ -381,7 +401,7 @@ func (o *Opening) arm(ctx context.Context, now time.Duration) (time.Duration, bo
 		// The views to compare the next poll with: what the cluster
 		// was when the window opened is no event.
 		w.see(t, views, func(int32) bool { return false }, n.idName)
-		w.based = len(views.Partitions) > 0
+		w.based = len(w.views) > 0
 	default:
 		known := func(id int32) bool { _, ok := n.brokerOf(id); return ok }
 		if f, ok := w.see(t, views, known, n.idName); ok {

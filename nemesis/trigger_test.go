@@ -117,10 +117,10 @@ type views struct {
 	calls int
 }
 
-func (v *views) observe(context.Context) (Views, error) {
+func (v *views) observe(context.Context) ([]Answer, error) {
 	i := min(v.calls, len(v.seq)-1)
 	v.calls++
-	return Views{From: "broker-1", Partitions: v.seq[i]}, nil
+	return []Answer{{From: "broker-1", Partitions: v.seq[i]}}, nil
 }
 
 func pv(leader, epoch int32, isr ...int32) PartitionView {
@@ -269,7 +269,7 @@ func TestTriggeredPart(t *testing.T) {
 func TestTriggerStaleViews(t *testing.T) {
 	known := func(int32) bool { return true }
 	nm := func(int32) string { return "b" }
-	at := func(from string, parts map[int32]PartitionView) Views { return Views{From: from, Partitions: parts} }
+	at := func(from string, parts map[int32]PartitionView) []Answer { return []Answer{{From: from, Partitions: parts}} }
 	w := &watch{views: map[int32]PartitionView{}, leaders: map[int32]int32{}}
 	tr := &Trigger{Event: LeaderChange, Role: "new"}
 	w.see(tr, at("a", map[int32]PartitionView{0: pv(1, 5, 1, 2)}), known, nm)
@@ -278,6 +278,26 @@ func TestTriggerStaleViews(t *testing.T) {
 	}
 	if f, ok := w.see(tr, at("b", map[int32]PartitionView{0: pv(2, 6, 2), 1: pv(3, 9, 3)}), known, nm); !ok || f.partition != 0 || f.broker != 2 {
 		t.Errorf("epoch 5 -> 6 from another broker: %+v %v", f, ok)
+	}
+
+	// Several brokers in one poll: the first to know of an election
+	// tells it; within an epoch the broker a partition was heard from
+	// keeps it while it answers.
+	w = &watch{views: map[int32]PartitionView{}, leaders: map[int32]int32{}}
+	two := func(a, b PartitionView) []Answer {
+		return []Answer{{From: "a", Partitions: map[int32]PartitionView{0: a}}, {From: "b", Partitions: map[int32]PartitionView{0: b}}}
+	}
+	tr = &Trigger{Event: ISRShrink, Role: "left"}
+	w.see(tr, two(pv(1, 5, 1, 2, 3), pv(1, 5, 1, 2, 3)), known, nm)
+	if _, ok := w.see(tr, two(pv(1, 5, 1, 2, 3), pv(1, 5, 1, 3)), known, nm); ok || w.views[0].from != "a" {
+		t.Errorf("another broker's ISR in the same epoch was taken: %+v", w.views[0])
+	}
+	if f, ok := w.see(tr, two(pv(1, 5, 1, 3), pv(1, 5, 1, 3)), known, nm); !ok || f.broker != 2 {
+		t.Errorf("the ISR shrink of the broker it keeps to: %+v %v", f, ok)
+	}
+	tr = &Trigger{Event: LeaderChange, Role: "old"}
+	if f, ok := w.see(tr, two(pv(1, 5, 1, 3), pv(3, 6, 3)), known, nm); !ok || f.broker != 1 || w.views[0].from != "b" {
+		t.Errorf("an election only b knows of: %+v %v, %+v", f, ok, w.views[0])
 	}
 
 	for _, ev := range []string{ISRExpand, ISRShrink} {

@@ -401,11 +401,15 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	return lc, wcfg, tc, false, nil
 }
 
-// views are the partitions as a triggered fault watches them.
-func views(parts map[int32]workload.PartitionState) map[int32]nemesis.PartitionView {
-	out := make(map[int32]nemesis.PartitionView, len(parts))
-	for p, st := range parts {
-		out[p] = nemesis.PartitionView{Leader: st.Leader, Epoch: st.Epoch, ISR: st.ISR}
+// watched are the brokers' answers as a triggered fault watches them.
+func watched(got []workload.WatchAnswer) []nemesis.Answer {
+	out := make([]nemesis.Answer, 0, len(got))
+	for _, a := range got {
+		parts := make(map[int32]nemesis.PartitionView, len(a.Partitions))
+		for p, st := range a.Partitions {
+			parts[p] = nemesis.PartitionView{Leader: st.Leader, Epoch: st.Epoch, ISR: st.ISR}
+		}
+		out = append(out, nemesis.Answer{From: fmt.Sprintf("broker id %d", a.Broker), Partitions: parts})
 	}
 	return out
 }
@@ -429,9 +433,9 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 		Brokers: s.Nodes, Partitions: wcfg.Partitions, Seed: s.Seed,
 		LagTimeMax:   time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
 		NoController: r.noController, Names: r.names, BrokerIDs: r.brokerIDs,
-		Observe: func(ctx context.Context) (nemesis.Views, error) {
-			from, parts, err := watch.Partitions(ctx)
-			return nemesis.Views{From: from, Partitions: views(parts)}, err
+		Observe: func(ctx context.Context) ([]nemesis.Answer, error) {
+			got, err := watch.Poll(ctx)
+			return watched(got), err
 		},
 	}, lc, lc.Net, leaders, rec)
 	stopCrashes := r.watchCrashes(lc, nem)

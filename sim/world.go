@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/broker/bug"
-	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/controller"
 	"github.com/chaos-isr/chaos/broker/core"
 	"github.com/chaos-isr/chaos/broker/memdriver"
@@ -244,42 +242,29 @@ func (n network) DropAll(p float64, seed uint64) { n.w.c.DropAll(p, seed) }
 
 func (n network) HealAll() { n.w.c.Heal() }
 
-// observe is topic's partitions as a triggered fault watches them, read
-// without the round trip: what the broker asked last heard, as the real
-// runtime's watch keeps asking the broker that answered last while it
-// answers; when that one is down or paused, the running broker with the
-// latest metadata (the lowest id of those), not one just restarted that
-// has yet to hear what happened while it was down. A partition's epoch
-// never goes back, as in the real watch.
+// observe is topic's partitions as a triggered fault watches them: what
+// every broker that runs (and is not paused) last heard from the
+// controller, in id order, read without the round trips the real watch
+// makes to each.
 func (w *world) observe(topic string) nemesis.Observe {
-	heard := map[int32]nemesis.PartitionView{}
-	var last int32
-	return func(context.Context) (nemesis.Views, error) {
-		var from *control.Snapshot
-		fromID := last
-		if last > 0 && w.c.Up(last) && !w.c.Paused(last) {
-			from = w.c.Node(last).Metadata()
-		}
-		for id := int32(1); from == nil && id <= int32(w.brokers); id++ {
+	return func(context.Context) ([]nemesis.Answer, error) {
+		var out []nemesis.Answer
+		for id := int32(1); id <= int32(w.brokers); id++ {
 			if !w.c.Up(id) || w.c.Paused(id) {
 				continue
 			}
-			if md := w.c.Node(id).Metadata(); md != nil && (from == nil || md.Version > from.Version) {
-				from, fromID = md, id
-			}
-		}
-		last = fromID
-		if from == nil {
-			return nemesis.Views{}, errors.New("no broker answered a metadata request")
-		}
-		if t, _ := from.Lookup(topic, -1); t != nil {
-			for _, p := range t.Partitions {
-				if old, ok := heard[p.Partition]; !ok || p.LeaderEpoch >= old.Epoch {
-					heard[p.Partition] = nemesis.PartitionView{Leader: p.Leader, Epoch: p.LeaderEpoch, ISR: slices.Clone(p.ISR)}
+			a := nemesis.Answer{From: cluster.NodeName(int(id)), Partitions: map[int32]nemesis.PartitionView{}}
+			if t, _ := w.c.Node(id).Metadata().Lookup(topic, -1); t != nil {
+				for _, p := range t.Partitions {
+					a.Partitions[p.Partition] = nemesis.PartitionView{Leader: p.Leader, Epoch: p.LeaderEpoch, ISR: slices.Clone(p.ISR)}
 				}
 			}
+			out = append(out, a)
 		}
-		return nemesis.Views{From: cluster.NodeName(int(fromID)), Partitions: maps.Clone(heard)}, nil
+		if len(out) == 0 {
+			return nil, errors.New("no broker answered a metadata request")
+		}
+		return out, nil
 	}
 }
 
