@@ -269,7 +269,9 @@ func TestTriggeredPart(t *testing.T) {
 func TestTriggerStaleViews(t *testing.T) {
 	known := func(int32) bool { return true }
 	nm := func(int32) string { return "b" }
-	at := func(from string, parts map[int32]PartitionView) []Answer { return []Answer{{From: from, Partitions: parts}} }
+	at := func(from string, parts map[int32]PartitionView) []Answer {
+		return []Answer{{From: from, Partitions: parts}}
+	}
 	w := &watch{views: map[int32]PartitionView{}, leaders: map[int32]int32{}}
 	tr := &Trigger{Event: LeaderChange, Role: "new"}
 	w.see(tr, at("a", map[int32]PartitionView{0: pv(1, 5, 1, 2)}), known, nm)
