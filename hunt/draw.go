@@ -39,7 +39,9 @@ type DrawOptions struct {
 // judgement) with every other knob drawn from the seed, and its schedule
 // written out as windows. The same seed and base give the same spec.
 func Draw(seed uint64, base runner.Spec, o DrawOptions) runner.Spec {
-	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74))}
+	// Triggers come from a stream of their own: a seed draws the scenario
+	// it drew before they existed, some windows armed on an event.
+	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74)), trig: rand.New(rand.NewPCG(seed, 0x74726967))}
 	s := base
 	s.Seed = seed
 	s.Name, s.Command = "", nil
@@ -63,7 +65,7 @@ func (o DrawOptions) kinds() []string {
 // the registry the simulation models.
 func Kinds() []string { return nemesis.Names() }
 
-type drawer struct{ rng *rand.Rand }
+type drawer struct{ rng, trig *rand.Rand }
 
 // logUniform is a duration between lo and hi, log-uniform: as likely
 // between 20 ms and 200 ms as between 2 s and 20 s.
@@ -163,7 +165,7 @@ func (d drawer) schedule(s *runner.Spec, kinds []string) {
 		if end <= t {
 			break
 		}
-		fault := d.window(subset, overlap)
+		fault := d.window(subset, overlap, len(s.Windows) == 0)
 		// A window too short for its fault to take effect would close
 		// before it did anything: it is made long enough, or, where the
 		// run has no room for that, given a kind that takes effect at
@@ -204,8 +206,13 @@ func (d drawer) prompt(subset []string) string {
 }
 
 // window is one window's fault: a kind of the subset, or with overlap a
-// composite of up to that many of them.
-func (d drawer) window(subset []string, overlap int) string {
+// composite of up to that many of them; some of its leader-aimed kinds
+// armed on an event (see arm).
+func (d drawer) window(subset []string, overlap int, first bool) string {
+	return d.arm(d.unarmed(subset, overlap), overlap, first)
+}
+
+func (d drawer) unarmed(subset []string, overlap int) string {
 	first := one(d, subset...)
 	if overlap < 2 || d.rng.IntN(2) == 0 {
 		return first
@@ -220,4 +227,65 @@ func (d drawer) window(subset []string, overlap int) string {
 		}
 	}
 	return strings.Join(parts, "+")
+}
+
+// Triggers: a fault that fires right after an election or a rejoin is how
+// races of KAFKA-7128's class are reached, and a timer hits that moment
+// only by luck. Delays log-uniform from 1 ms to triggerDelayMax (a few
+// fetch round trips), or none.
+const triggerDelayMax = 50 * time.Millisecond
+
+// arm arms some of fault's leader-aimed kinds on an event drawn with its
+// role and delay: a lone kind a quarter of the time (it then fires only
+// on what an earlier window left happening, so never in the first
+// window: a run whose one window waited for nothing tested nothing), or,
+// where windows may
+// overlap, as often made into the kind then itself armed (kill-leader+
+// kill-leader:leader-change: a leader killed, then the one elected in its
+// place); a composite's later kinds half the time (its earlier kinds make
+// the event).
+func (d drawer) arm(fault string, overlap int, first bool) string {
+	if d.trig == nil {
+		return fault
+	}
+	aimed := func(k string) bool { f, ok := nemesis.Lookup(k); return ok && f.LeaderAimed && f.Parts == nil }
+	parts := strings.Split(fault, "+")
+	if len(parts) == 1 {
+		if !aimed(fault) {
+			return fault
+		}
+		switch d.trig.IntN(4) {
+		case 0:
+			if !first {
+				parts[0] += d.trigger()
+			}
+		case 1:
+			if overlap >= 2 {
+				parts = append(parts, fault+d.trigger())
+			}
+		}
+	} else {
+		for i := 1; i < len(parts); i++ {
+			if aimed(parts[i]) && d.trig.IntN(2) == 0 {
+				parts[i] += d.trigger()
+			}
+		}
+	}
+	armed := strings.Join(parts, "+")
+	if nemesis.Composite(armed) != nil || nemesis.CheckTrigger(armed) != nil {
+		return fault
+	}
+	return armed
+}
+
+// trigger is a drawn trigger, as written after a kind.
+func (d drawer) trigger() string {
+	events := nemesis.TriggerEvents()
+	e := events[d.trig.IntN(len(events))]
+	r := e.Roles[d.trig.IntN(len(e.Roles))]
+	delay := time.Duration(0)
+	if d.trig.IntN(4) > 0 {
+		delay = drawer{rng: d.trig}.logUniform(time.Millisecond, triggerDelayMax)
+	}
+	return ":" + e.Name + "/" + r.Name + "~" + delay.String()
 }

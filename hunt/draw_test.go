@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ func TestDrawValid(t *testing.T) {
 	base := runner.DefaultSpec()
 	base.Runtime, base.Store = runner.RuntimeSim, t.TempDir()
 	kinds := map[string]bool{}
+	armed := map[string]int{} // by event
+	windows := 0
 	for seed := uint64(1); seed <= 500; seed++ {
 		s := Draw(seed, base, DrawOptions{Config: seed%2 == 0})
 		if err := sim.Validate(s); err != nil {
@@ -29,6 +32,17 @@ func TestDrawValid(t *testing.T) {
 		for _, k := range s.Normalized().Faults {
 			kinds[k] = true
 		}
+		for _, w := range s.Windows {
+			windows++
+			for _, p := range strings.Split(w.Fault, "+") {
+				if tr := nemesis.TriggerOf(p); tr != nil {
+					armed[tr.Event]++
+					if tr.Delay > 50*time.Millisecond {
+						t.Errorf("seed %d: %s waits %s after its event, more than a few round trips", seed, p, tr.Delay)
+					}
+				}
+			}
+		}
 		parent := Draw(seed+1000, base, DrawOptions{})
 		for _, sp := range []runner.Spec{s, Mutate(parent, seed, base, DrawOptions{}), Mutate(s, seed+7, base, DrawOptions{})} {
 			lag := time.Duration(sp.Settings.ReplicaLagTimeMaxMs) * time.Millisecond
@@ -39,6 +53,12 @@ func TestDrawValid(t *testing.T) {
 			}
 		}
 	}
+	for _, e := range nemesis.TriggerEvents() {
+		if armed[e.Name] == 0 {
+			t.Errorf("no window of 500 draws armed on %s", e.Name)
+		}
+	}
+	t.Logf("%d windows, armed on events: %v", windows, armed)
 	if len(kinds) < len(Kinds()) {
 		t.Errorf("500 draws used %d of %d kinds", len(kinds), len(Kinds()))
 	}

@@ -51,6 +51,9 @@ type Fault struct {
 	// holds), each started in turn within one window and healed together
 	// at its end; nil for a kind of the registry.
 	Parts []*Fault
+	// partNames are the parts as written: a part may be armed on an
+	// event (kill-leader+kill-leader:leader-change).
+	partNames []string
 }
 
 // Composites: two or three kinds joined by "+" overlap in one window,
@@ -72,16 +75,19 @@ func composite(name string) (*Fault, error) {
 	c := &Fault{Name: name}
 	var docs []string
 	for _, p := range names {
+		if err := CheckTrigger(p); err != nil {
+			return nil, fmt.Errorf("%q in %q: %w", p, name, err)
+		}
 		f, ok := Lookup(p)
 		switch {
 		case !ok || f.Parts != nil:
 			return nil, fmt.Errorf("%q in %q is not a fault", p, name)
-		case slices.Contains(c.Parts, f):
+		case slices.Contains(c.partNames, p):
 			return nil, fmt.Errorf("%q appears twice in %q", p, name)
 		case f.LosesUnsynced:
 			return nil, fmt.Errorf("%q cannot overlap another fault: two kills at once would lose unsynced writes on several nodes", p)
 		}
-		c.Parts = append(c.Parts, f)
+		c.Parts, c.partNames = append(c.Parts, f), append(c.partNames, p)
 		for _, nd := range f.Needs {
 			if !slices.Contains(c.Needs, nd) {
 				c.Needs = append(c.Needs, nd)
@@ -89,7 +95,7 @@ func composite(name string) (*Fault, error) {
 		}
 		c.Network = c.Network || f.Network
 		c.LeaderAimed = c.LeaderAimed || f.LeaderAimed
-		docs = append(docs, f.Name)
+		docs = append(docs, p)
 	}
 	parts := c.Parts
 	c.Kills = func(n int) int {
@@ -104,7 +110,10 @@ func composite(name string) (*Fault, error) {
 }
 
 // Composite says why name, a composite of kinds joined by "+", cannot
-// run, or nil if it can (or is not a composite).
+// run, or nil if it can (or is not a composite). A part may be armed on an
+// event: it then arms as soon as the part before it has started
+// (kill-leader+kill-leader:leader-change kills a leader, then the one
+// elected in its place).
 func Composite(name string) error {
 	if !strings.Contains(name, partSep) {
 		return nil
@@ -113,10 +122,21 @@ func Composite(name string) error {
 	return err
 }
 
-// aim is what a LeaderAimed fault aims at: a partition and its leader.
+// aim is what a LeaderAimed fault aims at: a partition and its leader,
+// or the broker a trigger's role named in the leader's place (who says
+// which, a format of the partition; "" for the leader).
 type aim struct {
 	partition int32
 	leader    int
+	who       string
+}
+
+// String says what the aimed broker is, for the history.
+func (a aim) String() string {
+	if a.who == "" {
+		return fmt.Sprintf("leader of partition %d", a.partition)
+	}
+	return fmt.Sprintf(a.who, a.partition)
 }
 
 func none(int) int       { return 0 }
@@ -241,9 +261,18 @@ var faults = []*Fault{
 // Faults lists every fault kind, in name order.
 func Faults() []*Fault { return slices.Clone(faults) }
 
-// Lookup returns the fault kind called name: a kind of the registry, or
-// a composite of two or three joined by "+".
+// Lookup returns the fault kind called name: a kind of the registry, a
+// composite of two or three joined by "+", or a leader-aimed kind with a
+// trigger (KIND:EVENT[/ROLE][~DELAY]: the kind's own Fault, which the
+// trigger arms; CheckTrigger says why one is refused).
 func Lookup(name string) (*Fault, bool) {
+	if strings.Contains(name, triggerSep) && !strings.Contains(name, partSep) {
+		kind, _, err := parseTrigger(name)
+		if err != nil {
+			return nil, false
+		}
+		name = kind
+	}
 	if strings.Contains(name, partSep) {
 		c, err := composite(name)
 		return c, err == nil
@@ -275,6 +304,9 @@ func Parse(list string) ([]string, error) {
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		if err := Composite(f); err != nil {
+			return nil, err
+		}
+		if err := CheckTrigger(f); err != nil {
 			return nil, err
 		}
 		if _, ok := Lookup(f); !ok {
@@ -316,7 +348,7 @@ func (n *Nemesis) killRandom(aim) ([]string, error) {
 
 func (n *Nemesis) killLeader(at aim) ([]string, error) {
 	t, err := n.kill(at.leader)
-	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
+	return append(t, at.String()), err
 }
 
 func (n *Nemesis) stopRandom(aim) ([]string, error) {
@@ -338,7 +370,7 @@ func (n *Nemesis) pauseRandom(aim) ([]string, error) {
 
 func (n *Nemesis) pauseLeader(at aim) ([]string, error) {
 	t, err := n.pause(at.leader)
-	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
+	return append(t, at.String()), err
 }
 
 func (n *Nemesis) isolate(aim) ([]string, error) {
@@ -434,7 +466,7 @@ func (n *Nemesis) partitionLeader(at aim) ([]string, error) {
 		}
 	}
 	t, err := n.partition(a, b)
-	return append(t, fmt.Sprintf("leader of partition %d", at.partition)), err
+	return append(t, at.String()), err
 }
 
 func (n *Nemesis) partitionController(aim) ([]string, error) {

@@ -212,6 +212,12 @@ type Config struct {
 	// cluster's ids may start at 0): leaders are found, and killed brokers
 	// recorded, by these. Nil: the same.
 	BrokerIDs []int32
+	// Observe asks the cluster for the topic's partitions: a fault with
+	// a trigger (KIND:EVENT...) watches them for its event. Nil: such a
+	// fault cannot start, and its window says so.
+	Observe Observe
+	// TriggerPoll is how often an armed fault asks (default 10 ms).
+	TriggerPoll time.Duration
 }
 
 // Nemesis runs a schedule against a cluster.
@@ -412,7 +418,10 @@ func (n *Nemesis) Close(ctx context.Context, fault string) error {
 func (n *Nemesis) recordStops(fault string, targets []string, err error) error {
 	f, ok := Lookup(fault)
 	if !ok || f.Parts == nil {
-		return n.record("stop-"+fault, fault, targets, nil, err)
+		// A triggered kind's window is its kind's: the guarantee model
+		// judges kinds, and the start's targets say what fired it.
+		k := Kind(fault)
+		return n.record("stop-"+k, k, targets, nil, err)
 	}
 	n.mu.Lock()
 	parts := slices.Clone(n.parts)
@@ -427,7 +436,8 @@ func (n *Nemesis) recordStops(fault string, targets []string, err error) error {
 
 // Opening is a fault window's start in progress. Starting a fault may take
 // waits (for a partition to have a leader to aim at; for slowed followers
-// to leave the ISR before their leader is killed), so it goes in steps,
+// to leave the ISR before their leader is killed; for a triggered fault's
+// event, and the delay after it), so it goes in steps,
 // and whoever drives the nemesis does the waiting on its own clock: Run on
 // the wall clock, a simulation on its virtual one. Both make the same
 // choices from the seed and record the same operations.
@@ -445,11 +455,21 @@ type Opening struct {
 	// A composite's: the part being started, and the index of the next.
 	sub  *Opening
 	next int
+	// A triggered kind's: its trigger, its watch over the cluster, the
+	// delay drawn, when it fires and what fired it.
+	trig   *Trigger
+	watch  *watch
+	delay  time.Duration
+	seenAt time.Duration
+	fireAt time.Duration
+	fired  string
 }
 
 // The stages of an Opening.
 const (
-	aiming = iota
+	arming = iota // a triggered kind's: watching for its event
+	firing        // and waiting out the delay after it
+	aiming
 	starting
 	thenStep
 	opened
@@ -482,6 +502,11 @@ func (n *Nemesis) open(ev Event, end time.Time) *Opening {
 		o.err = fmt.Errorf("no network fabric")
 	}
 	o.f = f
+	if ok && o.err == nil {
+		if _, o.trig, o.err = parseTrigger(ev.Fault); o.err != nil {
+			o.trig = nil
+		}
+	}
 	return o
 }
 
@@ -504,6 +529,21 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 			break
 		}
 		switch o.stage {
+		case arming:
+			if o.trig == nil {
+				o.stage = aiming
+				continue
+			}
+			if wait, done := o.arm(ctx, now); !done {
+				return wait, false, nil
+			}
+			o.stage = firing
+		case firing:
+			if now < o.fireAt {
+				return o.fireAt - now, false, nil
+			}
+			// The event picked the target: no partition is drawn.
+			o.stage = starting
 		case aiming:
 			if !o.f.LeaderAimed {
 				o.stage = starting
@@ -514,8 +554,14 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 			}
 		case starting:
 			n.mu.Lock()
-			o.targets, o.err = o.f.start(n, o.at)
+			t, err := o.f.start(n, o.at)
 			n.mu.Unlock()
+			o.targets, o.err = append(t, o.targets...), err
+			if o.fired != "" {
+				// The delay as the driver's clock kept it (a simulation's
+				// timers have a millisecond's grain).
+				o.targets = append(o.targets, fmt.Sprintf("%s, started %s after", o.fired, now-o.seenAt))
+			}
 			if o.stage = opened; o.err == nil && o.f.then != nil {
 				o.stage = thenStep
 				return o.f.wait(n), false, nil
@@ -535,11 +581,12 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 		w.Err = err.Error()
 	}
 	n.setWindow(w)
+	k := Kind(o.ev.Fault)
 	n.mu.Lock()
 	killed := n.kills
-	n.parts = append(n.parts, o.ev.Fault)
+	n.parts = append(n.parts, k)
 	n.mu.Unlock()
-	return 0, true, n.record("start-"+o.ev.Fault, o.ev.Fault, o.targets, killed, err)
+	return 0, true, n.record("start-"+k, k, o.targets, killed, err)
 }
 
 // stepParts starts a composite's kinds in turn, part i a share i/(k+1)
@@ -547,17 +594,28 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 // (start-KIND) that lasts to the composite's end. A part still waiting
 // when ctx ends is not started.
 func (o *Opening) stepParts(ctx context.Context, now time.Duration) (time.Duration, bool, error) {
-	parts := o.f.Parts
+	parts := o.f.partNames
 	for o.next < len(parts) {
 		if o.sub == nil {
 			at := o.ev.Start + time.Duration(o.next)*(o.ev.End-o.ev.Start)/time.Duration(len(parts)+1)
+			triggered := strings.Contains(parts[o.next], triggerSep)
+			if triggered {
+				// Its event decides when it fires: it watches from
+				// the moment the part before it has started.
+				at = now
+			}
 			if ctx.Err() != nil {
 				return 0, true, nil
 			}
 			if now < at {
 				return at - now, false, nil
 			}
-			o.sub = o.n.open(Event{Fault: parts[o.next].Name, Start: at, End: o.ev.End}, o.end)
+			if now >= o.ev.End && (triggered || o.next > 0 && strings.Contains(parts[o.next-1], triggerSep)) {
+				// An armed part waited out the window: what comes after
+				// it would start only to be healed.
+				return 0, true, nil
+			}
+			o.sub = o.n.open(Event{Fault: parts[o.next], Start: at, End: o.ev.End}, o.end)
 		}
 		wait, over, err := o.sub.Step(ctx, now)
 		if err != nil || !over {

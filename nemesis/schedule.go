@@ -65,7 +65,9 @@ func ParseSchedule(text string) (Schedule, error) {
 func (s Schedule) Check(limit time.Duration) error {
 	var errs []error
 	for i, ev := range s {
-		if _, ok := Lookup(ev.Fault); !ok {
+		if err := CheckTrigger(ev.Fault); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ev, err))
+		} else if _, ok := Lookup(ev.Fault); !ok {
 			errs = append(errs, fmt.Errorf("%s: %q is not a fault; known: %s", ev, ev.Fault, strings.Join(Names(), ", ")))
 		}
 		switch {

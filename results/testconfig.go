@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
+	"github.com/chaos-isr/chaos/nemesis"
 )
 
 // TestConfig is test.json: everything needed to understand and repeat a
@@ -214,11 +215,13 @@ func readJSON[T any](path string) (T, error) {
 
 // FaultKinds are the kinds a nemesis list starts: a composite "a+b"
 // (kinds overlapping in one window) starts a and b, each recorded as a
-// window of its own, so that is what the guarantee model looks for.
+// window of its own, so that is what the guarantee model looks for; a
+// triggered kind (KIND:EVENT...) starts its KIND.
 func FaultKinds(names []string) []string {
 	var out []string
 	for _, n := range names {
 		for _, k := range strings.Split(n, "+") {
+			k = nemesis.Kind(k)
 			if !slices.Contains(out, k) {
 				out = append(out, k)
 			}

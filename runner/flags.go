@@ -36,6 +36,9 @@ func ParseAcks(s string) (int16, error) {
 func ParseFaults(s string) ([]string, error) {
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
+		if err := nemesis.CheckTrigger(f); err != nil {
+			return nil, cli.Error("nemesis", f, err.Error(), "arm a leader-aimed kind on an event: "+nemesis.TriggerSyntax)
+		}
 		if err := nemesis.Composite(f); err != nil {
 			return nil, cli.Error("nemesis", f, err.Error(), "join two or three kinds with + to overlap them, e.g. slow-follower+kill-leader")
 		}

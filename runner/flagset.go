@@ -59,7 +59,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.Rate, "rate", 500, "target sends per second across all producers (0: as fast as they go)")
 	fs.DurationVar(&f.TimeLimit, "time-limit", 60*time.Second, "how long the workload runs")
 	fs.Uint64Var(&f.Seed, "seed", 0, "random seed for the workload's choices (default: random, printed and stored)")
-	fs.StringVar(&f.Nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none")
+	fs.StringVar(&f.Nemesis, "nemesis", "none", "faults to inject, a comma list: "+strings.Join(nemesis.Names(), ", ")+"; or none. A leader-aimed kind armed on an event fires a delay after it, at the broker the event names: "+nemesis.TriggerSyntax+" (docs/faults.md)")
 	fs.DurationVar(&f.NemesisInterval, "nemesis-interval", DefaultNemesisInterval, "quiet period between fault windows, and a window's length (each ±25%, seeded); when not given, 10s, or if that has no room for a window of each --nemesis kind in --time-limit, the longest that has (at least 1s, in steps of 100ms; the run prints it)")
 	fs.BoolVar(&f.AllowPartialSchedule, "allow-partial-schedule", false, "run even if the schedule has no room for a window of each --nemesis kind (refused otherwise: the run would test fewer kinds than it names); the run says which kinds get none")
 	fs.IntVar(&f.NemesisOverlap, "nemesis-overlap", 1, "up to this many fault kinds overlap in a window (1-3): about half the windows start further kinds of the list while the first holds, all healed at the window's end")

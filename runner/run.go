@@ -415,6 +415,19 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	return lc, wcfg, tc, false, nil
 }
 
+// watched are the brokers' answers as a triggered fault watches them.
+func watched(got []workload.WatchAnswer) []nemesis.Answer {
+	out := make([]nemesis.Answer, 0, len(got))
+	for _, a := range got {
+		parts := make(map[int32]nemesis.PartitionView, len(a.Partitions))
+		for p, st := range a.Partitions {
+			parts[p] = nemesis.PartitionView{Leader: st.Leader, Epoch: st.Epoch, ISR: st.ISR}
+		}
+		out = append(out, nemesis.Answer{From: fmt.Sprintf("broker id %d", a.Broker), Partitions: parts})
+	}
+	return out
+}
+
 // workload records the history: the workload, the nemesis's schedule and
 // the monitor, then the heal and the final phase.
 func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, schedule nemesis.Schedule, tc *results.TestConfig) error {
@@ -428,10 +441,16 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	leaders := func(ctx context.Context) (map[int32]int32, error) {
 		return workload.Leaders(ctx, wcfg.Bootstrap, wcfg.Topic)
 	}
+	watch := workload.NewWatch(wcfg.Bootstrap, wcfg.Topic)
+	defer watch.Close()
 	nem := nemesis.New(nemesis.Config{
 		Brokers: s.Nodes, Partitions: wcfg.Partitions, Seed: s.Seed,
 		LagTimeMax:   time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
 		NoController: r.noController, Names: r.names, BrokerIDs: r.brokerIDs,
+		Observe: func(ctx context.Context) ([]nemesis.Answer, error) {
+			got, err := watch.Poll(ctx)
+			return watched(got), err
+		},
 	}, lc, lc.Net, leaders, rec)
 	stopCrashes := r.watchCrashes(lc, nem)
 	defer stopCrashes()

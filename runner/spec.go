@@ -275,6 +275,8 @@ func (s Spec) Validate() error {
 	for _, f := range s.Faults {
 		if err := nemesis.Composite(f); err != nil {
 			bad("faults: %w", err)
+		} else if err := nemesis.CheckTrigger(f); err != nil {
+			bad("faults: %w", err)
 		} else if _, ok := nemesis.Lookup(f); !ok {
 			bad("faults: %q is not a fault; known: %s", f, strings.Join(nemesis.Names(), ", "))
 		}
@@ -365,7 +367,8 @@ func DeclaredFaults(names []string, brokers int) []checker.FaultRun {
 			}
 			continue
 		}
-		r := checker.FaultRun{Kind: name}
+		// A triggered kind's windows are its kind's.
+		r := checker.FaultRun{Kind: nemesis.Kind(name)}
 		if ok {
 			r.KilledBrokers = f.Kills(brokers)
 		}

@@ -178,3 +178,46 @@ func TestSpecMaxInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecTriggers: a triggered kind is a fault of --nemesis and of a
+// spec, its trigger refused with what is accepted where it cannot run,
+// and the guarantee model is told of its plain kind, which is what the
+// history records.
+func TestSpecTriggers(t *testing.T) {
+	faults, err := ParseFaults("kill-leader,kill-leader:leader-change~5ms,partition-leader:isr-expand/joined~0..30ms,kill-leader+kill-leader:leader-change")
+	if err != nil || len(faults) != 4 {
+		t.Fatalf("ParseFaults: %v, %v", faults, err)
+	}
+	s := DefaultSpec()
+	s.Faults = faults
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.checkerConfig().Faults; !reflect.DeepEqual(got, []string{"kill-leader", "partition-leader"}) {
+		t.Errorf("the guarantee model is told of %v", got)
+	}
+	var kinds []string
+	for _, d := range s.Model().Declared {
+		kinds = append(kinds, d.Kind)
+	}
+	if !reflect.DeepEqual(kinds, []string{"kill-leader", "kill-leader", "partition-leader", "kill-leader", "kill-leader"}) {
+		t.Errorf("declared %v", kinds)
+	}
+	for list, want := range map[string]string{
+		"kill:leader-change":             `--nemesis: "kill:leader-change": kill takes no trigger: it does not aim at a partition's leader; the kinds that do: kill-leader, partition-leader`,
+		"kill-leader:election":           `"election" is not an event; events: leader-change, isr-shrink, isr-expand`,
+		"kill-leader:isr-shrink/joined":  "isr-shrink has no role \"joined\"; its roles: leader (the default), left",
+		"kill-leader:leader-change~fast": "not a duration or a range A..B",
+		"kill-leader+kill:isr-shrink":    "kill takes no trigger",
+	} {
+		_, err := ParseFaults(list)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "KIND:EVENT[/ROLE][~DELAY]") {
+			t.Errorf("--nemesis %s: %v; want %q and the form", list, err, want)
+		}
+		bad := DefaultSpec()
+		bad.Faults = []string{list}
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "faults: ") {
+			t.Errorf("Validate of %s: %v", list, err)
+		}
+	}
+}

@@ -106,6 +106,7 @@ func newNemDriver(s *simulation) *nemDriver {
 	n := nemesis.New(nemesis.Config{
 		Brokers: s.spec.Nodes, Partitions: st.Partitions, Seed: s.spec.Seed,
 		LagTimeMax: time.Duration(st.ReplicaLagTimeMaxMs) * time.Millisecond,
+		Observe:    s.w.observe(s.cfg.Topic),
 	}, runtime{s.w}, network{s.w}, s.w.leaders(s.cfg.Topic), s.rec)
 	return &nemDriver{s: s, nem: n, schedule: s.spec.Schedule()}
 }

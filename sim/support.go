@@ -36,8 +36,8 @@ func Simulated(fault string) error {
 			return err
 		}
 	}
-	if f.Parts == nil && !slices.Contains(simulated, fault) {
-		return fmt.Errorf("fault %q has no model in the simulation yet (package sim lists the kinds it runs)", fault)
+	if f.Parts == nil && !slices.Contains(simulated, f.Name) {
+		return fmt.Errorf("fault %q has no model in the simulation yet (package sim lists the kinds it runs)", f.Name)
 	}
 	return nil
 }

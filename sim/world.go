@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -240,6 +241,32 @@ func (n network) DelayAll(d time.Duration) { n.w.c.DelayAll(ceilMs(d)) }
 func (n network) DropAll(p float64, seed uint64) { n.w.c.DropAll(p, seed) }
 
 func (n network) HealAll() { n.w.c.Heal() }
+
+// observe is topic's partitions as a triggered fault watches them: what
+// every broker that runs (and is not paused) last heard from the
+// controller, in id order, read without the round trips the real watch
+// makes to each.
+func (w *world) observe(topic string) nemesis.Observe {
+	return func(context.Context) ([]nemesis.Answer, error) {
+		var out []nemesis.Answer
+		for id := int32(1); id <= int32(w.brokers); id++ {
+			if !w.c.Up(id) || w.c.Paused(id) {
+				continue
+			}
+			a := nemesis.Answer{From: cluster.NodeName(int(id)), Partitions: map[int32]nemesis.PartitionView{}}
+			if t, _ := w.c.Node(id).Metadata().Lookup(topic, -1); t != nil {
+				for _, p := range t.Partitions {
+					a.Partitions[p.Partition] = nemesis.PartitionView{Leader: p.Leader, Epoch: p.LeaderEpoch, ISR: slices.Clone(p.ISR)}
+				}
+			}
+			out = append(out, a)
+		}
+		if len(out) == 0 {
+			return nil, errors.New("no broker answered a metadata request")
+		}
+		return out, nil
+	}
+}
 
 // leaders is who leads each partition of topic, as the first broker that
 // runs (and is not paused) last heard from the controller: what a

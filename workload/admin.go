@@ -1,13 +1,18 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
@@ -100,6 +105,132 @@ func createTopic(ctx context.Context, cl Client, spec TopicSpec, timeout time.Du
 		return fmt.Errorf("topic %s created but not ready after %s: %s", spec.Name, timeout, why)
 	}
 	return verifyTopic(ctx, cl, spec)
+}
+
+// Watch follows topic's partitions through metadata requests, for the
+// nemesis's triggered faults, which poll it every few milliseconds. Each
+// poll asks every broker the cluster lists, at once, on a connection kept
+// to each (a poll's requests would otherwise dial afresh every time), so
+// that an election is heard from the first broker to learn of it: a
+// broker learns of the controller's decisions on its own schedule
+// (chaos's brokers with their heartbeats), and the new leader may not be
+// the one that answered last. A broker that does not answer within a
+// moment (dead, paused, cut off) is left out of the poll, and not asked
+// again until it answers.
+type Watch struct {
+	topic string
+	cl    *tcpClient
+	ctx   context.Context
+	stop  context.CancelFunc
+
+	mu   sync.Mutex
+	busy map[int32]bool // brokers asked that have not answered yet
+}
+
+// watchWait is how long a poll waits for the brokers' answers: many times
+// a local round trip, well below a fetch's.
+const watchWait = 20 * time.Millisecond
+
+// NewWatch watches topic at bootstrap; Close ends it.
+func NewWatch(bootstrap []string, topic string) *Watch {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Watch{topic: topic, cl: newTCPClient(bootstrap, ClientOptions{ID: "chaos-nemesis-watch", Timeout: time.Second}),
+		ctx: ctx, stop: stop, busy: map[int32]bool{}}
+}
+
+// WatchAnswer is one broker's answer to a poll.
+type WatchAnswer struct {
+	Broker     int32
+	Partitions map[int32]PartitionState
+}
+
+// Poll asks every broker the cluster lists for topic's partitions and
+// returns the answers that came within a moment, by broker id; the first
+// poll asks the bootstrap brokers who they are. An error only when no
+// broker answered. Not safe for concurrent use.
+func (w *Watch) Poll(ctx context.Context) ([]WatchAnswer, error) {
+	w.cl.mu.Lock()
+	ids := slices.Sorted(maps.Keys(w.cl.addrs))
+	w.cl.mu.Unlock()
+	if len(ids) == 0 {
+		md, err := w.cl.Metadata(ctx, w.topic)
+		if err != nil {
+			return nil, err
+		}
+		id := int32(-1)
+		for b, addr := range md.Brokers {
+			if addr == md.From {
+				id = b
+			}
+		}
+		return []WatchAnswer{{Broker: id, Partitions: md.Partitions}}, nil
+	}
+	type answer struct {
+		a   WatchAnswer
+		err error
+	}
+	got := make(chan answer, len(ids))
+	asked := 0
+	for _, id := range ids {
+		w.mu.Lock()
+		busy := w.busy[id]
+		w.busy[id] = true
+		w.mu.Unlock()
+		if busy {
+			continue
+		}
+		asked++
+		go func() {
+			// The watch's own context: an answer that comes after the
+			// poll gave up on it still frees the broker for the next.
+			resp, err := w.cl.call(w.ctx, id, MetadataRequest(w.topic))
+			w.mu.Lock()
+			delete(w.busy, id)
+			w.mu.Unlock()
+			var a WatchAnswer
+			if err == nil {
+				md := resp.(*kmsg.MetadataResponse)
+				w.cl.mu.Lock()
+				w.cl.apply(w.topic, md)
+				w.cl.mu.Unlock()
+				a = WatchAnswer{Broker: id, Partitions: MetadataAnswer(md, w.topic, "").Partitions}
+			}
+			got <- answer{a, err}
+		}()
+	}
+	var out []WatchAnswer
+	var last error
+	timeout := time.NewTimer(watchWait)
+	defer timeout.Stop()
+wait:
+	for ; asked > 0; asked-- {
+		select {
+		case r := <-got:
+			if r.err != nil {
+				last = r.err
+				continue
+			}
+			out = append(out, r.a)
+		case <-timeout.C:
+			break wait
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if len(out) == 0 {
+		if last == nil {
+			last = fmt.Errorf("no broker answered within %s", watchWait)
+		}
+		return nil, fmt.Errorf("no broker answered a metadata request: %w", last)
+	}
+	slices.SortFunc(out, func(a, b WatchAnswer) int { return cmp.Compare(a.Broker, b.Broker) })
+	return out, nil
+}
+
+// Close stops the watch's requests and closes its connections.
+func (w *Watch) Close() {
+	w.stop()
+	w.cl.Close()
 }
 
 // Leaders asks the cluster who leads each partition of topic (-1: nobody).

@@ -212,3 +212,33 @@ func TestMonitorStopsWithinATimeoutOfAPausedLeader(t *testing.T) {
 		t.Errorf("the monitor took %s to stop; a request times out after %s", took, timeout)
 	}
 }
+
+// TestWatchPastAPausedBroker: the nemesis's watch asks every broker each
+// poll on a connection kept to each, does not wait for a paused one (nor
+// ask it again while it has not answered), and so polls every few
+// milliseconds with the live broker's answer.
+func TestWatchPastAPausedBroker(t *testing.T) {
+	f := newFakeBrokers(t, false)
+	w := NewWatch([]string{f.live.Addr().String()}, "t")
+	defer w.Close()
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		got, err := w.Poll(context.Background())
+		took := time.Since(start)
+		if err != nil || len(got) != 1 || got[0].Partitions[0].Leader != 2 || got[0].Partitions[0].Epoch != 1 {
+			t.Fatalf("poll %d: %+v, %v", i, got, err)
+		}
+		if i > 0 && got[0].Broker != 2 {
+			t.Errorf("poll %d answered by broker %d, want 2", i, got[0].Broker)
+		}
+		if took > 100*time.Millisecond {
+			t.Errorf("poll %d took %s: it waited for the paused broker", i, took)
+		}
+	}
+	f.mu.Lock()
+	conns := len(f.conns)
+	f.mu.Unlock()
+	if conns > 3 {
+		t.Errorf("%d connections for 20 polls: one to learn the brokers, then one kept to each", conns)
+	}
+}
