@@ -18,12 +18,16 @@ type follower struct {
 // maximalISR is the ISR the HW must respect: while an ISR change is in
 // flight, the union of the old and the new (KIP-497's rule), so a shrink the
 // controller has not accepted yet never lets the HW run ahead.
+//
+// A request whose answer never came may have been applied: its members
+// stay in the maximal ISR (replica.unsettled) until the controller's state
+// settles it.
 func (r *replica) maximalISR() []int32 {
-	if r.alterID == 0 {
+	if r.alterID == 0 && len(r.unsettled) == 0 {
 		return r.isr
 	}
 	out := slices.Clone(r.isr)
-	for _, id := range r.pendingISR {
+	for _, id := range append(slices.Clone(r.unsettled), r.pendingISR...) {
 		if !control.Contains(out, id) {
 			out = append(out, id)
 		}
@@ -193,16 +197,23 @@ func (b *Broker) alterISRResponse(id uint64, resp any, err error) {
 	switch {
 	case err != nil || ar == nil:
 		// No answer is not a refusal: the controller may have applied
-		// the change. The request stays in flight, asked again, until the
-		// controller says which ISR is in force; a leader that took the
-		// timeout for a refusal would commit alone what a follower the
-		// controller had already admitted lacks, and that follower may be
-		// the next leader (found by chaos hunt: acks=-1,
-		// min.insync.replicas=1, committed records lost under clean
-		// election).
-		b.logf("%s: isr change failed: %v", r.key, err)
+		// the change. Its members stay in the maximal ISR, and the leader
+		// asks for the ISR it knows, whose answer carries the controller's
+		// state, which settles it. A leader that took the timeout for a
+		// refusal would commit alone what a follower the controller had
+		// already admitted lacks, and that follower may be the next leader
+		// (found by chaos hunt: acks=-1, min.insync.replicas=1, committed
+		// records lost under clean election). Asking again for the same
+		// members would not do: one may since have restarted without what
+		// made it eligible, and the controller would admit it (KIP-903).
+		for _, id := range asked {
+			if !control.Contains(r.unsettled, id) {
+				r.unsettled = append(r.unsettled, id)
+			}
+		}
+		b.logf("%s: isr change failed: %v (until the controller says, the hw keeps to %v)", r.key, err, r.maximalISR())
 		if r.role == roleLeader {
-			b.alterISR(r, asked, "asked again: the last request had no answer")
+			b.alterISR(r, slices.Clone(r.isr), "settling the request that had no answer")
 			return
 		}
 	case ar.Error != "":

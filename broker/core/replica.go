@@ -37,6 +37,11 @@ type replica struct {
 	followers  map[int32]*follower
 	alterID    uint64  // in-flight AlterISR request, 0 if none
 	pendingISR []int32 // what that request asks for
+	// unsettled are members an AlterISR request asked for whose answer
+	// never came (it timed out): the controller may have admitted them,
+	// so they stay in the maximal ISR until its state says which ISR is
+	// in force.
+	unsettled []int32
 
 	// follower side
 	truncating  bool   // must truncate by leader epoch before fetching
@@ -53,6 +58,7 @@ func (b *Broker) updateReplica(r *replica, p control.Partition) {
 	}
 	newEpoch := p.LeaderEpoch != r.leaderEpoch
 	r.replicas, r.isr, r.partitionEpoch = slices.Clone(p.Replicas), slices.Clone(p.ISR), p.PartitionEpoch
+	r.unsettled = nil // the controller's word on the ISR
 	if !newEpoch {
 		if r.role == roleLeader {
 			b.advanceHW(r)
