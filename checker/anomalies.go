@@ -243,14 +243,37 @@ func (h *History) clientRecords() bool {
 	return false
 }
 
-// explain tells what explains an instance that involves the records of
+// explainFor is explainAs for an instance of f: where a value a retry may
+// have written twice makes two readings possible, the one f permits.
+func (h *History) explainFor(f *finding, vids ...int32) (Cause, bool) {
+	c, decided := h.explainAs(false, vids...)
+	if f.perm.allows(c) || !h.retriesDuplicate() {
+		return c, decided
+	}
+	if c2, d2 := h.explainAs(true, vids...); f.perm.allows(c2) {
+		return c2, d2
+	}
+	return c, decided
+}
+
+// explainAs tells what explains an instance that involves the records of
 // vids, any of which a truncation could have removed: the mildest cause
 // among those that are gone; Unexplained when two or more of them are
 // still in the log (no truncation removed what the instance needs
 // removed), or when all are. decided is false when the history cannot
 // tell (a record's fate is undecided and none is gone); c is then the
 // cause it would have.
-func (h *History) explain(vids ...int32) (c Cause, decided bool) {
+//
+// Under retries without idempotence a value may have been written twice:
+// a copy that survives does not tell whether the record the instance is
+// about is that copy or another, truncated. Both readings are then
+// possible, and the instance is judged by the one f's configuration
+// permits, if either is (explainFor).
+//
+// With twiceGone, a survivor observed at two offsets counts as gone (the
+// reading that a retry's copy survives and the record the instance is
+// about was truncated).
+func (h *History) explainAs(twiceGone bool, vids ...int32) (c Cause, decided bool) {
 	survivors := 0
 	var goneC, openC Cause
 	milder := func(a, b Cause) Cause {
@@ -262,7 +285,7 @@ func (h *History) explain(vids ...int32) (c Cause, decided bool) {
 	for _, vid := range vids {
 		switch v := &h.vals[vid]; v.fate {
 		case survives:
-			if v.flags&observedTwice != 0 && h.retriesDuplicate() {
+			if twiceGone && v.flags&observedTwice != 0 {
 				// A retry wrote the value twice: the copy in the final
 				// read survives, but the record the instance is about may
 				// be the other one, truncated (a committed record
@@ -344,7 +367,7 @@ func InconsistentOffsets(h *History) Result {
 	}
 	for _, k := range order {
 		vids := values[k]
-		c, decided := h.explain(vids...)
+		c, decided := h.explainFor(f, vids...)
 		second := h.conflictPos(k.part, k.off)
 		f.addExplained(c, decided, fmt.Sprintf("offset %d of %s was read as %q (op %d) and as %q (op %d)",
 			k.off, h.key(k.part), h.vals[vids[0]].str, h.index(firstPos[k]), h.vals[vids[1]].str, h.index(second)),
@@ -413,7 +436,7 @@ func NonmonotonicSend(h *History) Result {
 			pairs++
 		}
 		if ok && s.offset <= p.offset {
-			c, decided := h.explain(p.vid, s.vid)
+			c, decided := h.explainFor(f, p.vid, s.vid)
 			f.addExplained(c, decided, fmt.Sprintf("%s's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
 				who, h.vals[s.vid].str, s.offset, h.key(s.part), h.index(s.done), h.vals[p.vid].str, p.offset, h.index(p.pos)),
 				h.index(p.pos), h.index(s.done))

@@ -606,9 +606,9 @@ func cmpInt(a, b int64) int {
 // the committed record the read saw at the send's offset, unless the read
 // returned the send's own value before the send began (nothing explains
 // that).
-func (h *History) cause(w witness) (Cause, bool) {
+func (h *History) cause(f *finding, w witness) (Cause, bool) {
 	if w.before.kind == linSend {
-		return h.explain(w.before.vid, w.after.vid)
+		return h.explainFor(f, w.before.vid, w.after.vid)
 	}
 	r := w.before.rd
 	if r == nil {
@@ -621,7 +621,7 @@ func (h *History) cause(w witness) (Cause, bool) {
 		case vid == w.after.vid:
 			return Unexplained, true
 		case rec.Offset == w.after.offset:
-			return h.explain(vid, w.after.vid)
+			return h.explainFor(f, vid, w.after.vid)
 		}
 	}
 	// The read saw the log (or its high watermark) reach past the
@@ -675,7 +675,7 @@ func Linearizability(h *History, opts Options) []Result {
 	slices.SortStableFunc(sendW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
 	slices.SortStableFunc(readW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
 	for _, w := range sendW {
-		c, decided := h.cause(w)
+		c, decided := h.cause(sendF, w)
 		if w.bound < 0 {
 			sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
 				h.key(w.after.part32()), w.before.describe(), h.index(w.before.pos), w.after.describe(), h.index(w.after.pos), w.after.offset),
