@@ -277,3 +277,16 @@ func (o Op) String() string {
 	}
 	return sb.String()
 }
+
+// FaultKind is a fault's name without the triggers that armed it or its
+// parts: the nemesis writes an armed kind KIND:EVENT[/ROLE][~DELAY], and
+// a composite joins kinds with "+" (kill-leader+kill-leader:leader-change
+// is kill-leader+kill-leader). Readers of a history that judge by kinds
+// (the guarantee model, the report) know the kind from it alone.
+func FaultKind(name string) string {
+	parts := strings.Split(name, "+")
+	for i, p := range parts {
+		parts[i], _, _ = strings.Cut(p, ":")
+	}
+	return strings.Join(parts, "+")
+}

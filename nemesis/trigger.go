@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/chaos-isr/chaos/history"
 )
 
 // A trigger arms a leader-aimed fault on an event the tester sees through
@@ -99,13 +101,7 @@ func (t Trigger) role() TriggerRole {
 
 // Kind is the fault kind name starts, without its trigger: what the
 // history records and the guarantee model judges.
-func Kind(name string) string {
-	parts := strings.Split(name, partSep)
-	for i, p := range parts {
-		parts[i], _, _ = strings.Cut(p, triggerSep)
-	}
-	return strings.Join(parts, partSep)
-}
+func Kind(name string) string { return history.FaultKind(name) }
 
 // TriggerOf returns name's trigger, nil if it has none or it is not one
 // the nemesis can arm (CheckTrigger says why).

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/history"
 )
 
 // TestConfig is test.json: everything needed to understand and repeat a
@@ -221,7 +221,7 @@ func FaultKinds(names []string) []string {
 	var out []string
 	for _, n := range names {
 		for _, k := range strings.Split(n, "+") {
-			k = nemesis.Kind(k)
+			k = history.FaultKind(k)
 			if !slices.Contains(out, k) {
 				out = append(out, k)
 			}

@@ -103,7 +103,7 @@ func TestRuntimeRefused(t *testing.T) {
 		{"campaign", "--runtime", "podman", "--dry-run"},
 	} {
 		out, code := runChaos(t, args...)
-		if code != exitErrorCode || !strings.Contains(out, `--runtime: not a runtime, got "podman"; use local or docker`) {
+		if code != exitErrorCode || !strings.Contains(out, `--runtime: not a runtime, got "podman"; use local`) {
 			t.Errorf("chaos %v: exit %d:\n%s", args, code, out)
 		}
 	}

@@ -31,7 +31,7 @@ func TestExternalTrigger(t *testing.T) {
 		"--node", "broker-1="+addr(base), "--node", "broker-2="+addr(base+1), "--node", "broker-3="+addr(base+2),
 		"--kill-cmd", bin+" cluster kill {name} --data "+data,
 		"--start-cmd", bin+" cluster start {name} --data "+data,
-		"--acks", "-1", "--nemesis", "kill-leader+kill-leader:leader-change~0ms", "--nemesis-interval", "4s", "--time-limit", "12s")
+		"--acks", "-1", "--nemesis", "kill-leader+kill-leader:leader-change~0ms", "--nemesis-interval", "4s", "--time-limit", "20s")
 	if code != exitValid {
 		t.Fatalf("exit %d, want valid:\n%s", code, out)
 	}
