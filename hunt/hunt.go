@@ -117,6 +117,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x73656172))
 	var res Result
+	restore := keepLatest(o.Base.Store)
+	defer func() { restore(res.lastKept()) }()
 	cov := Coverage{}
 	var corpus []*entry
 	par := max(o.Parallel, 1)
@@ -269,10 +271,71 @@ func forget(dir string) {
 	defer forgetMu.Unlock()
 	_ = os.RemoveAll(dir)
 	test := filepath.Dir(dir)
-	for _, link := range []string{filepath.Join(test, "latest"), filepath.Join(filepath.Dir(test), "latest")} {
-		if _, err := os.Stat(link); errors.Is(err, fs.ErrNotExist) {
-			_ = os.Remove(link)
+	link := filepath.Join(test, "latest")
+	if _, err := os.Stat(link); errors.Is(err, fs.ErrNotExist) {
+		_ = os.Remove(link)
+		// The test may hold runs from before the hunt: its link goes
+		// back to the newest of them.
+		if newest := newestRun(test); newest != "" {
+			_ = results.Relink(link, newest)
 		}
 	}
 	_ = os.Remove(test) // only if empty
+}
+
+// newestRun is the name of the newest run directory in test ("" if none):
+// run directories are named by their UTC start, so the greatest name.
+func newestRun(test string) string {
+	entries, _ := os.ReadDir(test)
+	newest := ""
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(test, e.Name(), results.HistoryFile)); e.IsDir() && err == nil && e.Name() > newest {
+			newest = e.Name()
+		}
+	}
+	return newest
+}
+
+// keepLatest notes where the store's latest link points before a hunt,
+// and returns what sets it after: the hunt's runs each take the link, and
+// the valid ones are removed, which would leave it dangling though the
+// runs it pointed at before are still there. The last run the hunt kept
+// (kept, a run directory) takes it, else what it pointed at before.
+func keepLatest(store string) func(kept string) {
+	link := filepath.Join(store, "latest")
+	was, _ := os.Readlink(link)
+	return func(kept string) {
+		forgetMu.Lock()
+		defer forgetMu.Unlock()
+		target := was
+		if rel, err := filepath.Rel(store, kept); kept != "" && err == nil {
+			target = rel
+		}
+		if target == "" {
+			if _, err := os.Stat(link); err != nil {
+				_ = os.Remove(link)
+			}
+			return
+		}
+		if _, err := os.Stat(filepath.Join(store, target)); err == nil {
+			_ = results.Relink(link, target)
+		}
+	}
+}
+
+// lastKept is the directory of the latest run the hunt kept in the store
+// (a finding, or a run that could not be judged), "" if none.
+func (r *Result) lastKept() string {
+	last, dir := -1, ""
+	for _, f := range r.Findings {
+		if f.Outcome.Dir != "" && f.Index > last {
+			last, dir = f.Index, f.Outcome.Dir
+		}
+	}
+	for _, u := range r.Unknowns {
+		if u.Outcome.Dir != "" && u.Index > last {
+			last, dir = u.Index, u.Outcome.Dir
+		}
+	}
+	return dir
 }

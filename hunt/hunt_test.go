@@ -69,6 +69,11 @@ func TestHuntExplore(t *testing.T) {
 // latest link to a run that is gone.
 func TestHuntStoreKeepsOnlyFindings(t *testing.T) {
 	b := base(t)
+	// A run from before the hunt, which the store's latest link names.
+	before, err := sim.Run(context.Background(), Draw(99, b, DrawOptions{}), runner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := Run(context.Background(), Options{Base: b, Seed: 5, Runs: 6, Parallel: 2, KeepGoing: true, Feedback: true, Command: sim.ReplayCommand})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +81,11 @@ func TestHuntStoreKeepsOnlyFindings(t *testing.T) {
 	if res.Runs != 6 || res.Invalid != 0 {
 		t.Fatalf("%d runs, %d invalid; want 6 and none on a correct broker", res.Runs, res.Invalid)
 	}
-	kept := res.Unknown + res.Errors
+	kept := res.Unknown + res.Errors + 1 // and the run from before
+	latest, err := filepath.EvalSymlinks(filepath.Join(b.Store, "latest"))
+	if want, _ := filepath.EvalSymlinks(before.Dir); kept == 1 && (err != nil || latest != want) {
+		t.Errorf("store/latest is %q (%v) after the hunt; want the run from before it, %s", latest, err, want)
+	}
 	runs := 0
 	err = filepath.WalkDir(b.Store, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
