@@ -466,11 +466,17 @@ func permitted(cfg Config, class string) map[string]Permission {
 		UncommittedTruncation: uncommitted, CommittedTruncation: commit,
 		Unexplained: {false, "real-time order must hold for records that are still in the log"}})
 
-	if cfg.Idempotent {
+	switch {
+	case cfg.Idempotent && (class == FaultsF2 || class == FaultsF3):
+		// Found by chaos hunt on the correct broker: a committed batch
+		// read by a consumer, then lost with the last replica's unsynced
+		// writes, its retry written again at another offset.
+		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {true, fmt.Sprintf("idempotent producer under %s: a broker that loses its unsynced writes loses the producer state with them, so a batch it had written (and a consumer may have read) and then lost is written again by the producer's retry, at another offset", class)}})
+	case cfg.Idempotent:
 		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {false, "idempotent producer: the broker recognises a retried batch by its producer id and sequence number and writes it once"}})
-	} else if cfg.ClientRetries {
+	case cfg.ClientRetries:
 		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {true, "client retries without idempotence: a retry of a send that was written writes its value again"}})
-	} else {
+	default:
 		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: without client retries each value is sent by one request, so it can be written once"}})
 	}
 	// An acknowledgement while the ISR was below min.insync.replicas:
