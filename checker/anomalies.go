@@ -312,9 +312,11 @@ func (h *History) explainAs(twiceGone bool, vids ...int32) (c Cause, decided boo
 	return openC, false
 }
 
-// retriesDuplicate: the producers retry without idempotence, so a value
-// may be written twice, at two offsets.
-func (h *History) retriesDuplicate() bool { return h.cfg.ClientRetries && !h.cfg.Idempotent }
+// retriesDuplicate: a value may be written twice, at two offsets, as the
+// guarantee model permits duplicates (retries without idempotence, or an
+// idempotent producer's retry of a batch truncated with its producer
+// state).
+func (h *History) retriesDuplicate() bool { return h.model[DuplicateName].allows(Unexplained) }
 
 // addExplained adds an instance whose cause explain gave: an undecided one
 // is counted under the cause it would have, and leaves the result open if

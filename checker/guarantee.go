@@ -467,11 +467,16 @@ func permitted(cfg Config, class string) map[string]Permission {
 		Unexplained: {false, "real-time order must hold for records that are still in the log"}})
 
 	switch {
-	case cfg.Idempotent && (class == FaultsF2 || class == FaultsF3):
+	case cfg.Idempotent && (unclean || class == FaultsF2 || class == FaultsF3):
 		// Found by chaos hunt on the correct broker: a committed batch
-		// read by a consumer, then lost with the last replica's unsynced
-		// writes, its retry written again at another offset.
-		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {true, fmt.Sprintf("idempotent producer under %s: a broker that loses its unsynced writes loses the producer state with them, so a batch it had written (and a consumer may have read) and then lost is written again by the producer's retry, at another offset", class)}})
+		// read by a consumer, then truncated (by an unclean election, or
+		// with the last replica's unsynced writes), its retry written
+		// again at another offset.
+		why := "unclean election"
+		if !unclean {
+			why = class + ", a broker that loses its unsynced writes"
+		}
+		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {true, fmt.Sprintf("idempotent producer under %s: a committed batch may be truncated, and the producer state that knew its sequence number with it, so the batch (which a consumer may have read) is written again by the producer's retry, at another offset", why)}})
 	case cfg.Idempotent:
 		p[DuplicateName] = causes("", map[Cause]reason{Unexplained: {false, "idempotent producer: the broker recognises a retried batch by its producer id and sequence number and writes it once"}})
 	case cfg.ClientRetries:
