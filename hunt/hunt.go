@@ -3,7 +3,6 @@ package hunt
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -252,48 +251,10 @@ func attempt(ctx context.Context, o Options, a *Attempt) Coverage {
 	c := CoverageOf(ops)
 	c.Add(lines.cov)
 	if a.Outcome.ExitCode() == 0 {
-		forget(a.Outcome.Dir)
+		sim.RemoveRun(a.Outcome.Dir) // and the latest link it took
 		a.Outcome.Dir = ""
 	}
 	return c
-}
-
-// forgetMu keeps the runs going on at once from tidying the store's
-// links under each other.
-var forgetMu sync.Mutex
-
-// forget removes a valid run from the store, with the latest links it
-// leaves dangling and its test's directory if that is left empty: a hunt
-// of thousands of scenarios keeps only what was not valid, and a store of
-// empty directories and broken links would hide those.
-func forget(dir string) {
-	forgetMu.Lock()
-	defer forgetMu.Unlock()
-	_ = os.RemoveAll(dir)
-	test := filepath.Dir(dir)
-	link := filepath.Join(test, "latest")
-	if _, err := os.Stat(link); errors.Is(err, fs.ErrNotExist) {
-		_ = os.Remove(link)
-		// The test may hold runs from before the hunt: its link goes
-		// back to the newest of them.
-		if newest := newestRun(test); newest != "" {
-			_ = results.Relink(link, newest)
-		}
-	}
-	_ = os.Remove(test) // only if empty
-}
-
-// newestRun is the name of the newest run directory in test ("" if none):
-// run directories are named by their UTC start, so the greatest name.
-func newestRun(test string) string {
-	entries, _ := os.ReadDir(test)
-	newest := ""
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(test, e.Name(), results.HistoryFile)); e.IsDir() && err == nil && e.Name() > newest {
-			newest = e.Name()
-		}
-	}
-	return newest
 }
 
 // keepLatest notes where the store's latest link points before a hunt,
@@ -305,8 +266,6 @@ func keepLatest(store string) func(kept string) {
 	link := filepath.Join(store, "latest")
 	was, _ := os.Readlink(link)
 	return func(kept string) {
-		forgetMu.Lock()
-		defer forgetMu.Unlock()
 		target := was
 		if rel, err := filepath.Rel(store, kept); kept != "" && err == nil {
 			target = rel

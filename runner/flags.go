@@ -58,7 +58,19 @@ func CheckRuntime(rt string) error {
 	if slices.Contains(Runtimes(), rt) {
 		return nil
 	}
-	return cli.Error("runtime", rt, "not a runtime", "use "+strings.Join(Runtimes(), " or ")+cli.DidYouMean(rt, Runtimes()))
+	return notARuntime(rt)
+}
+
+// notARuntime refuses rt, naming the runtimes a command takes: the real
+// ones, then the others it also takes (a name and what it is), and the
+// nearest of them all.
+func notARuntime(rt string, others ...[2]string) error {
+	names, accepted := Runtimes(), "use "+strings.Join(Runtimes(), " or ")
+	for _, o := range others {
+		names = append(names, o[0])
+		accepted += " (or " + o[0] + ": " + o[1] + ")"
+	}
+	return cli.Error("runtime", rt, "not a runtime", accepted+cli.DidYouMean(rt, names))
 }
 
 // CheckCampaignRuntime checks a campaign's runtime: a real one, or the
@@ -67,7 +79,7 @@ func CheckCampaignRuntime(rt string) error {
 	if rt == RuntimeSim || slices.Contains(Runtimes(), rt) {
 		return nil
 	}
-	return cli.Error("runtime", rt, "not a runtime", "use "+strings.Join(Runtimes(), " or ")+" (or "+RuntimeSim+": every run in simulation)")
+	return notARuntime(rt, [2]string{RuntimeSim, "every run in simulation"})
 }
 
 // CheckNodes checks --nodes against the replication factor the topic asks
@@ -131,8 +143,7 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 		}
 	} else if !slices.Contains(Runtimes(), s.Runtime) {
 		// chaos run also tests a cluster it did not start.
-		return cli.Error("runtime", s.Runtime, "not a runtime", "use "+strings.Join(Runtimes(), ", ")+" or "+RuntimeExternal+
-			" (a cluster you run: --bootstrap HOST:PORT and the fault commands)"+cli.DidYouMean(s.Runtime, append(Runtimes(), RuntimeExternal)))
+		return notARuntime(s.Runtime, [2]string{RuntimeExternal, "a cluster you run, at --bootstrap, faulted by the fault commands"})
 	} else if err := CheckNodes(s.Nodes, s.Settings.ReplicationFactor); err != nil {
 		return err
 	}

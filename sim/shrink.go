@@ -556,12 +556,16 @@ func saveLatest(store, test string) (restore func()) {
 // pointed at itself: the link is moved to the test's newest run left, or
 // removed with the directory, so that the search leaves no directory
 // holding only a broken link.
-func removeRun(o runner.Outcome) {
-	if o.Dir == "" {
+func removeRun(o runner.Outcome) { RemoveRun(o.Dir) }
+
+// RemoveRun removes the run directory dir from the store as removeRun
+// says: a search (a shrink, a hunt) keeps only the runs it must.
+func RemoveRun(dir string) {
+	if dir == "" {
 		return
 	}
-	_ = os.RemoveAll(o.Dir)
-	test := filepath.Dir(o.Dir)
+	_ = os.RemoveAll(dir)
+	test := filepath.Dir(dir)
 	latestMu.Lock()
 	defer latestMu.Unlock()
 	link := filepath.Join(test, "latest")
