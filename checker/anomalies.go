@@ -291,7 +291,7 @@ func (h *History) explainAs(twiceGone bool, vids ...int32) (c Cause, decided boo
 				// be the other one, truncated (a committed record
 				// truncated under unclean election, then its retry
 				// written again lower down).
-				goneC = milder(goneC, h.truncation(vid))
+				goneC = milder(goneC, h.goneCopy(vid))
 				continue
 			}
 			survivors++
@@ -310,6 +310,53 @@ func (h *History) explainAs(twiceGone bool, vids ...int32) (c Cause, decided boo
 		return Unexplained, true
 	}
 	return openC, false
+}
+
+// goneCopy is the cause of the truncation of a value's copy other than
+// the one that survives (explainAs's reading that a retry wrote it twice):
+// committed only if a client read returned the value, or under acks=-1 an
+// ack put it, at an offset other than where it survives. The survivor's
+// own sightings (the final read holds it) say nothing of the other copy:
+// an acks=1 retry whose first attempt was written and read, and whose
+// second was acknowledged at another offset and then truncated, lost only
+// an uncommitted copy.
+func (h *History) goneCopy(vid int32) Cause {
+	v := &h.vals[vid]
+	home := v.home()
+	if home < 0 || h.parts[home].final < 0 {
+		return h.truncation(vid)
+	}
+	at := int64(-1)
+	for _, rec := range h.finals[h.parts[home].final].recs {
+		if rec.Value == v.str {
+			at = rec.Offset
+			break
+		}
+	}
+	if at < 0 {
+		return h.truncation(vid)
+	}
+	committedAt := func(part int32, off int64) bool {
+		if part == home && off == at {
+			return false
+		}
+		s := h.parts[part].obs.lookup(off)
+		return s != nil && (s.readVid == vid+1 || (h.cfg.Acks < 0 && s.ackVid == vid+1))
+	}
+	if v.obsPos >= 0 && committedAt(v.obsPart, v.obsOff) {
+		return CommittedTruncation
+	}
+	for _, o := range h.dups {
+		if o.vid == vid && committedAt(o.part, o.offset) {
+			return CommittedTruncation
+		}
+	}
+	for _, o := range h.conflicts {
+		if o.vid == vid && !(o.part == home && o.offset == at) {
+			return CommittedTruncation // a client read it there
+		}
+	}
+	return UncommittedTruncation
 }
 
 // retriesDuplicate: a value may be written twice, at two offsets, as the

@@ -24,10 +24,12 @@ type Console struct {
 	// record keeps it, with the hunt's seed, as the command that repeats
 	// the hunt.
 	Command []string
+	opts    Options // the hunt's, once Run has them
 }
 
 // Run hunts with o and prints it; the result's ExitCode is chaos hunt's.
 func (c Console) Run(ctx context.Context, o Options) (Result, error) {
+	c.opts = o
 	budget := []string{}
 	if o.Runs > 0 {
 		budget = append(budget, fmt.Sprintf("%d runs", o.Runs))
@@ -39,7 +41,11 @@ func (c Console) Run(ctx context.Context, o Options) (Result, error) {
 	if !o.Feedback {
 		search = "no feedback (every scenario drawn afresh)"
 	}
-	fmt.Fprintf(c.Out, "hunt seed %d: at most %s, %d at a time, %s\n", o.Seed, strings.Join(budget, " or "), max(o.Parallel, 1), search)
+	where := ""
+	if rt := o.Base.Runtime; rt != runner.RuntimeSim && rt != "" {
+		where = ", in real time on the " + rt + " runtime"
+	}
+	fmt.Fprintf(c.Out, "hunt seed %d: at most %s, %d at a time%s, %s\n", o.Seed, strings.Join(budget, " or "), max(o.Parallel, 1), where, search)
 	judged := "every scenario judged as " + promise(o.Base)
 	if o.Draw.Config {
 		judged = "configuration drawn per scenario (--draw-config)"
@@ -112,10 +118,28 @@ func (c Console) finding(a Attempt) {
 	o := a.Outcome
 	fmt.Fprintf(c.Out, "\nFOUND at run %d: INVALID: %s\n", a.Index+1, strings.Join(o.Results.Unexpected, ", "))
 	fmt.Fprintf(c.Out, "  scenario: %s\n", Describe(a.Spec))
-	fmt.Fprintf(c.Out, "  replay:   %s\n", sim.ShellCommand(sim.ReplayCommand(a.Spec)))
+	fmt.Fprintf(c.Out, "  %s %s\n", c.again(a.Spec), sim.ShellCommand(c.command(a.Spec)))
 	if o.Report != "" {
 		fmt.Fprintf(c.Out, "  report:   %s\n", o.Report)
 	}
+}
+
+// command is the command that gives spec's scenario again: Options.Command
+// (chaos sim's replay, or chaos run's for a real runtime).
+func (c Console) command(spec runner.Spec) []string {
+	if c.opts.Command != nil {
+		return c.opts.Command(spec)
+	}
+	return sim.ReplayCommand(spec)
+}
+
+// again names command: a simulated run replays byte for byte; a real one
+// runs the same scenario again, with another interleaving.
+func (c Console) again(spec runner.Spec) string {
+	if spec.Runtime == runner.RuntimeSim {
+		return "replay:  "
+	}
+	return "run again:"
 }
 
 func (c Console) summary(res Result) {

@@ -33,6 +33,9 @@ type DrawOptions struct {
 	// Faults are the kinds windows are drawn from; nil: every kind the
 	// simulation models.
 	Faults []string
+	// OwnCluster keeps the base spec's brokers and their settings: an
+	// external cluster has its own, which a run does not change.
+	OwnCluster bool
 }
 
 // Draw is seed's scenario: base (its store, bugs, configuration under
@@ -49,9 +52,23 @@ func Draw(seed uint64, base runner.Spec, o DrawOptions) runner.Spec {
 		d.config(&s)
 	}
 	d.cluster(&s)
+	o.keepCluster(&s, base)
 	d.workload(&s)
 	d.schedule(&s, o.kinds())
 	return s
+}
+
+// keepCluster puts base's brokers and their settings back into s where
+// the cluster is the user's (OwnCluster): the number of brokers and the
+// timeouts are what it has; the topic's partitions are still drawn.
+func (o DrawOptions) keepCluster(s *runner.Spec, base runner.Spec) {
+	if !o.OwnCluster {
+		return
+	}
+	drawn := s.Settings
+	s.Nodes, s.Settings = base.Nodes, base.Settings
+	s.Settings.Partitions = drawn.Partitions
+	s.Settings.MinInsyncReplicas, s.Settings.Election = drawn.MinInsyncReplicas, drawn.Election
 }
 
 func (o DrawOptions) kinds() []string {

@@ -2,10 +2,12 @@ package hunt
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chaos-isr/chaos/cluster/external"
 	"github.com/chaos-isr/chaos/nemesis"
 
 	"github.com/chaos-isr/chaos/runner"
@@ -61,5 +63,49 @@ func TestDrawValid(t *testing.T) {
 	t.Logf("%d windows, armed on events: %v", windows, armed)
 	if len(kinds) < len(Kinds()) {
 		t.Errorf("500 draws used %d of %d kinds", len(kinds), len(Kinds()))
+	}
+}
+
+// TestDrawOwnCluster: a hunt of an external cluster draws the topic's
+// partitions, the workload and the schedule, but leaves the brokers and
+// their settings as the cluster has them (the base spec's), and draws only
+// the kinds it was given; its scenarios validate as the external runtime
+// validates them.
+func TestDrawOwnCluster(t *testing.T) {
+	base := runner.DefaultSpec()
+	base.Runtime, base.Store = runner.RuntimeExternal, t.TempDir()
+	base.External = &runner.External{Bootstrap: []string{"127.0.0.1:9092"}, Nodes: []string{"b1=127.0.0.1:9092"},
+		Commands: external.Commands{Kill: "true", Start: "true"}}
+	kinds := base.External.Runnable(Kinds())
+	for _, k := range kinds {
+		if f, _ := nemesis.Lookup(k); f.LosesUnsynced || slices.ContainsFunc(f.Needs, func(n string) bool { return n != "kill" && n != "start" }) {
+			t.Errorf("kind %s drawn for a cluster with only kill and start commands (needs %v)", k, f.Needs)
+		}
+	}
+	if !slices.Contains(kinds, "kill-leader") || slices.Contains(kinds, "partition") || slices.Contains(kinds, "lose-unsynced") {
+		t.Fatalf("runnable kinds with kill and start commands: %v", kinds)
+	}
+	o := DrawOptions{Faults: kinds, OwnCluster: true}
+	partitions := map[int32]bool{}
+	for seed := uint64(1); seed <= 200; seed++ {
+		for _, s := range []runner.Spec{Draw(seed, base, o), Mutate(Draw(seed+500, base, o), seed, base, o)} {
+			got, want := s.Settings, base.Settings
+			partitions[got.Partitions] = true
+			got.Partitions = want.Partitions
+			if s.Nodes != base.Nodes || !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d: the cluster's settings were drawn: %+v, nodes %d", seed, s.Settings, s.Nodes)
+			}
+			for _, k := range s.Normalized().Faults {
+				if !slices.Contains(kinds, strings.SplitN(k, ":", 2)[0]) && !strings.Contains(k, "+") {
+					t.Fatalf("seed %d: kind %s not among %v", seed, k, kinds)
+				}
+			}
+			if err := s.Validate(); err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+		}
+	}
+	if len(partitions) < 3 {
+		t.Errorf("partitions drawn: %v", partitions)
 	}
 }

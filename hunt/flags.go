@@ -24,6 +24,15 @@ type Flags struct {
 	Shard, Acks, Election, Nemesis, Store         string
 	KeepGoing, NoFeedback, DrawConfig, Quiet      bool
 	Bugs                                          []string
+	// Runtime is where the scenarios run: the simulation, or in real time
+	// on a real runtime; External the external runtime's flags.
+	Runtime  string
+	External runner.ExternalFlags
+	// given says whether a flag was on the command line; externalArgs
+	// are the external runtime's flags as given, for the chaos run
+	// command of a finding (Register sets both).
+	given        func(name string) bool
+	externalArgs func() []string
 }
 
 // DefaultRuns is a hunt's budget when it is given none.
@@ -47,7 +56,34 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Store, "store", "store", "the result store directory (a hunt keeps only the runs that were not valid, and its record and page under STORE/hunts)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress display")
 	runner.BugFlag(fs, &f.Bugs)
+	fs.StringVar(&f.Runtime, "runtime", runner.RuntimeSim, "where the scenarios run: sim (the simulation, thousands of runs a minute, each replayable), or one after another in real time: local (child processes on 127.0.0.1), docker (a container per node) or external (a cluster you run, at --bootstrap, faulted by your --*-cmd commands)")
+	f.External.RegisterExternal(fs)
+	external := pflag.NewFlagSet("external", pflag.ContinueOnError)
+	(&runner.ExternalFlags{}).RegisterExternal(external)
+	f.given = fs.Changed
+	f.externalArgs = func() []string {
+		var args []string
+		fs.Visit(func(fl *pflag.Flag) {
+			if external.Lookup(fl.Name) == nil {
+				return
+			}
+			values := []string{fl.Value.String()}
+			if sv, ok := fl.Value.(pflag.SliceValue); ok {
+				values = sv.GetSlice()
+			}
+			for _, v := range values {
+				if fl.Value.Type() == "bool" {
+					args = append(args, "--"+fl.Name)
+					break
+				}
+				args = append(args, "--"+fl.Name, v)
+			}
+		})
+		return args
+	}
 }
+
+func (f Flags) isGiven(name string) bool { return f.given != nil && f.given(name) }
 
 // Options checks every flag, naming a bad one, and returns the hunt they
 // ask for.
@@ -79,22 +115,32 @@ func (f Flags) Options() (Options, error) {
 	if !sh.Whole() && f.Seed == 0 {
 		return o, cli.Error("shard", f.Shard, "given without --seed", "every shard must hunt with the same --seed")
 	}
+	if err := runner.CheckHuntRuntime(f.Runtime); err != nil {
+		return o, err
+	}
+	real := f.Runtime != runner.RuntimeSim
 	if f.Nemesis != "" {
 		kinds, err := runner.ParseFaults(f.Nemesis)
 		if err != nil {
 			return o, err
 		}
 		for _, k := range kinds {
-			if err := sim.Simulated(k); err != nil {
+			if err := sim.Simulated(k); err != nil && !real {
 				return o, cli.Error("nemesis", f.Nemesis, err.Error(), "kinds the simulation models")
 			}
 		}
 		o.Draw.Faults = kinds
 	}
 	base := runner.DefaultSpec()
-	base.Runtime, base.Store, base.Acks = runner.RuntimeSim, f.Store, acks
+	base.Runtime, base.Store, base.Acks = f.Runtime, f.Store, acks
 	base.Settings.MinInsyncReplicas, base.Settings.Election = int32(f.MinInsyncReplicas), f.Election
 	base.Settings.Bugs = f.Bugs
+	if err := f.External.Apply(&base); err != nil {
+		return o, err
+	}
+	if err := f.real(&o, &base); err != nil {
+		return o, err
+	}
 	if err := base.Validate(); err != nil {
 		return o, err
 	}
@@ -105,5 +151,52 @@ func (f Flags) Options() (Options, error) {
 	}
 	o.Feedback, o.KeepGoing, o.ShrinkRuns = !f.NoFeedback, f.KeepGoing, f.ShrinkRuns
 	o.Command = sim.ReplayCommand
+	if real {
+		o.ShrinkRuns, o.Execute = 0, runner.Run
+		if !f.isGiven("parallel") {
+			o.Parallel = 1
+		}
+		var external []string
+		if f.externalArgs != nil {
+			external = f.externalArgs()
+		}
+		o.Command = func(s runner.Spec) []string { return append(runner.RunCommand(s), external...) }
+	}
 	return o, nil
+}
+
+// real checks a hunt of a real runtime and sets what differs from one in
+// simulation: runs one after another in real time, nothing to shrink
+// (a real run does not replay), and for an external cluster its own
+// brokers and settings, one cluster for one run at a time, a new topic
+// per run, and only the fault kinds its commands can apply.
+func (f Flags) real(o *Options, base *runner.Spec) error {
+	if f.Runtime == runner.RuntimeSim {
+		return nil
+	}
+	if f.isGiven("shrink-runs") && f.ShrinkRuns > 0 {
+		return cli.Error("shrink-runs", f.ShrinkRuns, "with --runtime "+f.Runtime, "a real run does not replay, so a finding cannot be shrunk: leave --shrink-runs out (its chaos run command runs the scenario again)")
+	}
+	if f.Runtime != runner.RuntimeExternal {
+		return nil
+	}
+	if f.Parallel > 1 && f.isGiven("parallel") {
+		return cli.Error("parallel", f.Parallel, "above 1 with --runtime external", "one cluster takes one run at a time: leave --parallel out")
+	}
+	if base.External.Topic != "" {
+		return cli.Error("topic", base.External.Topic, "given to a hunt", "every run of a hunt makes a new topic (an existing one would not be empty after the first run): leave --topic out")
+	}
+	if len(base.Settings.Bugs) > 0 {
+		return cli.Error("bug", strings.Join(base.Settings.Bugs, ","), "with --runtime external", "bugs are planted in chaos's own brokers, which the external runtime does not start")
+	}
+	kinds := o.Draw.Faults
+	if len(kinds) == 0 {
+		kinds = Kinds()
+	}
+	o.Draw.Faults = base.External.Runnable(kinds)
+	if len(o.Draw.Faults) == 0 {
+		return cli.Error("runtime", f.Runtime, "no fault kind can be applied to this cluster", "name its brokers (--node NAME=HOST:PORT for each) and give the commands of the faults to draw (--kill-cmd and --start-cmd, --partition-cmd and --heal-cmd, ...; docs/external.md)")
+	}
+	o.Draw.OwnCluster = true
+	return nil
 }

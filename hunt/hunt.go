@@ -48,9 +48,14 @@ type Options struct {
 	// index): shards of one hunt, given the same seed, share no run.
 	Shard shard.Shard
 	// Version and Command go into each run's test.json; Command is the
-	// command that replays a spec (sim.ReplayCommand).
+	// command that replays a spec (sim.ReplayCommand), or for a real
+	// runtime runs its scenario again (runner.RunCommand).
 	Version string
 	Command func(runner.Spec) []string
+	// Execute runs one scenario: sim.Run when nil. A hunt of a real
+	// runtime gives runner.Run: the same draws, run in real time against
+	// real processes or the user's cluster, judged as chaos run judges.
+	Execute func(context.Context, runner.Spec, runner.Options) (runner.Outcome, error)
 	// Progress is called after each run, in run order.
 	Progress func(Progress)
 }
@@ -239,7 +244,11 @@ func attempt(ctx context.Context, o Options, a *Attempt) Coverage {
 		s.Command = o.Command(s)
 	}
 	lines := newNodeLines()
-	a.Outcome, a.Err = sim.Run(ctx, s, runner.Options{Version: o.Version, NodeLog: lines.add})
+	execute := o.Execute
+	if execute == nil {
+		execute = sim.Run
+	}
+	a.Outcome, a.Err = execute(ctx, s, runner.Options{Version: o.Version, NodeLog: lines.add})
 	if a.Err != nil || a.Outcome.Dir == "" {
 		return nil
 	}

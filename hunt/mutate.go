@@ -68,6 +68,7 @@ func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) ru
 	if s.Acks != -1 {
 		s.Idempotent = false // needs acks=-1 (Spec.Validate)
 	}
+	o.keepCluster(&s, base)
 	fixOverlapLoss(&s)
 	fixSettle(&s)
 	return s

@@ -534,3 +534,29 @@ func (f ExternalFlags) Base(s *Spec) error {
 	s.External = t.External
 	return nil
 }
+
+// Runnable are the kinds among kinds that this external cluster can be
+// faulted with as documented: those whose commands were given, on named
+// brokers, not weakened without leave, and none that loses unsynced
+// writes (only chaos's own brokers keep them to lose). chaos hunt draws
+// from them.
+func (x *External) Runnable(kinds []string) []string {
+	if len(x.Nodes) == 0 {
+		return nil
+	}
+	spec := x.spec()
+	var out []string
+	for _, k := range kinds {
+		one := []string{k}
+		if len(nemesis.Missing(one, spec.Has)) > 0 || nemesis.LosesUnsynced(one) || (!x.AllowWeakened && len(x.weakened(one)) > 0) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// Apply checks the external flags against s's runtime, naming a bad one,
+// and puts them into s: for a command that makes its own specs (chaos
+// hunt draws them).
+func (f ExternalFlags) Apply(s *Spec) error { return f.apply(s) }

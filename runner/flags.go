@@ -82,6 +82,15 @@ func CheckCampaignRuntime(rt string) error {
 	return notARuntime(rt, [2]string{RuntimeSim, "every run in simulation"})
 }
 
+// CheckHuntRuntime checks chaos hunt's runtime: the simulation (its
+// default), a real one, or an external cluster.
+func CheckHuntRuntime(rt string) error {
+	if rt == RuntimeSim || rt == RuntimeExternal || slices.Contains(Runtimes(), rt) {
+		return nil
+	}
+	return notARuntime(rt, [2]string{RuntimeSim, "the simulation, the default"}, [2]string{RuntimeExternal, "a cluster you run, at --bootstrap"})
+}
+
 // CheckNodes checks --nodes against the replication factor the topic asks
 // for.
 func CheckNodes(nodes int, rf int16) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/nemesis"
 )
 
@@ -25,7 +26,11 @@ const RunRuntimeUsage = RuntimeUsage + "; or external (a cluster you run, at --b
 // the command holds no copy of them; Spec checks them flag by flag and
 // makes the Spec they give.
 type Flags struct {
-	Name, Store, Runtime, Acks, Nemesis                                           string
+	Name, Store, Runtime, Acks, Nemesis string
+	// Schedule is --schedule, FAULT@START+LENGTH,...: the windows
+	// themselves, for chaos run and sim (RegisterSchedule; a campaign's
+	// cells draw theirs).
+	Schedule                                                                      string
 	Nodes, BasePort, Concurrency, Consumers, NemesisOverlap, Retries, MaxInFlight int
 	Rate                                                                          float64
 	TimeLimit, NemesisInterval, RequestTimeout, ConvergeTimeout, MonitorInterval  time.Duration
@@ -42,6 +47,8 @@ type Flags struct {
 	// (Register takes it from the flag set; nil: none was): a nemesis
 	// interval not given is chosen to fit the kinds (FitSchedule).
 	Given func(name string) bool
+	// Value is a flag's value as given, for refusals that quote it.
+	Value func(name string) string
 }
 
 func (f Flags) given(name string) bool { return f.Given != nil && f.Given(name) }
@@ -80,6 +87,56 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Lookup("min-insync-replicas").DefValue = "2"
 	f.Topics.MinInsyncReplicas = 2
 	f.Given = fs.Changed
+	f.Value = func(name string) string {
+		if fl := fs.Lookup(name); fl != nil {
+			return fl.Value.String()
+		}
+		return ""
+	}
+}
+
+// ScheduleUsage is --schedule's help.
+const ScheduleUsage = "the fault windows themselves, in place of --nemesis's seeded schedule: FAULT@START+LENGTH,..., e.g. kill@5s+4s,partition@12s+5s; FAULT may be armed on an event, e.g. kill-leader:leader-change~5ms@9s+3s"
+
+// RegisterSchedule defines --schedule on fs: chaos run and sim take a
+// schedule window by window (what chaos hunt prints for a finding), a
+// campaign does not (its cells' schedules are seeded).
+func (f *Flags) RegisterSchedule(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Schedule, "schedule", "", ScheduleUsage)
+}
+
+const scheduleAccepted = "FAULT@START+LENGTH windows, comma-separated, in order, e.g. kill@5s+4s,partition@12s+5s"
+
+// ApplySchedule puts --schedule into s: its windows replace the seeded
+// schedule of --nemesis and --nemesis-interval, which cannot be given
+// with it.
+func (f Flags) ApplySchedule(s *Spec) error {
+	if !f.given("schedule") {
+		return nil
+	}
+	for _, other := range []string{"nemesis", "nemesis-interval", "nemesis-overlap", "allow-partial-schedule"} {
+		if f.given(other) {
+			return cli.Error(other, f.valueOf(other), "given with --schedule", "the schedule names its windows' faults and times: leave --"+other+" out")
+		}
+	}
+	w, err := nemesis.ParseSchedule(f.Schedule)
+	if err == nil {
+		err = w.Check(s.TimeLimit)
+	}
+	if err != nil {
+		return cli.Error("schedule", f.Schedule, strings.ReplaceAll(err.Error(), "\n", "; "), scheduleAccepted+", ending by --time-limit")
+	}
+	s.Windows, s.Faults, s.NemesisInterval = w, nil, 0
+	return nil
+}
+
+// valueOf is the value flag name was given, as the command line spelled
+// it ("" when the flags were not registered on a flag set).
+func (f Flags) valueOf(name string) string {
+	if f.Value == nil {
+		return ""
+	}
+	return f.Value(name)
 }
 
 // Spec checks every flag, naming a bad one, and returns the Spec they
@@ -115,6 +172,9 @@ func (f Flags) Checked() (Spec, error) {
 		return Spec{}, err
 	}
 	s := f.SpecOf(acks, faults)
+	if err := f.ApplySchedule(&s); err != nil {
+		return Spec{}, err
+	}
 	if err := f.External.apply(&s); err != nil {
 		return Spec{}, err
 	}

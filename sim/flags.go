@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/shard"
@@ -53,8 +52,8 @@ func flagError(name string, got any, problem, accepted string) error {
 }
 
 // Flags are chaos sim's flags beyond chaos run's (which make the spec):
-// the seeds of a sweep, a schedule given window by window, a search, a
-// stored run to reproduce. Which of them go together, and which seeds
+// the seeds of a sweep, a search, a stored run to reproduce (--schedule
+// is chaos run's too: runner.Flags). Which of them go together, and which seeds
 // they name, is decided here; the command only registers them (Register).
 type Flags struct {
 	Seeds    string // --seeds: seeds and ranges, e.g. 1-1000 or 1,5,9-12
@@ -62,7 +61,6 @@ type Flags struct {
 	Seed     uint64 // --seed: the one run's, or a sweep's first (0: random)
 	Parallel int    // --parallel: runs at once
 	Shard    string // --shard: K/N, the seeds of one slice of a sweep
-	Schedule string // --schedule: FAULT@START+LENGTH,...
 	// KeepValid is --keep-valid: a sweep keeps its valid runs too.
 	KeepValid bool
 
@@ -78,36 +76,6 @@ type Flags struct {
 func (f Flags) given(name string) bool {
 	_, ok := f.Given[name]
 	return ok
-}
-
-const scheduleAccepted = "FAULT@START+LENGTH windows, comma-separated, in order, e.g. kill@5s+4s,partition@12s+5s"
-
-// ApplySchedule puts --schedule into spec: its windows replace the
-// seeded schedule of --nemesis and --nemesis-interval, which cannot be
-// given with it.
-func (f Flags) ApplySchedule(spec *runner.Spec) error {
-	if !f.given("schedule") {
-		return nil
-	}
-	for _, other := range []string{"nemesis", "nemesis-interval"} {
-		if v, ok := f.Given[other]; ok {
-			return flagError(other, v, "given with --schedule", "the schedule names its windows' faults and times: leave --"+other+" out")
-		}
-	}
-	w, err := nemesis.ParseSchedule(f.Schedule)
-	if err == nil {
-		err = w.Check(spec.TimeLimit)
-	}
-	if err != nil {
-		return flagError("schedule", f.Schedule, strings.ReplaceAll(err.Error(), "\n", "; "), scheduleAccepted+", ending by --time-limit")
-	}
-	for _, k := range w.Kinds() {
-		if err := Simulated(k); err != nil {
-			return flagError("schedule", f.Schedule, "not simulated", err.Error())
-		}
-	}
-	spec.Windows, spec.Faults, spec.NemesisInterval = w, nil, 0
-	return nil
 }
 
 // Check checks the flags of one run, a sweep or a search together, and

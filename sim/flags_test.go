@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/chaos-isr/chaos/runner"
 )
 
 // TestParseSeeds: --seeds lists each seed once, in order; a refusal
@@ -61,21 +59,6 @@ func TestFlagsCheck(t *testing.T) {
 	}
 	if seeds, err := (Flags{Parallel: 1}).Check(); seeds != nil || err != nil {
 		t.Errorf("one run: %v %v", seeds, err)
-	}
-}
-
-// TestApplySchedule: --schedule replaces the seeded schedule, and is
-// refused with the flags it replaces.
-func TestApplySchedule(t *testing.T) {
-	spec := runner.DefaultSpec()
-	f := Flags{Schedule: "kill@5s+4s", Given: map[string]string{"schedule": "kill@5s+4s"}}
-	if err := f.ApplySchedule(&spec); err != nil || spec.Windows.String() != "kill@5s+4s" || spec.Faults != nil || spec.NemesisInterval != 0 {
-		t.Errorf("%v: windows %s, faults %v, interval %s", err, spec.Windows, spec.Faults, spec.NemesisInterval)
-	}
-	f.Given["nemesis-interval"] = "3s"
-	want := `--nemesis-interval: given with --schedule, got "3s"; the schedule names its windows' faults and times: leave --nemesis-interval out`
-	if err := f.ApplySchedule(&spec); err == nil || err.Error() != want {
-		t.Errorf("%v, want %q", err, want)
 	}
 }
 

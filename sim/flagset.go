@@ -15,7 +15,6 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.Runs, "runs", 0, "sweep: run this many seeds, from --seed on (default: a random first seed)")
 	fs.IntVar(&f.Parallel, "parallel", goruntime.GOMAXPROCS(0), "sweep: runs at once")
 	fs.BoolVar(&f.KeepValid, "keep-valid", false, "sweep: keep the valid runs in the store too")
-	fs.StringVar(&f.Schedule, "schedule", "", "the fault windows themselves, in place of --nemesis's seeded schedule: FAULT@START+LENGTH,..., e.g. kill@5s+4s,partition@12s+5s; FAULT may be armed on an event, e.g. kill-leader:leader-change~5ms@9s+3s")
 	fs.BoolVar(&f.Shrink, "shrink", false, "search for a smaller run of --seed that still shows its unexpected anomalies, and print its replay command")
 	fs.IntVar(&f.ShrinkRuns, "shrink-runs", DefaultShrinkRuns, "shrink: the most simulations the search runs")
 	fs.StringVar(&f.From, "from", "", "a stored run directory: sweep seeds of its configuration and schedule until one shows its unexpected anomalies")
@@ -47,15 +46,16 @@ func (f Flags) Spec(run runner.Flags) (runner.Spec, error) {
 	if err != nil {
 		return runner.Spec{}, err
 	}
-	for _, name := range spec.Faults {
+	kinds, flag := spec.Faults, "nemesis"
+	if len(spec.Windows) > 0 {
+		kinds, flag = spec.Windows.Kinds(), "schedule"
+	}
+	for _, name := range kinds {
 		if err := Simulated(name); err != nil {
-			return runner.Spec{}, flagError("nemesis", name, "not simulated", err.Error())
+			return runner.Spec{}, flagError(flag, name, "not simulated", err.Error())
 		}
 	}
 	spec.Runtime = runner.RuntimeSim
-	if err := f.ApplySchedule(&spec); err != nil {
-		return runner.Spec{}, err
-	}
 	if err := run.FitSchedule(&spec); err != nil {
 		return runner.Spec{}, err
 	}

@@ -63,9 +63,8 @@ var (
 func runGroups() []flagGroup {
 	return []flagGroup{
 		clusterGroup, brokerGroup, workloadGroup,
-		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap", "allow-partial-schedule"),
-		group("External runtime flags (with --runtime external)", append([]string{"bootstrap", "cluster-file", "topic", "node",
-			"controller-node", "combined-controllers", "allow-weakened-faults"}, append(externalCmdFlags(), "cmd-timeout", "check-commands")...)...),
+		group("Fault flags", "nemesis", "nemesis-interval", "nemesis-overlap", "allow-partial-schedule", "schedule"),
+		externalGroup(),
 		group("Output flags", append(slices.Clone(outputGroup.flags), "fail-on")...),
 	}
 }
@@ -119,10 +118,18 @@ func checkGroups() []flagGroup {
 	}
 }
 
+// externalGroup is the external runtime's flags, as chaos run and chaos
+// hunt take them.
+func externalGroup() flagGroup {
+	return group("External runtime flags (with --runtime external)", append([]string{"bootstrap", "cluster-file", "topic", "node",
+		"controller-node", "combined-controllers", "allow-weakened-faults"}, append(externalCmdFlags(), "cmd-timeout", "check-commands")...)...)
+}
+
 func huntGroups() []flagGroup {
 	return []flagGroup{
 		group("Search flags", "runs", "time", "parallel", "seed", "shard", "keep-going", "no-feedback", "shrink-runs"),
-		group("Scenario flags", "draw-config", "acks", "min-insync-replicas", "election", "nemesis", "bug"),
+		group("Scenario flags", "runtime", "draw-config", "acks", "min-insync-replicas", "election", "nemesis", "bug"),
+		externalGroup(),
 		group("Output flags", "store", "quiet"),
 	}
 }

@@ -14,7 +14,7 @@ func newHuntCmd() *cobra.Command {
 	var f hunt.Flags
 	cmd := &cobra.Command{
 		Use:   "hunt",
-		Short: "Search for replication bugs in simulation, every scenario drawn from the seed",
+		Short: "Search for replication bugs, every scenario drawn from the seed (in simulation, or in real time with --runtime)",
 		Long: `Search for replication bugs without knowing where they are: run simulated tests (as
 chaos sim does, on chaos's own broker) whose whole scenario is drawn from each run's
 seed: which fault kinds and how they overlap, window lengths and quiet periods from 20 ms
@@ -32,6 +32,15 @@ its scenario and the chaos sim command that replays it byte for byte, and shrink
 STORE/hunts/<time>/hunt.json, and its page, hunt.html, are written as it goes: the
 findings with their reports, replay commands and shrunk runs, the coverage after each
 run (a plateau shows), and the runs that could not be judged.
+
+--runtime local, docker or external draws the scenarios the same way and runs them one
+after another in real time, against real processes, containers or your own cluster (whose
+brokers and their settings stay as they are; the fault kinds drawn are those its
+--*-cmd commands can apply, and --cluster-file or the external flags say how, as for chaos
+run). Coverage is then only what the tester observed through the protocol; budget it in
+wall time (--time). A finding is a real run with its report; it does not replay, so it is
+not shrunk, and its scenario is printed as the chaos run command (with --schedule) that
+runs it again.
 
 Exit code as chaos sim's sweeps: 1 if a run was invalid, else 3 if one ended in an
 error, else 2 if one was unknown, else 0; 130 when interrupted.`,

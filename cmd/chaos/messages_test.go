@@ -34,6 +34,13 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		{[]string{"sim", "--bug", "read-past-h"}, []string{"did you mean read-past-hw?"}, nil},
 		{[]string{"run", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--nemesis", "kill", "--kill-cmd", "true", "--start-cmd", "true"},
 			[]string{"needs the brokers named"}, []string{"need its"}},
+		{[]string{"hunt", "--runtime", "lcoal"}, []string{"--runtime: not a runtime", "sim: the simulation", "external", "did you mean local?"}, nil},
+		{[]string{"hunt", "--runtime", "local", "--shrink-runs", "5"}, []string{"--shrink-runs: with --runtime local", "does not replay"}, nil},
+		{[]string{"hunt", "--runtime", "external"}, []string{"--bootstrap: missing"}, nil},
+		{[]string{"hunt", "--runtime", "external", "--bootstrap", "127.0.0.1:1"}, []string{"no fault kind can be applied", "--node NAME=HOST:PORT"}, nil},
+		{[]string{"hunt", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--topic", "t"}, []string{"--topic: given to a hunt"}, nil},
+		{[]string{"hunt", "--bootstrap", "127.0.0.1:1"}, []string{"not external, but the external runtime's flags were given"}, nil},
+		{[]string{"run", "--schedule", "kill@1s+1s", "--nemesis", "kill"}, []string{"--nemesis: given with --schedule"}, nil},
 	}
 	for _, tc := range tests {
 		_, err := execValidate(t, tc.args...)

@@ -375,7 +375,11 @@ func TestReadme(t *testing.T) {
 	t.Cleanup(r.stopAll)
 	start := time.Now()
 	total := 0
+	only := os.Getenv("CHAOS_README_PAGE") // one page, e.g. docs/hunt.md, while editing it
 	for _, page := range docPages(t) {
+		if only != "" && page != only {
+			continue
+		}
 		// The page's /tmp/demo is not the last page's.
 		r.tmp = filepath.Join(r.dir, "tmp", strings.TrimSuffix(filepath.Base(page), ".md"))
 		cmds := readPage(t, repo, page, r.dir)
@@ -391,7 +395,7 @@ func TestReadme(t *testing.T) {
 		r.stopAll()
 		total += len(cmds)
 	}
-	if total < 60 {
+	if total < 60 && only == "" {
 		t.Errorf("only %d commands in the README's and the docs' ```sh blocks", total)
 	}
 	t.Logf("%d commands in %s; checked for parsing only, not run here:", total, time.Since(start).Round(100*time.Millisecond))
@@ -530,7 +534,11 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 		// The tutorial's run, shortened: a real cluster, workload, final
 		// reads and checkers, and the table the README explains.
 		short := []string{"--time-limit", "5s"}
-		if i := slices.Index(args, "--nemesis"); i >= 0 && i+1 < len(args) && args[i+1] != "none" {
+		if slices.Contains(args, "--schedule") {
+			// The windows are given: the page's own time limit holds
+			// them.
+			short = nil
+		} else if i := slices.Index(args, "--nemesis"); i >= 0 && i+1 < len(args) && args[i+1] != "none" {
 			// A nemesis needs room for a window of each kind: chaos run
 			// refuses a schedule without.
 			limit := max(6*time.Second, nemesis.CoverTimeLimit(len(strings.Split(args[i+1], ",")), 2*time.Second))
@@ -544,6 +552,9 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: the output lacks %q, which the README explains:\n%s", c, want, out)
 			}
+		}
+		if len(short) == 0 {
+			return "ran its schedule"
 		}
 		return "ran " + short[len(short)-1]
 	case path == "check" || path == "report":
@@ -578,15 +589,10 @@ func (r *readmeRunner) chaos(c readmeCmd, args []string) string {
 // way it must write its hunt page.
 func (r *readmeRunner) hunt(c readmeCmd, args []string) string {
 	t := r.t
-	var cut []string
-	for i := 0; i < len(args); i++ {
-		if (args[i] == "--runs" || args[i] == "--time") && i+1 < len(args) {
-			i++
-			continue
-		}
-		cut = append(cut, args[i])
+	if i := slices.Index(args, "--runtime"); i >= 0 && i+1 < len(args) && args[i+1] != "sim" {
+		return r.realHunt(c, args, args[i+1])
 	}
-	cut = append(cut, "--runs", "40", "--shrink-runs", "20")
+	cut := append(withoutBudget(args), "--runs", "40", "--shrink-runs", "20")
 	out, code := r.run(5*time.Minute, cut...)
 	wantCode, want := 0, []string{"hunt seed ", "0 invalid", "hunt page: "}
 	if slices.Contains(args, "--bug") {
@@ -601,6 +607,45 @@ func (r *readmeRunner) hunt(c readmeCmd, args []string) string {
 		}
 	}
 	return "ran 40 runs"
+}
+
+// withoutBudget is a hunt's args without its --runs and --time.
+func withoutBudget(args []string) []string {
+	var cut []string
+	for i := 0; i < len(args); i++ {
+		if (args[i] == "--runs" || args[i] == "--time") && i+1 < len(args) {
+			i++
+			continue
+		}
+		cut = append(cut, args[i])
+	}
+	return cut
+}
+
+// realHunt runs a hunt of the local runtime for real, cut to one run (a
+// real run takes half a minute), which must be judged and recorded, and
+// whose finding, if any, must print the chaos run command that runs it
+// again; a hunt of another runtime is checked for parsing only (the
+// docker runtime and the reader's own cluster are not here).
+func (r *readmeRunner) realHunt(c readmeCmd, args []string, runtime string) string {
+	t := r.t
+	if runtime != "local" {
+		return r.parsed(c, "a hunt of the "+runtime+" runtime")
+	}
+	cut := append(withoutBudget(args), "--runs", "1")
+	out, code := r.run(3*time.Minute, cut...)
+	if code != 0 && code != 1 {
+		t.Errorf("%s (cut to 1 run): exit %d, want a verdict (0 or 1):\n%s", c, code, out)
+	}
+	for _, w := range []string{"in real time on the local runtime", "hunt: 1 runs", "hunt page: "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: the output lacks %q:\n%s", c, w, out)
+		}
+	}
+	if code == 1 && !strings.Contains(out, "run again: chaos run ") {
+		t.Errorf("%s: a finding without its chaos run command:\n%s", c, out)
+	}
+	return "ran 1 run"
 }
 
 // sim runs a chaos sim command for real: a simulated run takes about a

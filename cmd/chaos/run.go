@@ -72,6 +72,7 @@ restored, never stopped); a second Ctrl-C kills the cluster at once.`,
 	}
 	fl := cmd.Flags()
 	f.Register(fl)
+	f.RegisterSchedule(fl)
 	f.External.RegisterExternal(fl)
 	registerFailOn(fl, &f.failOn)
 	fl.StringVar(&f.specFile, "spec-file", "", "run exactly the runner spec in this JSON file (a campaign's child runs)")

@@ -77,6 +77,7 @@ shrinks it. Exit code: 1 when a seed reproduced it, 2 when none did.`,
 	}
 	fl := cmd.Flags()
 	f.run.Register(fl)
+	f.run.RegisterSchedule(fl)
 	f.sim.Register(fl)
 	// A simulation has no runtime to choose and no ports.
 	_ = fl.MarkHidden("runtime")
