@@ -60,6 +60,9 @@ func huntOptions(o Options) results.HuntOptions {
 		KeepGoing: o.KeepGoing, ShrinkRuns: o.ShrinkRuns, DrawConfig: o.Draw.Config,
 		Config: results.HuntConfig{Acks: int(o.Base.Acks), MinInsyncReplicas: int(o.Base.Settings.MinInsyncReplicas), Election: o.Base.Settings.Election},
 		Bugs:   o.Base.Settings.Bugs, Kinds: o.Draw.kinds()}
+	if o.Base.Runtime != runner.RuntimeSim {
+		h.Runtime = o.Base.Runtime
+	}
 	if !o.Shard.Whole() {
 		h.Shard = &results.CampaignShard{Index: o.Shard.K, Count: o.Shard.N}
 	}

@@ -81,6 +81,10 @@ type HuntOptions struct {
 	// kinds windows were drawn from.
 	Bugs  []string `json:"bugs,omitempty"`
 	Kinds []string `json:"kinds"`
+	// Runtime is where the runs ran when not in simulation (local,
+	// docker, external): in real time, so a finding's command runs its
+	// scenario again rather than replaying it.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // HuntConfig is the configuration under judgement.

@@ -52,7 +52,10 @@ type huntPage struct {
 	Class, Badge, Headline string
 	Counts, Search, Judged string
 	Bugs, Running, Command string
-	Findings               []huntFindingView
+	// Again labels a finding's command: replay (a simulated run, byte
+	// for byte) or run again (a real one, another interleaving).
+	Again    string
+	Findings []huntFindingView
 	Growth                 *plotView
 	Plateau                string
 	Unjudged               []huntRunView
@@ -117,6 +120,11 @@ func buildHunt(v HuntView) *huntPage {
 		runs, h.Invalid, h.Unknown, h.Valid, h.Errors, h.Coverage, plural(h.Corpus, "scenario"))
 	o := h.Options
 	p.Search = huntSearch(o)
+	p.Again = "replay"
+	if o.Runtime != "" {
+		p.Again = "run again"
+		p.Search = strings.TrimSuffix(p.Search, ".") + ", in real time on the " + o.Runtime + " runtime."
+	}
 	p.Judged = "Every scenario judged as " + fmt.Sprintf("acks=%d, min.insync.replicas=%d, %s election", o.Config.Acks, o.Config.MinInsyncReplicas, cmp.Or(o.Config.Election, "clean")) + "."
 	if o.DrawConfig {
 		p.Judged = "Each scenario drew its configuration under judgement (--draw-config)."

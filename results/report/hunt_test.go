@@ -67,6 +67,25 @@ func TestHuntPage(t *testing.T) {
 		t.Error("the page does not lead with the outcome, then the findings, then the coverage")
 	}
 
+	// A hunt of a real runtime: its finding's command runs the scenario
+	// again, and the page does not call it a replay.
+	real := huntRecord()
+	real.Options.Runtime = "local"
+	real.Findings[0].Replay = "chaos run --seed 77 --schedule kill@1s+2s"
+	buf.Reset()
+	if err := RenderHunt(&buf, HuntView{Hunt: real}); err != nil {
+		t.Fatal(err)
+	}
+	text = html.UnescapeString(buf.String())
+	for _, want := range []string{"in real time on the local runtime", "run again:</p><pre><code>chaos run --seed 77", "does not replay"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("a local hunt's page lacks %q", want)
+		}
+	}
+	if strings.Contains(text, ">replay:<") || strings.Contains(text, "byte for byte") {
+		t.Error("a local hunt's page calls its finding's command a replay")
+	}
+
 	buf.Reset()
 	if err := RenderHunt(&buf, HuntView{}); err != nil {
 		t.Fatal(err)
