@@ -686,7 +686,12 @@ func (n *Nemesis) CloseEarly(fault string) error {
 	return n.recordStops(fault, targets, n.netErr(err))
 }
 
+// sleepUntil waits until t, false if ctx ended first (or had already: a
+// window the real clock reaches late, at the time limit, is not begun).
 func sleepUntil(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	select {
 	case <-ctx.Done():
 		return false
@@ -899,7 +904,13 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		if !restart {
 			break
 		}
-		note(n.rt.Restart(ctx, id))
+		if err := n.rt.Restart(ctx, id); err != nil {
+			// Still down: the next heal (HealAll before the final
+			// phase) tries again, and the history shows which did it.
+			note(err)
+			targets = append(targets, "restart "+n.name(id)+" failed")
+			continue
+		}
 		targets = append(targets, "restart "+n.name(id))
 		delete(n.killed, id)
 	}

@@ -30,7 +30,10 @@ func (f *fakeRuntime) do(s string) error {
 }
 func (f *fakeRuntime) Kill(id int) error                  { return f.do(fmt.Sprint("kill ", id)) }
 func (f *fakeRuntime) Stop(id int, _ time.Duration) error { return f.do(fmt.Sprint("stop ", id)) }
-func (f *fakeRuntime) Restart(_ context.Context, id int) error {
+func (f *fakeRuntime) Restart(ctx context.Context, id int) error {
+	if err := ctx.Err(); err != nil {
+		return err // a restart waits for the node, which an ended context does not
+	}
 	return f.do(fmt.Sprint("restart ", id))
 }
 func (f *fakeRuntime) Pause(id int) error  { return f.do(fmt.Sprint("pause ", id)) }
@@ -229,6 +232,55 @@ func TestHealAllUndoesAnInterruptedWindow(t *testing.T) {
 	stop := rec.ops[len(rec.ops)-3]
 	if stop.F != "stop-kill-majority" || stop.Type != history.Info || strings.Count(strings.Join(stop.Value.Targets, ","), "left down") != 2 {
 		t.Fatalf("the cut window's stop: %+v", stop)
+	}
+}
+
+// TestFailedRestartIsRetried: a window closed after its context ended
+// (a real run's late window reaching the time limit) cannot restart what
+// it killed: its stop says so, the node stays down in the nemesis's
+// books, and HealAll restarts it and records the heal, so the history
+// shows the cluster whole again (the liveness checks need it) instead of a
+// node silently left down.
+func TestFailedRestartIsRetried(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 3}, rt, rt, nil, rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := n.Open(Event{Fault: "kill", Start: 0, End: time.Second}, time.Now().Add(time.Second))
+	for {
+		_, over, err := o.Step(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if over {
+			break
+		}
+	}
+	cancel()
+	if err := n.Close(ctx, "kill"); err != nil {
+		t.Fatal(err)
+	}
+	stop := rec.ops[len(rec.ops)-1]
+	if stop.F != "stop-kill" || stop.Error == "" || !strings.Contains(strings.Join(stop.Value.Targets, ","), "failed") {
+		t.Fatalf("the stop of a window that could not restart its node: %+v", stop)
+	}
+	if err := n.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	heal := rec.ops[len(rec.ops)-1]
+	if heal.F != "heal" || heal.Error != "" || !strings.HasPrefix(strings.Join(heal.Value.Targets, ","), "restart ") {
+		t.Fatalf("HealAll after the failed restart: %+v (runtime did %v)", heal, rt.log)
+	}
+	if got := strings.Count(strings.Join(rt.log, ","), "restart "); got != 1 {
+		t.Errorf("%d restarts, want 1: %v", got, rt.log)
+	}
+	// Run begins no window once its context has ended, even one whose
+	// start the clock has long passed.
+	before := len(rec.ops)
+	if err := n.Run(ctx, time.Now().Add(-time.Hour), Schedule{{Fault: "kill", Start: 0, End: time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.ops) != before {
+		t.Errorf("a window began after the context ended: %+v", rec.ops[before:])
 	}
 }
 
