@@ -56,10 +56,10 @@ type huntPage struct {
 	// for byte) or run again (a real one, another interleaving).
 	Again    string
 	Findings []huntFindingView
-	Growth                 *plotView
-	Plateau                string
-	Unjudged               []huntRunView
-	Settings               [][2]string
+	Growth   *plotView
+	Plateau  string
+	Unjudged []huntRunView
+	Settings [][2]string
 }
 
 type huntFindingView struct {
