@@ -314,13 +314,19 @@ func (h *History) explainAs(twiceGone bool, vids ...int32) (c Cause, decided boo
 
 // goneCopy is the cause of the truncation of a value's copy other than
 // the one that survives (explainAs's reading that a retry wrote it twice):
-// committed only if a client read returned the value, or under acks=-1 an
-// ack put it, at an offset other than where it survives. The survivor's
+// under acks=0 and 1, committed only if a client read returned the value
+// at an offset other than where it survives (under acks=-1 as any
+// truncation of the value: truncation). The survivor's
 // own sightings (the final read holds it) say nothing of the other copy:
 // an acks=1 retry whose first attempt was written and read, and whose
 // second was acknowledged at another offset and then truncated, lost only
 // an uncommitted copy.
 func (h *History) goneCopy(vid int32) Cause {
+	if h.cfg.Acks < 0 {
+		// Every ack commits, and an offset's slot keeps only its first
+		// ack: any sighting may have been the gone copy's.
+		return h.truncation(vid)
+	}
 	v := &h.vals[vid]
 	home := v.home()
 	if home < 0 || h.parts[home].final < 0 {
@@ -341,7 +347,7 @@ func (h *History) goneCopy(vid int32) Cause {
 			return false
 		}
 		s := h.parts[part].obs.lookup(off)
-		return s != nil && (s.readVid == vid+1 || (h.cfg.Acks < 0 && s.ackVid == vid+1))
+		return s != nil && s.readVid == vid+1
 	}
 	if v.obsPos >= 0 && committedAt(v.obsPart, v.obsOff) {
 		return CommittedTruncation

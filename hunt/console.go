@@ -66,12 +66,20 @@ func (c Console) Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	line := statusline.New(c.Err)
+	errShown := false
 	progress := o.Progress
 	o.Progress = func(p Progress) {
 		if progress != nil {
 			progress(p)
 		}
 		keep(rec.take(p))
+		if p.Last.Err != nil && !errShown {
+			// The first error, said once: the counts alone would hide
+			// a setup that fails every run.
+			errShown = true
+			line.End()
+			fmt.Fprintf(c.Err, "chaos: run %d ended in an error: %v\n", p.Last.Index+1, p.Last.Err)
+		}
 		if v := p.Last.Outcome.Verdict; v == checker.Invalid {
 			line.End()
 			c.finding(p.Last)
@@ -97,6 +105,9 @@ func (c Console) Run(ctx context.Context, o Options) (Result, error) {
 		keep(rec.shrunk(0, shrunk, err))
 	}
 	keep(rec.end(res))
+	if res.Stopped != nil {
+		fmt.Fprintf(c.Err, "chaos: the hunt stopped after its first run, which ended in an error (every run would, on this runtime as it is): %v\n", res.Stopped)
+	}
 	c.summary(res)
 	fmt.Fprintf(c.Out, "hunt page: %s\n", rec.page())
 	return res, nil
@@ -212,7 +223,12 @@ func Describe(s runner.Spec) string {
 	if s.Consumers < 0 {
 		consumers = "a consumer per partition"
 	}
-	return fmt.Sprintf("%d brokers, %d partitions, session %dms, lag %dms/%d msgs, fetch wait %dms; %s at %g/s, %s, request timeout %s; %s; windows %s",
-		s.Nodes, st.Partitions, st.SessionTimeoutMs, st.ReplicaLagTimeMaxMs, st.ReplicaLagMaxMessages, st.ReplicaFetchWaitMaxMs,
-		producers, s.Rate, consumers, s.RequestTimeout, s.TimeLimit, s.Windows)
+	cluster := fmt.Sprintf("%d brokers, %d partitions, session %dms, lag %dms/%d msgs, fetch wait %dms",
+		s.Nodes, st.Partitions, st.SessionTimeoutMs, st.ReplicaLagTimeMaxMs, st.ReplicaLagMaxMessages, st.ReplicaFetchWaitMaxMs)
+	if s.Runtime == runner.RuntimeExternal {
+		// Its brokers' settings are its own, which the spec does not know.
+		cluster = fmt.Sprintf("the external cluster's brokers, %d partitions", st.Partitions)
+	}
+	return fmt.Sprintf("%s; %s at %g/s, %s, request timeout %s; %s; windows %s",
+		cluster, producers, s.Rate, consumers, s.RequestTimeout, s.TimeLimit, s.Windows)
 }

@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,7 +43,7 @@ const DefaultRuns = 2000
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.Runs, "runs", 0, fmt.Sprintf("stop after this many runs (default %d when --time is not given either)", DefaultRuns))
 	fs.DurationVar(&f.Time, "time", 0, "stop after this long (the run going on ends first)")
-	fs.IntVar(&f.Parallel, "parallel", 2, "runs at once")
+	fs.IntVar(&f.Parallel, "parallel", 2, "runs at once (default 1 with --runtime local, docker or external: real clusters one at a time)")
 	fs.Uint64Var(&f.Seed, "seed", 0, "the hunt's seed: every run's scenario and every choice of the search follow from it (default: random, printed)")
 	fs.StringVar(&f.Shard, "shard", "", "run only the K-th of N slices of the hunt's runs, e.g. 2/4 (give every shard the same --seed)")
 	fs.BoolVar(&f.KeepGoing, "keep-going", false, "go on after the first finding (else the hunt stops there)")
@@ -71,11 +72,13 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 			if sv, ok := fl.Value.(pflag.SliceValue); ok {
 				values = sv.GetSlice()
 			}
-			for _, v := range values {
-				if fl.Value.Type() == "bool" {
+			if fl.Value.Type() == "bool" {
+				if fl.Value.String() == "true" {
 					args = append(args, "--"+fl.Name)
-					break
 				}
+				return
+			}
+			for _, v := range values {
 				args = append(args, "--"+fl.Name, v)
 			}
 		})
@@ -165,6 +168,26 @@ func (f Flags) Options() (Options, error) {
 	return o, nil
 }
 
+// runnable refuses a kind named in --nemesis that the external cluster
+// cannot be faulted with, saying why as chaos run would (its Validate):
+// left out silently, the hunt would test fewer kinds than it names.
+func runnable(base *runner.Spec, kinds []string) error {
+	x := base.External
+	for _, k := range kinds {
+		if slices.Contains(x.Runnable([]string{k}), k) {
+			continue
+		}
+		s := *base
+		s.Faults = []string{k}
+		why := "the external runtime cannot apply it as documented"
+		if err := s.Validate(); err != nil {
+			why = strings.ReplaceAll(err.Error(), "\n", "; ")
+		}
+		return cli.Error("nemesis", k, "cannot be drawn on this cluster", why)
+	}
+	return nil
+}
+
 // real checks a hunt of a real runtime and sets what differs from one in
 // simulation: runs one after another in real time, nothing to shrink
 // (a real run does not replay), and for an external cluster its own
@@ -173,6 +196,9 @@ func (f Flags) Options() (Options, error) {
 func (f Flags) real(o *Options, base *runner.Spec) error {
 	if f.Runtime == runner.RuntimeSim {
 		return nil
+	}
+	if f.Runs == 0 && f.Time == 0 {
+		return cli.Error("time", nil, "missing with --runtime "+f.Runtime, "a real run takes 15 to 40 s, so give the hunt a budget in wall time, e.g. --time 10m (or --runs N)")
 	}
 	if f.isGiven("shrink-runs") && f.ShrinkRuns > 0 {
 		return cli.Error("shrink-runs", f.ShrinkRuns, "with --runtime "+f.Runtime, "a real run does not replay, so a finding cannot be shrunk: leave --shrink-runs out (its chaos run command runs the scenario again)")
@@ -184,7 +210,7 @@ func (f Flags) real(o *Options, base *runner.Spec) error {
 		return cli.Error("parallel", f.Parallel, "above 1 with --runtime external", "one cluster takes one run at a time: leave --parallel out")
 	}
 	if base.External.Topic != "" {
-		return cli.Error("topic", base.External.Topic, "given to a hunt", "every run of a hunt makes a new topic (an existing one would not be empty after the first run): leave --topic out")
+		return cli.Error("topic", base.External.Topic, "given to a hunt (as --topic or in the cluster file)", "every run of a hunt makes a new topic, chaos-RANDOM, and leaves it on the cluster (an existing one would not be empty after the first run): leave the topic out")
 	}
 	if len(base.Settings.Bugs) > 0 {
 		return cli.Error("bug", strings.Join(base.Settings.Bugs, ","), "with --runtime external", "bugs are planted in chaos's own brokers, which the external runtime does not start")
@@ -192,6 +218,8 @@ func (f Flags) real(o *Options, base *runner.Spec) error {
 	kinds := o.Draw.Faults
 	if len(kinds) == 0 {
 		kinds = Kinds()
+	} else if err := runnable(base, kinds); err != nil {
+		return err
 	}
 	o.Draw.Faults = base.External.Runnable(kinds)
 	if len(o.Draw.Faults) == 0 {

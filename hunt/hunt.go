@@ -56,6 +56,9 @@ type Options struct {
 	// runtime gives runner.Run: the same draws, run in real time against
 	// real processes or the user's cluster, judged as chaos run judges.
 	Execute func(context.Context, runner.Spec, runner.Options) (runner.Outcome, error)
+	// ClusterUp is runner.Options.ClusterUp for a real runtime's runs:
+	// what a second Ctrl-C calls to kill the running cluster at once.
+	ClusterUp func(abort func())
 	// Progress is called after each run, in run order.
 	Progress func(Progress)
 }
@@ -103,6 +106,9 @@ type Result struct {
 	// store to look at).
 	Unknowns    []Attempt
 	Interrupted bool
+	// Stopped is why a real runtime's hunt stopped after its first run:
+	// that run ended in an error.
+	Stopped error
 }
 
 // entry is a scenario in the corpus: what it reached, to weigh it.
@@ -128,7 +134,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	par := max(o.Parallel, 1)
 	over := func() bool {
 		return ctx.Err() != nil || (o.Runs > 0 && res.Runs >= o.Runs) || (o.Time > 0 && time.Since(start) >= o.Time) ||
-			(!o.KeepGoing && len(res.Findings) > 0)
+			(!o.KeepGoing && len(res.Findings) > 0) || res.Stopped != nil
 	}
 	next := 0 // the next run index
 	for !over() {
@@ -183,6 +189,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					Unknown: res.Unknown, Errors: res.Errors, Coverage: len(cov), Corpus: len(corpus), Last: *a, Fresh: fresh})
 			}
 			if !o.KeepGoing && len(res.Findings) > 0 {
+				break
+			}
+			if res.Runs == 1 && a.Err != nil && o.Base.Runtime != runner.RuntimeSim {
+				// A real runtime's first run that could not run at all
+				// (no docker, a cluster not there) says every run would
+				// fail the same way, each costing its start-up.
+				res.Stopped = a.Err
 				break
 			}
 		}
@@ -248,7 +261,7 @@ func attempt(ctx context.Context, o Options, a *Attempt) Coverage {
 	if execute == nil {
 		execute = sim.Run
 	}
-	a.Outcome, a.Err = execute(ctx, s, runner.Options{Version: o.Version, NodeLog: lines.add})
+	a.Outcome, a.Err = execute(ctx, s, runner.Options{Version: o.Version, NodeLog: lines.add, ClusterUp: o.ClusterUp})
 	if a.Err != nil || a.Outcome.Dir == "" {
 		return nil
 	}

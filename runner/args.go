@@ -30,7 +30,7 @@ func Args(s Spec) []string {
 	st, ds := s.Settings, d.Settings
 	add(s.Name != "", "name", s.Name)
 	add(s.Store != d.Store, "store", s.Store)
-	add(s.Runtime != RuntimeSim && s.Runtime != RuntimeLocal, "runtime", s.Runtime)
+	add(s.Runtime != "" && s.Runtime != RuntimeSim && s.Runtime != RuntimeLocal, "runtime", s.Runtime)
 	add(s.BasePort != 0, "base-port", strconv.Itoa(s.BasePort))
 	if s.Runtime == RuntimeExternal {
 		// The brokers' own settings, as the cluster has them (chaos run's

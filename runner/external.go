@@ -124,7 +124,7 @@ var cmdDoc = map[string]string{
 // given says whether any external flag was set.
 func (f ExternalFlags) given() bool {
 	return f.File != "" || f.Bootstrap != "" || f.Topic != "" || f.ControllerNode != "" || len(f.Nodes) > 0 || f.Commands != (external.Commands{}) ||
-		f.CombinedControllers || f.AllowWeakened || f.CheckCommands
+		f.CombinedControllers || f.AllowWeakened || f.CheckCommands || f.CommandTimeout != 0
 }
 
 // apply checks the external flags against the runtime, naming a bad one,
@@ -296,7 +296,7 @@ func (s Spec) validateExternal(bad func(string, ...any)) {
 	switch {
 	case len(st.Bugs) > 0:
 		bad("settings.bugs: %s: bugs are planted in chaos's own brokers, which the external runtime does not start", strings.Join(st.Bugs, ","))
-	case st.LoseUnsynced:
+	case st.LoseUnsynced || nemesis.LosesUnsynced(s.Faults):
 		bad("settings.lose_unsynced: only chaos's own brokers keep unsynced writes in memory to lose them")
 	case s.BasePort != 0:
 		bad("base_port: %d: the external runtime starts no cluster; its addresses are external.bootstrap", s.BasePort)

@@ -200,6 +200,11 @@ func (s Spec) Schedule() nemesis.Schedule {
 func (s Spec) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(s.Windows) > 0 && len(s.Faults) == 0 {
+		// A given schedule's kinds are what every rule below judges: a
+		// fault refused in --nemesis is refused in --schedule too.
+		s.Faults = s.Windows.Kinds()
+	}
 	if !slices.Contains(Runtimes(), s.Runtime) && s.Runtime != RuntimeSim && s.Runtime != RuntimeExternal {
 		bad("runtime: %q is not one of %s", s.Runtime, strings.Join(append(Runtimes(), RuntimeExternal), ", "))
 	}

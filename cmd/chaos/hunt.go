@@ -58,8 +58,9 @@ error, else 2 if one was unknown, else 0; 130 when interrupted.`,
 			}
 			o.Version = fullVersion()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			ctx, _, stop := cli.InterruptContext(errOut, "stopping the hunt")
+			ctx, intr, stop := cli.InterruptContext(errOut, "stopping the hunt")
 			defer stop()
+			o.ClusterUp = intr.OnSecond
 			res, err := hunt.Console{Out: out, Err: errOut, Quiet: f.Quiet, Command: os.Args}.Run(ctx, o)
 			if err != nil {
 				return exitWith(0, err)

@@ -35,12 +35,15 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		{[]string{"run", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--nemesis", "kill", "--kill-cmd", "true", "--start-cmd", "true"},
 			[]string{"needs the brokers named"}, []string{"need its"}},
 		{[]string{"hunt", "--runtime", "lcoal"}, []string{"--runtime: not a runtime", "sim: the simulation", "external", "did you mean local?"}, nil},
-		{[]string{"hunt", "--runtime", "local", "--shrink-runs", "5"}, []string{"--shrink-runs: with --runtime local", "does not replay"}, nil},
+		{[]string{"hunt", "--runtime", "local", "--time", "1m", "--shrink-runs", "5"}, []string{"--shrink-runs: with --runtime local", "does not replay"}, nil},
 		{[]string{"hunt", "--runtime", "external"}, []string{"--bootstrap: missing"}, nil},
-		{[]string{"hunt", "--runtime", "external", "--bootstrap", "127.0.0.1:1"}, []string{"no fault kind can be applied", "--node NAME=HOST:PORT"}, nil},
-		{[]string{"hunt", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--topic", "t"}, []string{"--topic: given to a hunt"}, nil},
+		{[]string{"hunt", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--time", "1m"}, []string{"no fault kind can be applied", "--node NAME=HOST:PORT"}, nil},
+		{[]string{"hunt", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--time", "1m", "--topic", "t"}, []string{"--topic: given to a hunt"}, nil},
 		{[]string{"hunt", "--bootstrap", "127.0.0.1:1"}, []string{"not external, but the external runtime's flags were given"}, nil},
 		{[]string{"run", "--schedule", "kill@1s+1s", "--nemesis", "kill"}, []string{"--nemesis: given with --schedule"}, nil},
+		{[]string{"hunt", "--runtime", "local"}, []string{"--time: missing with --runtime local", "--time 10m"}, nil},
+		{[]string{"hunt", "--runtime", "external", "--bootstrap", "127.0.0.1:1", "--node", "a=127.0.0.1:1", "--kill-cmd", "true", "--start-cmd", "true", "--nemesis", "kill,partition", "--time", "1m"},
+			[]string{"--nemesis: cannot be drawn on this cluster", "partition", "--partition-cmd"}, nil},
 	}
 	for _, tc := range tests {
 		_, err := execValidate(t, tc.args...)
