@@ -900,9 +900,14 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		targets = append(targets, "network")
 	}
 	for _, id := range sortedKeys(n.paused) {
+		delete(n.paused, id)
+		if n.killed[id] {
+			// Paused, then killed by another part of the window: there
+			// is no process to resume, and the restart below starts one.
+			continue
+		}
 		note(n.rt.Resume(id))
 		targets = append(targets, "resume "+n.name(id))
-		delete(n.paused, id)
 	}
 	for _, id := range sortedKeys(n.killed) {
 		if !restart {

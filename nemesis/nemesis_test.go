@@ -18,8 +18,9 @@ import (
 // fakeRuntime records what the nemesis did (a unit test of pure logic: the
 // real runtime is exercised by the run tests).
 type fakeRuntime struct {
-	mu  sync.Mutex
-	log []string
+	mu   sync.Mutex
+	log  []string
+	down map[int]bool // killed and not restarted: no process to resume
 }
 
 func (f *fakeRuntime) do(s string) error {
@@ -28,16 +29,35 @@ func (f *fakeRuntime) do(s string) error {
 	f.log = append(f.log, s)
 	return nil
 }
-func (f *fakeRuntime) Kill(id int) error                  { return f.do(fmt.Sprint("kill ", id)) }
+func (f *fakeRuntime) Kill(id int) error {
+	f.mu.Lock()
+	if f.down == nil {
+		f.down = map[int]bool{}
+	}
+	f.down[id] = true
+	f.mu.Unlock()
+	return f.do(fmt.Sprint("kill ", id))
+}
 func (f *fakeRuntime) Stop(id int, _ time.Duration) error { return f.do(fmt.Sprint("stop ", id)) }
 func (f *fakeRuntime) Restart(ctx context.Context, id int) error {
 	if err := ctx.Err(); err != nil {
 		return err // a restart waits for the node, which an ended context does not
 	}
+	f.mu.Lock()
+	delete(f.down, id)
+	f.mu.Unlock()
 	return f.do(fmt.Sprint("restart ", id))
 }
 func (f *fakeRuntime) Pause(id int) error  { return f.do(fmt.Sprint("pause ", id)) }
-func (f *fakeRuntime) Resume(id int) error { return f.do(fmt.Sprint("resume ", id)) }
+func (f *fakeRuntime) Resume(id int) error {
+	f.mu.Lock()
+	down := f.down[id]
+	f.mu.Unlock()
+	if down {
+		return fmt.Errorf("broker %d is not running", id) // as the local runtime says
+	}
+	return f.do(fmt.Sprint("resume ", id))
+}
 func (f *fakeRuntime) Partition(a, b []string) {
 	f.do(fmt.Sprintf("partition %v %v", a, b))
 }
@@ -281,6 +301,26 @@ func TestFailedRestartIsRetried(t *testing.T) {
 	}
 	if len(rec.ops) != before {
 		t.Errorf("a window began after the context ended: %+v", rec.ops[before:])
+	}
+}
+
+// TestPausedThenKilled: a composite that pauses brokers and kills some
+// of the same heals without an error: a killed broker has no process to
+// resume, and its restart is the heal (the local runtime refuses to
+// resume a process that is gone, which left such runs unhealed).
+func TestPausedThenKilled(t *testing.T) {
+	rt, rec := &fakeRuntime{}, &memRecorder{}
+	n := New(Config{Brokers: 3, Partitions: 1, Seed: 5}, rt, rt, nil, rec)
+	if err := n.Run(context.Background(), time.Now(), Schedule{{Fault: "pause-majority+kill-majority", Start: 0, End: 10 * time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range rec.ops {
+		if op.Error != "" {
+			t.Errorf("%s: %s (runtime did %v)", op.F, op.Error, rt.log)
+		}
+	}
+	if len(rt.down) != 0 {
+		t.Errorf("left down: %v", rt.down)
 	}
 }
 
