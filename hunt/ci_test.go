@@ -29,6 +29,11 @@ var ciHunts = map[string]struct {
 	"truncation-index-out-of-range":    {1, 20},
 	"unclean-when-clean":               {1, 90},
 	"recovery-keeps-torn-tail":         {1, 20},
+	"isr-shrink-without-controller":    {1, 60},
+	"idempotence-no-dedup":             {1, 50},
+	// Found at run 328: the budget is about twice that, to keep CI's
+	// time within a couple of minutes.
+	"epoch-truncation-single-round": {1, 700},
 }
 
 // TestHuntFindsEveryBug: a short hunt with no scenario flag finds each
