@@ -623,7 +623,7 @@ func withoutBudget(args []string) []string {
 }
 
 // realHunt runs a hunt of the local runtime for real, cut to one run (a
-// real run takes half a minute), which must be judged and recorded, and
+// real run takes half a minute), which must reach a verdict and be recorded, and
 // whose finding, if any, must print the chaos run command that runs it
 // again; a hunt of another runtime is checked for parsing only (the
 // docker runtime and the reader's own cluster are not here).
@@ -634,8 +634,10 @@ func (r *readmeRunner) realHunt(c readmeCmd, args []string, runtime string) stri
 	}
 	cut := append(withoutBudget(args), "--runs", "1")
 	out, code := r.run(3*time.Minute, cut...)
-	if code != 0 && code != 1 {
-		t.Errorf("%s (cut to 1 run): exit %d, want a verdict (0 or 1):\n%s", c, code, out)
+	if code != 0 && code != 1 && code != 2 {
+		// Valid, invalid or unknown (a drawn scenario may leave a check
+		// without evidence): a verdict, not an error.
+		t.Errorf("%s (cut to 1 run): exit %d, want a verdict (0, 1 or 2):\n%s", c, code, out)
 	}
 	for _, w := range []string{"in real time on the local runtime", "hunt: 1 runs", "hunt page: "} {
 		if !strings.Contains(out, w) {
