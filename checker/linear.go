@@ -625,7 +625,14 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 		}
 	}
 	// The read saw the log (or its high watermark) reach past the
-	// offset, so a committed record was there and is gone.
+	// offset, so a committed record was there and is gone; or the later
+	// send's own record is gone: it landed on a log that was then
+	// truncated (a leader cut off, or paused, that still took writes at
+	// its old log end), which explains the pair as well, and is only an
+	// uncommitted truncation where its acknowledgement did not commit it.
+	if c, decided := h.explainFor(f, w.after.vid); c == UncommittedTruncation {
+		return c, decided
+	}
 	return CommittedTruncation, true
 }
 
