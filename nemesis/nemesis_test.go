@@ -48,7 +48,7 @@ func (f *fakeRuntime) Restart(ctx context.Context, id int) error {
 	f.mu.Unlock()
 	return f.do(fmt.Sprint("restart ", id))
 }
-func (f *fakeRuntime) Pause(id int) error  { return f.do(fmt.Sprint("pause ", id)) }
+func (f *fakeRuntime) Pause(id int) error { return f.do(fmt.Sprint("pause ", id)) }
 func (f *fakeRuntime) Resume(id int) error {
 	f.mu.Lock()
 	down := f.down[id]
