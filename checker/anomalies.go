@@ -327,42 +327,68 @@ func (h *History) goneCopy(vid int32) Cause {
 		// ack: any sighting may have been the gone copy's.
 		return h.truncation(vid)
 	}
-	v := &h.vals[vid]
-	home := v.home()
-	if home < 0 || h.parts[home].final < 0 {
+	c := h.copiesOf(vid)
+	if c == nil || c.survivor.part < 0 {
 		return h.truncation(vid)
 	}
-	at := int64(-1)
-	for _, rec := range h.finals[h.parts[home].final].recs {
-		if rec.Value == v.str {
-			at = rec.Offset
-			break
-		}
-	}
-	if at < 0 {
-		return h.truncation(vid)
-	}
-	committedAt := func(part int32, off int64) bool {
-		if part == home && off == at {
-			return false
-		}
-		s := h.parts[part].obs.lookup(off)
-		return s != nil && s.readVid == vid+1
-	}
-	if v.obsPos >= 0 && committedAt(v.obsPart, v.obsOff) {
-		return CommittedTruncation
-	}
-	for _, o := range h.dups {
-		if o.vid == vid && committedAt(o.part, o.offset) {
-			return CommittedTruncation
-		}
-	}
-	for _, o := range h.conflicts {
-		if o.vid == vid && !(o.part == home && o.offset == at) {
+	for _, o := range c.read {
+		if o != c.survivor {
 			return CommittedTruncation // a client read it there
 		}
 	}
 	return UncommittedTruncation
+}
+
+// copySightings are where a value seen at two offsets is: the offset a
+// final read holds it at (part -1 if none does), and the offsets a client
+// read returned it at.
+type copySightings struct {
+	survivor observation
+	read     []observation
+}
+
+// copiesOf indexes, on first use, the values seen at two offsets: one pass
+// over the final reads, the duplicates and the conflicts, rather than one
+// per instance judged.
+func (h *History) copiesOf(vid int32) *copySightings {
+	h.copiesOnce.Do(func() {
+		h.copies = map[int32]*copySightings{}
+		at := func(v int32) *copySightings {
+			c := h.copies[v]
+			if c == nil {
+				c = &copySightings{survivor: observation{part: -1}}
+				h.copies[v] = c
+			}
+			return c
+		}
+		for _, p := range h.parts {
+			if p.final < 0 {
+				continue
+			}
+			for _, rec := range h.finals[p.final].recs {
+				if v, ok := h.valID[rec.Value]; ok && h.vals[v].flags&observedTwice != 0 && at(v).survivor.part < 0 {
+					at(v).survivor = observation{part: h.finals[p.final].part, offset: rec.Offset}
+				}
+			}
+		}
+		read := func(v, part int32, off int64) {
+			if s := h.parts[part].obs.lookup(off); s != nil && s.readVid == v+1 {
+				at(v).read = append(at(v).read, observation{part: part, offset: off})
+			}
+		}
+		for v := range h.vals {
+			if val := &h.vals[v]; val.flags&observedTwice != 0 && val.obsPos >= 0 {
+				read(int32(v), val.obsPart, val.obsOff)
+			}
+		}
+		for _, o := range h.dups {
+			read(o.vid, o.part, o.offset)
+		}
+		for _, o := range h.conflicts {
+			at(o.vid).read = append(at(o.vid).read, observation{part: o.part, offset: o.offset})
+		}
+	})
+	return h.copies[vid]
 }
 
 // retriesDuplicate: a value may be written twice, at two offsets, as the

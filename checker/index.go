@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -47,6 +48,12 @@ type History struct {
 	conflicts []observation // offset read with a second value
 	dupSeen   map[observation]struct{}
 	confSeen  map[observation]struct{}
+	// copies are, per value seen at two offsets, where the final reads
+	// hold it and where else it was seen (goneCopy's index, built once on
+	// first use, by whichever checker running at once needs it first:
+	// most histories never do).
+	copies     map[int32]*copySightings
+	copiesOnce sync.Once
 
 	// tries are every poll and final read, whatever its outcome, and
 	// converges the final phase's waits for convergence: the liveness

@@ -24,12 +24,10 @@ type Console struct {
 	// record keeps it, with the hunt's seed, as the command that repeats
 	// the hunt.
 	Command []string
-	opts    Options // the hunt's, once Run has them
 }
 
 // Run hunts with o and prints it; the result's ExitCode is chaos hunt's.
 func (c Console) Run(ctx context.Context, o Options) (Result, error) {
-	c.opts = o
 	budget := []string{}
 	if o.Runs > 0 {
 		budget = append(budget, fmt.Sprintf("%d runs", o.Runs))
@@ -82,7 +80,7 @@ func (c Console) Run(ctx context.Context, o Options) (Result, error) {
 		}
 		if v := p.Last.Outcome.Verdict; v == checker.Invalid {
 			line.End()
-			c.finding(p.Last)
+			c.finding(o, p.Last)
 		}
 		if !c.Quiet {
 			line.Show(status(p))
@@ -125,28 +123,19 @@ func status(p Progress) string {
 
 // finding prints a run the configuration forbids: what it showed, its
 // scenario, the command that replays it and its report.
-func (c Console) finding(a Attempt) {
+func (c Console) finding(ho Options, a Attempt) {
 	o := a.Outcome
 	fmt.Fprintf(c.Out, "\nFOUND at run %d: INVALID: %s\n", a.Index+1, strings.Join(o.Results.Unexpected, ", "))
 	fmt.Fprintf(c.Out, "  scenario: %s\n", Describe(a.Spec))
-	fmt.Fprintf(c.Out, "  %s %s\n", c.again(a.Spec), sim.ShellCommand(c.command(a.Spec)))
+	fmt.Fprintf(c.Out, "  %s %s\n", againLabel(a.Spec), ho.again(a.Spec))
 	if o.Report != "" {
 		fmt.Fprintf(c.Out, "  report:   %s\n", o.Report)
 	}
 }
 
-// command is the command that gives spec's scenario again: Options.Command
-// (chaos sim's replay, or chaos run's for a real runtime).
-func (c Console) command(spec runner.Spec) []string {
-	if c.opts.Command != nil {
-		return c.opts.Command(spec)
-	}
-	return sim.ReplayCommand(spec)
-}
-
-// again names command: a simulated run replays byte for byte; a real one
-// runs the same scenario again, with another interleaving.
-func (c Console) again(spec runner.Spec) string {
+// againLabel names a finding's command: a simulated run replays byte for
+// byte; a real one runs the same scenario again, another interleaving.
+func againLabel(spec runner.Spec) string {
 	if spec.Runtime == runner.RuntimeSim {
 		return "replay:  "
 	}

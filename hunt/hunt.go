@@ -63,6 +63,17 @@ type Options struct {
 	Progress func(Progress)
 }
 
+// again is the shell command that gives spec's scenario again: Command
+// (chaos sim's replay, or chaos run's for a real runtime), chaos sim's
+// replay when none was given.
+func (o Options) again(spec runner.Spec) string {
+	command := o.Command
+	if command == nil {
+		command = sim.ReplayCommand
+	}
+	return sim.ShellCommand(command(spec))
+}
+
 // Progress is the hunt so far, after run Run.
 type Progress struct {
 	Run, Runs        int

@@ -152,14 +152,8 @@ func clip(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// replay is the shell command that replays spec.
-func (r *record) replay(spec runner.Spec) string {
-	command := r.o.Command
-	if command == nil {
-		command = sim.ReplayCommand
-	}
-	return sim.ShellCommand(command(spec))
-}
+// replay is the shell command that gives spec's scenario again.
+func (r *record) replay(spec runner.Spec) string { return r.o.again(spec) }
 
 // rel is a run directory relative to the store, with slashes.
 func (r *record) rel(dir string) string {
