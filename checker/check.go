@@ -33,7 +33,7 @@ func checkers() []func(*History) Result {
 	return []func(*History) Result{
 		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
-		AckBelowMinISR, NoConvergence, StuckPartition, StuckConsumer,
+		ISRInvariant, AckBelowMinISR, NoConvergence, StuckPartition, StuckConsumer,
 	}
 }
 

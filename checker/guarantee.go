@@ -71,6 +71,11 @@ type Config struct {
 	// speaks of the other checks only; evidence missing for any other
 	// reason still makes a check unknown.
 	Unsupported map[string]string `json:"unsupported,omitempty"`
+	// Invariants: the history's recorder watched the ISR invariant at
+	// every step (a simulation), so that no breach recorded is no breach;
+	// else isr-invariant is not applicable, unless the history records a
+	// breach anyway.
+	Invariants bool `json:"invariants,omitempty"`
 	// Weakened are the fault kinds the run could apply only in part, by
 	// kind, with what they lacked: on an external cluster whose
 	// controller runs apart and was not named, partition-leader leaves
@@ -451,6 +456,14 @@ func permitted(cfg Config, class string) map[string]Permission {
 		CommittedTruncation: commit, Unexplained: none})
 	p[ReplicaDivergenceName] = causes("replicas must converge on the committed prefix after healing unless that prefix can be rewritten", map[Cause]reason{
 		CommittedTruncation: commit})
+	isr := reason{false, "invariant: every in-sync replica holds every committed record, the same as where it was committed (the ISR is what a clean election picks from); a replica admitted before it caught up (KAFKA-7128), or one that kept records the leader rewrote (KAFKA-6880), breaks it even when no second failure turns it into a loss"}
+	switch {
+	case unclean:
+		isr = reason{true, "unclean election: an out-of-sync replica may become leader, and the ISR restarts as just it, without the committed records it lacked"}
+	case class == FaultsF2 || class == FaultsF3:
+		isr = reason{true, fmt.Sprintf("under %s a replica that loses its unsynced writes may still be in the ISR (the last replica standing) without committed records", class)}
+	}
+	p[ISRInvariantName] = causes("checked in simulation only, where every replica is read at every instant", map[Cause]reason{Unexplained: isr})
 	p[PollSkipName] = causes("a truncated and rewritten log can make a consumer skip", map[Cause]reason{CommittedTruncation: commit})
 	p[NonmonotonicPollName] = causes("a truncated log sends a consumer back", map[Cause]reason{CommittedTruncation: commit})
 

@@ -61,12 +61,14 @@ type History struct {
 	tries     []readTry
 	converges []converge
 
-	corrupt   []int32               // reads that got records that do not decode
-	crashes   []int32               // crash operations: each completion, or an invoke the history ends after
-	monOpen   map[history.Key]int32 // open monitor invokes: partition -> index into its samples
-	counts    map[string]*OpCounts
-	problems  []string
-	clientOps int // operations of clients (not the nemesis or monitor)
+	corrupt []int32 // reads that got records that do not decode
+	crashes []int32 // crash operations: each completion, or an invoke the history ends after
+	// violations are the invariant operations' completions (history.Invariant).
+	violations []int32
+	monOpen    map[history.Key]int32 // open monitor invokes: partition -> index into its samples
+	counts     map[string]*OpCounts
+	problems   []string
+	clientOps  int // operations of clients (not the nemesis or monitor)
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -514,6 +516,9 @@ func (h *History) addSample(op *history.Op, pos int32) {
 // once and a torn history may keep the first alone. Other functions of
 // the process are ignored.
 func (h *History) addCrash(op *history.Op, pos int32, open *int32) {
+	if op.F == history.Invariant && op.Type != history.Invoke {
+		h.violations = append(h.violations, pos)
+	}
 	if op.F != history.Crash {
 		return
 	}

@@ -58,7 +58,7 @@ func Names() []string {
 	return []string{
 		LostWriteName, UnseenName, CrashName, DuplicateName, InconsistentOffsetsName,
 		NonmonotonicSendName, PollSkipName, NonmonotonicPollName,
-		AbortedReadName, GarbageReadName, ReplicaDivergenceName,
+		AbortedReadName, GarbageReadName, ReplicaDivergenceName, ISRInvariantName,
 		AckBelowMinISRName, NonlinearizableSendName, StaleReadName,
 		NoConvergenceName, StuckPartitionName, StuckConsumerName,
 	}

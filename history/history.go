@@ -44,6 +44,12 @@ const (
 	// once, the completion's value naming the node and how it ended
 	// (CrashInfo).
 	Crash = "crash"
+	// Invariant is a breach of the invariant that every in-sync replica
+	// holds the committed log, which only a simulation sees (it reads
+	// every replica at every instant): recorded by ClusterProcess, an
+	// invoke and its info completion at once, the value naming the
+	// partition, the broker (Broker) and what it lacked or held (Value).
+	Invariant = "invariant"
 )
 
 // CorruptRecords starts the error of a read that got records that do not

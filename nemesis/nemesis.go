@@ -959,14 +959,27 @@ func (n *Nemesis) RecordCrash(c cluster.Crash) error {
 	if c.ID != 0 {
 		v.Broker = history.Int32(n.brokerID(c.ID))
 	}
-	// The two are one record: another crash's must not come between.
+	return n.recordCluster(history.Crash, v)
+}
+
+// recordCluster records what the cluster reported of itself, an invoke
+// and its info completion at once: the two are one record, and another
+// report's must not come between.
+func (n *Nemesis) recordCluster(f string, v *history.Value) error {
 	n.crashMu.Lock()
 	defer n.crashMu.Unlock()
-	if _, err := n.rec.Record(history.Op{Process: history.ClusterProcess, Type: history.Invoke, F: history.Crash, Value: v}); err != nil {
+	if _, err := n.rec.Record(history.Op{Process: history.ClusterProcess, Type: history.Invoke, F: f, Value: v}); err != nil {
 		return err
 	}
-	_, err := n.rec.Record(history.Op{Process: history.ClusterProcess, Type: history.Info, F: history.Crash, Value: v})
+	_, err := n.rec.Record(history.Op{Process: history.ClusterProcess, Type: history.Info, F: f, Value: v})
 	return err
+}
+
+// RecordViolation records a breach of the ISR invariant the simulator
+// watches (history.Invariant): broker b (a node number) of the topic's
+// partition, and what it lacked or held.
+func (n *Nemesis) RecordViolation(b int, topic string, partition int32, what string) error {
+	return n.recordCluster(history.Invariant, &history.Value{Topic: topic, Partition: partition, Broker: history.Int32(n.brokerID(b)), Value: what})
 }
 
 func sortedKeys(m map[int]bool) []int {

@@ -94,6 +94,10 @@ type ClusterConfig struct {
 	// design, with the reason (checker.Config.Unsupported): reported as
 	// not checked and left out of the verdict.
 	Unsupported map[string]string `json:"unsupported,omitempty"`
+	// Invariants: the simulator watched the ISR invariant (every in-sync
+	// replica holds the committed log) at every step; a run without it
+	// gives no evidence for checker.ISRInvariantName (checker.Config.Invariants).
+	Invariants bool `json:"invariants,omitempty"`
 	// Weakened are the fault kinds the cluster let the run apply only in
 	// part, which the user allowed, with what they lacked
 	// (checker.Config.Weakened).
@@ -241,7 +245,7 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
 		Faults: FaultKinds(tc.Nemesis), FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
 		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
-		Unsupported: tc.Cluster.Unsupported, LivenessBoundMs: tc.LivenessBound.Milliseconds(),
+		Unsupported: tc.Cluster.Unsupported, Invariants: tc.Cluster.Invariants, LivenessBoundMs: tc.LivenessBound.Milliseconds(),
 		Weakened: tc.Cluster.Weakened, Stopped: tc.Stopped,
 	}
 }

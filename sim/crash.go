@@ -62,3 +62,29 @@ func (s *simulation) watchCrashes() {
 		}
 	})
 }
+
+// violated is memdriver's OnViolation: the breach goes to the watcher,
+// or waits for one.
+func (w *world) violated(v memdriver.Violation) {
+	if w.onViolation == nil {
+		w.violations = append(w.violations, v)
+		return
+	}
+	w.onViolation(v)
+}
+
+// watchViolations has the nemesis record every breach of the ISR
+// invariant; a history that cannot be written stops the simulation.
+func (s *simulation) watchViolations() {
+	rec := func(v memdriver.Violation) {
+		if err := s.nem.nem.RecordViolation(int(v.Broker), v.Topic, v.Partition, v.What); err != nil && s.err == nil {
+			s.err = err
+		}
+	}
+	s.w.onViolation = rec
+	pending := s.w.violations
+	s.w.violations = nil
+	for _, v := range pending {
+		rec(v)
+	}
+}

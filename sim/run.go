@@ -102,6 +102,7 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 		version = "dev"
 	}
 	tc := spec.TestConfig(time.Now(), version, clusterID, delays, cfg)
+	tc.Cluster.Invariants = true
 	if err := dir.WriteJSON(results.TestFile, tc); err != nil {
 		return tc, nil, err
 	}
@@ -264,6 +265,7 @@ func (s *simulation) startWorkload() {
 	}
 	s.nem = newNemDriver(s)
 	s.watchCrashes()
+	s.watchViolations()
 	s.nem.next()
 	s.gen = workload.NewGenerator(s.cfg)
 	s.running = s.gen.Workers()

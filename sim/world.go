@@ -51,6 +51,10 @@ type world struct {
 	// crashes holds those before it was set.
 	onCrash func(cluster.Crash)
 	crashes []cluster.Crash
+	// onViolation hears of each breach of the ISR invariant
+	// (memdriver.Violation); violations holds those before it was set.
+	onViolation func(memdriver.Violation)
+	violations  []memdriver.Violation
 }
 
 // clusterOptions are the driver's options for spec: the brokers and the
@@ -94,6 +98,7 @@ func newWorld(spec runner.Spec, opts memdriver.Options) *world {
 	}
 	// A broker that crashes loses what a killed one loses.
 	opts.OnCrash, opts.CrashLosesUnsynced = w.nodeCrashed, w.lose
+	opts.OnViolation = w.violated
 	w.c = memdriver.New(opts)
 	return w
 }

@@ -52,6 +52,10 @@ type Options struct {
 	// controller, brokers by id), trace or not: what a search reads as the
 	// cluster's own state transitions.
 	OnLog func(node int32, line string)
+	// OnViolation, when set, hears each breach of the invariant that every
+	// in-sync replica holds the committed log (invariant.go), checked after
+	// every step of every node; nil: not checked.
+	OnViolation func(Violation)
 }
 
 // DefaultOptions is a 3-broker cluster with test-friendly timings.
@@ -142,6 +146,8 @@ type Cluster struct {
 	nextCorr  int32
 	// net holds the network faults of sim.go; nil without any.
 	net *netFaults
+	// inv is the invariant watch, nil unless Options.OnViolation is set.
+	inv *invariantWatch
 }
 
 type sendKey struct {
@@ -161,6 +167,9 @@ func New(opts Options) *Cluster {
 		opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		cut: map[[2]int32]bool{}, open: map[sendKey]bool{}, calls: map[core.ConnID]*Call{},
 		peerConns: map[core.ConnID]peerSend{},
+	}
+	if opts.OnViolation != nil {
+		c.inv = &invariantWatch{parts: map[tpKey]*partWatch{}}
 	}
 	c.ctrl = controller.New(opts.Controller, nil)
 	c.ctrlUp = true
@@ -429,6 +438,7 @@ func (c *Cluster) controllerStep() {
 	}
 	if c.ctrlMD == nil || c.ctrl.Version() != c.ctrlMD.Version {
 		c.ctrlMD = c.ctrl.Snapshot()
+		c.checkController()
 	}
 }
 
@@ -512,6 +522,7 @@ func (c *Cluster) answer(req *msg, resp any, err error) {
 
 // drain carries out a broker's effects.
 func (c *Cluster) drain(n *node) {
+	c.checkBroker(n)
 	for _, e := range n.b.Effects() {
 		switch e := e.(type) {
 		case core.Log:

@@ -277,3 +277,10 @@ func checkName(topic string, partition int32) error {
 func partitionDirName(topic string, partition int32) string {
 	return topic + "-" + strconv.FormatInt(int64(partition), 10)
 }
+
+// Peek is the log of a topic partition the factory has opened, as it
+// stands, or nil: a reader beside the broker (the simulator's invariant
+// watch) that must not reopen it, as OpenMemory does.
+func (f *MemoryFactory) Peek(topic string, partition int32) *Memory {
+	return f.logs[memKey{topic, partition}]
+}

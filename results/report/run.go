@@ -307,6 +307,7 @@ var anomalyMeaning = map[string]string{
 	checker.AbortedReadName:         "a value from a send that definitely failed was read",
 	checker.GarbageReadName:         "a value nobody sent was read",
 	checker.ReplicaDivergenceName:   "after healing, two replicas differ below their common high watermark",
+	checker.ISRInvariantName:        "in simulation: an in-sync replica lacked a committed record, or held another at its offset",
 	checker.AckBelowMinISRName:      "an acks=-1 send acknowledged while the monitor saw the ISR below min.insync.replicas all along",
 	checker.NonlinearizableSendName: "acknowledged offsets contradict real-time order",
 	checker.StaleReadName:           "a read older than a write that completed before it began",

@@ -1,0 +1,241 @@
+package memdriver
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/broker/control"
+)
+
+// The simulator sees every replica at every instant, which no tester of a
+// real cluster can: it checks the invariant ISR replication rests on, that
+// every in-sync replica holds the committed log (every record below the
+// highest high watermark any replica of the partition reached, each the
+// same as where it was first committed). A replica admitted to the ISR
+// before it caught up (KAFKA-7128), or one that kept records the leader
+// rewrote (a zombie served in an old epoch, KAFKA-6880), breaks it at
+// once, where losing data needs a second failure within a round trip.
+// Unclean elections and lost unsynced writes break it too, by design:
+// the guarantee model says when a violation is permitted.
+
+// Violation is one breach of the invariant: an in-sync replica that
+// lacked a committed record, or held another at its offset.
+type Violation struct {
+	At        int64 // simulated ms
+	Broker    int32
+	Topic     string
+	Partition int32
+	What      string
+}
+
+// maxViolations caps what one cluster reports: after an unclean election
+// every replica may break the invariant, and one is evidence enough.
+const maxViolations = 20
+
+type tpKey struct {
+	topic     string
+	partition int32
+}
+
+// batchID is a committed batch: its offsets and its CRC (which covers
+// everything but the base offset and the leader epoch, which a replica
+// stamps).
+type batchID struct {
+	base, last int64
+	crc        uint32
+}
+
+type partWatch struct {
+	committed int64     // the highest HW any replica reached
+	by        int32     // the broker that reached it
+	ref       []batchID // the committed log, contiguous from offset 0
+	// verified is, per in-sync replica, the offset up to which its log was
+	// found to match ref; a replica absent has not been checked since it
+	// joined the ISR.
+	verified map[int32]int64
+	// breached are the in-sync replicas a breach was reported of, not
+	// reported again until they leave the ISR: one replica that lacks a
+	// record stays behind for many steps.
+	breached map[int32]bool
+}
+
+type invariantWatch struct {
+	parts    map[tpKey]*partWatch
+	reported int
+}
+
+func newPartWatch() *partWatch {
+	return &partWatch{verified: map[int32]int64{}, breached: map[int32]bool{}}
+}
+
+func (w *invariantWatch) part(k tpKey) *partWatch {
+	p := w.parts[k]
+	if p == nil {
+		p = newPartWatch()
+		w.parts[k] = p
+	}
+	return p
+}
+
+// checkBroker runs after a step of broker n: it takes a higher HW of n's
+// replicas as the new committed offset (the committed log extended from
+// n's own), then checks n, and the other in-sync replicas where the
+// committed offset moved.
+func (c *Cluster) checkBroker(n *node) {
+	if c.inv == nil || !n.up || c.ctrlMD == nil {
+		return
+	}
+	for _, t := range c.ctrlMD.Topics {
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
+			info, ok := n.b.Replica(t.Name, p.Partition)
+			if !ok {
+				continue
+			}
+			k := tpKey{t.Name, p.Partition}
+			w := c.inv.part(k)
+			if info.HW > w.committed {
+				if !c.extend(n, k, w, info.HW) {
+					continue
+				}
+				c.checkISR(k, p, w)
+				continue
+			}
+			if slices.Contains(p.ISR, n.id) {
+				c.checkMember(n, k, p, w)
+			}
+		}
+	}
+}
+
+// checkController runs after the controller's metadata changed: the
+// replicas that joined an ISR are checked from offset 0.
+func (c *Cluster) checkController() {
+	if c.inv == nil || c.ctrlMD == nil {
+		return
+	}
+	for _, t := range c.ctrlMD.Topics {
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
+			k := tpKey{t.Name, p.Partition}
+			w := c.inv.part(k)
+			for id := range w.verified {
+				if !slices.Contains(p.ISR, id) {
+					delete(w.verified, id)
+				}
+			}
+			for id := range w.breached {
+				if !slices.Contains(p.ISR, id) {
+					delete(w.breached, id)
+				}
+			}
+			c.checkISR(k, p, w)
+		}
+	}
+}
+
+func (c *Cluster) checkISR(k tpKey, p *control.Partition, w *partWatch) {
+	for _, id := range p.ISR {
+		if n := c.node(id); n != nil && n.up {
+			c.checkMember(n, k, p, w)
+		}
+	}
+}
+
+// extend reads n's log from the end of the committed log up to hw.
+func (c *Cluster) extend(n *node, k tpKey, w *partWatch, hw int64) bool {
+	log := n.logs.Peek(k.topic, k.partition)
+	if log == nil {
+		return false
+	}
+	from := int64(0)
+	if len(w.ref) > 0 {
+		from = w.ref[len(w.ref)-1].last + 1
+	}
+	b, err := log.Read(from, hw, 1<<30)
+	if err != nil && from < hw {
+		return false
+	}
+	end := from
+	batch.Walk(b, func(h batch.Header, _ []byte) bool {
+		if h.LastOffset() >= hw {
+			return false
+		}
+		w.ref = append(w.ref, batchID{h.BaseOffset, h.LastOffset(), h.CRC})
+		end = h.NextOffset()
+		return true
+	})
+	// The committed offset is where n's whole batches end: a HW inside
+	// a batch commits it only when the HW passes its end.
+	if end > w.committed {
+		w.committed, w.by = end, n.id
+	}
+	return true
+}
+
+// checkMember checks in-sync replica n against the committed log: its
+// log end at least the committed offset, and every batch below it the
+// committed one.
+func (c *Cluster) checkMember(n *node, k tpKey, p *control.Partition, w *partWatch) {
+	if w.breached[n.id] {
+		return
+	}
+	info, ok := n.b.Replica(k.topic, k.partition)
+	if !ok || info.Role == "none" {
+		return
+	}
+	if info.LEO < w.committed {
+		c.violate(n.id, k, p, w, fmt.Sprintf("broker %d is in the ISR with its log ending at offset %d, below the committed offset %d (broker %d's high watermark): it lacks committed records", n.id, info.LEO, w.committed, w.by))
+		return
+	}
+	from, done := w.verified[n.id]
+	if done && from >= w.committed {
+		return
+	}
+	log := n.logs.Peek(k.topic, k.partition)
+	if log == nil {
+		return
+	}
+	b, err := log.Read(from, w.committed, 1<<30)
+	if err != nil {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(w.ref, from, func(x batchID, off int64) int { return int(x.base - off) })
+	bad := ""
+	batch.Walk(b, func(h batch.Header, _ []byte) bool {
+		for i < len(w.ref) && w.ref[i].last < h.BaseOffset {
+			i++
+		}
+		if i >= len(w.ref) || h.LastOffset() >= w.committed {
+			return false
+		}
+		if r := w.ref[i]; r.base != h.BaseOffset || r.last != h.LastOffset() || r.crc != h.CRC {
+			bad = fmt.Sprintf("broker %d is in the ISR holding offsets %d-%d (crc %08x) where the committed log has offsets %d-%d (crc %08x), committed by broker %d", n.id, h.BaseOffset, h.LastOffset(), h.CRC, r.base, r.last, r.crc, w.by)
+			return false
+		}
+		from = h.NextOffset()
+		return true
+	})
+	if bad != "" {
+		c.violate(n.id, k, p, w, bad)
+		return
+	}
+	w.verified[n.id] = from
+}
+
+// violate reports a breach of replica id, once while it stays in the
+// ISR. A breach by the leader itself (an unclean election, permitted
+// where it is the policy, or a leader that lost unsynced writes) makes
+// its log the truth to watch from: the committed log starts again.
+func (c *Cluster) violate(id int32, k tpKey, p *control.Partition, w *partWatch, what string) {
+	if c.inv.reported < maxViolations {
+		c.inv.reported++
+		c.tracef("invariant: %s-%d: %s", k.topic, k.partition, what)
+		c.opts.OnViolation(Violation{At: c.now, Broker: id, Topic: k.topic, Partition: k.partition, What: what})
+	}
+	w.breached[id] = true
+	if id == p.Leader {
+		*w = *newPartWatch()
+	}
+}
