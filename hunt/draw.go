@@ -42,9 +42,10 @@ type DrawOptions struct {
 // judgement) with every other knob drawn from the seed, and its schedule
 // written out as windows. The same seed and base give the same spec.
 func Draw(seed uint64, base runner.Spec, o DrawOptions) runner.Spec {
-	// Triggers come from a stream of their own: a seed draws the scenario
-	// it drew before they existed, some windows armed on an event.
-	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74)), trig: rand.New(rand.NewPCG(seed, 0x74726967))}
+	// Triggers and the replication factor come from streams of their
+	// own: a seed draws the scenario it drew before they existed, some
+	// windows armed on an event, some topics with more replicas.
+	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74)), trig: rand.New(rand.NewPCG(seed, 0x74726967)), rf: rand.New(rand.NewPCG(seed, 0x7265706c))}
 	s := base
 	s.Seed = seed
 	s.Name, s.Command = "", nil
@@ -82,7 +83,7 @@ func (o DrawOptions) kinds() []string {
 // the registry the simulation models.
 func Kinds() []string { return nemesis.Names() }
 
-type drawer struct{ rng, trig *rand.Rand }
+type drawer struct{ rng, trig, rf *rand.Rand }
 
 // logUniform is a duration between lo and hi, log-uniform: as likely
 // between 20 ms and 200 ms as between 2 s and 20 s.
@@ -111,14 +112,19 @@ func (d drawer) config(s *runner.Spec) {
 	}
 }
 
-// cluster draws the brokers and their timeouts. The heartbeat stays at
-// most 250 ms: the guarantee model's allowance for a broker's metadata
+// cluster draws the brokers, the topic's replicas and the timeouts. The
+// replication factor is 3 up to every broker: with three replicas a new
+// leader's high watermark reaches its log end at the first fetch (the
+// controller drops the old leader from the ISR, leaving one follower to
+// wait for), and the state KAFKA-7128 needs, a follower out of the ISR
+// that reaches the new leader's lagging high watermark before the
+// committed offset, takes a fourth. The heartbeat stays at most 250 ms: the guarantee model's allowance for a broker's metadata
 // lagging the controller's (checker.DefaultMetadataLag) is a few
 // heartbeats, and a drawn setting it could not judge must not be drawn.
 func (d drawer) cluster(s *runner.Spec) {
 	st := &s.Settings
 	s.Nodes = one(d, 3, 3, 3, 4, 5)
-	st.ReplicationFactor = 3
+	st.ReplicationFactor = int16(3 + d.rf.IntN(s.Nodes-2))
 	st.Partitions = one[int32](d, 1, 1, 2, 3, 4)
 	st.SessionTimeoutMs = d.logUniform(300*time.Millisecond, 6*time.Second).Milliseconds()
 	st.HeartbeatIntervalMs = max(min(250, st.SessionTimeoutMs/4), 20)

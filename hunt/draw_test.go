@@ -23,6 +23,7 @@ func TestDrawValid(t *testing.T) {
 	kinds := map[string]bool{}
 	armed := map[string]int{} // by event
 	windows := 0
+	rfs := map[int16]int{}
 	for seed := uint64(1); seed <= 500; seed++ {
 		s := Draw(seed, base, DrawOptions{Config: seed%2 == 0})
 		if err := sim.Validate(s); err != nil {
@@ -34,6 +35,10 @@ func TestDrawValid(t *testing.T) {
 		for _, k := range s.Normalized().Faults {
 			kinds[k] = true
 		}
+		if rf := s.Settings.ReplicationFactor; rf < 3 || int(rf) > s.Nodes {
+			t.Errorf("seed %d: replication factor %d with %d brokers, want 3 up to every broker", seed, rf, s.Nodes)
+		}
+		rfs[s.Settings.ReplicationFactor]++
 		for _, w := range s.Windows {
 			windows++
 			for _, p := range strings.Split(w.Fault, "+") {
@@ -60,7 +65,12 @@ func TestDrawValid(t *testing.T) {
 			t.Errorf("no window of 500 draws armed on %s", e.Name)
 		}
 	}
-	t.Logf("%d windows, armed on events: %v", windows, armed)
+	t.Logf("%d windows, armed on events: %v, replication factors %v", windows, armed, rfs)
+	for rf := int16(3); rf <= 5; rf++ {
+		if rfs[rf] == 0 {
+			t.Errorf("no draw of 500 had replication factor %d", rf)
+		}
+	}
 	if len(kinds) < len(Kinds()) {
 		t.Errorf("500 draws used %d of %d kinds", len(kinds), len(Kinds()))
 	}
