@@ -109,7 +109,7 @@ var registry = [count]Info{
 		Breaks:   "a follower rejoins the ISR once it reaches the HW even when a new leader's HW lags behind the offset its epoch began at, before the follower has truncated and caught up to that offset",
 		Mirrors:  "KAFKA-7128 \"Lagging high watermark can lead to committed data loss after ISR expansion\" (fixed in Kafka 2.1)",
 		Why:      "the subtle half of isr-early-rejoin: it only bites right after a leader change, while the new leader's HW has not caught up",
-		Scenario: "acks=-1, min.insync.replicas=2, one partition, kill-leader every 100 ms (quick successive leader changes) is the nearest, and no scenario catches it yet: a follower admitted between the new leader's HW and its epoch start lacks the records only until the answer to the fetch that admitted it, so it must be elected within that round trip (lost-write)",
+		Scenario: "no fixed scenario catches it by its losses: a follower admitted between the new leader's HW and its epoch start lacks the records only until the answer to the fetch that admitted it, so it must be elected within that round trip (lost-write); with four or more replicas the simulator's ISR invariant sees the admission itself, and chaos hunt --bug isr-rejoin-before-epoch-start finds it so (isr-invariant)",
 	},
 	{
 		Bug: ReadPastHW, Name: "read-past-hw", Node: Broker,
