@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -45,7 +46,8 @@ func Draw(seed uint64, base runner.Spec, o DrawOptions) runner.Spec {
 	// Triggers and the replication factor come from streams of their
 	// own: a seed draws the scenario it drew before they existed, some
 	// windows armed on an event, some topics with more replicas.
-	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74)), trig: rand.New(rand.NewPCG(seed, 0x74726967)), rf: rand.New(rand.NewPCG(seed, 0x7265706c))}
+	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74)), trig: rand.New(rand.NewPCG(seed, 0x74726967)), rf: rand.New(rand.NewPCG(seed, 0x7265706c)),
+		lane: rand.New(rand.NewPCG(seed, 0x6c616e65))}
 	s := base
 	s.Seed = seed
 	s.Name, s.Command = "", nil
@@ -83,7 +85,7 @@ func (o DrawOptions) kinds() []string {
 // the registry the simulation models.
 func Kinds() []string { return nemesis.Names() }
 
-type drawer struct{ rng, trig, rf *rand.Rand }
+type drawer struct{ rng, trig, rf, lane *rand.Rand }
 
 // logUniform is a duration between lo and hi, log-uniform: as likely
 // between 20 ms and 200 ms as between 2 s and 20 s.
@@ -160,6 +162,11 @@ func (d drawer) workload(s *runner.Spec) {
 // of them, one after another, each a kind or (when the draw allows
 // overlap) a composite of up to three. A schedule that loses unsynced
 // writes never overlaps: the guarantee model judges data loss per window.
+// Where the subset has both network and process kinds, three times in four they
+// run in lanes of their own (nemesis.Lane): the network lane's windows
+// hold while the process lane's come and go beside them, with tempos of
+// their own, as a follower left with stale metadata while leadership
+// moves away and back needs (KAFKA-6880).
 func (d drawer) schedule(s *runner.Spec, kinds []string) {
 	kinds = slices.Clone(kinds)
 	d.rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
@@ -170,14 +177,56 @@ func (d drawer) schedule(s *runner.Spec, kinds []string) {
 		overlap = one(d, 1, 1, 2, 3)
 	}
 	s.Faults, s.NemesisInterval, s.NemesisOverlap = nil, 0, 0
-	s.Windows = nil
+	var net []string
+	if !lossy && d.lane != nil && d.lane.IntN(4) > 0 {
+		if proc, n := lanes(subset); len(proc) > 0 && len(n) > 0 {
+			subset, net = proc, n
+		}
+	}
+	s.Windows = d.fill(s, subset, overlap, windowMin)
+	if len(net) > 0 {
+		ld := drawer{rng: d.lane, trig: d.trig}
+		lo := 1
+		if len(net) > 1 {
+			lo = one(ld, 1, 2)
+		}
+		s.Windows = append(s.Windows, ld.fill(s, net, lo, heldMin)...)
+		slices.SortStableFunc(s.Windows, func(a, b nemesis.Event) int { return cmp.Compare(a.Start, b.Start) })
+	}
+}
+
+// lanes splits subset into its process and network kinds, none of either
+// if some kind runs alone (nemesis.Lane).
+func lanes(subset []string) (proc, net []string) {
+	for _, k := range subset {
+		switch nemesis.Lane(k) {
+		case nemesis.LaneProcess:
+			proc = append(proc, k)
+		case nemesis.LaneNetwork:
+			net = append(net, k)
+		default:
+			return nil, nil
+		}
+	}
+	return proc, net
+}
+
+// heldMin is the shortest tempo of a network lane's windows: the lane is
+// there to hold a fault across the process lane's, so its windows last
+// seconds at least.
+const heldMin = time.Second
+
+// fill fills the time limit with one lane's windows of the subset's
+// kinds, their tempo at least shortest.
+func (d drawer) fill(s *runner.Spec, subset []string, overlap int, shortest time.Duration) nemesis.Schedule {
+	var out nemesis.Schedule
 	// A tempo for the run's windows and one for its quiet periods, each
 	// window and gap within a factor of three of it: a run whose windows
 	// are all short makes leader changes in quick succession (the
 	// failovers KIP-101's and KIP-279's bugs need), one whose gaps are all
 	// long lets the cluster settle between faults; lengths drawn one by
 	// one would rarely give either for long.
-	windows, gaps := d.logUniform(windowMin, windowMax), d.logUniform(windowMin, windowMax)
+	windows, gaps := d.logUniform(shortest, windowMax), d.logUniform(windowMin, windowMax)
 	around := func(tempo time.Duration) time.Duration {
 		return max(d.logUniform(tempo/3, tempo*3), 10*time.Millisecond)
 	}
@@ -188,7 +237,7 @@ func (d drawer) schedule(s *runner.Spec, kinds []string) {
 		if end <= t {
 			break
 		}
-		fault := d.window(subset, overlap, len(s.Windows) == 0)
+		fault := d.window(subset, overlap, len(out) == 0)
 		// A window too short for its fault to take effect would close
 		// before it did anything: it is made long enough, or, where the
 		// run has no room for that, given a kind that takes effect at
@@ -204,9 +253,10 @@ func (d drawer) schedule(s *runner.Spec, kinds []string) {
 		if fault == "" {
 			break
 		}
-		s.Windows = append(s.Windows, nemesis.Event{Fault: fault, Start: t, End: end})
+		out = append(out, nemesis.Event{Fault: fault, Start: t, End: end})
 		t = end + around(gaps)
 	}
+	return out
 }
 
 // settleMargin is what a window leaves after its fault has settled, so

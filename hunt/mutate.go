@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -46,14 +47,8 @@ func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) ru
 		if len(fresh.Windows) > 0 && rng.IntN(2) == 0 {
 			ev.Fault = fresh.Windows[rng.IntN(len(fresh.Windows))].Fault
 		}
-		lo := ev.Start / 2
-		if w > 0 {
-			lo = max(lo, s.Windows[w-1].End+1)
-		}
-		hi := s.TimeLimit - tail
-		if w+1 < len(s.Windows) {
-			hi = s.Windows[w+1].Start - 1
-		}
+		lo, hi := room(&s, w, ev.Fault)
+		lo = max(lo, ev.Start/2)
 		d := drawer{rng: rng}
 		length := d.logUniform(windowMin, windowMax)
 		start := lo + time_(rng, max(hi-lo-length, 0))
@@ -71,7 +66,49 @@ func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) ru
 	o.keepCluster(&s, base)
 	fixOverlapLoss(&s)
 	fixSettle(&s)
+	fixLanes(&s)
 	return s
+}
+
+// clash says whether windows of faults a and b of s may not be open at
+// once: the same lane, or one that runs alone (nemesis.CanOverlap), or
+// any two in a run that loses unsynced writes (Spec.Validate refuses
+// overlaps there).
+func clash(s *runner.Spec, a, b string) bool {
+	return s.Settings.LoseUnsynced || nemesis.LosesUnsynced(s.Windows.Kinds()) || !nemesis.CanOverlap(a, b)
+}
+
+// room is the time window w of s may take with fault: after the end of
+// every window before it that it clashes with, before the start of every
+// one after it, and before the schedule's tail.
+func room(s *runner.Spec, w int, fault string) (lo, hi time.Duration) {
+	hi = s.TimeLimit - tail
+	for j, ev := range s.Windows {
+		switch {
+		case j == w || !clash(s, ev.Fault, fault):
+		case j < w:
+			lo = max(lo, ev.End+1)
+		default:
+			hi = min(hi, ev.Start-1)
+		}
+	}
+	return lo, hi
+}
+
+// fixLanes keeps a mutated schedule one the nemesis runs: in order of the
+// windows' starts, a window that overlaps an earlier one it clashes with
+// is dropped.
+func fixLanes(s *runner.Spec) {
+	slices.SortStableFunc(s.Windows, func(a, b nemesis.Event) int { return cmp.Compare(a.Start, b.Start) })
+	out := s.Windows[:0]
+	for _, ev := range s.Windows {
+		if !slices.ContainsFunc(out, func(k nemesis.Event) bool {
+			return ev.Start < k.End && k.Start < ev.End && clash(s, k.Fault, ev.Fault)
+		}) {
+			out = append(out, ev)
+		}
+	}
+	s.Windows = out
 }
 
 // fixSettle keeps every window of a mutated schedule long enough for its
@@ -88,10 +125,7 @@ func fixSettle(s *runner.Spec) {
 			out = append(out, ev)
 			continue
 		}
-		hi := s.TimeLimit - tail
-		if i+1 < len(s.Windows) {
-			hi = s.Windows[i+1].Start - 1
-		}
+		_, hi := room(s, i, ev.Fault)
 		if ev.Start+need+settleMargin <= hi {
 			ev.End = max(ev.End, ev.Start+need+settleMargin)
 			out = append(out, ev)

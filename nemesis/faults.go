@@ -172,6 +172,7 @@ var (
 	needsSlow                = []string{NeedSlow, NeedHeal}
 	needsSlowKill            = []string{NeedSlow, NeedHeal, NeedKill, NeedStart}
 	needsOneWay              = []string{NeedOneWay, NeedHeal}
+	needsZombie              = []string{NeedOneWay, NeedHeal, NeedController}
 	needsDelay               = []string{NeedDelay, NeedHeal}
 	needsDrop                = []string{NeedDrop, NeedHeal}
 	needsLoseUnsynced        = []string{NeedKill, NeedStart, NeedLoseUnsynced}
@@ -256,6 +257,7 @@ var faults = []*Fault{
 	{Name: "slow-followers-kill-leader", Needs: needsSlowKill, Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
 		start: (*Nemesis).slowFollowers, wait: (*Nemesis).isrShrinks, then: (*Nemesis).killAimedLeader},
 	{Name: "stop", Needs: needsStop, Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
+	{Name: "zombie-follower", Needs: needsZombie, Doc: "drop the controller's messages to a follower of a random partition (to the broker a trigger's role names, when armed), not the way back: it keeps the leader and epoch it last heard of while the controller still hears its heartbeats, a zombie replica", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).zombieFollower},
 }
 
 // Faults lists every fault kind, in name order.
@@ -526,6 +528,31 @@ func (n *Nemesis) slowFollower(at aim) ([]string, error) {
 	n.net.Slow(n.name(f), n.name(at.leader), d)
 	n.netHurt = true
 	return append([]string{n.name(f), "to " + n.name(at.leader), fmt.Sprintf("partition %d", at.partition), "delay " + d.String()}, n.delayHow()...), nil
+}
+
+// zombieFollower cuts the controller's messages to a follower of the aimed
+// partition, or to the broker a trigger aimed at: the one way back stays,
+// so the controller keeps hearing its heartbeats (it stays registered,
+// and in the ISR while it fetches) but every leadership change passes it
+// by. It fetches from the leader it last knew, in that leader's epoch,
+// which a correct leader fences once leadership has moved (KIP-320).
+func (n *Nemesis) zombieFollower(at aim) ([]string, error) {
+	z := at.leader
+	if at.who == "" {
+		var followers []int
+		for _, b := range n.brokers() {
+			if b != at.leader && !n.killed[b] {
+				followers = append(followers, b)
+			}
+		}
+		if len(followers) == 0 {
+			return nil, fmt.Errorf("partition %d has no live follower", at.partition)
+		}
+		z = followers[n.rng.IntN(len(followers))]
+	}
+	n.net.OneWay([]string{n.name(0)}, []string{n.name(z)})
+	n.netHurt = true
+	return []string{n.name(z), n.name(0) + " -> " + n.name(z) + " dropped", fmt.Sprintf("partition %d", at.partition)}, nil
 }
 
 // Settle is how long after its window opens a fault of kind takes to be

@@ -241,9 +241,22 @@ type Nemesis struct {
 	winMu  sync.Mutex
 	window *Window
 
-	// crashMu keeps a crash's two operations together (RecordCrash).
-	crashMu sync.Mutex
+	// shared is what the lanes of one nemesis share; lanes are the
+	// nemeses that run the other lanes of an overlapping schedule (see
+	// Lane), made on demand; lane is this one's number.
+	shared *shared
+	lanes  []*Nemesis
+	lane   int
+}
 
+// shared is the state a nemesis's lanes have in common.
+type shared struct {
+	// recMu keeps an operation's invoke and completion together: two
+	// lanes, and the cluster's own reports (RecordCrash), record from
+	// goroutines of their own.
+	recMu sync.Mutex
+	// obsMu: one question to the cluster at a time (Config.Observe).
+	obsMu sync.Mutex
 	// failed is the first fault command that failed (see Stopped).
 	failMu sync.Mutex
 	failed error
@@ -291,11 +304,17 @@ func (w Window) Status(now time.Time) string {
 // can show the cause next to the effect.
 func (n *Nemesis) Current() (Window, bool) {
 	n.winMu.Lock()
-	defer n.winMu.Unlock()
-	if n.window == nil {
-		return Window{}, false
+	w := n.window
+	n.winMu.Unlock()
+	if w != nil {
+		return *w, true
 	}
-	return *n.window, true
+	for _, l := range n.others() {
+		if w, ok := l.Current(); ok {
+			return w, true
+		}
+	}
+	return Window{}, false
 }
 
 func (n *Nemesis) setWindow(w *Window) {
@@ -310,7 +329,33 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 		cfg.StopTimeout = 10 * time.Second
 	}
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172)), killed: map[int]bool{}, paused: map[int]bool{}}
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172)), killed: map[int]bool{}, paused: map[int]bool{}, shared: &shared{}}
+}
+
+// Lane is the nemesis that runs lane i of an overlapping schedule
+// (Schedule.Lanes): n itself for 0, else one that shares n's cluster,
+// recorder and failures but draws its targets from a stream of its own
+// and heals only what it did. A simulation drives each lane as Run does.
+func (n *Nemesis) Lane(i int) *Nemesis {
+	if i == 0 || n.lane != 0 {
+		return n
+	}
+	n.winMu.Lock()
+	defer n.winMu.Unlock()
+	for len(n.lanes) < i {
+		k := len(n.lanes) + 1
+		n.lanes = append(n.lanes, &Nemesis{cfg: n.cfg, rt: n.rt, net: n.net, leaders: n.leaders, rec: n.rec,
+			rng: rand.New(rand.NewPCG(n.cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
+			shared: n.shared, lane: k})
+	}
+	return n.lanes[i-1]
+}
+
+// others are the lanes made beside n.
+func (n *Nemesis) others() []*Nemesis {
+	n.winMu.Lock()
+	defer n.winMu.Unlock()
+	return slices.Clone(n.lanes)
 }
 
 // Run carries out the schedule, measuring times from start, until it ends
@@ -319,6 +364,27 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 // does what Run does from its own event loop, on its virtual clock: Open
 // and Step the window's start when it is due, then Close it.
 func (n *Nemesis) Run(ctx context.Context, start time.Time, s Schedule) error {
+	lanes := s.Lanes()
+	if len(lanes) == 1 {
+		return n.run(ctx, start, s)
+	}
+	errs := make([]error, len(lanes))
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		ln := n.Lane(i)
+		wg.Go(func() { errs[i] = ln.run(ctx, start, l) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if errors.As(err, new(*Stopped)) {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run carries out one lane's schedule.
+func (n *Nemesis) run(ctx context.Context, start time.Time, s Schedule) error {
 	for _, ev := range s {
 		if !sleepUntil(ctx, start.Add(ev.Start)) {
 			return nil
@@ -390,21 +456,23 @@ func (n *Nemesis) note(err error) {
 	if err == nil || !errors.As(err, &cf) {
 		return
 	}
-	n.failMu.Lock()
-	if n.failed == nil {
-		n.failed = cf
+	sh := n.shared
+	sh.failMu.Lock()
+	if sh.failed == nil {
+		sh.failed = cf
 	}
-	n.failMu.Unlock()
+	sh.failMu.Unlock()
 }
 
 // broken is the first fault command that failed, nil if none has.
 func (n *Nemesis) broken() error {
-	n.failMu.Lock()
-	defer n.failMu.Unlock()
-	if n.failed == nil {
+	sh := n.shared
+	sh.failMu.Lock()
+	defer sh.failMu.Unlock()
+	if sh.failed == nil {
 		return nil
 	}
-	return n.failed
+	return sh.failed
 }
 
 // Close ends fault's window: it undoes the fault (restarting killed
@@ -710,6 +778,8 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // killed, for the guarantee model.
 func (n *Nemesis) record(f, fault string, targets []string, killed []int32, err error) error {
 	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets, KilledBrokers: killed}}
+	n.shared.recMu.Lock()
+	defer n.shared.recMu.Unlock()
 	if _, rerr := n.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: v}); rerr != nil {
 		return rerr
 	}
@@ -732,7 +802,12 @@ func (n *Nemesis) record(f, fault string, targets []string, killed []int32, err 
 // crashed (cluster.CrashWatcher) and records it; it records nothing when
 // there is nothing to undo, so a run without faults calls it too.
 func (n *Nemesis) HealAll(ctx context.Context) error {
-	targets, err := n.heal(ctx, true)
+	var targets []string
+	var err error
+	for _, l := range append(n.others(), n) {
+		t, lerr := l.heal(ctx, true)
+		targets, err = append(targets, t...), errors.Join(err, lerr)
+	}
 	err = n.netErr(err)
 	if len(targets) == 0 && err == nil {
 		return nil
@@ -937,7 +1012,9 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 // still, but for those the nemesis killed too (it restarts them anyway).
 func (n *Nemesis) crashed() []int {
 	w, ok := n.rt.(cluster.CrashWatcher)
-	if !ok {
+	if !ok || n.lane != 0 {
+		// Lane 0 restarts them: two lanes restarting one node would
+		// race.
 		return nil
 	}
 	var out []int
@@ -966,8 +1043,8 @@ func (n *Nemesis) RecordCrash(c cluster.Crash) error {
 // and its info completion at once: the two are one record, and another
 // report's must not come between.
 func (n *Nemesis) recordCluster(f string, v *history.Value) error {
-	n.crashMu.Lock()
-	defer n.crashMu.Unlock()
+	n.shared.recMu.Lock()
+	defer n.shared.recMu.Unlock()
 	if _, err := n.rec.Record(history.Op{Process: history.ClusterProcess, Type: history.Invoke, F: f, Value: v}); err != nil {
 		return err
 	}

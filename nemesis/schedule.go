@@ -56,11 +56,100 @@ func ParseSchedule(text string) (Schedule, error) {
 	return s, s.Check(0)
 }
 
+// Lanes: a window of network faults may hold while process faults come
+// and go beside it (Jepsen's combined nemesis runs its partitions and its
+// kills side by side), which is how a replica is left with stale metadata
+// while leadership moves away and back (KAFKA-6880's zombie). Each lane
+// runs one window at a time and heals only what it did: the network lane
+// heals the links, the process lane restarts and resumes nodes. A kind
+// that does both (a composite of a network and a process kind,
+// slow-followers-kill-leader) runs alone, as does one that loses unsynced
+// writes (the guarantee model judges that loss per window).
+const (
+	LaneProcess = iota // kills, pauses, stops
+	LaneNetwork        // cuts, delays and resets links, nothing else
+	laneAlone          // both, or loses unsynced writes: overlaps nothing
+)
+
+// Lane is the lane fault's windows run in (LaneProcess for an unknown
+// fault, which Check refuses anyway).
+func Lane(fault string) int {
+	f, ok := Lookup(fault)
+	switch {
+	case !ok:
+		return LaneProcess
+	case f.LosesUnsynced:
+		return laneAlone
+	}
+	parts := f.Parts
+	if parts == nil {
+		parts = []*Fault{f}
+	}
+	network, process := false, false
+	for _, p := range parts {
+		if p.LosesUnsynced {
+			return laneAlone
+		}
+		netOnly := p.Network && p.Kills(3) == 0
+		network = network || netOnly
+		process = process || !netOnly
+		if p.Network && !netOnly {
+			return laneAlone
+		}
+	}
+	if network && process {
+		return laneAlone
+	}
+	if network {
+		return LaneNetwork
+	}
+	return LaneProcess
+}
+
+// CanOverlap says whether windows of faults a and b may be open at once:
+// they run in different lanes, neither alone.
+func CanOverlap(a, b string) bool {
+	la, lb := Lane(a), Lane(b)
+	return la != lb && la != laneAlone && lb != laneAlone
+}
+
+// Overlaps says whether any two of s's windows are open at once.
+func (s Schedule) Overlaps() bool {
+	for i := 1; i < len(s); i++ {
+		for j := range i {
+			if s[i].Start < s[j].End && s[j].Start < s[i].End {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Lanes splits s into the schedules its lanes run, each in order and one
+// window at a time: s itself when no two windows overlap (one lane, as a
+// nemesis always ran), else the process lane's windows, then the network
+// lane's.
+func (s Schedule) Lanes() []Schedule {
+	if !s.Overlaps() {
+		return []Schedule{s}
+	}
+	var proc, net Schedule
+	for _, ev := range s {
+		if Lane(ev.Fault) == LaneNetwork {
+			net = append(net, ev)
+		} else {
+			proc = append(proc, ev)
+		}
+	}
+	return []Schedule{proc, net}
+}
+
 // Check refuses a schedule the nemesis cannot carry out: an unknown
 // fault, a window that does not start after the workload does or has no
-// length, windows out of order or overlapping (the nemesis runs one at a
-// time), or, when limit is above 0, a window that ends after the
-// workload's time limit (it would never close on time, and a schedule
+// length, windows out of order (by their starts), windows of one lane
+// that overlap (a lane runs one at a time; a kind that runs alone
+// overlaps nothing), or, when limit is above 0, a window that ends after
+// the workload's time limit (it would never close on time, and a schedule
 // of windows that never open claims faults that never ran).
 func (s Schedule) Check(limit time.Duration) error {
 	var errs []error
@@ -75,13 +164,38 @@ func (s Schedule) Check(limit time.Duration) error {
 			errs = append(errs, fmt.Errorf("%s: a window starts after the workload does (START above 0)", ev))
 		case ev.End <= ev.Start:
 			errs = append(errs, fmt.Errorf("%s: a window needs a LENGTH above 0", ev))
-		case i > 0 && ev.Start < s[i-1].End:
-			errs = append(errs, fmt.Errorf("%s: starts before %s ends; windows come one after another, in order", ev, s[i-1]))
+		case i > 0 && ev.Start < s[i-1].Start:
+			errs = append(errs, fmt.Errorf("%s: starts before %s; windows are written in the order they start", ev, s[i-1]))
 		case limit > 0 && ev.End > limit:
 			errs = append(errs, fmt.Errorf("%s: ends after the time limit %s", ev, limit))
 		}
+		for _, prev := range s[:i] {
+			if ev.Start >= prev.End || prev.Start >= ev.End || CanOverlap(prev.Fault, ev.Fault) {
+				continue
+			}
+			if a := Lane(prev.Fault); a == Lane(ev.Fault) && a != laneAlone {
+				errs = append(errs, fmt.Errorf("%s: starts before %s ends; windows of %s faults come one after another (a network window may overlap process ones)", ev, prev, laneName(a)))
+			} else {
+				errs = append(errs, fmt.Errorf("%s: overlaps %s, and %s runs alone (it both cuts links and kills or pauses, or loses unsynced writes)", ev, prev, aloneOf(prev, ev)))
+			}
+			break
+		}
 	}
 	return errors.Join(errs...)
+}
+
+func aloneOf(a, b Event) string {
+	if Lane(a.Fault) == laneAlone {
+		return a.Fault
+	}
+	return b.Fault
+}
+
+func laneName(l int) string {
+	if l == LaneNetwork {
+		return "network"
+	}
+	return "process"
 }
 
 // Kinds are the schedule's fault kinds, each once, in the order they

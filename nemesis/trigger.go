@@ -389,7 +389,9 @@ func (o *Opening) arm(ctx context.Context, now time.Duration) (time.Duration, bo
 			return 0, true
 		}
 	}
+	n.shared.obsMu.Lock()
 	views, err := n.cfg.Observe(ctx)
+	n.shared.obsMu.Unlock()
 	w := o.watch
 	switch {
 	case err != nil:

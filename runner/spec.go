@@ -276,7 +276,7 @@ func (s Spec) Validate() error {
 	case s.LivenessBound < 0:
 		bad("liveness_bound: %s is negative", s.LivenessBound)
 	}
-	overlaps := s.NemesisOverlap > 1
+	overlaps := s.NemesisOverlap > 1 || s.Windows.Overlaps()
 	for _, f := range s.Faults {
 		if err := nemesis.Composite(f); err != nil {
 			bad("faults: %w", err)
@@ -294,7 +294,7 @@ func (s Spec) Validate() error {
 		// The guarantee model classes data loss per window: kills that
 		// overlap where brokers lose unsynced writes would lose them on
 		// several nodes at once unnoticed.
-		bad("faults overlap (a composite, or nemesis_overlap %d) while brokers lose unsynced writes: not supported, the guarantee model judges data loss per window", s.NemesisOverlap)
+		bad("faults overlap (a composite, windows open at once, or nemesis_overlap %d) while brokers lose unsynced writes: not supported, the guarantee model judges data loss per window", s.NemesisOverlap)
 	}
 	if len(s.Windows) > 0 {
 		if err := s.Windows.Check(s.TimeLimit); err != nil {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
@@ -99,6 +100,9 @@ type nemDriver struct {
 	opening  *nemesis.Opening // a start in progress
 	open     bool             // window i has started and not closed
 	stopped  bool
+	// others drive the other lanes of an overlapping schedule
+	// (nemesis.Schedule.Lanes), each its lane's nemesis.
+	others []*nemDriver
 }
 
 func newNemDriver(s *simulation) *nemDriver {
@@ -108,7 +112,20 @@ func newNemDriver(s *simulation) *nemDriver {
 		LagTimeMax: time.Duration(st.ReplicaLagTimeMaxMs) * time.Millisecond,
 		Observe:    s.w.observe(s.cfg.Topic),
 	}, runtime{s.w}, network{s.w}, s.w.leaders(s.cfg.Topic), s.rec)
-	return &nemDriver{s: s, nem: n, schedule: s.spec.Schedule()}
+	lanes := s.spec.Schedule().Lanes()
+	d := &nemDriver{s: s, nem: n, schedule: lanes[0]}
+	for i, l := range lanes[1:] {
+		d.others = append(d.others, &nemDriver{s: s, nem: n.Lane(i + 1), schedule: l})
+	}
+	return d
+}
+
+// start schedules every lane's first window.
+func (d *nemDriver) start() {
+	d.next()
+	for _, o := range d.others {
+		o.next()
+	}
 }
 
 // virtualEpoch is the wall time a window's end is given on the virtual
@@ -173,6 +190,14 @@ var stopped = func() context.Context {
 // window still open is closed at once, its killed brokers left down for
 // HealAll.
 func (d *nemDriver) stop() error {
+	var errs []error
+	for _, o := range d.others {
+		errs = append(errs, o.stop())
+	}
+	return errors.Join(append(errs, d.stopLane())...)
+}
+
+func (d *nemDriver) stopLane() error {
 	d.stopped = true
 	if d.opening != nil {
 		if _, _, err := d.opening.Step(stopped, d.s.w.now()); err != nil {

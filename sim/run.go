@@ -266,7 +266,7 @@ func (s *simulation) startWorkload() {
 	s.nem = newNemDriver(s)
 	s.watchCrashes()
 	s.watchViolations()
-	s.nem.next()
+	s.nem.start()
 	s.gen = workload.NewGenerator(s.cfg)
 	s.running = s.gen.Workers()
 	lanes := s.gen.Lanes()

@@ -403,6 +403,11 @@ func (s *shrinker) windowTimes() {
 			}
 			return w[i].Start - w[i-1].End
 		}
+		if gapOf(s.best.Windows) < minGap {
+			// It overlaps the window before it (another lane's): no
+			// quiet time to shorten.
+			continue
+		}
 		s.lower(fmt.Sprintf("quiet time before window %d", i+1), int64(minGap), int64(gapOf(s.best.Windows)), int64(durStep),
 			func(v int64) runner.Spec {
 				c := s.best
@@ -422,7 +427,10 @@ func (s *shrinker) windowTimes() {
 func (s *shrinker) timeLimit() {
 	floor := time.Second
 	if w := s.best.Windows; len(w) > 0 {
-		floor = w[len(w)-1].End
+		floor = 0
+		for _, ev := range w {
+			floor = max(floor, ev.End)
+		}
 	}
 	s.lower("time limit", int64(floor), int64(s.best.TimeLimit), int64(durStep), func(v int64) runner.Spec {
 		c := s.best

@@ -22,7 +22,7 @@ import (
 var simulated = []string{
 	"drop", "isolate", "kill", "kill-all", "kill-controller", "kill-leader", "kill-majority", "kill-minority",
 	"latency", "lose-unsynced", "majority-ring", "one-way", "partition", "partition-controller", "partition-leader",
-	"pause", "pause-leader", "pause-majority", "slow-follower", "slow-followers-kill-leader", "stop",
+	"pause", "pause-leader", "pause-majority", "slow-follower", "slow-followers-kill-leader", "stop", "zombie-follower",
 }
 
 // Simulated says why fault cannot run in simulation, or nil if it can.
