@@ -22,7 +22,7 @@ func TestDrawValid(t *testing.T) {
 	base.Runtime, base.Store = runner.RuntimeSim, t.TempDir()
 	kinds := map[string]bool{}
 	armed := map[string]int{} // by event
-	windows := 0
+	windows, held := 0, 0
 	rfs := map[int16]int{}
 	for seed := uint64(1); seed <= 500; seed++ {
 		s := Draw(seed, base, DrawOptions{Config: seed%2 == 0})
@@ -51,7 +51,13 @@ func TestDrawValid(t *testing.T) {
 			}
 		}
 		parent := Draw(seed+1000, base, DrawOptions{})
-		for _, sp := range []runner.Spec{s, Mutate(parent, seed, base, DrawOptions{}), Mutate(s, seed+7, base, DrawOptions{})} {
+		if s.Windows.Overlaps() && len(s.Windows.Lanes()) == 2 {
+			held++
+		}
+		for i, sp := range []runner.Spec{s, Mutate(parent, seed, base, DrawOptions{}), Mutate(s, seed+7, base, DrawOptions{})} {
+			if err := sim.Validate(sp); err != nil {
+				t.Fatalf("seed %d, spec %d (0 drawn, 1-2 mutated): %v\n%s", seed, i, err, sp.Windows)
+			}
 			lag := time.Duration(sp.Settings.ReplicaLagTimeMaxMs) * time.Millisecond
 			for _, w := range sp.Windows {
 				if need := nemesis.Settle(w.Fault, lag); w.End-w.Start < need {
@@ -65,7 +71,10 @@ func TestDrawValid(t *testing.T) {
 			t.Errorf("no window of 500 draws armed on %s", e.Name)
 		}
 	}
-	t.Logf("%d windows, armed on events: %v, replication factors %v", windows, armed, rfs)
+	t.Logf("%d windows, armed on events: %v, replication factors %v, %d schedules with a network window held beside process ones", windows, armed, rfs, held)
+	if held < 500/20 {
+		t.Errorf("%d of 500 draws hold a network window beside process ones (lanes), want at least one in twenty", held)
+	}
 	for rf := int16(3); rf <= 5; rf++ {
 		if rfs[rf] == 0 {
 			t.Errorf("no draw of 500 had replication factor %d", rf)

@@ -96,7 +96,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 }
 
 // ScheduleUsage is --schedule's help.
-const ScheduleUsage = "the fault windows themselves, in place of --nemesis's seeded schedule: FAULT@START+LENGTH,..., e.g. kill@5s+4s,partition@12s+5s; FAULT may be armed on an event, e.g. kill-leader:leader-change~5ms@9s+3s"
+const ScheduleUsage = "the fault windows themselves, in place of --nemesis's seeded schedule: FAULT@START+LENGTH,..., e.g. kill@5s+4s,partition@12s+5s; FAULT may be armed on an event, e.g. kill-leader:leader-change~5ms@9s+3s; a network window may overlap process ones (lanes, docs/faults.md)"
 
 // RegisterSchedule defines --schedule on fs: chaos run and sim take a
 // schedule window by window (what chaos hunt prints for a finding), a

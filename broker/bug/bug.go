@@ -144,7 +144,7 @@ var registry = [count]Info{
 		Breaks:   "a leader serves, and counts as the follower's progress, a follower's fetch made in an older leader epoch instead of refusing it with FENCED_LEADER_EPOCH",
 		Mirrors:  "KAFKA-6880 \"Zombie replicas must be fenced\", fixed by KIP-320 (Kafka 2.1)",
 		Why:      "needs a follower with stale metadata (cut from the controller one way) while leadership moves away and back: a test of whether the faults can make zombies at all",
-		Scenario: "acks=1, min.insync.replicas=1, one partition, kill-leader every 100 ms catches it rarely (a few seeds in a hundred): it needs a follower whose metadata stays stale while leadership moves away and back, as a one-way cut from the controller to it during leader changes would make, which one fault window at a time cannot (replica-divergence, lost-write of a read record)",
+		Scenario: "one partition, lag 2 s, a zombie-follower window held 30 s while kill-leader windows come and go beside it (lanes: --schedule zombie-follower@2s+30s,kill-leader@4s+2s,kill-leader@10s+2s,...): the zombie fetches in the epoch it last knew from a leader that came back and is served from its own log end, so it rejoins the ISR with records the committed log lacks (isr-invariant, replica-divergence), in 3 of 12 seeds; chaos hunt finds it without the schedule (docs/hunt.md)",
 	},
 	{
 		Bug: MinISRIgnored, Name: "min-isr-ignored", Node: Broker,
