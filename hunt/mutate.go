@@ -70,12 +70,13 @@ func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) ru
 	return s
 }
 
-// clash says whether windows of faults a and b of s may not be open at
+// clashes says whether windows of faults a and b of s may not be open at
 // once: the same lane, or one that runs alone (nemesis.CanOverlap), or
 // any two in a run that loses unsynced writes (Spec.Validate refuses
 // overlaps there).
-func clash(s *runner.Spec, a, b string) bool {
-	return s.Settings.LoseUnsynced || nemesis.LosesUnsynced(s.Windows.Kinds()) || !nemesis.CanOverlap(a, b)
+func clashes(s *runner.Spec) func(a, b string) bool {
+	lossy := s.Settings.LoseUnsynced || nemesis.LosesUnsynced(s.Windows.Kinds())
+	return func(a, b string) bool { return lossy || !nemesis.CanOverlap(a, b) }
 }
 
 // room is the time window w of s may take with fault: after the end of
@@ -83,9 +84,10 @@ func clash(s *runner.Spec, a, b string) bool {
 // one after it, and before the schedule's tail.
 func room(s *runner.Spec, w int, fault string) (lo, hi time.Duration) {
 	hi = s.TimeLimit - tail
+	clash := clashes(s)
 	for j, ev := range s.Windows {
 		switch {
-		case j == w || !clash(s, ev.Fault, fault):
+		case j == w || !clash(ev.Fault, fault):
 		case j < w:
 			lo = max(lo, ev.End+1)
 		default:
@@ -100,10 +102,11 @@ func room(s *runner.Spec, w int, fault string) (lo, hi time.Duration) {
 // is dropped.
 func fixLanes(s *runner.Spec) {
 	slices.SortStableFunc(s.Windows, func(a, b nemesis.Event) int { return cmp.Compare(a.Start, b.Start) })
+	clash := clashes(s)
 	out := s.Windows[:0]
 	for _, ev := range s.Windows {
 		if !slices.ContainsFunc(out, func(k nemesis.Event) bool {
-			return ev.Start < k.End && k.Start < ev.End && clash(s, k.Fault, ev.Fault)
+			return ev.Start < k.End && k.Start < ev.End && clash(k.Fault, ev.Fault)
 		}) {
 			out = append(out, ev)
 		}

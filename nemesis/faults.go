@@ -513,7 +513,9 @@ func (n *Nemesis) killAimedLeader(at aim) ([]string, error) {
 // limit keeps a follower from ever catching up within it.
 func (n *Nemesis) slowDelay() time.Duration { return max(n.cfg.LagTimeMax, time.Second) }
 
-func (n *Nemesis) slowFollower(at aim) ([]string, error) {
+// liveFollower picks a broker, not the aimed leader, that the nemesis has
+// not killed.
+func (n *Nemesis) liveFollower(at aim) (int, error) {
 	var followers []int
 	for _, b := range n.brokers() {
 		if b != at.leader && !n.killed[b] {
@@ -521,9 +523,16 @@ func (n *Nemesis) slowFollower(at aim) ([]string, error) {
 		}
 	}
 	if len(followers) == 0 {
-		return nil, fmt.Errorf("partition %d has no live follower", at.partition)
+		return 0, fmt.Errorf("partition %d has no live follower", at.partition)
 	}
-	f := followers[n.rng.IntN(len(followers))]
+	return followers[n.rng.IntN(len(followers))], nil
+}
+
+func (n *Nemesis) slowFollower(at aim) ([]string, error) {
+	f, err := n.liveFollower(at)
+	if err != nil {
+		return nil, err
+	}
 	d := n.slowDelay()
 	n.net.Slow(n.name(f), n.name(at.leader), d)
 	n.netHurt = true
@@ -539,16 +548,10 @@ func (n *Nemesis) slowFollower(at aim) ([]string, error) {
 func (n *Nemesis) zombieFollower(at aim) ([]string, error) {
 	z := at.leader
 	if at.who == "" {
-		var followers []int
-		for _, b := range n.brokers() {
-			if b != at.leader && !n.killed[b] {
-				followers = append(followers, b)
-			}
+		var err error
+		if z, err = n.liveFollower(at); err != nil {
+			return nil, err
 		}
-		if len(followers) == 0 {
-			return nil, fmt.Errorf("partition %d has no live follower", at.partition)
-		}
-		z = followers[n.rng.IntN(len(followers))]
 	}
 	n.net.OneWay([]string{n.name(0)}, []string{n.name(z)})
 	n.netHurt = true

@@ -328,8 +328,14 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = 10 * time.Second
 	}
+	return newLane(cfg, rt, net, leaders, rec, &shared{}, 0)
+}
+
+// newLane is lane k's nemesis: its targets from a stream of its own (lane
+// 0's the stream a nemesis always drew from).
+func newLane(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder, sh *shared, k int) *Nemesis {
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172)), killed: map[int]bool{}, paused: map[int]bool{}, shared: &shared{}}
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{}, shared: sh, lane: k}
 }
 
 // Lane is the nemesis that runs lane i of an overlapping schedule
@@ -343,10 +349,7 @@ func (n *Nemesis) Lane(i int) *Nemesis {
 	n.winMu.Lock()
 	defer n.winMu.Unlock()
 	for len(n.lanes) < i {
-		k := len(n.lanes) + 1
-		n.lanes = append(n.lanes, &Nemesis{cfg: n.cfg, rt: n.rt, net: n.net, leaders: n.leaders, rec: n.rec,
-			rng: rand.New(rand.NewPCG(n.cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
-			shared: n.shared, lane: k})
+		n.lanes = append(n.lanes, newLane(n.cfg, n.rt, n.net, n.leaders, n.rec, n.shared, len(n.lanes)+1))
 	}
 	return n.lanes[i-1]
 }

@@ -75,32 +75,28 @@ const (
 // fault, which Check refuses anyway).
 func Lane(fault string) int {
 	f, ok := Lookup(fault)
-	switch {
-	case !ok:
+	if !ok {
 		return LaneProcess
-	case f.LosesUnsynced:
-		return laneAlone
 	}
 	parts := f.Parts
 	if parts == nil {
 		parts = []*Fault{f}
 	}
-	network, process := false, false
-	for _, p := range parts {
-		if p.LosesUnsynced {
-			return laneAlone
-		}
-		netOnly := p.Network && p.Kills(3) == 0
-		network = network || netOnly
-		process = process || !netOnly
-		if p.Network && !netOnly {
+	lane := kindLane(parts[0])
+	for _, p := range parts[1:] {
+		if kindLane(p) != lane {
 			return laneAlone
 		}
 	}
-	if network && process {
+	return lane
+}
+
+// kindLane is the lane of one kind (not a composite).
+func kindLane(f *Fault) int {
+	switch {
+	case f.LosesUnsynced, f.Network && f.Kills(3) > 0:
 		return laneAlone
-	}
-	if network {
+	case f.Network:
 		return LaneNetwork
 	}
 	return LaneProcess
