@@ -207,15 +207,20 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 // --nemesis-interval (given as timeLimit and interval) that leave no fault
 // window.
 func FlagCombination(err error, timeLimit, interval time.Duration) error {
-	if !strings.Contains(err.Error(), "no fault window fits") {
+	var nw *NoWindowError
+	if !errors.As(err, &nw) {
 		return err
 	}
 	// The other reasons stand, said as they were.
 	lines := []string{fmt.Sprintf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval: --time-limit %s, or a shorter --nemesis-interval)",
 		timeLimit, interval, nemesis.MinTimeLimit(interval))}
-	for _, l := range strings.Split(err.Error(), "\n") {
-		if !strings.Contains(l, "no fault window fits") {
-			lines = append(lines, l)
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if !errors.As(e, &nw) {
+			lines = append(lines, e.Error())
 		}
 	}
 	return errors.New(strings.Join(lines, "\n"))

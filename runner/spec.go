@@ -314,8 +314,7 @@ func (s Spec) Validate() error {
 		case s.TimeLimit < nemesis.MinTimeLimit(s.NemesisInterval):
 			// A run whose faults never start would be judged as a
 			// healthy cluster's while claiming the faults.
-			bad("time_limit: %s is too short for nemesis_interval %s: no fault window fits (a run needs at least %s)",
-				s.TimeLimit, s.NemesisInterval, nemesis.MinTimeLimit(s.NemesisInterval))
+			errs = append(errs, &NoWindowError{TimeLimit: s.TimeLimit, Interval: s.NemesisInterval})
 		}
 	}
 	// The guarantee model's own rules, the ones chaos check applies too.
@@ -323,6 +322,16 @@ func (s Spec) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// NoWindowError is Validate's refusal of a time limit too short for the
+// nemesis interval: no fault window fits. It is a type, not a text, so
+// that FlagCombination can say it in the flags' words.
+type NoWindowError struct{ TimeLimit, Interval time.Duration }
+
+func (e *NoWindowError) Error() string {
+	return fmt.Sprintf("time_limit: %s is too short for nemesis_interval %s: no fault window fits (a run needs at least %s)",
+		e.TimeLimit, e.Interval, nemesis.MinTimeLimit(e.Interval))
 }
 
 // sameSet says whether a and b hold the same strings, in any order.
