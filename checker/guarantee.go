@@ -9,6 +9,14 @@ import (
 	"github.com/chaos-isr/chaos/history"
 )
 
+// Strictest is the configuration a history is judged under when nothing
+// says which it ran with (no results, no test.json): the strongest
+// promise, acks=-1 with min.insync.replicas=2 of three replicas and clean
+// election, one request in flight, so that nothing is excused unasked.
+func Strictest() Config {
+	return Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
+}
+
 // Config is what the guarantee model needs to know about a test: the
 // replication settings the producers and the topic used, the faults the
 // nemesis was asked for, the storage settings that decide whether a fault

@@ -52,7 +52,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := checker.Config{Acks: -1, MinInsyncReplicas: 2, Election: "clean", ReplicationFactor: 3, MaxInFlight: 1}
+	cfg := checker.Strictest()
 	var pe *fs.PathError
 	stored := false
 	if tc, err := results.ReadTestConfig(filepath.Join(dir, results.TestFile)); err == nil {

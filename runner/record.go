@@ -31,27 +31,34 @@ func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
 // links by the mechanism delays and drives w. Convergence is added once
 // the final phase has found it.
 func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w workload.Config) results.TestConfig {
-	tc := results.TestConfig{
-		Name: s.Name, Seed: s.Seed, Start: start, Command: s.Command,
-		Versions: map[string]string{"chaos": version, "go": runtime.Version()},
+	tc := s.judged(w)
+	tc.Name, tc.Seed, tc.Start, tc.Command = s.Name, s.Seed, start, s.Command
+	tc.Versions = map[string]string{"chaos": version, "go": runtime.Version()}
+	tc.Cluster.Runtime, tc.Cluster.ClusterID, tc.Cluster.DelayMechanism = s.Runtime, clusterID, delays
+	tc.Schedule, tc.ScheduleGiven = storedSchedule(s.Schedule()), len(s.Windows) > 0
+	tc.NemesisOverlap, tc.Converge, tc.MonitorInterval = s.NemesisOverlap, s.ConvergeTimeout, s.MonitorInterval
+	if len(s.Faults) > 0 && len(s.Windows) == 0 {
+		tc.NemesisInterval, tc.NemesisIntervalChosen = s.NemesisInterval, s.NemesisIntervalChosen
+	}
+	return tc
+}
+
+// judged is the part of test.json for a run of s driving w that the
+// guarantee model reads (results.TestConfig.CheckerConfig): the cluster's
+// settings, the workload, the faults asked for, the liveness bound. The
+// one place both test.json and the checks before a run take them from.
+func (s Spec) judged(w workload.Config) results.TestConfig {
+	return results.TestConfig{
 		Cluster: results.ClusterConfig{
-			Runtime: s.Runtime, ClusterID: clusterID, DelayMechanism: delays, Nodes: s.Nodes,
+			Nodes:             s.Nodes,
 			ReplicationFactor: s.Settings.ReplicationFactor, MinInsyncReplicas: s.Settings.MinInsyncReplicas,
 			Election: s.Settings.Election, SessionTimeoutMs: s.Settings.SessionTimeoutMs,
 			ReplicaLagTimeMaxMs: s.Settings.ReplicaLagTimeMaxMs, ReplicaLagMaxMessage: s.Settings.ReplicaLagMaxMessages,
 			ReplicaFetchWaitMaxMs: s.Settings.ReplicaFetchWaitMaxMs, HeartbeatIntervalMs: s.Settings.HeartbeatIntervalMs,
 			Fsync: s.Settings.Fsync, LoseUnsynced: s.Settings.LoseUnsynced, Bugs: s.Settings.Bugs,
 		},
-		Workload: storedWorkload(w), Nemesis: s.Faults, Schedule: storedSchedule(s.Schedule()), ScheduleGiven: len(s.Windows) > 0,
-		NemesisOverlap:  s.NemesisOverlap,
-		Converge:        s.ConvergeTimeout,
-		MonitorInterval: s.MonitorInterval,
-		LivenessBound:   s.LivenessBound,
+		Workload: storedWorkload(w), Nemesis: s.Faults, LivenessBound: s.LivenessBound,
 	}
-	if len(s.Faults) > 0 && len(s.Windows) == 0 {
-		tc.NemesisInterval, tc.NemesisIntervalChosen = s.NemesisInterval, s.NemesisIntervalChosen
-	}
-	return tc
 }
 
 func storedWorkload(c workload.Config) results.Workload {

@@ -14,7 +14,6 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/nemesis"
-	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
 )
 
@@ -341,15 +340,10 @@ func sameSet(a, b []string) bool {
 }
 
 // checkerConfig is what the guarantee model is told before the run, from
-// the spec alone (Run judges by test.json, which says the same).
+// the spec alone: derived from test.json's part of it
+// (results.TestConfig.CheckerConfig), as the run is judged by test.json.
 func (s Spec) checkerConfig() checker.Config {
-	return checker.Config{
-		Acks: int(s.Acks), MinInsyncReplicas: int(s.Settings.MinInsyncReplicas), Election: s.Settings.Election,
-		ReplicationFactor: int(s.Settings.ReplicationFactor), Faults: results.FaultKinds(s.Faults), FaultsRecorded: true,
-		LoseUnsynced: s.Settings.LoseUnsynced, Fsync: s.Settings.Fsync, MaxInFlight: s.InFlight(),
-		ClientRetries: s.Retries > 0 && !s.Idempotent, Idempotent: s.Idempotent,
-		LivenessBoundMs: s.LivenessBound.Milliseconds(),
-	}
+	return s.judged(s.WorkloadConfig(nil)).CheckerConfig()
 }
 
 // InFlight is how many produce requests each producer session may have

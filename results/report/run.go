@@ -326,7 +326,7 @@ func (d RunData) checkerConfig() checker.Config {
 	case d.Config != nil:
 		return d.Config.CheckerConfig()
 	}
-	return checker.Config{Acks: -1, MinInsyncReplicas: 2, ReplicationFactor: 3, Election: "clean", MaxInFlight: 1}
+	return checker.Strictest()
 }
 
 func buildReport(d RunData) *reportView {
