@@ -284,15 +284,26 @@ func (o Op) String() string {
 	return sb.String()
 }
 
+// FaultSep joins the kinds of a composite fault's name (kill+partition:
+// both in one window), the one spelling the nemesis, its readers and the
+// hunt's draws share.
+const FaultSep = "+"
+
+// FaultParts are the kinds a fault's name joins: one for a lone kind.
+func FaultParts(name string) []string { return strings.Split(name, FaultSep) }
+
+// JoinFault is the composite fault of parts.
+func JoinFault(parts ...string) string { return strings.Join(parts, FaultSep) }
+
 // FaultKind is a fault's name without the triggers that armed it or its
 // parts: the nemesis writes an armed kind KIND:EVENT[/ROLE][~DELAY], and
 // a composite joins kinds with "+" (kill-leader+kill-leader:leader-change
 // is kill-leader+kill-leader). Readers of a history that judge by kinds
 // (the guarantee model, the report) know the kind from it alone.
 func FaultKind(name string) string {
-	parts := strings.Split(name, "+")
+	parts := FaultParts(name)
 	for i, p := range parts {
 		parts[i], _, _ = strings.Cut(p, ":")
 	}
-	return strings.Join(parts, "+")
+	return JoinFault(parts...)
 }

@@ -5,9 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/runner"
 )
@@ -295,11 +295,11 @@ func (d drawer) unarmed(subset []string, overlap int) string {
 		if len(parts) == overlap {
 			break
 		}
-		if c := strings.Join(append(slices.Clone(parts), subset[k]), "+"); !slices.Contains(parts, subset[k]) && nemesis.Composite(c) == nil {
+		if c := history.JoinFault(append(slices.Clone(parts), subset[k])...); !slices.Contains(parts, subset[k]) && nemesis.Composite(c) == nil {
 			parts = append(parts, subset[k])
 		}
 	}
-	return strings.Join(parts, "+")
+	return history.JoinFault(parts...)
 }
 
 // Triggers: a fault that fires right after an election or a rejoin is how
@@ -322,7 +322,7 @@ func (d drawer) arm(fault string, overlap int, first bool) string {
 		return fault
 	}
 	aimed := func(k string) bool { f, ok := nemesis.Lookup(k); return ok && f.LeaderAimed && f.Parts == nil }
-	parts := strings.Split(fault, "+")
+	parts := history.FaultParts(fault)
 	if len(parts) == 1 {
 		if !aimed(fault) {
 			return fault
@@ -344,7 +344,7 @@ func (d drawer) arm(fault string, overlap int, first bool) string {
 			}
 		}
 	}
-	armed := strings.Join(parts, "+")
+	armed := history.JoinFault(parts...)
 	if nemesis.Composite(armed) != nil || nemesis.CheckTrigger(armed) != nil {
 		return fault
 	}

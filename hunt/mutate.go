@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/runner"
 )
@@ -154,12 +154,12 @@ func fixOverlapLoss(s *runner.Spec) {
 	for _, ev := range s.Windows {
 		f, ok := nemesis.Lookup(ev.Fault)
 		lossy = lossy || (ok && f.LosesUnsynced)
-		composite = composite || strings.Contains(ev.Fault, "+")
+		composite = composite || len(history.FaultParts(ev.Fault)) > 1
 	}
 	if !lossy || !composite {
 		return
 	}
 	for i, ev := range s.Windows {
-		s.Windows[i].Fault, _, _ = strings.Cut(ev.Fault, "+")
+		s.Windows[i].Fault = history.FaultParts(ev.Fault)[0]
 	}
 }

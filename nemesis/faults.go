@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/chaos-isr/chaos/history"
 )
 
 // Fault is one kind of fault: its name (what --nemesis, the schedule and
@@ -62,7 +64,7 @@ type Fault struct {
 // left out: two kills at once there destroy data on several nodes, which
 // the guarantee model judges per window.
 const (
-	partSep  = "+"
+	partSep  = history.FaultSep
 	maxParts = 3
 )
 

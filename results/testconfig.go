@@ -224,7 +224,7 @@ func readJSON[T any](path string) (T, error) {
 func FaultKinds(names []string) []string {
 	var out []string
 	for _, n := range names {
-		for _, k := range strings.Split(n, "+") {
+		for _, k := range history.FaultParts(n) {
 			k = history.FaultKind(k)
 			if !slices.Contains(out, k) {
 				out = append(out, k)
