@@ -105,11 +105,8 @@ func Start(ctx context.Context, spec Spec) (*Local, error) {
 	if spec.ControllerPort == 0 {
 		spec.ControllerPort = spec.BasePort - 1
 	}
-	if spec.BasePort < 1 || spec.BasePort+spec.Nodes-1 > 65535 || spec.ControllerPort < 1 || spec.ControllerPort > 65535 {
-		return nil, fmt.Errorf("ports out of range: brokers %d..%d, controller %d", spec.BasePort, spec.BasePort+spec.Nodes-1, spec.ControllerPort)
-	}
-	if spec.ControllerPort >= spec.BasePort && spec.ControllerPort < spec.BasePort+spec.Nodes {
-		return nil, fmt.Errorf("controller port %d collides with the broker ports %d..%d", spec.ControllerPort, spec.BasePort, spec.BasePort+spec.Nodes-1)
+	if err := CheckPorts(spec.BasePort, spec.Nodes, spec.ControllerPort); err != nil {
+		return nil, err
 	}
 	if spec.Binary == "" {
 		exe, err := os.Executable()

@@ -45,3 +45,19 @@ func CheckFree(node, addr string) error {
 	ln.Close()
 	return nil
 }
+
+// CheckPorts is the one rule for a cluster's ports: brokers at base up to
+// base+nodes-1 and the controller at controller (0: base-1), each from 1
+// to 65535, the controller on none of the brokers' ports.
+func CheckPorts(base, nodes, controller int) error {
+	if controller == 0 {
+		controller = base - 1
+	}
+	switch {
+	case base < 1 || base+nodes-1 > 65535 || controller < 1 || controller > 65535:
+		return fmt.Errorf("ports out of range: brokers %d..%d, controller %d", base, base+nodes-1, controller)
+	case controller >= base && controller < base+nodes:
+		return fmt.Errorf("controller port %d collides with the broker ports %d..%d", controller, base, base+nodes-1)
+	}
+	return nil
+}

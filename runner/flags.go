@@ -109,7 +109,7 @@ func CheckBasePort(base, nodes int, free bool) error {
 	if free && base == 0 {
 		return nil
 	}
-	if base < 2 || base+nodes-1 > 65535 {
+	if cluster.CheckPorts(base, nodes, 0) != nil {
 		accepted := fmt.Sprintf("a port from 2 to %d, so that the controller (base-port-1) and %d broker(s) fit below 65536", 65536-nodes, nodes)
 		if free {
 			accepted += ", or 0 for free ports"

@@ -221,7 +221,7 @@ func (s Spec) Validate() error {
 	case int(st.ReplicationFactor) > s.Nodes:
 		bad("settings.replication_factor: %d is above nodes %d", st.ReplicationFactor, s.Nodes)
 	}
-	if s.BasePort != 0 && (s.BasePort < 2 || s.BasePort+s.Nodes-1 > 65535) {
+	if s.BasePort != 0 && cluster.CheckPorts(s.BasePort, s.Nodes, 0) != nil {
 		bad("base_port: %d leaves no room for the controller and %d brokers below 65536", s.BasePort, s.Nodes)
 	}
 	switch {

@@ -49,6 +49,10 @@ func (u Up) CheckFlags() error {
 	if u.ControllerPort < 0 || u.ControllerPort > 65535 {
 		return cli.Error("controller-port", u.ControllerPort, "out of range", "a port from 1 to 65535, or 0 for base-port-1")
 	}
+	if err := cluster.CheckPorts(u.BasePort, u.Nodes, u.ControllerPort); err != nil {
+		return cli.Error("controller-port", u.ControllerPort, err.Error(),
+			fmt.Sprintf("a port outside the brokers' %d..%d, or 0 for base-port-1", u.BasePort, u.BasePort+u.Nodes-1))
+	}
 	if u.Runtime == RuntimeDocker && u.ControllerPort != 0 && u.ControllerPort != u.BasePort-1 {
 		return cli.Error("controller-port", u.ControllerPort, "not --base-port-1 with --runtime docker",
 			fmt.Sprintf("leave it out: the docker runtime puts the controller at base-port-1 (%d)", u.BasePort-1))

@@ -191,8 +191,8 @@ func Start(ctx context.Context, spec Spec) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if spec.BasePort < 2 || spec.BasePort+spec.Nodes-1 > 65535 {
-		return nil, fmt.Errorf("ports out of range: brokers %d..%d, controller %d", spec.BasePort, spec.BasePort+spec.Nodes-1, spec.BasePort-1)
+	if err := cluster.CheckPorts(spec.BasePort, spec.Nodes, 0); err != nil {
+		return nil, err
 	}
 	// The host ports are known before anything starts: one held by
 	// another process is named now, rather than as whatever Docker makes
