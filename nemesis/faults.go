@@ -21,6 +21,13 @@ type Fault struct {
 	// fabric (the local runtime's proxies, or the docker runtime's
 	// in-container rules).
 	Network bool
+	// Simulated: the simulation runs the fault (package sim): it acts on
+	// the cluster only through what the simulated cluster models (kill and
+	// restart with the storage kept, lose-unsynced, a clean stop, pause
+	// and resume, cut and one-way links, slowed links, latency, resets).
+	// A kind that needs something it does not model (a clock, a disk)
+	// leaves it false and is refused there, never run as if it had been.
+	Simulated bool
 	// LeaderAimed: the fault picks its target from a partition's leader.
 	LeaderAimed bool
 	// LosesUnsynced: the fault is meant to destroy unsynced writes, so
@@ -224,42 +231,42 @@ func ApartController(names []string) map[string]string {
 
 // faults is the registry: every fault the nemesis knows, in name order.
 var faults = []*Fault{
-	{Name: "drop", Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
-	{Name: "isolate", Needs: needsPartition, ApartController: "an isolated broker still reaches the controller", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
-	{Name: "kill", Needs: needsKill, Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
-	{Name: "kill-all", Needs: needsKill, Doc: "kill -9 every broker, restart them at the end", Kills: all,
+	{Name: "drop", Simulated: true, Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
+	{Name: "isolate", Simulated: true, Needs: needsPartition, ApartController: "an isolated broker still reaches the controller", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
+	{Name: "kill", Simulated: true, Needs: needsKill, Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
+	{Name: "kill-all", Simulated: true, Needs: needsKill, Doc: "kill -9 every broker, restart them at the end", Kills: all,
 		start: func(n *Nemesis, _ aim) ([]string, error) { return n.each(n.brokers(), n.kill) }},
-	{Name: "kill-controller", Needs: needsKillController, Doc: "kill -9 the controller, restart it at the end", Kills: none,
+	{Name: "kill-controller", Simulated: true, Needs: needsKillController, Doc: "kill -9 the controller, restart it at the end", Kills: none,
 		start: func(n *Nemesis, _ aim) ([]string, error) { return n.kill(0) }},
-	{Name: "kill-leader", Needs: needsKill, Doc: "kill -9 the leader of a random partition, restart it at the end", LeaderAimed: true, Kills: one, start: (*Nemesis).killLeader},
-	{Name: "kill-majority", Needs: needsKill, Doc: "kill -9 a random majority of the brokers, restart them at the end", Kills: majority,
+	{Name: "kill-leader", Simulated: true, Needs: needsKill, Doc: "kill -9 the leader of a random partition, restart it at the end", LeaderAimed: true, Kills: one, start: (*Nemesis).killLeader},
+	{Name: "kill-majority", Simulated: true, Needs: needsKill, Doc: "kill -9 a random majority of the brokers, restart them at the end", Kills: majority,
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.kill)
 		}},
-	{Name: "kill-minority", Needs: needsKill, Doc: "kill -9 a random minority of the brokers (at least one), restart them at the end", Kills: minority,
+	{Name: "kill-minority", Simulated: true, Needs: needsKill, Doc: "kill -9 a random minority of the brokers (at least one), restart them at the end", Kills: minority,
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(minority(n.cfg.Brokers)), n.kill)
 		}},
-	{Name: "latency", Needs: needsDelay, ApartController: "the links to the controller are not delayed", Doc: "delay every link between nodes by 50ms each way (±10ms of seeded jitter where delays are a userspace delay line)", Network: true, Kills: none, start: (*Nemesis).latency},
-	{Name: "lose-unsynced", Needs: needsLoseUnsynced, Doc: "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end", LosesUnsynced: true, Kills: one, start: (*Nemesis).killRandom},
-	{Name: "majority-ring", Needs: needsPartition, ApartController: "every broker still reaches the controller", Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
-	{Name: "one-way", Needs: needsOneWay, Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
-	{Name: "partition", Needs: needsPartition, ApartController: "both sides still reach the controller", Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
-	{Name: "partition-controller", Needs: needsPartitionController, Doc: "cut the controller off from every broker", Network: true, Kills: none, start: (*Nemesis).partitionController},
-	{Name: "partition-leader", Needs: needsPartition, ApartController: "the leader still reaches the controller, which keeps it the leader", Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
-	{Name: "pause", Needs: needsPause, Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
-	{Name: "pause-leader", Needs: needsPause, Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
-	{Name: "pause-majority", Needs: needsPause, Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,
+	{Name: "latency", Simulated: true, Needs: needsDelay, ApartController: "the links to the controller are not delayed", Doc: "delay every link between nodes by 50ms each way (±10ms of seeded jitter where delays are a userspace delay line)", Network: true, Kills: none, start: (*Nemesis).latency},
+	{Name: "lose-unsynced", Simulated: true, Needs: needsLoseUnsynced, Doc: "kill -9 a random broker that keeps unsynced writes in memory, losing them; restart it at the end", LosesUnsynced: true, Kills: one, start: (*Nemesis).killRandom},
+	{Name: "majority-ring", Simulated: true, Needs: needsPartition, ApartController: "every broker still reaches the controller", Doc: "cut links so that every node sees a majority, but no two nodes the same one", Network: true, Kills: none, start: (*Nemesis).majorityRing},
+	{Name: "one-way", Simulated: true, Needs: needsOneWay, Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
+	{Name: "partition", Simulated: true, Needs: needsPartition, ApartController: "both sides still reach the controller", Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
+	{Name: "partition-controller", Simulated: true, Needs: needsPartitionController, Doc: "cut the controller off from every broker", Network: true, Kills: none, start: (*Nemesis).partitionController},
+	{Name: "partition-leader", Simulated: true, Needs: needsPartition, ApartController: "the leader still reaches the controller, which keeps it the leader", Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
+	{Name: "pause", Simulated: true, Needs: needsPause, Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
+	{Name: "pause-leader", Simulated: true, Needs: needsPause, Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
+	{Name: "pause-majority", Simulated: true, Needs: needsPause, Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.pause)
 		}},
-	{Name: "slow-follower", Needs: needsSlow, Doc: "delay a follower's links to its leader beyond replica.lag.time.max.ms", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).slowFollower},
+	{Name: "slow-follower", Simulated: true, Needs: needsSlow, Doc: "delay a follower's links to its leader beyond replica.lag.time.max.ms", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).slowFollower},
 	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3)
 	// needs two steps in order, so it is one fault.
-	{Name: "slow-followers-kill-leader", Needs: needsSlowKill, Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
+	{Name: "slow-followers-kill-leader", Simulated: true, Needs: needsSlowKill, Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
 		start: (*Nemesis).slowFollowers, wait: (*Nemesis).isrShrinks, then: (*Nemesis).killAimedLeader},
-	{Name: "stop", Needs: needsStop, Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
-	{Name: "zombie-follower", Needs: needsZombie, Doc: "drop the controller's messages to a follower of a random partition (to the broker a trigger's role names, when armed), not the way back: it keeps the leader and epoch it last heard of while the controller still hears its heartbeats, a zombie replica", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).zombieFollower},
+	{Name: "stop", Simulated: true, Needs: needsStop, Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
+	{Name: "zombie-follower", Simulated: true, Needs: needsZombie, Doc: "drop the controller's messages to a follower of a random partition (to the broker a trigger's role names, when armed), not the way back: it keeps the leader and epoch it last heard of while the controller still hears its heartbeats, a zombie replica", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).zombieFollower},
 }
 
 // Faults lists every fault kind, in name order.

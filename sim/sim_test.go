@@ -292,15 +292,12 @@ func TestRefused(t *testing.T) {
 	if err := Simulated("meteor"); err == nil {
 		t.Error("an unknown fault is simulated")
 	}
-	// Every kind of the registry runs in simulation, and the list names
-	// no kind the registry lacks.
+	// Every kind of the registry is marked simulated today (a kind that
+	// is not must be refused, which the registry's flag decides).
 	for _, f := range nemesis.Names() {
 		if err := Simulated(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
-	}
-	if len(simulated) != len(nemesis.Names()) {
-		t.Errorf("%d simulated kinds, %d in the registry", len(simulated), len(nemesis.Names()))
 	}
 }
 

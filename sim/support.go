@@ -3,27 +3,11 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/runner"
 )
-
-// simulated are the fault kinds a simulation runs: each acts on the
-// cluster only through cluster.Runtime and cluster.Network, which the
-// simulated cluster implements (kill and restart with the storage kept,
-// lose-unsynced, a clean stop, pause and resume with messages held,
-// partitions and one-way cuts that hold a link's messages until healed,
-// slowed links, latency, resets). A kind added to the registry is refused
-// until it is listed here, with a test that it runs: a kind that needs
-// something the simulation does not model (a clock, a disk) must not run
-// as if it had.
-var simulated = []string{
-	"drop", "isolate", "kill", "kill-all", "kill-controller", "kill-leader", "kill-majority", "kill-minority",
-	"latency", "lose-unsynced", "majority-ring", "one-way", "partition", "partition-controller", "partition-leader",
-	"pause", "pause-leader", "pause-majority", "slow-follower", "slow-followers-kill-leader", "stop", "zombie-follower",
-}
 
 // Simulated says why fault cannot run in simulation, or nil if it can.
 func Simulated(fault string) error {
@@ -36,8 +20,8 @@ func Simulated(fault string) error {
 			return err
 		}
 	}
-	if f.Parts == nil && !slices.Contains(simulated, f.Name) {
-		return fmt.Errorf("fault %q has no model in the simulation yet (package sim lists the kinds it runs)", f.Name)
+	if f.Parts == nil && !f.Simulated {
+		return fmt.Errorf("fault %q has no model in the simulation yet (its registry entry is not marked Simulated)", f.Name)
 	}
 	return nil
 }
