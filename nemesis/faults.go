@@ -269,6 +269,43 @@ var faults = []*Fault{
 	{Name: "zombie-follower", Simulated: true, Needs: needsZombie, Doc: "drop the controller's messages to a follower of a random partition (to the broker a trigger's role names, when armed), not the way back: it keeps the leader and epoch it last heard of while the controller still hears its heartbeats, a zombie replica", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).zombieFollower},
 }
 
+// The families of faults, as the report colours their windows.
+const (
+	FamilyProcess = "process" // kills, pauses and stops brokers or the controller
+	FamilyNetwork = "network" // cuts, slows or resets links, nothing else
+	FamilyDisk    = "disk"    // destroys data on disk (unsynced writes)
+)
+
+// Family is the fault's family: a composite's is its first kind's (the
+// history records each part as a window of its own).
+func (f *Fault) Family() string {
+	if len(f.Parts) > 0 {
+		return f.Parts[0].Family()
+	}
+	switch {
+	case f.LosesUnsynced:
+		return FamilyDisk
+	case f.Network && f.Kills(3) == 0:
+		return FamilyNetwork
+	}
+	return FamilyProcess
+}
+
+// Families are the families of the kinds names start (results.FaultKinds),
+// by kind: what test.json keeps for the report.
+func Families(kinds []string) map[string]string {
+	if len(kinds) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range kinds {
+		if f, ok := Lookup(k); ok {
+			out[k] = f.Family()
+		}
+	}
+	return out
+}
+
 // Faults lists every fault kind, in name order.
 func Faults() []*Fault { return slices.Clone(faults) }
 

@@ -84,3 +84,30 @@ func TestLanesRun(t *testing.T) {
 		t.Fatalf("HealAll after a healed schedule did something: %v %d ops", err, len(rec.ops))
 	}
 }
+
+// TestFamily: each kind's family, as the report colours its windows: what
+// destroys data on disk, what stops or kills a process (a network fault
+// that also kills is a process fault), what only touches links.
+func TestFamily(t *testing.T) {
+	want := map[string]string{
+		"lose-unsynced": FamilyDisk, "kill": FamilyProcess, "kill-controller": FamilyProcess, "stop": FamilyProcess,
+		"pause-leader": FamilyProcess, "slow-followers-kill-leader": FamilyProcess, "partition": FamilyNetwork,
+		"zombie-follower": FamilyNetwork, "latency": FamilyNetwork, "kill+partition": FamilyProcess,
+		"partition+kill": FamilyNetwork, "kill-leader:leader-change/new~5ms": FamilyProcess,
+	}
+	for name, fam := range want {
+		f, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no fault %s", name)
+		}
+		if got := f.Family(); got != fam {
+			t.Errorf("%s: family %s, want %s", name, got, fam)
+		}
+	}
+	fams := Families(Names())
+	for _, k := range Names() {
+		if fams[k] == "" {
+			t.Errorf("%s has no family", k)
+		}
+	}
+}

@@ -26,7 +26,12 @@ type TestConfig struct {
 	Cluster  ClusterConfig     `json:"cluster"`
 	Workload Workload          `json:"workload"`
 	Nemesis  []string          `json:"nemesis"` // fault kinds, as the guarantee model reads them
-	Schedule Schedule          `json:"schedule"`
+	// FaultFamilies are the families (process, network, disk) of the
+	// kinds Nemesis starts, by kind, as the nemesis's registry says: what
+	// the report colours a window by. Absent in runs recorded before it
+	// was kept.
+	FaultFamilies map[string]string `json:"fault_families,omitempty"`
+	Schedule      Schedule          `json:"schedule"`
 	// ScheduleGiven: the schedule was given as such (chaos sim
 	// --schedule: a shrunk run, a real run replayed in simulation), not
 	// drawn from the seed; a replay needs the windows, not only the seed.

@@ -36,6 +36,7 @@ func (s Spec) TestConfig(start time.Time, version, clusterID, delays string, w w
 	tc.Versions = map[string]string{"chaos": version, "go": runtime.Version()}
 	tc.Cluster.Runtime, tc.Cluster.ClusterID, tc.Cluster.DelayMechanism = s.Runtime, clusterID, delays
 	tc.Schedule, tc.ScheduleGiven = storedSchedule(s.Schedule()), len(s.Windows) > 0
+	tc.FaultFamilies = nemesis.Families(results.FaultKinds(s.Faults))
 	tc.NemesisOverlap, tc.Converge, tc.MonitorInterval = s.NemesisOverlap, s.ConvergeTimeout, s.MonitorInterval
 	if len(s.Faults) > 0 && len(s.Windows) == 0 {
 		tc.NemesisInterval, tc.NemesisIntervalChosen = s.NemesisInterval, s.NemesisIntervalChosen

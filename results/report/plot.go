@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/chaos-isr/chaos/history"
 )
 
 // Plots are drawn in Go and written out by one generic SVG template: a
@@ -183,7 +185,7 @@ func newPlot(id, title string, h float64, tl *timeline, xs xScale) *plotView {
 	for _, g := range bandGroups(tl.faults, xs) {
 		first, last := tl.faults[g[0]], tl.faults[g[1]-1]
 		x0, x1 := xs.x(first.Start), xs.x(last.End)
-		b := band{X: x0, W: max(x1-x0, 1), Title: first.describe(), Class: "band " + faultFamily(first.Fault)}
+		b := band{X: x0, W: max(x1-x0, 1), Title: first.describe(), Class: "band " + faultFamily(first.Fault, tl.families)}
 		label := first.Fault
 		if n := g[1] - g[0]; n > 1 && overlapping(tl.faults[g[0]:g[1]]) {
 			// Faults that held at once (a composite, --nemesis-overlap):
@@ -284,16 +286,14 @@ func (f faultWindow) describe() string {
 	return sb.String()
 }
 
-// faultFamily classes a fault for its band's colour; the label names it.
-func faultFamily(fault string) string {
-	switch {
-	case strings.HasPrefix(fault, "lose-unsynced"):
-		return "f-disk"
-	case strings.HasPrefix(fault, "kill"), strings.HasPrefix(fault, "stop"), strings.HasPrefix(fault, "pause"),
-		strings.HasPrefix(fault, "slow-followers-kill"):
-		return "f-process"
+// faultFamily classes a fault for its band's colour by the family
+// test.json gives its kind (the nemesis's registry decides it), "other"
+// for a run that recorded none; the label names it.
+func faultFamily(fault string, families map[string]string) string {
+	if f, ok := families[history.FaultKind(history.FaultParts(fault)[0])]; ok {
+		return "f-" + f
 	}
-	return "f-network"
+	return "f-other"
 }
 
 // logScale maps a latency (ns) onto a log axis spanning whole decades.

@@ -340,6 +340,9 @@ func buildReport(d RunData) *reportView {
 		sched = d.Config.Schedule
 	}
 	tl := newTimeline(d.Ops, sched)
+	if d.Config != nil {
+		tl.families = d.Config.FaultFamilies
+	}
 	lost := checker.LostWrites(checker.NewHistory(d.Ops, d.checkerConfig()))
 	v.verdict(d)
 	v.observed(d)

@@ -41,6 +41,9 @@ type timeline struct {
 	sendOK    [][]int64
 	sendSpan  [][2]int64
 	anySendOK bool
+	// families are test.json's fault families, by kind, for the
+	// bands' colours.
+	families map[string]string
 }
 
 // clientOp is one completed client operation.
