@@ -2,6 +2,7 @@
 #
 #   make run     build, then run one correctness test (results under store/)
 #   make test    vet, gofmt check, then every test (what CI runs)
+#   make test-fast  the pure packages' tests with -short: the edit loop
 #
 # Variables: VERSION (stamped into the binary), FUZZTIME (make fuzz),
 # BENCHTIME (records per produce benchmark run) and BENCHCOUNT (runs of each
@@ -15,7 +16,7 @@ FUZZTIME ?= 5m
 BENCHTIME ?= 1000000x
 BENCHCOUNT ?= 3
 
-.PHONY: all build test run bench fuzz lint docs clean
+.PHONY: all build test test-fast run bench fuzz lint docs clean
 
 all: build
 
@@ -33,6 +34,16 @@ lint:
 ## test: lint, then every package's tests
 test: lint
 	$(GO) test -count=1 -timeout 25m ./...
+
+## test-fast: the edit loop: the packages of pure logic and the data-driven
+## tests (broker core, simulated cluster, storage, checker, history, nemesis,
+## hunt draws, campaigns, results), with -short, which skips their long
+## searches; no real process, container or browser. make test is what CI runs.
+FAST := ./broker/batch/... ./broker/bug/... ./broker/control/... ./broker/core/... ./broker/memdriver/... \
+	./broker/storage/... ./broker/wire/... ./campaign/... ./checker/... ./history/... ./hunt/... \
+	./internal/cli/... ./internal/deps/... ./nemesis/... ./results ./shard/... ./sim/...
+test-fast:
+	$(GO) test -short -count=1 -timeout 10m $(FAST)
 
 ## run: build, then the default test: 3 brokers, acks=-1, min.insync.replicas=2,
 ## clean election, a mixed nemesis (kill, partition, pause, slow follower) with a

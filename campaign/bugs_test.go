@@ -87,6 +87,9 @@ func sameScenario(a, b campaign.CellSpec) bool {
 // raises a false alarm, fails it with the bug, the seed and the command
 // that replays the run.
 func TestBugsPresetCatchesEveryBug(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	p, _ := campaign.Preset("bugs")
 	p.Runtime = runner.RuntimeSim
 	store := t.TempDir()

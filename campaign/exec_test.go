@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 // undecided anomalies, fault windows, logs and the model are compared as
 // they are.
 func TestCampaignExecutorsAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +189,9 @@ func TestCampaignRefusedCell(t *testing.T) {
 // the record says interrupted and the exit code is 130; with either
 // executor.
 func TestCampaignInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	bin, exs := executors(t)
 	for _, mode := range []string{"stop", "kill"} {
 		for _, ex := range exs {

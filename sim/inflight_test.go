@@ -55,6 +55,9 @@ func inFlight(t *testing.T, r SweepRun) (most, waited int) {
 // requests in flight under leader faults writes each value once and in
 // the order it sent them, and really has five out at once.
 func TestPipelinedIdempotentInOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	waits := 0
 	for _, r := range pipelining(t, true) {
 		onceInOrder(t, r)
@@ -71,6 +74,9 @@ func TestPipelinedIdempotentInOrder(t *testing.T) {
 // may land out of order, and retries twice: the guarantee model permits
 // both, and nothing else is found.
 func TestPipelinedReorders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	reordered, dup := 0, 0
 	for _, r := range pipelining(t, false) {
 		if r.Outcome.Verdict != checker.Valid {

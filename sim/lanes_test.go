@@ -21,6 +21,9 @@ const zombieSchedule = "zombie-follower@2s+30s,kill-leader@4s+2s,kill-leader@10s
 // epoch and stays VALID, while stale-epoch-fetch (a leader that serves
 // them) lets the zombie back into the ISR with a log that diverged.
 func TestLanes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	w, err := nemesis.ParseSchedule(zombieSchedule)
 	if err != nil {
 		t.Fatal(err)

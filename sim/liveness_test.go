@@ -29,6 +29,9 @@ func livenessFound(r SweepRun) []string {
 // the same runs without the bug raise none. docs/guarantees.md has the
 // rates over more seeds.
 func TestLivenessCatchesPlantedBugs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	n := 8
 	for _, c := range []struct {
 		bug, anomaly string
@@ -65,6 +68,9 @@ func TestLivenessCatchesPlantedBugs(t *testing.T) {
 // 10 s bound), raises no liveness anomaly. The measured sweep of
 // docs/guarantees.md is the same over thousands of seeds.
 func TestLivenessNoFalseAlarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	n := 8
 	if testing.Short() {
 		n = 4

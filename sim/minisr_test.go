@@ -49,6 +49,9 @@ func minISRSpec(t *testing.T, fault string, bugs ...string) runner.Spec {
 // leader refuses them and the check, which had samples below the minimum
 // to judge by, finds none.
 func TestAckBelowMinISRCatchesMinISRIgnored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	for _, c := range []struct {
 		fault       string
 		seeds, want int

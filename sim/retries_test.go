@@ -20,6 +20,9 @@ func retrying(t *testing.T, idempotent bool, bugs ...string) []SweepRun {
 // TestRetriesDuplicate: retries without idempotence write some values
 // twice, which the guarantee model permits; nothing else is lost.
 func TestRetriesDuplicate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	dup := 0
 	for _, r := range retrying(t, false) {
 		d := result(r, checker.DuplicateName)
@@ -39,6 +42,9 @@ func TestRetriesDuplicate(t *testing.T) {
 // TestIdempotentNoDuplicate: the same runs with idempotence write each
 // value once, and nothing else is lost or reordered.
 func TestIdempotentNoDuplicate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	for _, r := range retrying(t, true) {
 		onceInOrder(t, r)
 	}
@@ -63,6 +69,9 @@ func onceInOrder(t *testing.T, r SweepRun) {
 // the same runs: the retries above really reach a broker that has the
 // batch, and the producer really is idempotent.
 func TestIdempotenceNoDedupCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	caught := 0
 	for _, r := range retrying(t, true, "idempotence-no-dedup") {
 		if d := result(r, checker.DuplicateName); d.Valid == checker.Invalid && !d.Expected {

@@ -85,6 +85,9 @@ func storeRuns(t *testing.T, store string) []string {
 // run the search keeps in the store is the smallest, and replaying its
 // spec gives its history byte for byte, failing the same way.
 func TestShrink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	s := plantedSpec(t, 5)
 	judge := asAcksAll(t)
 	var steps []ShrinkStep
@@ -120,6 +123,9 @@ func TestShrink(t *testing.T) {
 // step for step; a budget spent ends the search with the smallest run so
 // far.
 func TestShrinkDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	var trail [2][]string
 	var found [2]runner.Spec
 	for i := range 2 {
@@ -156,6 +162,9 @@ func TestShrinkValid(t *testing.T) {
 // run shows the target, however many runs go at once; only its run stays
 // in the store, and a target no seed shows is reported as not found.
 func TestReproduce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many simulated runs: make test runs it, make test-fast does not")
+	}
 	// Every seed's run here loses writes and reorders sends under
 	// acks=-1; the judge says seed 2's shows no nonmonotonic-send, so seed
 	// 1 is the first to show both, whichever run ends first.
