@@ -230,7 +230,7 @@ func (l *faultLog) add(op *history.Op) {
 	if op.Type == history.Invoke {
 		return
 	}
-	if stop, ok := strings.CutPrefix(op.F, "stop-"); ok || op.F == "heal" {
+	if stop, ok := history.FaultStop(op.F); ok || op.F == "heal" {
 		if ok && l.open[stop] > 0 {
 			l.open[stop]--
 		}
@@ -240,16 +240,17 @@ func (l *faultLog) add(op *history.Op) {
 		}
 		return
 	}
-	if !strings.HasPrefix(op.F, "start-") {
+	started, ok := history.FaultStart(op.F)
+	if !ok {
 		return
 	}
 	if op.Error == "" {
 		if l.open == nil {
 			l.open = map[string]int{}
 		}
-		l.open[strings.TrimPrefix(op.F, "start-")]++
+		l.open[started]++
 	}
-	kind := strings.TrimPrefix(op.F, "start-")
+	kind := started
 	if f := op.Value.FaultName(); f != "" {
 		kind = f
 	}

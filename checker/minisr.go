@@ -372,11 +372,11 @@ func (h *History) controllerCut(lag int64) [][2]int64 {
 		if op.Type == history.Invoke || op.Process != history.NemesisProcess {
 			continue
 		}
-		if kind, ok := strings.CutPrefix(op.F, "start-"); ok && op.Error == "" && slices.ContainsFunc(op.Value.FaultTargets(), func(t string) bool {
+		if kind, ok := history.FaultStart(op.F); ok && op.Error == "" && slices.ContainsFunc(op.Value.FaultTargets(), func(t string) bool {
 			return strings.Contains(t, "controller")
 		}) {
 			open[kind] = op.Time
-		} else if kind, ok := strings.CutPrefix(op.F, "stop-"); ok {
+		} else if kind, ok := history.FaultStop(op.F); ok {
 			if from, was := open[kind]; was {
 				out = append(out, [2]int64{from, op.Time + lag})
 				delete(open, kind)

@@ -284,6 +284,26 @@ func (o Op) String() string {
 	return sb.String()
 }
 
+// A fault window's operations: the nemesis records its start as
+// start-KIND and its end as stop-KIND (Jepsen's :start and :stop, named
+// by the kind). The spelling lives here alone; readers ask FaultStart and
+// FaultStop.
+const startPrefix, stopPrefix = "start-", "stop-"
+
+// StartF is the operation name of the start of kind's window.
+func StartF(kind string) string { return startPrefix + kind }
+
+// StopF is the operation name of the end of kind's window.
+func StopF(kind string) string { return stopPrefix + kind }
+
+// FaultStart is the kind whose window the operation named f starts, ok
+// false if it starts none.
+func FaultStart(f string) (kind string, ok bool) { return strings.CutPrefix(f, startPrefix) }
+
+// FaultStop is the kind whose window the operation named f ends, ok false
+// if it ends none.
+func FaultStop(f string) (kind string, ok bool) { return strings.CutPrefix(f, stopPrefix) }
+
 // FaultSep joins the kinds of a composite fault's name (kill+partition:
 // both in one window), the one spelling the nemesis, its readers and the
 // hunt's draws share.

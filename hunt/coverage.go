@@ -74,11 +74,10 @@ func CoverageOf(ops []history.Op) Coverage {
 		pos++
 		switch {
 		case op.Process == history.NemesisProcess:
-			switch {
-			case strings.HasPrefix(op.F, "start-") && op.Error == "":
-				faults, faultAt = append(faults, "+"+strings.TrimPrefix(op.F, "start-")), append(faultAt, pos)
-			case strings.HasPrefix(op.F, "stop-"):
-				faults, faultAt = append(faults, "-"+strings.TrimPrefix(op.F, "stop-")), append(faultAt, pos)
+			if k, ok := history.FaultStart(op.F); ok && op.Error == "" {
+				faults, faultAt = append(faults, "+"+k), append(faultAt, pos)
+			} else if k, ok := history.FaultStop(op.F); ok {
+				faults, faultAt = append(faults, "-"+k), append(faultAt, pos)
 			}
 			continue
 		case op.Value == nil || op.Value.Topic == "":

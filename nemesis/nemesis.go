@@ -496,13 +496,13 @@ func (n *Nemesis) recordStops(fault string, targets []string, err error) error {
 		// A triggered kind's window is its kind's: the guarantee model
 		// judges kinds, and the start's targets say what fired it.
 		k := Kind(fault)
-		return n.record("stop-"+k, k, targets, nil, err)
+		return n.record(history.StopF(k), k, targets, nil, err)
 	}
 	n.mu.Lock()
 	parts := slices.Clone(n.parts)
 	n.mu.Unlock()
 	for i := len(parts) - 1; i >= 0; i-- {
-		if rerr := n.record("stop-"+parts[i], parts[i], targets, nil, err); rerr != nil {
+		if rerr := n.record(history.StopF(parts[i]), parts[i], targets, nil, err); rerr != nil {
 			return rerr
 		}
 	}
@@ -661,7 +661,7 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 	killed := n.kills
 	n.parts = append(n.parts, k)
 	n.mu.Unlock()
-	return 0, true, n.record("start-"+k, k, o.targets, killed, err)
+	return 0, true, n.record(history.StartF(k), k, o.targets, killed, err)
 }
 
 // stepParts starts a composite's kinds in turn, part i a share i/(k+1)

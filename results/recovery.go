@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
@@ -114,7 +113,7 @@ func Recoveries(ops []history.Op) []WindowRecovery {
 		op := &ops[i]
 		switch {
 		case op.Process == history.NemesisProcess && op.Type != history.Invoke:
-			if f, ok := strings.CutPrefix(op.F, "start-"); ok {
+			if f, ok := history.FaultStart(op.F); ok {
 				if op.Error != "" {
 					continue // a start that failed may not have taken effect
 				}
@@ -125,7 +124,7 @@ func Recoveries(ops []history.Op) []WindowRecovery {
 				out = append(out, WindowRecovery{Fault: f, Start: Duration(ms(op.Time))})
 				starts, stops = append(starts, op.Time), append(stops, -1)
 				killed = append(killed, op.Value != nil && op.Value.FaultInfo != nil && len(op.Value.KilledBrokers) > 0)
-			} else if f, ok := strings.CutPrefix(op.F, "stop-"); ok {
+			} else if f, ok := history.FaultStop(op.F); ok {
 				if n := op.Value.FaultName(); n != "" {
 					f = n
 				}

@@ -298,19 +298,22 @@ func (tl *timeline) nemesisEvent(op *history.Op, openFault map[string]int) {
 	}
 }
 
-// faultName is the fault a nemesis op is about: value.fault, or what
-// follows start-/stop- in f.
+// faultName is the fault a nemesis op is about: value.fault, or the kind
+// whose window f starts or ends ("fault" for a bare start or stop, as a
+// foreign history may have).
 func faultName(op *history.Op) string {
 	if f := op.Value.FaultName(); f != "" {
 		return f
 	}
-	for _, p := range []string{"start-", "stop-", "start", "stop"} {
-		if rest, ok := strings.CutPrefix(op.F, p); ok {
-			if rest == "" {
-				return "fault"
-			}
-			return rest
-		}
+	k, ok := history.FaultStart(op.F)
+	if !ok {
+		k, ok = history.FaultStop(op.F)
+	}
+	switch {
+	case ok && k != "":
+		return k
+	case ok || op.F == "start" || op.F == "stop":
+		return "fault"
 	}
 	return op.F
 }
