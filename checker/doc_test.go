@@ -42,32 +42,50 @@ func matrix() string {
 	return b.String()
 }
 
-// TestGuaranteesDoc keeps the matrix of docs/guarantees.md equal to what
-// the model says (go test ./checker -run TestGuaranteesDoc -update
-// rewrites it), and checks that the page names every anomaly and cause.
+// anomalyTable renders docs/guarantees.md's anomaly table from
+// anomalyDocs, in Names' order.
+func anomalyTable() string {
+	var b strings.Builder
+	b.WriteString("| anomaly | meaning | causes it can have |\n|---|---|---|\n")
+	for _, n := range Names() {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", n, anomalyDocs[n].meaning, anomalyDocs[n].causes)
+	}
+	return b.String()
+}
+
+// TestGuaranteesDoc keeps the matrix and the anomaly table of
+// docs/guarantees.md equal to what the model and anomalyDocs say (go test
+// ./checker -run TestGuaranteesDoc -update rewrites them), and checks that
+// the page names every anomaly and cause.
 func TestGuaranteesDoc(t *testing.T) {
 	data, err := os.ReadFile(docPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	const begin, end = "<!-- matrix:begin", "<!-- matrix:end -->"
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("%s has no matrix markers", docPath)
-	}
-	i += strings.Index(doc[i:], "\n") + 1
-	want := matrix()
-	if doc[i:j] != want {
+	for _, part := range []struct{ name, want string }{{"matrix", matrix()}, {"anomalies", anomalyTable()}} {
+		begin, end := "<!-- "+part.name+":begin", "<!-- "+part.name+":end -->"
+		i, j := strings.Index(doc, begin), strings.Index(doc, end)
+		if i < 0 || j < i {
+			t.Fatalf("%s has no %s markers", docPath, part.name)
+		}
+		i += strings.Index(doc[i:], "\n") + 1
+		if doc[i:j] == part.want {
+			continue
+		}
 		if *update {
-			if err := os.WriteFile(docPath, []byte(doc[:i]+want+doc[j:]), 0o644); err != nil {
+			doc = doc[:i] + part.want + doc[j:]
+			if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			return
+			continue
 		}
-		t.Errorf("the matrix of %s differs from the model; run go test ./checker -run TestGuaranteesDoc -update\nthe model says:\n%s", docPath, want)
+		t.Errorf("the %s of %s differs from the code; run go test ./checker -run TestGuaranteesDoc -update\nthe code says:\n%s", part.name, docPath, part.want)
 	}
 	for _, n := range Names() {
+		if Meaning(n) == "" || anomalyDocs[n].causes == "" {
+			t.Errorf("anomaly %s has no meaning or causes in anomalyDocs", n)
+		}
 		if !strings.Contains(doc, "| "+n+" |") {
 			t.Errorf("%s has no row for anomaly %s", docPath, n)
 		}

@@ -294,29 +294,6 @@ type historyRow struct {
 	Mark                bool // an op an anomaly or a lost write points at
 }
 
-// anomalyMeaning is docs/guarantees.md's table, for readers who do not know
-// the names.
-var anomalyMeaning = map[string]string{
-	checker.LostWriteName:           "an acknowledged send is missing from the final read, which reached past it",
-	checker.UnseenName:              "acknowledged, never read by anyone by the end",
-	checker.DuplicateName:           "one value at more than one offset",
-	checker.InconsistentOffsetsName: "one offset was read with two different values",
-	checker.NonmonotonicSendName:    "a producer's later acknowledged send landed at a lower offset",
-	checker.PollSkipName:            "a consumer's next poll skipped offsets that exist",
-	checker.NonmonotonicPollName:    "a consumer's next poll went backwards",
-	checker.AbortedReadName:         "a value from a send that definitely failed was read",
-	checker.GarbageReadName:         "a value nobody sent was read",
-	checker.ReplicaDivergenceName:   "after healing, two replicas differ below their common high watermark",
-	checker.ISRInvariantName:        "in simulation: an in-sync replica lacked a committed record, or held another at its offset",
-	checker.AckBelowMinISRName:      "an acks=-1 send acknowledged while the monitor saw the ISR below min.insync.replicas all along",
-	checker.NonlinearizableSendName: "acknowledged offsets contradict real-time order",
-	checker.StaleReadName:           "a read older than a write that completed before it began",
-	checker.NoConvergenceName:       "a partition had no leader with its whole replica set in the ISR within the liveness bound after the last heal",
-	checker.StuckPartitionName:      "after the last heal, every send to a partition, or every read of it, failed past the liveness bound",
-	checker.StuckConsumerName:       "polls from one offset returned nothing, below the high watermark they reported, past the liveness bound",
-	checker.CrashName:               "a node died without the nemesis killing it (its exit status, panic and log are in the details)",
-}
-
 // checkerConfig is the configuration the history was judged under: the
 // results' own, else what test.json says, else the strictest promise.
 func (d RunData) checkerConfig() checker.Config {
@@ -452,7 +429,7 @@ func (v *reportView) guarantees(d RunData) {
 	}
 	given := &givenReasons{}
 	for _, name := range checker.Names() {
-		row := guaranteeRow{Name: name, Meaning: anomalyMeaning[name]}
+		row := guaranteeRow{Name: name, Meaning: checker.Meaning(name)}
 		stance, why := "no", ""
 		if d.Results != nil {
 			res, ok := d.Results.Get(name)

@@ -906,7 +906,7 @@ func TestUnackedRunSaysWhatWasObserved(t *testing.T) {
 // anomaly the checkers report.
 func TestEveryAnomalyHasAMeaning(t *testing.T) {
 	for _, name := range checker.Names() {
-		if anomalyMeaning[name] == "" {
+		if checker.Meaning(name) == "" {
 			t.Errorf("%s has no meaning in the guarantees table", name)
 		}
 	}

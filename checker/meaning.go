@@ -1,0 +1,32 @@
+package checker
+
+// anomalyDoc is what an anomaly means and which causes can explain it, in
+// words: docs/guarantees.md's anomaly table is generated from it (go test
+// ./checker -run TestGuaranteesDoc -update), and the report shows the
+// meaning beside each anomaly's row, so the two say the same.
+type anomalyDoc struct{ meaning, causes string }
+
+var anomalyDocs = map[string]anomalyDoc{
+	LostWriteName:           {"a record known to be written (its send acknowledged, or a consumer read it) is gone: the final read reached past its offset without it, or every replica's log was read and none holds it", "uncommitted truncation, committed truncation"},
+	UnseenName:              {"an acknowledged send that nobody ever read and that the end of the history shows is gone", "uncommitted truncation, committed truncation"},
+	CrashName:               {"a node (broker or controller) died without the nemesis killing or stopping it: the runtime saw its process exit, or the simulation recovered its panic (see below)", "unexplained: forbidden in every configuration"},
+	DuplicateName:           {"one value at two offsets (or partitions)", "unexplained (only client retries explain it)"},
+	InconsistentOffsetsName: {"one offset read with two values: a consumed record changed", "committed truncation; unexplained when both values are still in the log"},
+	NonmonotonicSendName:    {"one producer's later acknowledged send landed at a lower offset of the same partition", "uncommitted or committed truncation of one of the two records; unexplained when both are still in the log"},
+	PollSkipName:            {"a consumer's next record skipped offsets that exist", "committed truncation"},
+	NonmonotonicPollName:    {"a consumer's next record went backwards", "committed truncation"},
+	AbortedReadName:         {"a value whose send definitely failed was read", "unexplained"},
+	GarbageReadName:         {"a value nobody sent was read, or a read got records that do not decode (a bad checksum: the read's error starts with CORRUPT_MESSAGE)", "unexplained"},
+	ReplicaDivergenceName:   {"after healing, two replicas' logs differ below their common high watermark", "committed truncation"},
+	ISRInvariantName:        {"in simulation only: an in-sync replica lacked a committed record (its log ended below the highest high watermark any replica of the partition reached) or held another at its offset (see below)", "unexplained, permitted where committed truncation is (unclean election, F2, F3)"},
+	AckBelowMinISRName:      {"an acks=-1 send was acknowledged while the monitor saw its partition's ISR below `min.insync.replicas` the whole time, from well before it was sent to well after (see below)", "unexplained (no truncation: the leader broke the acks=-1 contract)"},
+	NonlinearizableSendName: {"acknowledged offsets contradict real-time order (a send that began after another completed got a lower offset; porcupine, per partition)", "uncommitted or committed truncation of the record whose offset was reused; unexplained when both records are still in the log, or a read returned a value before its send began"},
+	StaleReadName:           {"a read returned a high watermark older than one a completed operation had established (porcupine)", "permitted everywhere: Kafka does not promise linearizable reads"},
+	NoConvergenceName:       {"a partition was not seen with a leader and its whole replica set in the ISR within the liveness bound after the last heal", "unexplained (forbidden everywhere: see Liveness below)"},
+	StuckPartitionName:      {"after the last heal, every send to a partition failed (under acks 1 or -1), or every poll and final read of it failed or returned nothing below the high watermark, and the failures went on past the liveness bound", "unexplained (forbidden everywhere)"},
+	StuckConsumerName:       {"polls of a partition from one offset returned no records, though the high watermark they reported was above it, for longer than the liveness bound", "unexplained (forbidden everywhere)"},
+}
+
+// Meaning is what anomaly name means, in a sentence; "" for a name that is
+// not an anomaly.
+func Meaning(name string) string { return anomalyDocs[name].meaning }
