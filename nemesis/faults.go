@@ -70,14 +70,11 @@ type Fault struct {
 // its end (so the final heal stays one heal). Losing unsynced writes is
 // left out: two kills at once there destroy data on several nodes, which
 // the guarantee model judges per window.
-const (
-	partSep  = history.FaultSep
-	maxParts = 3
-)
+const maxParts = 3
 
 // composite is the kind named a+b(+c), or why there is none.
 func composite(name string) (*Fault, error) {
-	names := strings.Split(name, partSep)
+	names := history.FaultParts(name)
 	if len(names) > maxParts {
 		return nil, fmt.Errorf("%q joins %d kinds; at most %d overlap", name, len(names), maxParts)
 	}
@@ -124,7 +121,7 @@ func composite(name string) (*Fault, error) {
 // (kill-leader+kill-leader:leader-change kills a leader, then the one
 // elected in its place).
 func Composite(name string) error {
-	if !strings.Contains(name, partSep) {
+	if !strings.Contains(name, history.FaultSep) {
 		return nil
 	}
 	_, err := composite(name)
@@ -314,14 +311,14 @@ func Faults() []*Fault { return slices.Clone(faults) }
 // trigger (KIND:EVENT[/ROLE][~DELAY]: the kind's own Fault, which the
 // trigger arms; CheckTrigger says why one is refused).
 func Lookup(name string) (*Fault, bool) {
-	if strings.Contains(name, triggerSep) && !strings.Contains(name, partSep) {
+	if strings.Contains(name, triggerSep) && !strings.Contains(name, history.FaultSep) {
 		kind, _, err := parseTrigger(name)
 		if err != nil {
 			return nil, false
 		}
 		name = kind
 	}
-	if strings.Contains(name, partSep) {
+	if strings.Contains(name, history.FaultSep) {
 		c, err := composite(name)
 		return c, err == nil
 	}

@@ -114,12 +114,12 @@ func (s Schedule) Overlap(faults []string, k int, seed uint64) Schedule {
 			if len(kinds) == k {
 				break
 			}
-			if Composite(strings.Join(append(slices.Clone(kinds), faults[j]), partSep)) == nil &&
-				!strings.Contains(faults[j], partSep) && !strings.Contains(ev.Fault, partSep) {
+			if Composite(history.JoinFault(append(slices.Clone(kinds), faults[j])...)) == nil &&
+				!strings.Contains(faults[j], history.FaultSep) && !strings.Contains(ev.Fault, history.FaultSep) {
 				kinds = append(kinds, faults[j])
 			}
 		}
-		out[i].Fault = strings.Join(kinds, partSep)
+		out[i].Fault = history.JoinFault(kinds...)
 	}
 	return out
 }
@@ -130,7 +130,7 @@ func (s Schedule) Uncovered(faults []string) []string {
 	var out []string
 	for _, f := range faults {
 		if !slices.ContainsFunc(s, func(e Event) bool {
-			return e.Fault == f || !strings.Contains(f, partSep) && slices.Contains(strings.Split(e.Fault, partSep), f)
+			return e.Fault == f || !strings.Contains(f, history.FaultSep) && slices.Contains(history.FaultParts(e.Fault), f)
 		}) {
 			out = append(out, f)
 		}

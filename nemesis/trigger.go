@@ -157,9 +157,9 @@ func roleNames(e TriggerEvent) string {
 // parseTrigger splits name into its kind and trigger (nil if it has
 // none), or says why the trigger cannot run.
 func parseTrigger(name string) (string, *Trigger, error) {
-	if strings.Contains(name, partSep) {
+	if strings.Contains(name, history.FaultSep) {
 		// A composite's parts are armed each on its own.
-		for _, p := range strings.Split(name, partSep) {
+		for _, p := range history.FaultParts(name) {
 			if _, _, err := parseTrigger(p); err != nil {
 				return name, nil, err
 			}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/cluster"
@@ -204,16 +203,16 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 
 // FlagCombination says which flags a refused spec is about, when the flags
 // passed CheckFlags one by one but not together: --time-limit and
-// --nemesis-interval (given as timeLimit and interval) that leave no fault
-// window.
-func FlagCombination(err error, timeLimit, interval time.Duration) error {
+// --nemesis-interval that leave no fault window (a NoWindowError, which
+// carries both).
+func FlagCombination(err error) error {
 	var nw *NoWindowError
 	if !errors.As(err, &nw) {
 		return err
 	}
 	// The other reasons stand, said as they were.
 	lines := []string{fmt.Sprintf("--time-limit %s is too short for --nemesis-interval %s: no fault window fits (a run needs at least twice the interval: --time-limit %s, or a shorter --nemesis-interval)",
-		timeLimit, interval, nemesis.MinTimeLimit(interval))}
+		nw.TimeLimit, nw.Interval, nemesis.MinTimeLimit(nw.Interval))}
 	errs := []error{err}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()

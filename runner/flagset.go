@@ -152,8 +152,7 @@ func (f Flags) Spec() (Spec, error) {
 		return Spec{}, err
 	}
 	if err := s.Validate(); err != nil {
-		// The interval the schedule has, which may have been chosen.
-		return Spec{}, FlagCombination(err, f.TimeLimit, s.NemesisInterval)
+		return Spec{}, FlagCombination(err)
 	}
 	return s, nil
 }

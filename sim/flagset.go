@@ -60,7 +60,7 @@ func (f Flags) Spec(run runner.Flags) (runner.Spec, error) {
 		return runner.Spec{}, err
 	}
 	if err := Validate(spec); err != nil {
-		return runner.Spec{}, runner.FlagCombination(err, run.TimeLimit, spec.NemesisInterval)
+		return runner.Spec{}, runner.FlagCombination(err)
 	}
 	return spec, nil
 }
