@@ -52,19 +52,24 @@ type CrashWatcher interface {
 // Clients are never cut off: the faults are between nodes. The local
 // runtime's is a proxy on every link (package proxy), the docker
 // runtime's the kernel of each container (cluster/docker).
+//
+// Each method returns what kept it from taking effect (a rule a container
+// refused, a command that failed, a node no link names): the nemesis
+// records it with the fault, so a window whose fault did not happen
+// judges nothing. Every method does as much as it can before it returns.
 type Network interface {
 	// Partition cuts every link between the two groups, both ways.
-	Partition(a, b []string)
+	Partition(a, b []string) error
 	// Slow delays both directions of the links from one node to another.
-	Slow(from, to string, d time.Duration)
+	Slow(from, to string, d time.Duration) error
 	// OneWay drops every packet from a node of from to a node of to.
-	OneWay(from, to []string)
+	OneWay(from, to []string) error
 	// DelayAll adds latency to every link; DropAll resets connections
 	// with probability p per chunk of bytes.
-	DelayAll(d time.Duration)
-	DropAll(p float64, seed uint64)
+	DelayAll(d time.Duration) error
+	DropAll(p float64, seed uint64) error
 	// HealAll removes every network fault.
-	HealAll()
+	HealAll() error
 }
 
 // NodeName is how runtimes, network faults and the nemesis name node id:

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -437,25 +438,26 @@ func (n *Nemesis) majorityRing(aim) ([]string, error) {
 	n.rng.Shuffle(len(ring), func(i, j int) { ring[i], ring[j] = ring[j], ring[i] })
 	k := len(ring)
 	var cuts []string
+	var errs []error
 	for i := 0; i < k; i++ {
 		for j := i + 1; j < k; j++ {
 			if d := min(j-i, k-(j-i)); d > (k-1)/2 {
-				n.net.Partition([]string{ring[i]}, []string{ring[j]})
+				errs = append(errs, n.net.Partition([]string{ring[i]}, []string{ring[j]}))
 				cuts = append(cuts, ring[i]+"|"+ring[j])
 			}
 		}
 	}
 	n.netHurt = true
-	return append([]string{"ring " + strings.Join(ring, ">")}, cuts...), nil
+	return append([]string{"ring " + strings.Join(ring, ">")}, cuts...), errors.Join(errs...)
 }
 
 func (n *Nemesis) oneWay(aim) ([]string, error) {
 	nodes := n.allNodes()
 	i := n.rng.IntN(len(nodes))
 	j := (i + 1 + n.rng.IntN(len(nodes)-1)) % len(nodes)
-	n.net.OneWay([]string{nodes[i]}, []string{nodes[j]})
+	err := n.net.OneWay([]string{nodes[i]}, []string{nodes[j]})
 	n.netHurt = true
-	return []string{nodes[i] + " -> " + nodes[j] + " dropped"}, nil
+	return []string{nodes[i] + " -> " + nodes[j] + " dropped"}, err
 }
 
 // latencyJitter is the latency fault's spread, on networks that can draw
@@ -467,7 +469,7 @@ const latencyJitter = 10 * time.Millisecond
 // runtime's relays. It reports whether it did (netem's jitter would draw
 // from the kernel, so the docker runtime does not with netem).
 type jitterNetwork interface {
-	DelayAllJitter(d, j time.Duration, seed uint64) bool
+	DelayAllJitter(d, j time.Duration, seed uint64) (bool, error)
 }
 
 func (n *Nemesis) latency(aim) ([]string, error) {
@@ -477,19 +479,23 @@ func (n *Nemesis) latency(aim) ([]string, error) {
 	// n.rng here would shift every later choice of the nemesis on some
 	// runtimes only, and a seed would no longer make the same choices on
 	// every runtime.
+	var err error
 	if jn, ok := n.net.(jitterNetwork); !ok {
-		n.net.DelayAll(d)
-	} else if jn.DelayAllJitter(d, latencyJitter, n.cfg.Seed^0x6a6974746572) {
-		targets = append(targets, "±"+latencyJitter.String()+" jitter")
+		err = n.net.DelayAll(d)
+	} else {
+		var jittered bool
+		if jittered, err = jn.DelayAllJitter(d, latencyJitter, n.cfg.Seed^0x6a6974746572); jittered {
+			targets = append(targets, "±"+latencyJitter.String()+" jitter")
+		}
 	}
 	n.netHurt = true
-	return append(targets, n.delayHow()...), nil
+	return append(targets, n.delayHow()...), err
 }
 
 func (n *Nemesis) drop(aim) ([]string, error) {
-	n.net.DropAll(0.02, n.rng.Uint64())
+	err := n.net.DropAll(0.02, n.rng.Uint64())
 	n.netHurt = true
-	return []string{"all links", "2% resets"}, nil
+	return []string{"all links", "2% resets"}, err
 }
 
 func (n *Nemesis) halves(aim) ([]string, error) {
@@ -527,14 +533,15 @@ func (n *Nemesis) partitionController(aim) ([]string, error) {
 func (n *Nemesis) slowFollowers(at aim) ([]string, error) {
 	d := n.slowDelay()
 	targets := append([]string{fmt.Sprintf("partition %d", at.partition)}, n.delayHow()...)
+	var errs []error
 	for _, b := range n.brokers() {
 		if b != at.leader {
-			n.net.Slow(n.name(b), n.name(at.leader), d)
+			errs = append(errs, n.net.Slow(n.name(b), n.name(at.leader), d))
 			targets = append(targets, "slow "+n.name(b))
 		}
 	}
 	n.netHurt = true
-	return targets, nil
+	return targets, errors.Join(errs...)
 }
 
 // isrShrinks is how long slowed followers take to leave the ISR: the
@@ -577,9 +584,9 @@ func (n *Nemesis) slowFollower(at aim) ([]string, error) {
 		return nil, err
 	}
 	d := n.slowDelay()
-	n.net.Slow(n.name(f), n.name(at.leader), d)
+	err = n.net.Slow(n.name(f), n.name(at.leader), d)
 	n.netHurt = true
-	return append([]string{n.name(f), "to " + n.name(at.leader), fmt.Sprintf("partition %d", at.partition), "delay " + d.String()}, n.delayHow()...), nil
+	return append([]string{n.name(f), "to " + n.name(at.leader), fmt.Sprintf("partition %d", at.partition), "delay " + d.String()}, n.delayHow()...), err
 }
 
 // zombieFollower cuts the controller's messages to a follower of the aimed
@@ -596,9 +603,9 @@ func (n *Nemesis) zombieFollower(at aim) ([]string, error) {
 			return nil, err
 		}
 	}
-	n.net.OneWay([]string{n.name(0)}, []string{n.name(z)})
+	err := n.net.OneWay([]string{n.name(0)}, []string{n.name(z)})
 	n.netHurt = true
-	return []string{n.name(z), n.name(0) + " -> " + n.name(z) + " dropped", fmt.Sprintf("partition %d", at.partition)}, nil
+	return []string{n.name(z), n.name(0) + " -> " + n.name(z) + " dropped", fmt.Sprintf("partition %d", at.partition)}, err
 }
 
 // Settle is how long after its window opens a fault of kind takes to be

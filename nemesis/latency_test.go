@@ -15,9 +15,8 @@ type jitterRuntime struct {
 	noJitter bool // like the docker runtime with netem
 }
 
-func (f *jitterRuntime) DelayAllJitter(d, j time.Duration, seed uint64) bool {
-	f.do(fmt.Sprint("delay-all-jitter ", d, " ", j, " ", seed))
-	return !f.noJitter
+func (f *jitterRuntime) DelayAllJitter(d, j time.Duration, seed uint64) (bool, error) {
+	return !f.noJitter, f.do(fmt.Sprint("delay-all-jitter ", d, " ", j, " ", seed))
 }
 
 // The latency fault jitters its delay where the network can draw from a

@@ -482,7 +482,6 @@ func (n *Nemesis) broken() error {
 // nodes) and records the window's stop.
 func (n *Nemesis) Close(ctx context.Context, fault string) error {
 	targets, err := n.heal(ctx, true)
-	err = n.netErr(err)
 	n.note(err)
 	n.setWindow(nil)
 	return n.recordStops(fault, targets, err)
@@ -649,7 +648,7 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 		}
 	}
 	o.stage = opened
-	err = n.netErr(o.err)
+	err = o.err
 	n.note(err)
 	w := &Window{Fault: o.ev.Fault, Started: true, Targets: o.targets, End: o.end}
 	if err != nil {
@@ -758,7 +757,7 @@ func (n *Nemesis) CloseEarly(fault string) error {
 	}
 	n.mu.Unlock()
 	n.setWindow(nil)
-	return n.recordStops(fault, targets, n.netErr(err))
+	return n.recordStops(fault, targets, err)
 }
 
 // sleepUntil waits until t, false if ctx ended first (or had already: a
@@ -811,22 +810,11 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 		t, lerr := l.heal(ctx, true)
 		targets, err = append(targets, t...), errors.Join(err, lerr)
 	}
-	err = n.netErr(err)
 	if len(targets) == 0 && err == nil {
 		return nil
 	}
 	if rerr := n.record("heal", "all", targets, nil, err); rerr != nil {
 		return rerr
-	}
-	return err
-}
-
-// netErr adds what the network failed to do to err: a Network whose
-// faults can fail (the docker runtime's are commands run in containers)
-// reports it through TakeErr, as its methods return nothing.
-func (n *Nemesis) netErr(err error) error {
-	if f, ok := n.net.(interface{ TakeErr() error }); ok {
-		return errors.Join(err, f.TakeErr())
 	}
 	return err
 }
@@ -955,9 +943,9 @@ func (n *Nemesis) partition(a, b []string) ([]string, error) {
 	if n.net == nil {
 		return nil, fmt.Errorf("no network fabric")
 	}
-	n.net.Partition(a, b)
+	err := n.net.Partition(a, b)
 	n.netHurt = true
-	return []string{strings.Join(a, "+"), "|", strings.Join(b, "+")}, nil
+	return []string{strings.Join(a, "+"), "|", strings.Join(b, "+")}, err
 }
 
 // heal resumes paused nodes, restarts killed ones (with restart) and heals
@@ -972,8 +960,11 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 			first = err
 		}
 	}
+	// The network's error comes after the first of the processes', as
+	// both are reported.
+	var netErr error
 	if n.netHurt && n.net != nil {
-		n.net.HealAll()
+		netErr = n.net.HealAll()
 		n.netHurt = false
 		targets = append(targets, "network")
 	}
@@ -1008,7 +999,7 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		note(n.rt.Restart(ctx, id))
 		targets = append(targets, "restart "+n.name(id)+" (crashed)")
 	}
-	return targets, first
+	return targets, errors.Join(first, netErr)
 }
 
 // crashed are the nodes the runtime says died on their own and are down

@@ -58,16 +58,20 @@ func (f *fakeRuntime) Resume(id int) error {
 	}
 	return f.do(fmt.Sprint("resume ", id))
 }
-func (f *fakeRuntime) Partition(a, b []string) {
-	f.do(fmt.Sprintf("partition %v %v", a, b))
+func (f *fakeRuntime) Partition(a, b []string) error {
+	return f.do(fmt.Sprintf("partition %v %v", a, b))
 }
-func (f *fakeRuntime) Slow(from, to string, d time.Duration) {
-	f.do(fmt.Sprint("slow ", from, " ", to, " ", d))
+func (f *fakeRuntime) Slow(from, to string, d time.Duration) error {
+	return f.do(fmt.Sprint("slow ", from, " ", to, " ", d))
 }
-func (f *fakeRuntime) HealAll()                    { f.do("heal-network") }
-func (f *fakeRuntime) OneWay(from, to []string)    { f.do(fmt.Sprintf("one-way %v %v", from, to)) }
-func (f *fakeRuntime) DelayAll(d time.Duration)    { f.do(fmt.Sprint("delay-all ", d)) }
-func (f *fakeRuntime) DropAll(p float64, _ uint64) { f.do(fmt.Sprint("drop-all ", p)) }
+func (f *fakeRuntime) HealAll() error { return f.do("heal-network") }
+func (f *fakeRuntime) OneWay(from, to []string) error {
+	return f.do(fmt.Sprintf("one-way %v %v", from, to))
+}
+func (f *fakeRuntime) DelayAll(d time.Duration) error { return f.do(fmt.Sprint("delay-all ", d)) }
+func (f *fakeRuntime) DropAll(p float64, _ uint64) error {
+	return f.do(fmt.Sprint("drop-all ", p))
+}
 
 type memRecorder struct {
 	mu  sync.Mutex

@@ -88,9 +88,9 @@ func (f *Fabric) Nodes() []string {
 
 // Partition cuts the two groups apart: every link between a node of a and
 // a node of b, whoever dials, is blocked both ways.
-func (f *Fabric) Partition(a, b []string) {
+func (f *Fabric) Partition(a, b []string) error {
 	f.OneWay(a, b)
-	f.OneWay(b, a)
+	return f.OneWay(b, a)
 }
 
 // Isolate partitions node from every other node.
@@ -101,7 +101,7 @@ func (f *Fabric) Isolate(node string) {
 			others = append(others, n)
 		}
 	}
-	f.Partition([]string{node}, others)
+	_ = f.Partition([]string{node}, others) // a fabric's faults cannot fail
 }
 
 // OneWay drops every packet from a node of from to a node of to, whoever
@@ -116,8 +116,11 @@ func (f *Fabric) Isolate(node string) {
 //   - no new connection between x and y is established, either way, since
 //     a handshake needs packets both ways.
 //
-// Packets from y to x still flow. Partition is OneWay both ways.
-func (f *Fabric) OneWay(from, to []string) {
+// Packets from y to x still flow. Partition is OneWay both ways. A pair
+// with no link between them (a node the fabric does not proxy, or one
+// that never dials the other) has nothing to cut: the fabric's faults
+// never fail.
+func (f *Fabric) OneWay(from, to []string) error {
 	for _, x := range from {
 		for _, y := range to {
 			if l := f.Link(x, y); l != nil {
@@ -128,24 +131,27 @@ func (f *Fabric) OneWay(from, to []string) {
 			}
 		}
 	}
+	return nil
 }
 
 // Slow delays both directions of the link from from to to by d: what from
 // sends arrives d late, and so does every answer, so a round trip takes at
 // least 2d longer. With from a follower and to its leader, this is the
 // slow follower whose fetches fall behind. d <= 0 removes the delay.
-func (f *Fabric) Slow(from, to string, d time.Duration) {
+func (f *Fabric) Slow(from, to string, d time.Duration) error {
 	if l := f.Link(from, to); l != nil {
 		l.Delay(Both, d)
 	}
+	return nil
 }
 
 // DelayAll delays both directions of every link by d: latency across the
 // whole network.
-func (f *Fabric) DelayAll(d time.Duration) {
+func (f *Fabric) DelayAll(d time.Duration) error {
 	for _, l := range f.Links() {
 		l.Delay(Both, d)
 	}
+	return nil
 }
 
 // DelayAllJitter is DelayAll with each chunk's delay drawn from d ± j
@@ -153,29 +159,31 @@ func (f *Fabric) DelayAll(d time.Duration) {
 // place in Links, so that a seed gives the fabric the same jitters. It
 // reports that the delays jitter, always here: the nemesis asks because
 // other networks (netem) cannot draw from a seed.
-func (f *Fabric) DelayAllJitter(d, j time.Duration, seed uint64) bool {
+func (f *Fabric) DelayAllJitter(d, j time.Duration, seed uint64) (bool, error) {
 	for i, l := range f.Links() {
 		// Jitter first: the chunks read once the delay is on are then
 		// all jittered.
 		l.Jitter(Both, j, seed+uint64(i))
 		l.Delay(Both, d)
 	}
-	return true
+	return true, nil
 }
 
 // DropAll resets connections on every link with probability p per chunk
 // delivered (see Link.Drop), each link with its own seed derived from seed.
-func (f *Fabric) DropAll(p float64, seed uint64) {
+func (f *Fabric) DropAll(p float64, seed uint64) error {
 	for i, l := range f.Links() {
 		l.Drop(Both, p, seed+uint64(i))
 	}
+	return nil
 }
 
 // HealAll clears every fault on every link.
-func (f *Fabric) HealAll() {
+func (f *Fabric) HealAll() error {
 	for _, l := range f.Links() {
 		l.Heal()
 	}
+	return nil
 }
 
 // Close closes every link; the fabric accepts no more.

@@ -208,6 +208,7 @@ func (r runtime) Resume(id int) error {
 
 // network is the simulated links as cluster.Network: the faults of the
 // nemesis's network kinds, between nodes only (clients are never cut).
+// Its faults cannot fail: every link exists.
 type network struct{ w *world }
 
 var _ cluster.Network = network{}
@@ -224,28 +225,30 @@ func node(name string) int32 {
 	return int32(id)
 }
 
-func (n network) Partition(a, b []string) {
+func (n network) Partition(a, b []string) error {
 	n.OneWay(a, b)
-	n.OneWay(b, a)
+	return n.OneWay(b, a)
 }
 
-func (n network) OneWay(from, to []string) {
+func (n network) OneWay(from, to []string) error {
 	for _, x := range from {
 		for _, y := range to {
 			n.w.c.Block(node(x), node(y))
 		}
 	}
+	return nil
 }
 
-func (n network) Slow(from, to string, d time.Duration) {
+func (n network) Slow(from, to string, d time.Duration) error {
 	n.w.c.SlowLink(node(from), node(to), ceilMs(d))
+	return nil
 }
 
-func (n network) DelayAll(d time.Duration) { n.w.c.DelayAll(ceilMs(d)) }
+func (n network) DelayAll(d time.Duration) error { n.w.c.DelayAll(ceilMs(d)); return nil }
 
-func (n network) DropAll(p float64, seed uint64) { n.w.c.DropAll(p, seed) }
+func (n network) DropAll(p float64, seed uint64) error { n.w.c.DropAll(p, seed); return nil }
 
-func (n network) HealAll() { n.w.c.Heal() }
+func (n network) HealAll() error { n.w.c.Heal(); return nil }
 
 // observe is topic's partitions as a triggered fault watches them: what
 // every broker that runs (and is not paused) last heard from the

@@ -201,8 +201,7 @@ func (h *handler) do(ctx context.Context, req Request) (string, error) {
 		if h.net == nil {
 			return "nothing to heal: the cluster runs without network faults", nil
 		}
-		h.net.HealAll()
-		if err := takeErr(h.net); err != nil {
+		if err := h.net.HealAll(); err != nil {
 			return "", fmt.Errorf("heal: %w", err)
 		}
 		return "healed every network fault", nil
@@ -276,29 +275,19 @@ func (h *handler) do(ctx context.Context, req Request) (string, error) {
 			return "", fmt.Errorf("slow %s: a delay of %s; give a positive one", n.Name, req.Delay)
 		}
 		// A link is named by the node that dials it: both ends dial.
+		var errs []error
 		for _, p := range peers {
-			h.net.Slow(n.Name, p, req.Delay)
-			h.net.Slow(p, n.Name, req.Delay)
+			errs = append(errs, h.net.Slow(n.Name, p, req.Delay), h.net.Slow(p, n.Name, req.Delay))
 		}
-		if err := takeErr(h.net); err != nil {
+		if err := errors.Join(errs...); err != nil {
 			return "", fmt.Errorf("slow: %w", err)
 		}
 		return fmt.Sprintf("slowed the links between %s and %s by %s (both ways)", n.Name, strings.Join(peers, ", "), req.Delay), nil
 	}
-	h.net.Partition([]string{n.Name}, peers)
-	if err := takeErr(h.net); err != nil {
+	if err := h.net.Partition([]string{n.Name}, peers); err != nil {
 		return "", fmt.Errorf("partition: %w", err)
 	}
 	return fmt.Sprintf("partitioned %s from %s (both ways)", n.Name, strings.Join(peers, ", ")), nil
-}
-
-// takeErr is how a network whose methods return nothing (the docker
-// runtime's rules) reports that applying them failed.
-func takeErr(nw cluster.Network) error {
-	if f, ok := nw.(interface{ TakeErr() error }); ok {
-		return f.TakeErr()
-	}
-	return nil
 }
 
 // Do asks the cluster up serving the socket at path for req and returns

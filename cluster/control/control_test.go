@@ -66,9 +66,12 @@ type fakeNet struct {
 	fail            error
 }
 
-func (n *fakeNet) Partition(a, b []string) { n.calls = append(n.calls, fmt.Sprint("partition ", a, b)) }
-func (n *fakeNet) HealAll()                { n.calls = append(n.calls, "heal") }
-func (n *fakeNet) TakeErr() error          { err := n.fail; n.fail = nil; return err }
+func (n *fakeNet) Partition(a, b []string) error {
+	n.calls = append(n.calls, fmt.Sprint("partition ", a, b))
+	return n.take()
+}
+func (n *fakeNet) HealAll() error { n.calls = append(n.calls, "heal"); return n.take() }
+func (n *fakeNet) take() error    { err := n.fail; n.fail = nil; return err }
 
 func serve(t *testing.T, c cluster.Cluster, nw cluster.Network) string {
 	t.Helper()

@@ -31,7 +31,6 @@ type Network struct {
 	drops   map[[2]string]float64 // from, to -> percent (0: every packet)
 	delays  []delayLink
 	applied map[string]string // node -> the encoded spec it has
-	err     error             // the first failure since TakeErr
 }
 
 type delayLink struct {
@@ -97,29 +96,18 @@ func (w *Network) DelayMechanism() string {
 // Mechanism is netfault.Netem, HTB or Userspace.
 func (w *Network) Mechanism() string { return w.mechanism }
 
-// TakeErr returns the first error since the last call: installing rules
-// runs commands in containers, which can fail, and cluster.Network's
-// methods return nothing.
-func (w *Network) TakeErr() error {
-	w.c.mu.Lock()
-	defer w.c.mu.Unlock()
-	err := w.err
-	w.err = nil
-	return err
-}
-
-func (w *Network) change(f func()) {
+// change edits the desired faults and installs the rules they make:
+// installing runs commands in containers, which can fail.
+func (w *Network) change(f func()) error {
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
 	f()
-	if err := w.c.syncRules(context.Background(), false); err != nil && w.err == nil {
-		w.err = err
-	}
+	return w.c.syncRules(context.Background(), false)
 }
 
 // Partition cuts every packet between the two groups, both ways.
-func (w *Network) Partition(a, b []string) {
-	w.change(func() {
+func (w *Network) Partition(a, b []string) error {
+	return w.change(func() {
 		for _, x := range a {
 			for _, y := range b {
 				w.drops[[2]string{x, y}] = 0
@@ -130,8 +118,8 @@ func (w *Network) Partition(a, b []string) {
 }
 
 // OneWay drops every packet from a node of from to a node of to.
-func (w *Network) OneWay(from, to []string) {
-	w.change(func() {
+func (w *Network) OneWay(from, to []string) error {
+	return w.change(func() {
 		for _, x := range from {
 			for _, y := range to {
 				w.drops[[2]string{x, y}] = 0
@@ -141,28 +129,26 @@ func (w *Network) OneWay(from, to []string) {
 }
 
 // Slow delays the connections from dials to to's listener by d each way.
-func (w *Network) Slow(from, to string, d time.Duration) {
-	w.change(func() { w.delays = append(w.delays, delayLink{from: from, to: to, d: d, link: true}) })
+func (w *Network) Slow(from, to string, d time.Duration) error {
+	return w.change(func() { w.delays = append(w.delays, delayLink{from: from, to: to, d: d, link: true}) })
 }
 
 // DelayAll delays every packet between nodes by d.
-func (w *Network) DelayAll(d time.Duration) { w.delayAll(d, 0, 0) }
+func (w *Network) DelayAll(d time.Duration) error { return w.delayAll(d, 0, 0) }
 
 // DelayAllJitter is DelayAll with each delay drawn from d ± j, seeded per
 // link from seed, where delays are the userspace delay line; it reports
 // whether they are. netem's jitter would draw from the kernel, not the
 // seed, and reorder packets, so with netem (or HTB) it is DelayAll.
-func (w *Network) DelayAllJitter(d, j time.Duration, seed uint64) bool {
+func (w *Network) DelayAllJitter(d, j time.Duration, seed uint64) (bool, error) {
 	if w.mechanism != netfault.Userspace {
-		w.DelayAll(d)
-		return false
+		return false, w.DelayAll(d)
 	}
-	w.delayAll(d, j, seed)
-	return true
+	return true, w.delayAll(d, j, seed)
 }
 
-func (w *Network) delayAll(d, j time.Duration, seed uint64) {
-	w.change(func() {
+func (w *Network) delayAll(d, j time.Duration, seed uint64) error {
+	return w.change(func() {
 		for _, x := range w.c.nodes {
 			for _, y := range w.c.nodes {
 				if x != y {
@@ -176,8 +162,8 @@ func (w *Network) delayAll(d, j time.Duration, seed uint64) {
 
 // DropAll drops a share p of the packets between nodes, at random (the
 // kernel's random numbers: seed has no hold on them).
-func (w *Network) DropAll(p float64, seed uint64) {
-	w.change(func() {
+func (w *Network) DropAll(p float64, seed uint64) error {
+	return w.change(func() {
 		for _, x := range w.c.nodes {
 			for _, y := range w.c.nodes {
 				k := [2]string{x.Name, y.Name}
@@ -190,8 +176,8 @@ func (w *Network) DropAll(p float64, seed uint64) {
 }
 
 // HealAll removes every network fault.
-func (w *Network) HealAll() {
-	w.change(func() {
+func (w *Network) HealAll() error {
+	return w.change(func() {
 		w.drops = map[[2]string]float64{}
 		w.delays = nil
 	})

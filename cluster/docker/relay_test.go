@@ -67,8 +67,8 @@ func TestRelayJitter(t *testing.T) {
 	w, n := fakeNetwork()
 	w.c.closed = true // no containers to install rules in
 	w.mechanism = netfault.Userspace
-	if !w.DelayAllJitter(50*time.Millisecond, 10*time.Millisecond, 100) {
-		t.Fatal("the userspace delay line does not jitter")
+	if jittered, err := w.DelayAllJitter(50*time.Millisecond, 10*time.Millisecond, 100); !jittered || err != nil {
+		t.Fatalf("the userspace delay line does not jitter (%v)", err)
 	}
 	s := w.specFor(n["broker-1"])
 	if len(s.Relay) != 3 {
@@ -85,8 +85,8 @@ func TestRelayJitter(t *testing.T) {
 		t.Error(err)
 	}
 	w.delays, w.mechanism = nil, netfault.Netem
-	if w.DelayAllJitter(50*time.Millisecond, 10*time.Millisecond, 100) {
-		t.Error("netem claims a seeded jitter")
+	if jittered, err := w.DelayAllJitter(50*time.Millisecond, 10*time.Millisecond, 100); jittered || err != nil {
+		t.Errorf("netem claims a seeded jitter (%v)", err)
 	}
 	for _, d := range w.delays {
 		if d.jitter != 0 {

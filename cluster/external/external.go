@@ -255,7 +255,6 @@ type Cluster struct {
 
 	mu     sync.Mutex
 	cmds   []history.Command
-	errs   []error
 	down   map[string]bool // killed or stopped, to start at Close
 	paused map[string]bool
 	cut    bool
@@ -460,32 +459,35 @@ func listening(ctx context.Context, addr string, wait time.Duration) error {
 // Partition runs the partition command on every node of a with the nodes
 // of b as its peers, and on every node of b with those of a: each node
 // cuts itself off from the other side, as Jepsen's iptables rules do.
-func (c *Cluster) Partition(a, b []string) {
+// Every command runs even when one fails; the error joins their failures.
+func (c *Cluster) Partition(a, b []string) error {
 	c.mu.Lock()
 	c.cut = true
 	c.mu.Unlock()
-	c.partitionSide(a, b)
-	c.partitionSide(b, a)
+	var errs []error
+	c.partitionSide(a, b, &errs)
+	c.partitionSide(b, a, &errs)
+	return errors.Join(errs...)
 }
 
-func (c *Cluster) partitionSide(side, other []string) {
-	peers := c.named(Partition, other)
-	for _, n := range c.named(Partition, side) {
+func (c *Cluster) partitionSide(side, other []string, errs *[]error) {
+	peers := c.named(Partition, other, errs)
+	for _, n := range c.named(Partition, side, errs) {
 		if err := c.run(context.Background(), Partition, n, peers); err != nil {
-			c.fail(err)
+			*errs = append(*errs, err)
 		}
 	}
 }
 
 // named are the nodes called names, in order; a name no node has fails
 // the network fault (action) it was given for.
-func (c *Cluster) named(action string, names []string) []Node {
+func (c *Cluster) named(action string, names []string, errs *[]error) []Node {
 	var out []Node
 	for _, name := range names {
 		if n, ok := c.byName(name); ok {
 			out = append(out, n)
 		} else {
-			c.fail(fmt.Errorf("%s: no node named %s", action, name))
+			*errs = append(*errs, fmt.Errorf("%s: no node named %s", action, name))
 		}
 	}
 	return out
@@ -498,67 +500,57 @@ func (c *Cluster) others(n Node) []Node {
 
 // HealAll runs the heal command on every node, with every other node as
 // its peers.
-func (c *Cluster) HealAll() {
+func (c *Cluster) HealAll() error {
+	var errs []error
 	for _, n := range c.nodes() {
 		if err := c.run(context.Background(), Heal, n, c.others(n)); err != nil {
-			c.fail(err)
+			errs = append(errs, err)
 		}
 	}
 	c.mu.Lock()
 	c.cut = false
 	c.mu.Unlock()
+	return errors.Join(errs...)
 }
 
 // Slow runs the slow command on from, with to as its peer.
-func (c *Cluster) Slow(from, to string, d time.Duration) {
-	for _, n := range c.named(Slow, []string{from}) {
-		c.slow(n, c.named(Slow, []string{to}), d)
+func (c *Cluster) Slow(from, to string, d time.Duration) error {
+	var errs []error
+	for _, n := range c.named(Slow, []string{from}, &errs) {
+		c.slow(n, c.named(Slow, []string{to}, &errs), d, &errs)
 	}
+	return errors.Join(errs...)
 }
 
 // DelayAll runs the slow command on every node, with every other node as
 // its peers.
-func (c *Cluster) DelayAll(d time.Duration) {
+func (c *Cluster) DelayAll(d time.Duration) error {
+	var errs []error
 	for _, n := range c.nodes() {
-		c.slow(n, c.others(n), d)
+		c.slow(n, c.others(n), d, &errs)
 	}
+	return errors.Join(errs...)
 }
 
-func (c *Cluster) slow(n Node, peers []Node, d time.Duration) {
+func (c *Cluster) slow(n Node, peers []Node, d time.Duration, errs *[]error) {
 	c.mu.Lock()
 	c.cut = true
 	c.mu.Unlock()
 	if err := c.runDelay(context.Background(), Slow, n, peers, d); err != nil {
-		c.fail(err)
+		*errs = append(*errs, err)
 	}
 }
 
 // OneWay and DropAll have no command: the faults that need them are
 // refused before a run (Spec.Has), so reaching one is a bug to report,
 // not a fault to fake.
-func (c *Cluster) OneWay(_, _ []string) {
-	c.fail(errors.New("one-way drops: the external runtime has no command for them"))
+func (c *Cluster) OneWay(_, _ []string) error {
+	return errors.New("one-way drops: the external runtime has no command for them")
 }
 
 // DropAll: see OneWay.
-func (c *Cluster) DropAll(float64, uint64) {
-	c.fail(errors.New("random drops: the external runtime has no command for them"))
-}
-
-func (c *Cluster) fail(err error) {
-	c.mu.Lock()
-	c.errs = append(c.errs, err)
-	c.mu.Unlock()
-}
-
-// TakeErr returns what the network faults failed to do since the last
-// call (the Network methods return nothing).
-func (c *Cluster) TakeErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	err := errors.Join(c.errs...)
-	c.errs = nil
-	return err
+func (c *Cluster) DropAll(float64, uint64) error {
+	return errors.New("random drops: the external runtime has no command for them")
 }
 
 // TakeCommands returns the commands run since the last call.
@@ -616,7 +608,7 @@ func (c *Cluster) Close() {
 	cut, paused, down := c.cut, keys(c.paused), keys(c.down)
 	c.mu.Unlock()
 	if cut && c.spec.Commands.Heal != "" {
-		c.HealAll()
+		_ = c.HealAll() // logged; there is no history left to record it in
 	}
 	for _, name := range paused {
 		if n, ok := c.byName(name); ok && c.spec.Commands.Resume != "" {

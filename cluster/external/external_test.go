@@ -85,16 +85,15 @@ func TestCommands(t *testing.T) {
 	if err := c.Restart(context.Background(), 2); err == nil || !strings.Contains(err.Error(), "accepts no connection") {
 		t.Fatalf("a start whose node never listens: %v", err)
 	}
-	c.Partition([]string{"b1"}, []string{"b2"})
-	if err := c.TakeErr(); err != nil {
+	if err := c.Partition([]string{"b1"}, []string{"b2"}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	c.HealAll()
+	err = c.HealAll()
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("the heal commands ran %s past their 500ms timeout", d)
 	}
-	if err := c.TakeErr(); err == nil || !strings.Contains(err.Error(), "timed out") {
+	if err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("heal past its timeout: %v", err)
 	}
 	if err := c.Stop(1, time.Second); err == nil || !strings.Contains(err.Error(), "no --stop-cmd") {
@@ -156,7 +155,9 @@ func TestCloseRestores(t *testing.T) {
 		Commands: Commands{Kill: "true", Start: "touch " + marks + "/{name}.started", Partition: "true", Heal: "touch " + marks + "/{name}.healed"},
 	})
 	_ = c.Kill(1)
-	c.Partition([]string{"b1"}, nil)
+	if err := c.Partition([]string{"b1"}, nil); err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
 	for _, f := range []string{"b1.started", "b1.healed"} {
 		if _, err := os.Stat(filepath.Join(marks, f)); err != nil {
@@ -174,9 +175,7 @@ func TestSlow(t *testing.T) {
 		Controller: &Node{Name: "ctl", Addr: "h0:1", ID: -1},
 		Commands:   Commands{Slow: "echo {name} {peers} {delay_ms}", Heal: "touch " + marks + "/{name}.healed"},
 	})
-	c.Slow("b2", "b1", time.Second)
-	c.DelayAll(50 * time.Millisecond)
-	if err := c.TakeErr(); err != nil {
+	if err := errors.Join(c.Slow("b2", "b1", time.Second), c.DelayAll(50*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	var outs []string
