@@ -2,7 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -199,75 +198,78 @@ func declared(cfg Config) []FaultRun {
 	return out
 }
 
-// faultLog is the fault windows a history records: the nemesis's
-// start-FAULT operations (process -1).
+// faultLog is the fault windows a history records, read by history's
+// rule (history.Windows), and what the model makes of them.
 type faultLog struct {
-	started  []FaultRun // windows that started without an error
-	failed   int        // windows whose start reported an error
-	firstErr string     // the first such error, with its op, to say why
-	ops      int        // nemesis operations of any kind
+	pairs   history.Pairer
+	windows history.Windows
+	ops     int // nemesis operations of any kind
 	// lastEnd is when the nemesis last completed an operation: the end of
 	// the last window or heal, from which the liveness bound runs.
 	lastEnd int64
-	// open counts the windows of each kind that started and have not
-	// stopped; unhealed names the last stop or heal that reported an
-	// error, while no later one succeeded: either leaves the cluster not
-	// known to be healed, so the liveness checks that run from the heal
-	// are not judged.
-	open     map[string]int
-	unhealed string
-	crashes  []FaultRun // crashes of nodes, each as the kill it amounts to
+
+	// Set by finish: the windows that started without an error, the
+	// number whose start reported one, and the first such error, with
+	// its op, to say why.
+	started  []FaultRun
+	failed   int
+	firstErr string
+	// neverStopped names the fault of a window that started and never
+	// stopped;
+	// unhealed the last stop or heal, if it reported an error: either
+	// leaves the cluster not known to be healed, so the liveness checks
+	// that run from the heal are not judged.
+	neverStopped, unhealed string
+
+	crashes []FaultRun // crashes of nodes, each as the kill it amounts to
 	// lastCrash is the latest crash (a completion, or an invoke alone),
 	// nil if none.
 	lastCrash *history.Op
 }
 
-func (l *faultLog) add(op *history.Op) {
+func (l *faultLog) add(op *history.Op, pos int32) {
 	l.ops++
 	if op.Type != history.Invoke {
 		l.lastEnd = max(l.lastEnd, op.Time)
 	}
-	if op.Type == history.Invoke {
-		return
-	}
-	if stop, ok := history.FaultStop(op.F); ok || op.F == "heal" {
-		if ok && l.open[stop] > 0 {
-			l.open[stop]--
+	l.windows.Add(op, pos, l.pairs.Add(op, pos))
+}
+
+// finish judges the windows read.
+func (l *faultLog) finish(ops []history.Op) {
+	last := int32(-1) // the last stop or heal completed
+	for _, w := range l.windows.Windows() {
+		last = max(last, w.Stop.Done)
+		if w.Start.Done < 0 {
+			continue // a start that never completed is not known to have run
 		}
-		l.unhealed = ""
-		if op.Error != "" {
-			l.unhealed = fmt.Sprintf("%s (op %d) reported an error: %s", op.F, op.Index, op.Error)
+		start := &ops[w.Start.Done]
+		// A start that reported an error may not have taken effect:
+		// counting it could permit what it never caused, so it does not
+		// count.
+		if !w.Opened(ops) {
+			if l.failed == 0 {
+				l.firstErr = fmt.Sprintf("%s (op %d): %s", start.F, start.Index, start.Error)
+			}
+			l.failed++
+			continue
 		}
-		return
-	}
-	started, ok := history.FaultStart(op.F)
-	if !ok {
-		return
-	}
-	if op.Error == "" {
-		if l.open == nil {
-			l.open = map[string]int{}
+		if w.Stop.Done < 0 && (l.neverStopped == "" || w.Fault < l.neverStopped) {
+			l.neverStopped = w.Fault // the first by name, to say the same of the same history
 		}
-		l.open[started]++
-	}
-	kind := started
-	if f := op.Value.FaultName(); f != "" {
-		kind = f
-	}
-	// A start that reported an error may not have taken effect: counting
-	// it could permit what it never caused, so it does not count.
-	if op.Error != "" {
-		if l.failed == 0 {
-			l.firstErr = fmt.Sprintf("%s (op %d): %s", op.F, op.Index, op.Error)
+		r := FaultRun{Kind: w.Fault}
+		if start.Value != nil && start.Value.FaultInfo != nil {
+			r.KilledBrokers = len(start.Value.KilledBrokers)
 		}
-		l.failed++
-		return
+		l.started = append(l.started, r)
 	}
-	r := FaultRun{Kind: kind}
-	if op.Value != nil && op.Value.FaultInfo != nil {
-		r.KilledBrokers = len(op.Value.KilledBrokers)
+	for _, h := range l.windows.Heals() {
+		last = max(last, h.Done)
 	}
-	l.started = append(l.started, r)
+	if last >= 0 && ops[last].Error != "" {
+		op := &ops[last]
+		l.unhealed = fmt.Sprintf("%s (op %d) reported an error: %s", op.F, op.Index, op.Error)
+	}
 }
 
 // crash counts a node's crash (history.Crash) as the fault it physically
@@ -301,10 +303,8 @@ func (l *faultLog) downAfterHeal() string {
 // notHealed says why the cluster is not known to be healed at the end of
 // the history (a window that never stopped, a heal that failed), or "".
 func (l *faultLog) notHealed() string {
-	for _, k := range slices.Sorted(maps.Keys(l.open)) {
-		if l.open[k] > 0 {
-			return fmt.Sprintf("a %s window started and never stopped (the history ends inside it)", k)
-		}
+	if l.neverStopped != "" {
+		return fmt.Sprintf("a %s window started and never stopped (the history ends inside it)", l.neverStopped)
 	}
 	return l.unhealed
 }

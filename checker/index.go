@@ -65,7 +65,6 @@ type History struct {
 	crashes []int32 // crash operations: each completion, or an invoke the history ends after
 	// violations are the invariant operations' completions (history.Invariant).
 	violations []int32
-	monOpen    map[history.Key]int32 // open monitor invokes: partition -> index into its samples
 	counts     map[string]*OpCounts
 	problems   []string
 	clientOps  int // operations of clients (not the nemesis or monitor)
@@ -399,8 +398,9 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 		ends:   make([]readOp, 0, ends),
 		counts: map[string]*OpCounts{},
 	}
-	open := map[int]int32{}
-	crashOpen := int32(-1)
+	// Clients, the monitor and the cluster's crashes are paired each by
+	// history's rule on its own, as each is read for itself.
+	var clients, monitor, crashes history.Pairer
 	for i := range ops {
 		op := &ops[i]
 		pos := int32(i)
@@ -419,84 +419,67 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 		case history.Info:
 			c.Info++
 		}
-		if op.Process == history.NemesisProcess {
-			h.faults.add(op)
+		switch op.Process {
+		case history.NemesisProcess:
+			h.faults.add(op, pos)
 			continue
-		}
-		if op.Process == history.MonitorProcess {
-			h.addSample(op, pos)
+		case history.MonitorProcess:
+			if op.F == history.Monitor && op.Value != nil {
+				h.addSample(op, pos, monitor.Add(op, pos))
+			}
 			continue
-		}
-		if op.Process == history.ClusterProcess {
-			h.addCrash(op, pos, &crashOpen)
+		case history.ClusterProcess:
+			if op.F == history.Invariant && op.Type != history.Invoke {
+				h.violations = append(h.violations, pos)
+			}
+			if op.F == history.Crash {
+				h.addCrash(op, pos, crashes.Add(op, pos))
+			}
 			continue
 		}
 		h.clientOps++
-		if op.Type == history.Invoke {
-			if j, busy := open[op.Process]; busy {
-				h.problem("op %d: process %d invoked %s while op %d is open; op %d is treated as unknown", op.Index, op.Process, op.F, ops[j].Index, ops[j].Index)
-				h.complete(j, -1)
-			}
-			open[op.Process] = pos
-			continue
+		st := clients.Add(op, pos)
+		if st.Problem != "" {
+			h.problem(st.Problem)
 		}
-		inv := int32(-1)
-		if j, ok := open[op.Process]; ok {
-			delete(open, op.Process)
-			if ops[j].F == op.F {
-				inv = j
-			} else {
-				h.problem("op %d: completes %s but process %d invoked %s (op %d); both are taken alone", op.Index, op.F, op.Process, ops[j].F, ops[j].Index)
-				h.complete(j, -1)
-			}
-		} else {
-			h.problem("op %d: process %d completed %s without an invoke", op.Index, op.Process, op.F)
+		if st.Orphan >= 0 {
+			h.complete(st.Orphan, -1)
 		}
-		h.complete(inv, pos)
+		if op.Type != history.Invoke {
+			h.complete(st.Invoke, pos)
+		}
 	}
 	// Invokes the history ended before completing are unknown, like info.
-	rest := make([]int32, 0, len(open))
-	for _, j := range open {
-		rest = append(rest, j)
-	}
-	slices.Sort(rest)
-	for _, j := range rest {
+	for _, j := range clients.Open() {
 		h.complete(j, -1)
 	}
-	if crashOpen >= 0 {
-		h.crashes = append(h.crashes, crashOpen)
-		h.faults.crash(&ops[crashOpen])
+	// A crash's invoke and completion are recorded at once: an invoke the
+	// history ends with is a crash all the same, its completion torn off.
+	for _, j := range crashes.Open() {
+		h.crashes = append(h.crashes, j)
+		h.faults.crash(&ops[j])
 	}
+	h.faults.finish(ops)
 	h.finish()
 	return h
 }
 
-// addSample indexes one monitor operation: an invoke opens its
-// partition's next sample, a completion fills the open one (or stands
-// alone if there is none). A sample the history ended before completing
-// stays without a view.
-func (h *History) addSample(op *history.Op, pos int32) {
-	if op.F != history.Monitor || op.Value == nil {
-		return
-	}
-	k := op.Key()
-	p := h.parts[h.keyOf(k)]
+// addSample indexes one monitor operation, paired as st says: an invoke
+// opens its partition's next sample, a completion fills the one it
+// completes (or stands alone). A sample the history ended before
+// completing, or that a second invoke left open, stays without a view.
+func (h *History) addSample(op *history.Op, pos int32, st history.Step) {
+	p := h.parts[h.keyOf(op.Key())]
 	if op.Type == history.Invoke {
-		if h.monOpen == nil {
-			h.monOpen = map[history.Key]int32{}
-		}
-		h.monOpen[k] = int32(len(p.samples))
 		p.samples = append(p.samples, sample{inv: pos, done: -1})
 		return
 	}
-	i, ok := h.monOpen[k]
-	if ok {
-		delete(h.monOpen, k)
-	} else {
-		i = int32(len(p.samples))
+	// The sample a completion completes is its partition's last: a
+	// second invoke would have left it open and begun another.
+	if st.Invoke < 0 || len(p.samples) == 0 || p.samples[len(p.samples)-1].inv != st.Invoke {
 		p.samples = append(p.samples, sample{inv: -1, done: -1})
 	}
-	s := &p.samples[i]
+	s := &p.samples[len(p.samples)-1]
 	s.done = pos
 	v := op.Value
 	if op.Type != history.OK || v.Sample == nil || v.Leader == nil || *v.Leader < 0 || v.Epoch == nil || len(v.ISR) == 0 {
@@ -510,34 +493,24 @@ func (h *History) addSample(op *history.Op, pos int32) {
 	s.full = want > 0 && len(v.ISR) >= want
 }
 
-// addCrash indexes one operation of the cluster's own (crash): each
-// completion is a crash, and so is an invoke the history ends (or the
-// next invoke comes) before its completion, since both are recorded at
-// once and a torn history may keep the first alone. Other functions of
-// the process are ignored.
-func (h *History) addCrash(op *history.Op, pos int32, open *int32) {
-	if op.F == history.Invariant && op.Type != history.Invoke {
-		h.violations = append(h.violations, pos)
+// addCrash indexes one crash operation (the cluster's own), paired as st
+// says: each completion is a crash, and so is an invoke a second one
+// left open, since both are recorded at once and a torn history may keep
+// the first alone.
+func (h *History) addCrash(op *history.Op, pos int32, st history.Step) {
+	if st.Orphan >= 0 {
+		h.crashes = append(h.crashes, st.Orphan)
+		h.faults.crash(&h.Ops[st.Orphan])
 	}
-	if op.F != history.Crash {
-		return
+	if op.Type != history.Invoke {
+		h.crashes = append(h.crashes, pos)
+		h.faults.crash(op)
 	}
-	if op.Type == history.Invoke {
-		if *open >= 0 {
-			h.crashes = append(h.crashes, *open)
-			h.faults.crash(&h.Ops[*open])
-		}
-		*open = pos
-		return
-	}
-	*open = -1
-	h.crashes = append(h.crashes, pos)
-	h.faults.crash(op)
 }
 
-func (h *History) problem(format string, args ...any) {
-	if len(h.problems) < 100 {
-		h.problems = append(h.problems, fmt.Sprintf(format, args...))
+func (h *History) problem(p string) {
+	if len(h.problems) < history.MaxProblems {
+		h.problems = append(h.problems, p)
 	}
 }
 
@@ -676,7 +649,7 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	if v == nil || v.Value == "" {
 		if done >= 0 {
-			h.problem("op %d: a send without a value", h.Ops[done].Index)
+			h.problem(fmt.Sprintf("op %d: a send without a value", h.Ops[done].Index))
 		}
 		return
 	}

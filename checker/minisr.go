@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/chaos-isr/chaos/history"
 )
 
 // DefaultMetadataLag is the lag AckBelowMinISR allows between the
@@ -366,25 +364,17 @@ func secs(t int64) string { return fmt.Sprintf("%.3fs", float64(t)/1e9) }
 // ISR may be frozen all that time.
 func (h *History) controllerCut(lag int64) [][2]int64 {
 	var out [][2]int64
-	open := map[string]int64{}
-	for i := range h.Ops {
-		op := &h.Ops[i]
-		if op.Type == history.Invoke || op.Process != history.NemesisProcess {
-			continue
-		}
-		if kind, ok := history.FaultStart(op.F); ok && op.Error == "" && slices.ContainsFunc(op.Value.FaultTargets(), func(t string) bool {
+	for _, w := range h.faults.windows.Windows() {
+		if !w.Opened(h.Ops) || !slices.ContainsFunc(h.Ops[w.Start.Done].Value.FaultTargets(), func(t string) bool {
 			return strings.Contains(t, "controller")
 		}) {
-			open[kind] = op.Time
-		} else if kind, ok := history.FaultStop(op.F); ok {
-			if from, was := open[kind]; was {
-				out = append(out, [2]int64{from, op.Time + lag})
-				delete(open, kind)
-			}
+			continue
 		}
-	}
-	for _, from := range open {
-		out = append(out, [2]int64{from, math.MaxInt64})
+		to := int64(math.MaxInt64)
+		if w.Stop.Done >= 0 {
+			to = h.Ops[w.Stop.Done].Time + lag
+		}
+		out = append(out, [2]int64{h.Ops[w.Start.Done].Time, to})
 	}
 	return out
 }

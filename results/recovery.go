@@ -89,61 +89,51 @@ func ReadStoredResults(path string) (StoredResults, error) {
 // Recoveries computes each fault window's recovery from a history. The
 // ops are taken in index order, as a history holds them.
 //
-// A window is a start-FAULT completion without an error and the next
-// stop-FAULT completion of the same fault. The samples that tell whether
+// The windows are history's (history.Window), those whose start
+// completed without an error, from that completion to their stop's. The
+// samples that tell whether
 // it bit are, per partition, those that completed after the start, up to
 // and including the first that completed after the stop: a sample's view
 // is read between its partition's previous completion and its own, so
 // that first one may still show the window. What a window is compared
 // with is the last sample of the partition before the start.
 func Recoveries(ops []history.Op) []WindowRecovery {
+	ix := history.NewIndex(ops)
 	var (
 		out      []WindowRecovery
-		open     = map[string][]int{} // fault -> windows open, oldest first
-		starts   []int64              // each window's start
-		stops    []int64              // -1: no stop
+		starts   []int64 // each window's start
+		stops    []int64 // -1: no stop
 		killed   []bool
-		sendAt   = map[int]int64{} // process -> its send's invoke time
 		anyAck   bool
 		samples  []sample
 		acks     []ack
 		sendErrs []int64
 	)
+	// A window runs from its start's completion to its stop's: a start
+	// that failed may not have taken effect, and is left out.
+	for _, w := range ix.Windows {
+		if !w.Opened(ops) {
+			continue
+		}
+		start := &ops[w.Start.Done]
+		r := WindowRecovery{Fault: w.Fault, Start: Duration(ms(start.Time))}
+		stop := ix.Time(w.Stop.Done)
+		if stop >= 0 {
+			d := Duration(ms(stop))
+			r.Stop = &d
+		}
+		out = append(out, r)
+		starts, stops = append(starts, start.Time), append(stops, stop)
+		killed = append(killed, start.Value != nil && start.Value.FaultInfo != nil && len(start.Value.KilledBrokers) > 0)
+	}
 	for i := range ops {
 		op := &ops[i]
 		switch {
-		case op.Process == history.NemesisProcess && op.Type != history.Invoke:
-			if f, ok := history.FaultStart(op.F); ok {
-				if op.Error != "" {
-					continue // a start that failed may not have taken effect
-				}
-				if n := op.Value.FaultName(); n != "" {
-					f = n
-				}
-				open[f] = append(open[f], len(out))
-				out = append(out, WindowRecovery{Fault: f, Start: Duration(ms(op.Time))})
-				starts, stops = append(starts, op.Time), append(stops, -1)
-				killed = append(killed, op.Value != nil && op.Value.FaultInfo != nil && len(op.Value.KilledBrokers) > 0)
-			} else if f, ok := history.FaultStop(op.F); ok {
-				if n := op.Value.FaultName(); n != "" {
-					f = n
-				}
-				if w := open[f]; len(w) > 0 {
-					stops[w[0]] = op.Time
-					d := Duration(ms(op.Time))
-					out[w[0]].Stop = &d
-					open[f] = w[1:]
-				}
-			}
-		case op.F == history.Send && op.Type == history.Invoke:
-			sendAt[op.Process] = op.Time
-		case op.F == history.Send:
-			at, ok := sendAt[op.Process]
-			delete(sendAt, op.Process)
+		case op.F == history.Send && op.Type != history.Invoke:
 			if op.Type == history.OK {
 				anyAck = true
-				if ok {
-					acks = append(acks, ack{invoked: at, done: op.Time})
+				if j := ix.Pair[i]; j >= 0 {
+					acks = append(acks, ack{invoked: ops[j].Time, done: op.Time})
 				}
 			} else {
 				sendErrs = append(sendErrs, op.Time)

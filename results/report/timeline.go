@@ -112,7 +112,7 @@ func typeSlot(t history.Type) int {
 // paired. sched is the planned schedule, used only when the history has
 // no nemesis operations.
 func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
-	tl := &timeline{ops: ops, pair: make([]int32, len(ops)), finalAt: -1, partIdx: map[history.Key]int{}}
+	tl := &timeline{ops: ops, finalAt: -1, partIdx: map[history.Key]int{}}
 	for i := range ops {
 		if ops[i].Index != int64(i) {
 			tl.byIndex = make(map[int64]int, len(ops))
@@ -148,24 +148,19 @@ func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
 		tl.sendSpan[i] = [2]int64{-1, -1}
 	}
 
-	open := map[int]int32{}
-	openFault := map[string]int{} // fault name -> index into faults
+	ix := history.NewIndex(ops)
+	tl.pair = ix.Pair
 	for i := range ops {
 		op := &ops[i]
-		tl.pair[i] = -1
 		tl.end = max(tl.end, op.Time)
 		var inv int32 = -1
-		if op.Type == history.Invoke {
-			open[op.Process] = int32(i)
-		} else if j, ok := open[op.Process]; ok && ops[j].F == op.F {
-			inv = j
-			tl.pair[i], tl.pair[j] = j, int32(i)
-			delete(open, op.Process)
+		if op.Type != history.Invoke {
+			inv = ix.Pair[i]
 		}
 		part := tl.partOf(op, inv)
 		switch {
 		case op.Process == history.NemesisProcess:
-			tl.nemesisOp(i, inv, openFault)
+			// Read below, as history's windows.
 		case op.Process == history.MonitorProcess && op.F == history.Monitor:
 			if op.Type != history.Invoke && part >= 0 {
 				tl.samples[part] = append(tl.samples[part], monitorSample(op, int32(i)))
@@ -195,6 +190,7 @@ func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
 			}
 		}
 	}
+	tl.readWindows(ix)
 	tl.end = max(tl.end, int64(time.Second))
 	// A heal closed every window open before it, so a window still open
 	// lasted to the end of the history.
@@ -232,90 +228,59 @@ func (tl *timeline) partOf(op *history.Op, inv int32) int {
 	return tl.partIdx[history.Key{Topic: v.Topic, Partition: v.Partition}]
 }
 
-// nemesisOp turns start-/stop- operations into fault windows. The nemesis
-// records a fault as an invoke and an info completion: the invoke opens or
-// closes the window, the completion adds what it says (targets, an error).
-// A completion without an invoke counts as the event itself. Other
-// functions than start*, stop* and heal draw no window; the history view
-// shows them.
-func (tl *timeline) nemesisOp(i int, inv int32, openFault map[string]int) {
-	op := &tl.ops[i]
-	var cmds []faultCmd
-	if op.Type != history.Invoke && op.Value != nil && op.Value.FaultInfo != nil {
-		for _, c := range op.Value.Commands {
-			cmds = append(cmds, faultCmd{F: op.F, Op: op.Index, Command: c})
+// readWindows draws history's fault windows: each from its start (the
+// invoke, where the nemesis records one) to its stop or the heal that
+// ended it. The completions of a window's operations add what they say
+// (targets, an error, the commands they ran); a heal's go with the last
+// window it ended. Commands of operations that belong to no window (a
+// final heal with nothing open) are kept apart: what they did to the
+// cluster still has to be shown.
+func (tl *timeline) readWindows(ix *history.Index) {
+	ops := tl.ops
+	owner := map[int32]int{} // a completion's position -> its window
+	for k, w := range ix.Windows {
+		start := &ops[w.Start.At()]
+		f := faultWindow{Fault: w.Fault, Start: start.Time, End: -1, StartOp: start.Index, EndOp: -1, Open: true}
+		f.Targets = start.Value.FaultTargets()
+		if e := w.Ended(); e.At() >= 0 {
+			end := &ops[e.At()]
+			f.End, f.EndOp, f.Open = end.Time, end.Index, false
+		}
+		tl.faults = append(tl.faults, f)
+		for _, done := range []int32{w.Start.Done, w.Stop.Done, w.Heal.Done} {
+			if done >= 0 {
+				owner[done] = k
+			}
 		}
 	}
-	if op.Type == history.Invoke || inv < 0 {
-		tl.nemesisEvent(op, openFault)
-		tl.strayCmds = append(tl.strayCmds, cmds...)
-		return
+	for _, h := range ix.Heals {
+		tl.heals = append(tl.heals, ops[h.At()].Time)
 	}
-	invIndex := tl.ops[inv].Index
-	for k := len(tl.faults) - 1; k >= 0; k-- {
-		f := &tl.faults[k]
-		if f.StartOp != invIndex && f.EndOp != invIndex {
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.NemesisProcess || op.Type == history.Invoke {
 			continue
 		}
-		if t := op.Value.FaultTargets(); f.StartOp == invIndex && len(t) > 0 {
+		var cmds []faultCmd
+		if op.Value != nil && op.Value.FaultInfo != nil {
+			for _, c := range op.Value.Commands {
+				cmds = append(cmds, faultCmd{F: op.F, Op: op.Index, Command: c})
+			}
+		}
+		k, ok := owner[int32(i)]
+		if !ok {
+			tl.strayCmds = append(tl.strayCmds, cmds...)
+			continue
+		}
+		f, w := &tl.faults[k], &ix.Windows[k]
+		if t := op.Value.FaultTargets(); w.Start.Done == int32(i) && len(t) > 0 {
 			f.Targets = t
 		}
 		if op.Error != "" {
 			f.Error = strings.TrimSpace(f.Error + " " + op.Error)
 		}
-		// A heal that closed several windows lists its commands once,
-		// with the last window it closed.
 		f.Cmds = append(f.Cmds, cmds...)
-		return
 	}
-	tl.strayCmds = append(tl.strayCmds, cmds...)
-}
-
-func (tl *timeline) nemesisEvent(op *history.Op, openFault map[string]int) {
-	name := faultName(op)
-	switch {
-	case strings.HasPrefix(op.F, "start"):
-		if _, ok := openFault[name]; ok {
-			return // a repeated start of an open window
-		}
-		w := faultWindow{Fault: name, Start: op.Time, End: -1, StartOp: op.Index, EndOp: -1, Open: true}
-		w.Targets = op.Value.FaultTargets()
-		openFault[name] = len(tl.faults)
-		tl.faults = append(tl.faults, w)
-	case strings.HasPrefix(op.F, "stop"):
-		if k, ok := openFault[name]; ok {
-			f := &tl.faults[k]
-			f.End, f.EndOp, f.Open = op.Time, op.Index, false
-			delete(openFault, name)
-		}
-	case op.F == "heal":
-		tl.heals = append(tl.heals, op.Time)
-		for name, k := range openFault {
-			f := &tl.faults[k]
-			f.End, f.EndOp, f.Open = op.Time, op.Index, false
-			delete(openFault, name)
-		}
-	}
-}
-
-// faultName is the fault a nemesis op is about: value.fault, or the kind
-// whose window f starts or ends ("fault" for a bare start or stop, as a
-// foreign history may have).
-func faultName(op *history.Op) string {
-	if f := op.Value.FaultName(); f != "" {
-		return f
-	}
-	k, ok := history.FaultStart(op.F)
-	if !ok {
-		k, ok = history.FaultStop(op.F)
-	}
-	switch {
-	case ok && k != "":
-		return k
-	case ok || op.F == "start" || op.F == "stop":
-		return "fault"
-	}
-	return op.F
 }
 
 func monitorSample(op *history.Op, pos int32) sample {
