@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
 )
 
@@ -40,7 +41,7 @@ func TestMonitorSeesISRShrinkAndHWGrow(t *testing.T) {
 	rec := workload.NewRecorder(hw, time.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := workload.Config{Bootstrap: bootstrap, Topic: topic, Partitions: 1}
+	cfg := workload.Config{Workload: results.Workload{Bootstrap: bootstrap, Topic: topic, Partitions: 1}}
 	go func() { done <- workload.Monitor(ctx, cfg, rec, 100*time.Millisecond, 500*time.Millisecond) }()
 
 	for i := range 5 {

@@ -13,10 +13,11 @@ import (
 )
 
 // TestConfig is test.json: everything needed to understand and repeat a
-// run. Its types are the store's own, not the workload's or the nemesis's:
-// test.json is read back long after it was written (chaos check, chaos
-// report, a campaign's index), so it changes only when this file does. The
-// runner fills it in from its own types at the boundary.
+// run. Its types are the store's: test.json is read back long after it
+// was written (chaos check, chaos report, a campaign's index), so it
+// changes only when this file does. The workload runs with Workload
+// itself (workload.Config embeds it); the runner fills in the rest from
+// its own types at the boundary.
 type TestConfig struct {
 	Name     string            `json:"name"`
 	Seed     uint64            `json:"seed"`
@@ -134,7 +135,9 @@ type ExternalNode struct {
 }
 
 // Workload is the clients' configuration: what the producers and
-// consumers did. Durations are nanoseconds in JSON.
+// consumers do, the one type the workload runs with (workload.Config
+// embeds it, with what only a run needs) and test.json keeps. Durations
+// are nanoseconds in JSON.
 type Workload struct {
 	Bootstrap      []string      `json:"bootstrap"`
 	Topic          string        `json:"topic"`

@@ -18,11 +18,13 @@ import (
 // reach the cluster at bootstrap.
 func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
 	return workload.Config{
-		Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
-		Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
-		Retries: s.Retries, Idempotent: s.Idempotent, MaxInFlight: s.MaxInFlight,
+		Workload: results.Workload{
+			Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
+			Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
+			Retries: s.Retries, Idempotent: s.Idempotent, MaxInFlight: s.MaxInFlight,
+			Bootstrap: bootstrap,
+		},
 		LivenessBound: s.LivenessBound,
-		Bootstrap:     bootstrap,
 	}
 }
 
@@ -63,17 +65,12 @@ func (s Spec) judged(w workload.Config) results.TestConfig {
 }
 
 func storedWorkload(c workload.Config) results.Workload {
-	inFlight := c.MaxInFlight
-	if inFlight <= 1 {
+	w := c.Workload
+	if w.MaxInFlight <= 1 {
 		// Absent, as in the runs before producers could pipeline: one.
-		inFlight = 0
+		w.MaxInFlight = 0
 	}
-	return results.Workload{
-		Bootstrap: c.Bootstrap, Topic: c.Topic, Partitions: c.Partitions, Acks: c.Acks,
-		Concurrency: c.Concurrency, Consumers: c.Consumers, Rate: c.Rate, TimeLimit: c.TimeLimit,
-		Seed: c.Seed, RequestTimeout: c.RequestTimeout, EndOffsetEvery: c.EndOffsetEvery,
-		Retries: c.Retries, Idempotent: c.Idempotent, MaxInFlight: inFlight,
-	}
+	return w
 }
 
 // storedSchedule keeps a nil schedule nil: test.json says "schedule": null

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // TestFinalReadRetry: a whole read refused by a broker that is no longer
@@ -42,7 +43,7 @@ func TestFinalReadRetry(t *testing.T) {
 // until its own deadline; a stuck read extends that deadline until its
 // stall outlasts the bound; a corrupt read is not read again.
 func TestLeaderReads(t *testing.T) {
-	cfg := Config{Partitions: 3, LivenessBound: 10 * time.Second, RequestTimeout: time.Second}
+	cfg := Config{Workload: results.Workload{Partitions: 3, RequestTimeout: time.Second}, LivenessBound: 10 * time.Second}
 	// Healed at 0, reads begin at 1s: the phase tries until 10s + 5s.
 	l := NewLeaderReads(cfg, 0, time.Second, map[int32]int64{2: 7})
 	now := time.Second

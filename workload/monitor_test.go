@@ -13,6 +13,7 @@ import (
 
 	"github.com/chaos-isr/chaos/broker/wire"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // fakeBrokers are two brokers on loopback as the monitor sees them: broker 1
@@ -141,7 +142,7 @@ func runMonitor(t *testing.T, f *fakeBrokers, interval, timeout, d time.Duration
 	rec := newRecording(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := Config{Bootstrap: []string{f.live.Addr().String()}, Topic: "t", Partitions: 1}
+	cfg := Config{Workload: results.Workload{Bootstrap: []string{f.live.Addr().String()}, Topic: "t", Partitions: 1}}
 	go func() { done <- Monitor(ctx, cfg, rec.Recorder, interval, timeout) }()
 	time.Sleep(d)
 	cancel()

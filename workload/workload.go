@@ -8,26 +8,14 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
 )
 
-// Config describes a workload.
+// Config describes a workload: the settings test.json stores
+// (results.Workload, one type for the run and its record) and what only
+// the run needs.
 type Config struct {
-	Bootstrap      []string      `json:"bootstrap"`
-	Topic          string        `json:"topic"`
-	Partitions     int32         `json:"partitions"`
-	Acks           int16         `json:"acks"`
-	Concurrency    int           `json:"concurrency"`          // producer processes
-	Consumers      int           `json:"consumers"`            // consumer processes
-	Rate           float64       `json:"rate"`                 // target sends per second, all producers together; 0: unthrottled
-	TimeLimit      time.Duration `json:"time_limit"`           // how long producers and consumers run
-	Seed           uint64        `json:"seed"`                 // drives partition choice and pacing jitter
-	RequestTimeout time.Duration `json:"request_timeout"`      // the produce request timeout sent to brokers
-	EndOffsetEvery int           `json:"end_offset_every"`     // a consumer reads the end offset every N operations
-	Retries        int           `json:"retries,omitempty"`    // a send is tried again up to this many times after a retriable error
-	Idempotent     bool          `json:"idempotent,omitempty"` // producers use KIP-98 idempotence (a producer id and sequence numbers)
-	// MaxInFlight is how many produce requests each producer session may
-	// have outstanding (max.in.flight.requests.per.connection); 0 is 1.
-	MaxInFlight int `json:"max_in_flight,omitempty"`
+	results.Workload
 	// LivenessBound is how long after the last heal the cluster has to
 	// converge and serve again (the liveness checks' bound): the final
 	// phase waits and tries at least that long before it gives up, so that

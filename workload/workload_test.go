@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // recording is a Recorder into a history file of the test's own.
@@ -139,8 +140,8 @@ func (c memClient) Close() {
 func TestRunAndFinalOverAClient(t *testing.T) {
 	rec := newRecording(t)
 	m := &memCluster{logs: map[history.Key][]history.Record{}}
-	cfg := Config{Bootstrap: []string{"mem"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
-		Rate: 200, TimeLimit: 500 * time.Millisecond, Seed: 1, RequestTimeout: time.Second, EndOffsetEvery: 5}
+	cfg := Config{Workload: results.Workload{Bootstrap: []string{"mem"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
+		Rate: 200, TimeLimit: 500 * time.Millisecond, Seed: 1, RequestTimeout: time.Second, EndOffsetEvery: 5}}
 	ctx := context.Background()
 	if err := run(ctx, cfg, rec.Recorder, m.dial); err != nil {
 		t.Fatal(err)
@@ -201,8 +202,8 @@ func TestRunAndFinalOverAClient(t *testing.T) {
 func TestLanesShareASession(t *testing.T) {
 	rec := newRecording(t)
 	m := &memCluster{logs: map[history.Key][]history.Record{}}
-	cfg := Config{Bootstrap: []string{"mem"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
-		Rate: 200, TimeLimit: 500 * time.Millisecond, Seed: 1, RequestTimeout: time.Second, EndOffsetEvery: 5, MaxInFlight: 3}
+	cfg := Config{Workload: results.Workload{Bootstrap: []string{"mem"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
+		Rate: 200, TimeLimit: 500 * time.Millisecond, Seed: 1, RequestTimeout: time.Second, EndOffsetEvery: 5, MaxInFlight: 3}}
 	g := NewGenerator(cfg)
 	if g.Producers() != 6 || g.Lanes() != 3 || g.Workers() != 9 {
 		t.Fatalf("%d producers in lanes of %d, %d workers; want 6, 3, 9", g.Producers(), g.Lanes(), g.Workers())
