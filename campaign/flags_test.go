@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 )
 
@@ -85,7 +86,7 @@ func TestResolveFlags(t *testing.T) {
 // TestSpecBase: a cell's run args follow the campaign's; they may set the
 // cell's own nemesis interval but nothing else the campaign sets.
 func TestSpecBase(t *testing.T) {
-	base := Spec{RunArgs: []string{"--rate", "10"}, Runtime: runner.RuntimeSim}.Base(func(args []string) (runner.Spec, error) {
+	base := Spec{results.CampaignSpec{RunArgs: []string{"--rate", "10"}, Runtime: runner.RuntimeSim}}.Base(func(args []string) (runner.Spec, error) {
 		if !slices.Equal(args[:2], []string{"--rate", "10"}) {
 			t.Errorf("run args %q do not begin with the campaign's", args)
 		}

@@ -196,7 +196,7 @@ func cellSpecs(s results.CampaignSpec) []results.CampaignCellSpec {
 	}
 	acks, isr, el, nem := s.Acks, s.MinInsyncReplicas, s.Election, s.Nemesis
 	if len(acks) == 0 {
-		acks = []int{-1}
+		acks = []results.Acks{-1}
 	}
 	if len(isr) == 0 {
 		isr = []int{2}
@@ -237,7 +237,7 @@ func label(c results.CampaignCellPlan) string { return Scenario(c) + bugsLabel(c
 
 // specLabel names a cell of a spec the plan refused, as written.
 func specLabel(cs results.CampaignCellSpec) string {
-	return cellLabel(cs.Acks, cs.MinInsyncReplicas, cmp.Or(cs.Election, "clean"), cmp.Or(cs.Nemesis, "none")) + argsLabel(cs.RunArgs) + bugsLabel(cs.Bugs)
+	return cellLabel(int(cs.Acks), cs.MinInsyncReplicas, cmp.Or(cs.Election, "clean"), cmp.Or(cs.Nemesis, "none")) + argsLabel(cs.RunArgs) + bugsLabel(cs.Bugs)
 }
 
 func argsLabel(args []string) string {
@@ -298,7 +298,7 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, shared run
 			bugArgs = append(bugArgs, "--bug", b)
 		}
 	}
-	acks := cs.Acks
+	acks := int(cs.Acks)
 	if acks != 0 && acks != 1 && acks != -1 {
 		return Cell{}, fmt.Errorf("acks must be 0, 1 or -1, got %d", acks)
 	}

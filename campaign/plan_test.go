@@ -23,7 +23,7 @@ func testBase() runner.Spec {
 // nemesis innermost; each cell's spec is the base varied by the cell and
 // the campaign's settings, and nothing else; its args say the same.
 func TestCampaignPlanCells(t *testing.T) {
-	spec := results.CampaignSpec{Acks: []int{1, -1}, MinInsyncReplicas: []int{1, 2}, Nemesis: []string{"kill", "none"},
+	spec := results.CampaignSpec{Acks: []results.Acks{1, -1}, MinInsyncReplicas: []int{1, 2}, Nemesis: []string{"kill", "none"},
 		Runs: 2, TimeLimit: results.Duration(20 * time.Second), NemesisInterval: results.Duration(5 * time.Second),
 		RunArgs: []string{"--replica-lag-time-max-ms", "2000", "--session-timeout-ms", "2000"}, Runtime: "docker"}
 	base := testBase()

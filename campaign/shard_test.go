@@ -19,7 +19,7 @@ import (
 // exactly once, at its place in the whole plan; a run keeps its shard when
 // a cell is added before it or removed, whatever the campaign seed.
 func TestCampaignShardAssignment(t *testing.T) {
-	spec := results.CampaignSpec{Acks: []int{0, 1, -1}, MinInsyncReplicas: []int{1, 2}, Election: []string{"clean", "unclean"},
+	spec := results.CampaignSpec{Acks: []results.Acks{0, 1, -1}, MinInsyncReplicas: []int{1, 2}, Election: []string{"clean", "unclean"},
 		Nemesis: []string{"kill-leader", "partition-leader", "slow-follower"}, Runs: 10,
 		TimeLimit: results.Duration(30 * time.Second), NemesisInterval: results.Duration(5 * time.Second)}
 	shardsOf := func(spec results.CampaignSpec) map[string]int {
@@ -61,7 +61,7 @@ func TestCampaignShardAssignment(t *testing.T) {
 	grown := spec
 	grown.Nemesis = append([]string{"pause"}, spec.Nemesis...)
 	shrunk := spec
-	shrunk.Acks = []int{1, -1}
+	shrunk.Acks = []results.Acks{1, -1}
 	for _, changed := range []results.CampaignSpec{grown, shrunk} {
 		after := shardsOf(changed)
 		moved := 0

@@ -20,7 +20,7 @@ func simPlan(t *testing.T, store string) *Plan {
 	base := runner.DefaultSpec()
 	base.Store, base.Rate = store, 200
 	base.Settings.ReplicaLagTimeMaxMs, base.Settings.SessionTimeoutMs = 2000, 2000
-	spec := results.CampaignSpec{Acks: []int{1}, MinInsyncReplicas: []int{1}, Nemesis: []string{"none", "partition-leader"}, Runs: 3,
+	spec := results.CampaignSpec{Acks: []results.Acks{1}, MinInsyncReplicas: []int{1}, Nemesis: []string{"none", "partition-leader"}, Runs: 3,
 		TimeLimit: results.Duration(10 * time.Second), NemesisInterval: results.Duration(3 * time.Second),
 		RunArgs: []string{"--replica-lag-time-max-ms", "2000", "--session-timeout-ms", "2000", "--rate", "200"}, Runtime: runner.RuntimeSim}
 	plan, err := NewPlan(spec, FixedBase(base), sim.Validate)

@@ -14,93 +14,18 @@ import (
 )
 
 // Spec is a campaign in the spec file format (chaos campaign --spec
-// FILE), and what the presets and chaos campaign's flags are turned into.
-// campaign.json keeps it as the store's results.CampaignSpec (Record),
-// which encodes the same.
+// FILE), and what the presets and chaos campaign's flags are turned into:
+// campaign.json's own results.CampaignSpec, which the record keeps
+// (Record), with what a campaign does with one.
 type Spec struct {
-	// The matrix: every combination of these lists is a cell. Lists left
-	// out default to the "chaos run" defaults (acks -1,
-	// min.insync.replicas 2, clean, no nemesis).
-	Acks              []Acks   `json:"acks,omitempty"`
-	MinInsyncReplicas []int    `json:"min_insync_replicas,omitempty"`
-	Election          []string `json:"election,omitempty"`
-	// Nemesis lists one fault list per cell, each a comma list as
-	// "chaos run --nemesis" takes it ("none" for no faults).
-	Nemesis []string `json:"nemesis,omitempty"`
-	// Cells lists cells explicitly instead of a matrix, for campaigns
-	// that are not a cross product (the smoke preset).
-	Cells           []CellSpec       `json:"cells,omitempty"`
-	Runs            int              `json:"runs,omitempty"`
-	TimeLimit       results.Duration `json:"time_limit,omitempty"`
-	NemesisInterval results.Duration `json:"nemesis_interval,omitempty"`
-	// RunArgs are further "chaos run" flags for every run, e.g.
-	// ["--replica-lag-time-max-ms", "2000"].
-	RunArgs []string `json:"run_args,omitempty"`
-	// Runtime is every run's runtime: local (the default), docker or sim.
-	Runtime string `json:"runtime,omitempty"`
+	results.CampaignSpec
 }
 
-// CellSpec is one explicit cell. Election defaults to clean and the
-// nemesis to none.
-type CellSpec struct {
-	Acks              Acks   `json:"acks"`
-	MinInsyncReplicas int    `json:"min_insync_replicas"`
-	Election          string `json:"election,omitempty"`
-	Nemesis           string `json:"nemesis,omitempty"`
-	// Bugs are planted in the cell's cluster on purpose (chaos bugs): a
-	// detection campaign's cells. None in a real test.
-	Bugs []string `json:"bugs,omitempty"`
-	// RunArgs are further "chaos run" flags of this cell's runs, after
-	// the spec's own RunArgs (the scenario that exposes a bug, say).
-	RunArgs []string `json:"run_args,omitempty"`
-}
+// CellSpec is one explicit cell of a spec.
+type CellSpec = results.CampaignCellSpec
 
-// UnmarshalJSON requires acks and min_insync_replicas: acks=0 is a real
-// configuration, so a forgotten field must not quietly become one.
-func (c *CellSpec) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Acks              *Acks    `json:"acks"`
-		MinInsyncReplicas *int     `json:"min_insync_replicas"`
-		Election          string   `json:"election"`
-		Nemesis           string   `json:"nemesis"`
-		Bugs              []string `json:"bugs"`
-		RunArgs           []string `json:"run_args"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return fmt.Errorf("cell %s: %w", b, err)
-	}
-	if raw.Acks == nil || raw.MinInsyncReplicas == nil {
-		return fmt.Errorf("cell %s: acks and min_insync_replicas are required", b)
-	}
-	*c = CellSpec{Acks: *raw.Acks, MinInsyncReplicas: *raw.MinInsyncReplicas, Election: raw.Election, Nemesis: raw.Nemesis,
-		Bugs: raw.Bugs, RunArgs: raw.RunArgs}
-	return nil
-}
-
-// Acks reads acks as a number or as a string ("all", "-1"), the two ways
-// people write it. Whether the number is one Kafka knows is the plan's
-// question (NewPlan names every impossible cell at once).
-type Acks int
-
-func (a *Acks) UnmarshalJSON(b []byte) error {
-	var n int
-	if err := json.Unmarshal(b, &n); err == nil {
-		*a = Acks(n)
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("acks must be 0, 1, -1 or \"all\", got %s", b)
-	}
-	v, err := ParseAcks(s)
-	if err != nil {
-		return err
-	}
-	*a = v
-	return nil
-}
+// Acks is an acks setting as a spec gives it.
+type Acks = results.Acks
 
 // ParseAcks reads acks as chaos run's --acks takes it (0, 1, -1 or all),
 // and refuses another in its words: the campaign's --acks and a spec
@@ -139,18 +64,15 @@ func (s Spec) Check() error {
 	return nil
 }
 
-// Record is the spec as campaign.json keeps it.
+// Record is the spec as campaign.json keeps it: a copy, so that the
+// record does not change with the spec.
 func (s Spec) Record() results.CampaignSpec {
-	r := results.CampaignSpec{
-		MinInsyncReplicas: s.MinInsyncReplicas, Election: s.Election, Nemesis: s.Nemesis, Runs: s.Runs,
-		TimeLimit: s.TimeLimit, NemesisInterval: s.NemesisInterval, RunArgs: s.RunArgs, Runtime: s.Runtime,
-	}
-	for _, a := range s.Acks {
-		r.Acks = append(r.Acks, int(a))
-	}
-	for _, c := range s.Cells {
-		r.Cells = append(r.Cells, results.CampaignCellSpec{Acks: int(c.Acks), MinInsyncReplicas: c.MinInsyncReplicas, Election: c.Election, Nemesis: c.Nemesis,
-			Bugs: slices.Clone(c.Bugs), RunArgs: slices.Clone(c.RunArgs)})
+	r := s.CampaignSpec
+	r.Acks, r.MinInsyncReplicas = slices.Clone(r.Acks), slices.Clone(r.MinInsyncReplicas)
+	r.Election, r.Nemesis, r.RunArgs = slices.Clone(r.Election), slices.Clone(r.Nemesis), slices.Clone(r.RunArgs)
+	r.Cells = slices.Clone(r.Cells)
+	for i := range r.Cells {
+		r.Cells[i].Bugs, r.Cells[i].RunArgs = slices.Clone(r.Cells[i].Bugs), slices.Clone(r.Cells[i].RunArgs)
 	}
 	return r
 }
@@ -167,7 +89,7 @@ var shortTimings = []string{"--replica-lag-time-max-ms", "2000", "--session-time
 var presets = map[string]Spec{
 	// smoke is for CI: one cell that must be valid and one that must show
 	// its teeth, about 45 s in all on a 2-core machine.
-	"smoke": {
+	"smoke": {CampaignSpec: results.CampaignSpec{
 		Cells: []CellSpec{
 			// The headline guarantee: no acknowledged write lost under
 			// crashes and pauses.
@@ -182,7 +104,7 @@ var presets = map[string]Spec{
 		// whatever the seed (nemesis.CoverTimeLimit); 5 s had not.
 		NemesisInterval: results.Duration(3500 * time.Millisecond),
 		RunArgs:         shortTimings,
-	},
+	}},
 	// seed is the seed's whole question as one matrix (its size: Size).
 	// slow-followers-kill-leader is the seed's own scenario 2: followers
 	// slowed out of the ISR, then the leader lost, which only an unclean
@@ -191,7 +113,7 @@ var presets = map[string]Spec{
 	// as a power loss would lose them), the page-cache case, where even
 	// acks=-1 with min.insync.replicas=2 may lose data (the last replica
 	// standing).
-	"seed": {
+	"seed": {CampaignSpec: results.CampaignSpec{
 		Acks:              []Acks{0, 1, -1},
 		Election:          []string{"clean", "unclean"},
 		MinInsyncReplicas: []int{1, 2},
@@ -200,17 +122,17 @@ var presets = map[string]Spec{
 		TimeLimit:         results.Duration(30 * time.Second),
 		NemesisInterval:   results.Duration(5 * time.Second),
 		RunArgs:           shortTimings,
-	},
+	}},
 	// bugs is the detection campaign (bugs.go): every planted bug in the
 	// scenario that exposes it, and a control cell per scenario; in
 	// simulation, with --runs. Each cell has its own nemesis interval, in
 	// its run args.
-	"bugs": {
+	"bugs": {CampaignSpec: results.CampaignSpec{
 		Cells:     bugsCells,
 		Runs:      3,
 		TimeLimit: results.Duration(30 * time.Second),
 		RunArgs:   shortTimings,
-	},
+	}},
 }
 
 // Preset is the preset of that name, a copy the caller may change.
@@ -219,11 +141,7 @@ func Preset(name string) (Spec, bool) {
 	if !ok {
 		return Spec{}, false
 	}
-	p.Cells = slices.Clone(p.Cells)
-	p.Acks, p.MinInsyncReplicas = slices.Clone(p.Acks), slices.Clone(p.MinInsyncReplicas)
-	p.Election, p.Nemesis = slices.Clone(p.Election), slices.Clone(p.Nemesis)
-	p.RunArgs = slices.Clone(p.RunArgs)
-	return p, true
+	return Spec{p.Record()}, true
 }
 
 // CellCount is how many cells the spec has: its explicit cells, or every

@@ -17,10 +17,10 @@ import (
 // that --dry-run prints (a field Record forgets would vanish from the
 // record).
 func TestCampaignSpecRecord(t *testing.T) {
-	specs := []Spec{{
+	specs := []Spec{{results.CampaignSpec{
 		Cells: []CellSpec{{Acks: -1, MinInsyncReplicas: 2, Election: "unclean", Nemesis: "kill"}, {Acks: 0, MinInsyncReplicas: 1}},
 		Runs:  2, TimeLimit: results.Duration(7 * time.Second), NemesisInterval: results.Duration(2 * time.Second), RunArgs: []string{"--nodes", "5"}, Runtime: "docker",
-	}}
+	}}}
 	for _, name := range PresetNames() {
 		p, _ := Preset(name)
 		specs = append(specs, p)

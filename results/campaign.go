@@ -1,8 +1,10 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
@@ -115,32 +117,102 @@ type CampaignShard struct {
 // cells, and the settings of every run. Lists left out default to chaos
 // run's defaults.
 type CampaignSpec struct {
-	Acks              []int    `json:"acks,omitempty"`
+	// The matrix: every combination of these lists is a cell. Lists left
+	// out default to the "chaos run" defaults (acks -1,
+	// min.insync.replicas 2, clean, no nemesis).
+	Acks              []Acks   `json:"acks,omitempty"`
 	MinInsyncReplicas []int    `json:"min_insync_replicas,omitempty"`
 	Election          []string `json:"election,omitempty"`
 	// Nemesis lists one fault list per column, each a comma list as
 	// "chaos run --nemesis" takes it ("none" for no faults).
 	Nemesis []string `json:"nemesis,omitempty"`
-	// Cells lists cells explicitly instead of a matrix.
+	// Cells lists cells explicitly instead of a matrix, for campaigns
+	// that are not a cross product (the smoke preset).
 	Cells           []CampaignCellSpec `json:"cells,omitempty"`
 	Runs            int                `json:"runs,omitempty"`
 	TimeLimit       Duration           `json:"time_limit,omitempty"`
 	NemesisInterval Duration           `json:"nemesis_interval,omitempty"`
-	// RunArgs are further "chaos run" flags for every run.
+	// RunArgs are further "chaos run" flags for every run, e.g.
+	// ["--replica-lag-time-max-ms", "2000"].
 	RunArgs []string `json:"run_args,omitempty"`
-	Runtime string   `json:"runtime,omitempty"`
+	// Runtime is every run's runtime: local (the default), docker or sim.
+	Runtime string `json:"runtime,omitempty"`
 }
 
-// CampaignCellSpec is one explicit cell of a spec.
+// CampaignCellSpec is one explicit cell of a spec. Election defaults to
+// clean and the nemesis to none.
 type CampaignCellSpec struct {
-	Acks              int    `json:"acks"`
+	Acks              Acks   `json:"acks"`
 	MinInsyncReplicas int    `json:"min_insync_replicas"`
 	Election          string `json:"election,omitempty"`
 	Nemesis           string `json:"nemesis,omitempty"`
-	// Bugs are planted in the cell's cluster on purpose (chaos bugs).
+	// Bugs are planted in the cell's cluster on purpose (chaos bugs): a
+	// detection campaign's cells. None in a real test.
 	Bugs []string `json:"bugs,omitempty"`
-	// RunArgs are further "chaos run" flags of the cell's runs.
+	// RunArgs are further "chaos run" flags of this cell's runs, after
+	// the spec's own RunArgs (the scenario that exposes a bug, say).
 	RunArgs []string `json:"run_args,omitempty"`
+}
+
+// UnmarshalJSON requires acks and min_insync_replicas, and refuses
+// unknown fields: acks=0 is a real configuration, so a forgotten or
+// misspelt field must not quietly become one.
+func (c *CampaignCellSpec) UnmarshalJSON(b []byte) error {
+	type plain CampaignCellSpec
+	var raw struct {
+		plain
+		Acks              *Acks `json:"acks"`
+		MinInsyncReplicas *int  `json:"min_insync_replicas"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("cell %s: %w", b, err)
+	}
+	if raw.Acks == nil || raw.MinInsyncReplicas == nil {
+		return fmt.Errorf("cell %s: acks and min_insync_replicas are required", b)
+	}
+	*c = CampaignCellSpec(raw.plain)
+	c.Acks, c.MinInsyncReplicas = *raw.Acks, *raw.MinInsyncReplicas
+	return nil
+}
+
+// Acks is a producer acks setting as a spec gives it: a number, or a
+// string as chaos run's --acks takes it ("all", "-1"), the two ways
+// people write it. Whether the number is one Kafka knows is the plan's
+// question (it names every impossible cell at once). It is written as a
+// number.
+type Acks int
+
+func (a *Acks) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		*a = Acks(n)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if v, ok := ParseAcks(s); ok {
+			*a = Acks(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("acks must be 0, 1, -1 or \"all\", got %s", b)
+}
+
+// ParseAcks reads an acks setting as people write it: 0, 1, -1 or all
+// (any case). chaos run's --acks, a campaign's and a spec file's are read
+// by it.
+func ParseAcks(s string) (int16, bool) {
+	switch strings.ToLower(s) {
+	case "0":
+		return 0, true
+	case "1":
+		return 1, true
+	case "-1", "all":
+		return -1, true
+	}
+	return 0, false
 }
 
 // Duration is a time.Duration written as "30s" in JSON, as on the command

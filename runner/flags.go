@@ -11,6 +11,7 @@ import (
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
 )
 
@@ -20,13 +21,8 @@ import (
 
 // ParseAcks reads --acks.
 func ParseAcks(s string) (int16, error) {
-	switch strings.ToLower(s) {
-	case "0":
-		return 0, nil
-	case "1":
-		return 1, nil
-	case "-1", "all":
-		return -1, nil
+	if a, ok := results.ParseAcks(s); ok {
+		return a, nil
 	}
 	return 0, cli.Error("acks", s, "not an acks setting", "use 0, 1, -1 or all")
 }

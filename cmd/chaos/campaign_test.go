@@ -402,8 +402,8 @@ func TestCampaignPresetsAndModel(t *testing.T) {
 		{"lose-unsynced", nil, "lost-write permitted"},
 		{"lose-unsynced", []string{"--fsync", "always"}, "lost-write forbidden"},
 	} {
-		spec := campaign.Spec{Cells: []campaign.CellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: c.nemesis}}, TimeLimit: results.Duration(30 * time.Second),
-			NemesisInterval: results.Duration(5 * time.Second), RunArgs: c.args}
+		spec := campaign.Spec{CampaignSpec: results.CampaignSpec{Cells: []campaign.CellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: c.nemesis}}, TimeLimit: results.Duration(30 * time.Second),
+			NemesisInterval: results.Duration(5 * time.Second), RunArgs: c.args}}
 		cells, err := planCells(spec, "store")
 		if err != nil || cells[0].Prediction != c.want {
 			t.Errorf("%s %v: %v, %v; want %q", c.nemesis, c.args, cells, err, c.want)

@@ -62,11 +62,11 @@ func TestCampaignChildProtocol(t *testing.T) {
 // records for a run (its cell's args and --seed) give chaos run exactly the
 // spec the campaign ran, so the command replays the run.
 func TestCampaignArgsReplaySpec(t *testing.T) {
-	specs := []campaign.Spec{preset(t, "smoke"), preset(t, "seed"), {
+	specs := []campaign.Spec{preset(t, "smoke"), preset(t, "seed"), {CampaignSpec: results.CampaignSpec{
 		Cells: []campaign.CellSpec{{Acks: 0, MinInsyncReplicas: 3, Election: "unclean", Nemesis: "lose-unsynced,kill-all"}},
 		Runs:  1, TimeLimit: results.Duration(40 * time.Second), Runtime: "docker",
 		RunArgs: []string{"--nodes", "5", "--replication-factor", "4", "--fsync", "interval:50ms", "--rate", "0", "--monitor-interval", "0"},
-	}}
+	}}}
 	for _, spec := range specs {
 		plan, err := planCampaign(spec, "some/store")
 		if err != nil {
