@@ -171,7 +171,7 @@ func TestCampaignRefusedCell(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		const why = `exit 3: settings.fsync: "bogus" is not an fsync policy`
+		const why = `exit 3: settings.fsync: not an fsync policy, got "bogus"`
 		for _, c := range rec.Cells {
 			if len(c.Runs) != 1 || c.Runs[0].Verdict != VerdictError || c.Runs[0].ExitCode != 3 || c.Runs[0].Dir != "" ||
 				!strings.HasPrefix(c.Runs[0].Error, why) || c.Refused != c.Runs[0].Error || c.Summary.Errors != 1 {

@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
-	"github.com/chaos-isr/chaos/workload"
 )
 
 // The commands that make a Spec from flags (chaos run, sim, campaign,
@@ -93,7 +91,7 @@ func CheckNodes(nodes int, rf int16) error {
 		return cli.Error("nodes", nodes, "fewer than 1", "the number of brokers, 1 or more")
 	}
 	if int(rf) > nodes {
-		return cli.Error("replication-factor", rf, fmt.Sprintf("above --nodes %d", nodes), "at most the number of brokers: a partition's replicas sit on distinct brokers")
+		return cli.Error("replication-factor", rf, fmt.Sprintf("above nodes %d", nodes), "at most the number of brokers: a partition's replicas sit on distinct brokers")
 	}
 	return nil
 }
@@ -131,9 +129,26 @@ func NodeSettings(r node.Replication, t node.Topics, bugs []string) cluster.Sett
 	return s
 }
 
-// CheckFlags checks what chaos run's flags set: the spec's runtime, size,
-// ports, workload and nemesis, then the nodes' settings as the flags gave
-// them (r, t and bugs, which the spec's Settings are made of).
+// NodeFlags are the flags every node of a cluster with settings st is
+// started with (package broker/node): NodeSettings the other way.
+func NodeFlags(st cluster.Settings) (node.Replication, node.Topics) {
+	return node.Replication{
+			ReplicaLagTimeMaxMs: st.ReplicaLagTimeMaxMs, ReplicaLagMaxMessages: st.ReplicaLagMaxMessages,
+			ReplicaFetchWaitMaxMs: st.ReplicaFetchWaitMaxMs, HeartbeatIntervalMs: st.HeartbeatIntervalMs,
+			Fsync: st.Fsync, LoseUnsynced: st.LoseUnsynced, NoAutoCreateTopics: st.NoAutoCreateTopics,
+		}, node.Topics{
+			SessionTimeoutMs: st.SessionTimeoutMs, Partitions: st.Partitions, ReplicationFactor: st.ReplicationFactor,
+			MinInsyncReplicas: st.MinInsyncReplicas, Election: st.Election,
+		}
+}
+
+// CheckFlags checks what chaos run's flags set, naming the flag of the
+// first refused: what only flags can get wrong (a flag an external
+// cluster has no use for, a runtime chaos run does not take, the bugs as
+// given, of which the spec keeps only the known), then every rule of
+// Validate that judges one setting, said in the flags' words. Rules of
+// several settings together (a time limit too short for the nemesis
+// interval) wait for Validate once the schedule is fitted.
 func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error {
 	if s.Runtime == RuntimeExternal {
 		if len(bugs) > 0 {
@@ -148,53 +163,19 @@ func (s Spec) CheckFlags(r node.Replication, t node.Topics, bugs []string) error
 	} else if !slices.Contains(Runtimes(), s.Runtime) {
 		// chaos run also tests a cluster it did not start.
 		return notARuntime(s.Runtime, [2]string{RuntimeExternal, "a cluster you run, at --bootstrap, faulted by the fault commands"})
-	} else if err := CheckNodes(s.Nodes, s.Settings.ReplicationFactor); err != nil {
-		return err
 	}
-	if err := CheckBasePort(s.BasePort, s.Nodes, true); err != nil {
-		return err
-	}
-	switch {
-	case s.Concurrency < 1:
-		return cli.Error("concurrency", s.Concurrency, "fewer than 1", "the number of producers, 1 or more")
-	case s.Consumers < -1:
-		return cli.Error("consumers", s.Consumers, "negative", "0 or more (default: one per partition)")
-	case s.Rate < 0:
-		return cli.Error("rate", s.Rate, "negative", "sends per second, or 0 for as fast as the producers go")
-	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
-		return cli.Error("rate", s.Rate, "not a finite number", "sends per second, or 0 for as fast as the producers go")
-	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:
-		return cli.Error("nemesis-overlap", s.NemesisOverlap, "out of range", "1 to 3 fault kinds at once (1: one at a time)")
-	case s.TimeLimit <= 0:
-		return cli.Error("time-limit", s.TimeLimit, "not positive", "a duration such as 30s or 5m")
-	case len(s.Faults) > 0 && s.NemesisInterval <= 0:
-		return cli.Error("nemesis-interval", s.NemesisInterval, "not positive", "a duration such as 10s: the faults need windows")
-	case s.RequestTimeout <= 0:
-		return cli.Error("request-timeout", s.RequestTimeout, "not positive", "a duration such as 5s")
-	case s.ConvergeTimeout <= 0:
-		return cli.Error("converge-timeout", s.ConvergeTimeout, "not positive", "a duration such as 60s")
-	case s.LivenessBound < 0:
-		return cli.Error("liveness-bound", s.LivenessBound, "negative", "a duration such as 30s, or 0 for the default")
-	case s.MonitorInterval < 0:
-		return cli.Error("monitor-interval", s.MonitorInterval, "negative", "a duration such as 250ms, or 0 for no monitor")
-	case s.MaxInFlight < 1:
+	if s.MaxInFlight < 1 {
+		// A stored spec's 0 is 1 (the field is left out); a flag given 0
+		// asks for no request at all.
 		return cli.Error("max-in-flight", s.MaxInFlight, "fewer than 1", "the produce requests a producer may have outstanding, 1 or more")
-	case s.Idempotent && s.Acks != -1:
-		return cli.Error("idempotent", true, fmt.Sprintf("not with --acks %d", s.Acks),
-			"give --acks -1 (all): a batch acknowledged by the leader alone may be lost with the producer state that would recognise its retry, and Kafka's producers refuse enable.idempotence without acks=all too")
-	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
-		return cli.Error("max-in-flight", s.MaxInFlight, fmt.Sprintf("above %d with --idempotent", workload.MaxIdempotentInFlight),
-			fmt.Sprintf("at most %d: a broker remembers an idempotent producer's last %d batches, and knows an older one's retry as out of order (Kafka refuses more too)",
-				workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight))
 	}
-	if err := t.Validate(); err != nil {
+	if _, err := node.ParseBugs(bugs); err != nil {
 		return err
 	}
-	if err := r.Validate(); err != nil {
-		return err
+	if fe := firstFieldError(s.Validate()); fe != nil {
+		return fe.FlagError()
 	}
-	_, err := node.ParseBugs(bugs)
-	return err
+	return nil
 }
 
 // FlagCombination says which flags a refused spec is about, when the flags

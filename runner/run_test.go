@@ -117,14 +117,14 @@ func TestSpecValidate(t *testing.T) {
 		want string
 	}{
 		{func(s *Spec) { s.Runtime = "moon" }, "runtime"},
-		{func(s *Spec) { s.Nodes = 2 }, "replication_factor: 3 is above nodes 2"},
+		{func(s *Spec) { s.Nodes = 2 }, "settings.replication_factor: above nodes 2, got 3"},
 		{func(s *Spec) { s.Settings.MinInsyncReplicas = 4 }, "min.insync.replicas 4 is above the replication factor 3"},
 		{func(s *Spec) { s.Faults = []string{"meteor"} }, `faults: "meteor"`},
 		{func(s *Spec) { s.Faults, s.TimeLimit = []string{"kill"}, 5*time.Second }, "no fault window fits"},
 		{func(s *Spec) { s.Rate = -1 }, "rate"},
 		{func(s *Spec) { s.Acks = 2 }, "acks"},
 		{func(s *Spec) { s.Settings.ReplicaFetchWaitMaxMs = 20000 }, "replica_fetch_wait_max_ms"},
-		{func(s *Spec) { s.Settings.Fsync = "sometimes" }, `settings.fsync: "sometimes" is not an fsync policy`},
+		{func(s *Spec) { s.Settings.Fsync = "sometimes" }, `settings.fsync: not an fsync policy, got "sometimes"`},
 	} {
 		s := DefaultSpec()
 		c.edit(&s)

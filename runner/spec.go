@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chaos-isr/chaos/broker/bug"
-	"github.com/chaos-isr/chaos/broker/storage"
+	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/nemesis"
@@ -209,71 +208,51 @@ func (s Spec) Validate() error {
 	}
 	s.validateExternal(bad)
 	if s.Store == "" {
-		bad("store: empty")
+		errs = append(errs, fieldError("store", s.Store, "empty", "a directory for the result store"))
 	}
-	st := s.Settings
-	switch {
-	case s.Runtime == RuntimeExternal:
-		// The cluster's metadata says how many brokers it has; the run
-		// checks the replication factor against them.
-	case s.Nodes < 1:
-		bad("nodes: %d, need at least 1", s.Nodes)
-	case int(st.ReplicationFactor) > s.Nodes:
-		bad("settings.replication_factor: %d is above nodes %d", st.ReplicationFactor, s.Nodes)
+	if s.Runtime != RuntimeExternal {
+		// An external cluster's metadata says how many brokers it has;
+		// the run checks the replication factor against them.
+		errs = append(errs, asField(CheckNodes(s.Nodes, s.Settings.ReplicationFactor)))
 	}
-	if s.BasePort != 0 && cluster.CheckPorts(s.BasePort, s.Nodes, 0) != nil {
-		bad("base_port: %d leaves no room for the controller and %d brokers below 65536", s.BasePort, s.Nodes)
-	}
-	switch {
-	case st.Partitions < 1:
-		bad("settings.partitions: %d, need at least 1", st.Partitions)
-	case st.SessionTimeoutMs <= 0:
-		bad("settings.session_timeout_ms: %d, need a positive duration", st.SessionTimeoutMs)
-	case st.ReplicaLagTimeMaxMs <= 0:
-		bad("settings.replica_lag_time_max_ms: %d, need a positive duration", st.ReplicaLagTimeMaxMs)
-	case st.ReplicaLagMaxMessages < 0:
-		bad("settings.replica_lag_max_messages: %d is negative", st.ReplicaLagMaxMessages)
-	case st.ReplicaFetchWaitMaxMs < 0 || int64(st.ReplicaFetchWaitMaxMs) >= st.ReplicaLagTimeMaxMs:
-		bad("settings.replica_fetch_wait_max_ms: %d, need 0 up to below replica_lag_time_max_ms", st.ReplicaFetchWaitMaxMs)
-	case st.HeartbeatIntervalMs <= 0:
-		bad("settings.heartbeat_interval_ms: %d, need a positive duration", st.HeartbeatIntervalMs)
-	}
-	if _, err := bug.ParseSet(st.Bugs); err != nil {
-		bad("settings.bugs: %w", err)
-	}
-	if _, _, err := storage.ParseFsync(st.Fsync); err != nil {
-		// The brokers would refuse it one by one, after the run started.
-		bad("settings.fsync: %q is not an fsync policy: use never, always, interval or interval:DURATION in whole milliseconds", st.Fsync)
+	errs = append(errs, asField(CheckBasePort(s.BasePort, s.Nodes, true)))
+	// The nodes' own rules (broker/node), which every node would apply
+	// to the flags it is started with, one by one after the run began.
+	r, t := NodeFlags(s.Settings)
+	errs = append(errs, asField(node.CheckCluster(r, t, s.Settings.Bugs)))
+	field := func(flag string, got any, problem, accepted string) {
+		errs = append(errs, fieldError(flag, got, problem, accepted))
 	}
 	switch {
 	case s.Concurrency < 1:
-		bad("concurrency: %d, need at least 1 producer", s.Concurrency)
+		field("concurrency", s.Concurrency, "fewer than 1", "the number of producers, 1 or more")
 	case s.Consumers < -1:
-		bad("consumers: %d is negative", s.Consumers)
-	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
-		bad("rate: %g, need 0 or a positive number of sends per second", s.Rate)
+		field("consumers", s.Consumers, "negative", "0 or more (default: one per partition)")
+	case s.Rate < 0:
+		field("rate", s.Rate, "negative", "sends per second, or 0 for as fast as the producers go")
+	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		field("rate", s.Rate, "not a finite number", "sends per second, or 0 for as fast as the producers go")
 	case s.TimeLimit <= 0:
-		bad("time_limit: %s, need a positive duration", s.TimeLimit)
+		field("time-limit", s.TimeLimit, "not positive", "a duration such as 30s or 5m")
 	case s.Retries < 0:
-		bad("retries: %d, need 0 or more", s.Retries)
+		field("retries", s.Retries, "negative", "0 or more retries of a batch after a retriable error")
 	case s.MaxInFlight < 0:
-		bad("max_in_flight: %d, need at least 1", s.MaxInFlight)
+		field("max-in-flight", s.MaxInFlight, "negative", "the produce requests a producer may have outstanding, 1 or more")
 	case s.Idempotent && s.Acks != -1:
-		// Kafka's producers refuse it too (enable.idempotence needs
-		// acks=all): a batch acknowledged by the leader alone may be lost
-		// with the producer state that would have recognised its retry.
-		bad("idempotent: needs acks -1 (all), got acks %d", s.Acks)
+		field("idempotent", true, fmt.Sprintf("not with acks %d", s.Acks),
+			"give acks -1 (all): a batch acknowledged by the leader alone may be lost with the producer state that would recognise its retry, and Kafka's producers refuse enable.idempotence without acks=all too")
 	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
-		bad("max_in_flight: %d, need at most %d with idempotent (a broker remembers a producer's last %d batches)",
-			s.MaxInFlight, workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight)
+		field("max-in-flight", s.MaxInFlight, fmt.Sprintf("above %d with idempotence", workload.MaxIdempotentInFlight),
+			fmt.Sprintf("at most %d: a broker remembers an idempotent producer's last %d batches, and knows an older one's retry as out of order (Kafka refuses more too)",
+				workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight))
 	case s.RequestTimeout <= 0:
-		bad("request_timeout: %s, need a positive duration", s.RequestTimeout)
+		field("request-timeout", s.RequestTimeout, "not positive", "a duration such as 5s")
 	case s.ConvergeTimeout <= 0:
-		bad("converge_timeout: %s, need a positive duration", s.ConvergeTimeout)
+		field("converge-timeout", s.ConvergeTimeout, "not positive", "a duration such as 60s")
 	case s.MonitorInterval < 0:
-		bad("monitor_interval: %s is negative", s.MonitorInterval)
+		field("monitor-interval", s.MonitorInterval, "negative", "a duration such as 250ms, or 0 for no monitor")
 	case s.LivenessBound < 0:
-		bad("liveness_bound: %s is negative", s.LivenessBound)
+		field("liveness-bound", s.LivenessBound, "negative", "a duration such as 30s, or 0 for the default")
 	}
 	overlaps := s.NemesisOverlap > 1 || s.Windows.Overlaps()
 	for _, f := range s.Faults {
@@ -288,7 +267,7 @@ func (s Spec) Validate() error {
 	}
 	switch {
 	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:
-		bad("nemesis_overlap: %d, need 1 to 3 kinds at once (0: one)", s.NemesisOverlap)
+		field("nemesis-overlap", s.NemesisOverlap, "out of range", "1 to 3 fault kinds at once (1: one at a time)")
 	case overlaps && (s.Settings.LoseUnsynced || nemesis.LosesUnsynced(s.Faults)):
 		// The guarantee model classes data loss per window: kills that
 		// overlap where brokers lose unsynced writes would lose them on
@@ -309,7 +288,7 @@ func (s Spec) Validate() error {
 	} else if len(s.Faults) > 0 {
 		switch {
 		case s.NemesisInterval <= 0:
-			bad("nemesis_interval: %s, need a positive duration for the faults' windows", s.NemesisInterval)
+			field("nemesis-interval", s.NemesisInterval, "not positive", "a duration such as 10s: the faults need windows")
 		case s.TimeLimit < nemesis.MinTimeLimit(s.NemesisInterval):
 			// A run whose faults never start would be judged as a
 			// healthy cluster's while claiming the faults.

@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/spf13/pflag"
 )
 
 // TestSpecWindows: a spec's own windows replace the seeded schedule and
@@ -106,7 +108,7 @@ func TestSpecBugs(t *testing.T) {
 	s := DefaultSpec()
 	s.Store, s.Seed = t.TempDir(), 4
 	s.Settings.Bugs = []string{"hw-ignores-isr", "nope"}
-	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `settings.bugs: unknown bug "nope"`) {
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `settings.bugs: not a known bug, got "nope"`) {
 		t.Fatalf("unknown bug: %v", err)
 	}
 	s.Settings.Bugs = []string{"unclean-when-clean", "hw-ignores-isr"}
@@ -163,7 +165,7 @@ func TestSpecMaxInFlight(t *testing.T) {
 		t.Errorf("workload %d, test.json %d, checker %d/%d", w.MaxInFlight, tc.Workload.MaxInFlight, tc.CheckerConfig().MaxInFlight, n.checkerConfig().MaxInFlight)
 	}
 	s.MaxInFlight = 6
-	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "max_in_flight: 6, need at most 5 with idempotent") {
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "max_in_flight: above 5 with idempotence, got 6") {
 		t.Errorf("6 in flight with idempotence: %v", err)
 	}
 	s.Idempotent = false
@@ -218,6 +220,42 @@ func TestSpecTriggers(t *testing.T) {
 		bad.Faults = []string{list}
 		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "faults: ") {
 			t.Errorf("Validate of %s: %v", list, err)
+		}
+	}
+}
+
+// TestFieldsNameFlags: every field Validate names is a flag chaos run
+// takes, under its JSON name in a stored spec; a refusal says the one
+// in the spec's words and, through CheckFlags, the other in the flags'.
+func TestFieldsNameFlags(t *testing.T) {
+	var f Flags
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f.Register(fs)
+	for _, fd := range fields {
+		if fs.Lookup(fd.Flag) == nil {
+			t.Errorf("field %s: chaos run has no --%s", fd.JSON, fd.Flag)
+		}
+	}
+	for _, c := range []struct {
+		edit       func(*Spec)
+		json, flag string
+	}{
+		{func(s *Spec) { s.Settings.ReplicaLagTimeMaxMs = 0 }, "settings.replica_lag_time_max_ms: not positive, got 0", "--replica-lag-time-max-ms: not positive, got 0"},
+		{func(s *Spec) { s.Concurrency = 0 }, "concurrency: fewer than 1, got 0", "--concurrency: fewer than 1, got 0"},
+		{func(s *Spec) { s.Retries = -1 }, "retries: negative, got -1", "--retries: negative, got -1"},
+		{func(s *Spec) { s.BasePort = 65535 }, "base_port: out of range, got 65535", "--base-port: out of range, got 65535"},
+		{func(s *Spec) { s.Settings.Election = "fair" }, `settings.election: not an election policy, got "fair"`, `--election: not an election policy, got "fair"`},
+	} {
+		s := DefaultSpec()
+		c.edit(&s)
+		err := s.Validate()
+		var fe *FieldError
+		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Error(), c.json) {
+			t.Errorf("Validate: %v, want %q", err, c.json)
+		}
+		r, tp := NodeFlags(s.Settings)
+		if err := s.CheckFlags(r, tp, nil); err == nil || !strings.HasPrefix(err.Error(), c.flag) {
+			t.Errorf("CheckFlags: %v, want %q", err, c.flag)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestCampaignChildProtocol(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--spec-file", badFile}, `settings.fsync: "bogus" is not an fsync policy`},
+		{[]string{"--spec-file", badFile}, `settings.fsync: not an fsync policy, got "bogus"`},
 		{[]string{"--spec-file", goodFile, "--acks", "1", "--store", dir}, "--spec-file: runs exactly the spec in the file, so --acks, --store cannot be given with it"},
 		{[]string{"--spec-file", filepath.Join(dir, "none.json")}, "--spec-file: open"},
 		{[]string{"--spec-file", outcome}, "not a run spec"},

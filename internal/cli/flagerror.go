@@ -22,13 +22,31 @@ import (
 // flags.
 
 // Error is a refused flag value in that style. got is left out when nil
-// (a required flag that is missing), accepted when empty.
+// (a required flag that is missing), accepted when empty. It is a
+// *FlagError, so that a caller that knows the setting by another name (a
+// stored spec's JSON field) can say it in its own words (FlagError.Say).
 func Error(name string, got any, problem, accepted string) error {
+	return &FlagError{Name: name, Got: got, Problem: problem, Accepted: accepted}
+}
+
+// FlagError is a refused flag value: the flag's name (without --), the
+// value, what is wrong with it and what the flag accepts.
+type FlagError struct {
+	Name     string
+	Got      any
+	Problem  string
+	Accepted string
+}
+
+func (e *FlagError) Error() string { return e.Say("--" + e.Name) }
+
+// Say is the refusal with the setting called name.
+func (e *FlagError) Say(name string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "--%s: %s", name, problem)
-	if got != nil {
+	fmt.Fprintf(&b, "%s: %s", name, e.Problem)
+	if e.Got != nil {
 		b.WriteString(", got ")
-		switch v := got.(type) {
+		switch v := e.Got.(type) {
 		case string:
 			b.WriteString(strconv.Quote(v))
 		case time.Duration:
@@ -37,10 +55,10 @@ func Error(name string, got any, problem, accepted string) error {
 			fmt.Fprint(&b, v)
 		}
 	}
-	if accepted != "" {
-		b.WriteString("; " + accepted)
+	if e.Accepted != "" {
+		b.WriteString("; " + e.Accepted)
 	}
-	return errors.New(b.String())
+	return b.String()
 }
 
 // ParseError rewrites an error of the flag parser of the command at
