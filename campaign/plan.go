@@ -299,8 +299,8 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, shared run
 		}
 	}
 	acks := int(cs.Acks)
-	if acks != 0 && acks != 1 && acks != -1 {
-		return Cell{}, fmt.Errorf("acks must be 0, 1 or -1, got %d", acks)
+	if err := checker.CheckAcks(acks); err != nil {
+		return Cell{}, err
 	}
 	election := cmp.Or(cs.Election, "clean")
 	if election != "clean" && election != "unclean" {

@@ -96,12 +96,23 @@ type Config struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
+// CheckAcks refuses an acks setting Kafka's producers do not have: the
+// one statement of the rule, which the workload and a campaign's plan
+// call too.
+func CheckAcks(acks int) error {
+	if acks != 0 && acks != 1 && acks != -1 {
+		return fmt.Errorf("acks must be 0, 1 or -1, got %d", acks)
+	}
+	return nil
+}
+
 // Validate refuses a configuration no test can have: the same rules
 // chaos run applies to the flags it is given.
 func (c Config) Validate() error {
+	if err := CheckAcks(c.Acks); err != nil {
+		return err
+	}
 	switch {
-	case c.Acks != 0 && c.Acks != 1 && c.Acks != -1:
-		return fmt.Errorf("acks must be 0, 1 or -1, got %d", c.Acks)
 	case c.ReplicationFactor < 1:
 		return fmt.Errorf("the replication factor must be at least 1, got %d", c.ReplicationFactor)
 	case c.MinInsyncReplicas < 1:

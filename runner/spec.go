@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -223,36 +222,20 @@ func (s Spec) Validate() error {
 	field := func(flag string, got any, problem, accepted string) {
 		errs = append(errs, fieldError(flag, got, problem, accepted))
 	}
-	switch {
-	case s.Concurrency < 1:
-		field("concurrency", s.Concurrency, "fewer than 1", "the number of producers, 1 or more")
-	case s.Consumers < -1:
+	// The clients' own rules (workload.CheckClients), on the workload the
+	// run would drive: consumers -1 is one per partition (Normalized).
+	if s.Consumers < -1 {
 		field("consumers", s.Consumers, "negative", "0 or more (default: one per partition)")
-	case s.Rate < 0:
-		field("rate", s.Rate, "negative", "sends per second, or 0 for as fast as the producers go")
-	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
-		field("rate", s.Rate, "not a finite number", "sends per second, or 0 for as fast as the producers go")
-	case s.TimeLimit <= 0:
-		field("time-limit", s.TimeLimit, "not positive", "a duration such as 30s or 5m")
-	case s.Retries < 0:
-		field("retries", s.Retries, "negative", "0 or more retries of a batch after a retriable error")
-	case s.MaxInFlight < 0:
-		field("max-in-flight", s.MaxInFlight, "negative", "the produce requests a producer may have outstanding, 1 or more")
-	case s.Idempotent && s.Acks != -1:
-		field("idempotent", true, fmt.Sprintf("not with acks %d", s.Acks),
-			"give acks -1 (all): a batch acknowledged by the leader alone may be lost with the producer state that would recognise its retry, and Kafka's producers refuse enable.idempotence without acks=all too")
-	case s.Idempotent && s.MaxInFlight > workload.MaxIdempotentInFlight:
-		field("max-in-flight", s.MaxInFlight, fmt.Sprintf("above %d with idempotence", workload.MaxIdempotentInFlight),
-			fmt.Sprintf("at most %d: a broker remembers an idempotent producer's last %d batches, and knows an older one's retry as out of order (Kafka refuses more too)",
-				workload.MaxIdempotentInFlight, workload.MaxIdempotentInFlight))
-	case s.RequestTimeout <= 0:
-		field("request-timeout", s.RequestTimeout, "not positive", "a duration such as 5s")
+	} else {
+		n := s
+		n.Consumers = max(n.Consumers, 0)
+		errs = append(errs, asField(workload.CheckClients(n.WorkloadConfig(nil))))
+	}
+	switch {
 	case s.ConvergeTimeout <= 0:
 		field("converge-timeout", s.ConvergeTimeout, "not positive", "a duration such as 60s")
 	case s.MonitorInterval < 0:
 		field("monitor-interval", s.MonitorInterval, "negative", "a duration such as 250ms, or 0 for no monitor")
-	case s.LivenessBound < 0:
-		field("liveness-bound", s.LivenessBound, "negative", "a duration such as 30s, or 0 for the default")
 	}
 	overlaps := s.NemesisOverlap > 1 || s.Windows.Overlaps()
 	for _, f := range s.Faults {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
+	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/results"
 )
 
@@ -33,7 +36,9 @@ type Config struct {
 // a retry of an older one would not be known as one (Kafka refuses more).
 const MaxIdempotentInFlight = 5
 
-// Validate refuses impossible workloads with the reason.
+// Validate refuses impossible workloads with the reason: where to send,
+// the acks (the guarantee model's rule, checker.CheckAcks), and what the
+// clients do (CheckClients).
 func (c Config) Validate() error {
 	switch {
 	case len(c.Bootstrap) == 0:
@@ -41,26 +46,47 @@ func (c Config) Validate() error {
 	case c.Topic == "":
 		return errors.New("no topic")
 	case c.Partitions < 1:
-		return fmt.Errorf("partitions must be at least 1, got %d", c.Partitions)
-	case c.Acks != 0 && c.Acks != 1 && c.Acks != -1:
-		return fmt.Errorf("acks must be 0, 1 or -1, got %d", c.Acks)
+		// The topic's setting, which the brokers judge for a cluster the
+		// tester starts (broker/node).
+		return cli.Error("partitions", c.Partitions, "fewer than 1", "1 or more")
+	}
+	if err := checker.CheckAcks(int(c.Acks)); err != nil {
+		return cli.Error("acks", c.Acks, err.Error(), "0, 1 or -1 (all)")
+	}
+	return CheckClients(c)
+}
+
+// CheckClients refuses what no producer or consumer can do, naming the
+// flag (cli.Error) that sets it: the one statement of these rules, which
+// chaos run's flags and a stored spec are held to too (runner's
+// Spec.Validate calls it).
+func CheckClients(c Config) error {
+	switch {
 	case c.Concurrency < 1:
-		return fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency)
+		return cli.Error("concurrency", c.Concurrency, "fewer than 1", "the number of producers, 1 or more")
 	case c.Consumers < 0:
-		return fmt.Errorf("consumers must be >= 0, got %d", c.Consumers)
+		return cli.Error("consumers", c.Consumers, "negative", "0 or more")
 	case c.Rate < 0:
-		return fmt.Errorf("rate must be >= 0, got %g", c.Rate)
+		return cli.Error("rate", c.Rate, "negative", "sends per second, or 0 for as fast as the producers go")
+	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return cli.Error("rate", c.Rate, "not a finite number", "sends per second, or 0 for as fast as the producers go")
 	case c.TimeLimit <= 0:
-		return fmt.Errorf("time limit must be positive, got %s", c.TimeLimit)
+		return cli.Error("time-limit", c.TimeLimit, "not positive", "a duration such as 30s or 5m")
 	case c.Retries < 0:
-		return fmt.Errorf("retries must be >= 0, got %d", c.Retries)
+		return cli.Error("retries", c.Retries, "negative", "0 or more retries of a batch after a retriable error")
 	case c.MaxInFlight < 0:
-		return fmt.Errorf("max in flight must be at least 1, got %d", c.MaxInFlight)
+		return cli.Error("max-in-flight", c.MaxInFlight, "negative", "the produce requests a producer may have outstanding, 1 or more")
+	case c.Idempotent && c.Acks != -1:
+		return cli.Error("idempotent", true, fmt.Sprintf("not with acks %d", c.Acks),
+			"give acks -1 (all): a batch acknowledged by the leader alone may be lost with the producer state that would recognise its retry, and Kafka's producers refuse enable.idempotence without acks=all too")
 	case c.Idempotent && c.MaxInFlight > MaxIdempotentInFlight:
-		return fmt.Errorf("max in flight must be at most %d with idempotence (a broker remembers a producer's last %d batches), got %d",
-			MaxIdempotentInFlight, MaxIdempotentInFlight, c.MaxInFlight)
+		return cli.Error("max-in-flight", c.MaxInFlight, fmt.Sprintf("above %d with idempotence", MaxIdempotentInFlight),
+			fmt.Sprintf("at most %d: a broker remembers an idempotent producer's last %d batches, and knows an older one's retry as out of order (Kafka refuses more too)",
+				MaxIdempotentInFlight, MaxIdempotentInFlight))
 	case c.RequestTimeout <= 0:
-		return fmt.Errorf("request timeout must be positive, got %s", c.RequestTimeout)
+		return cli.Error("request-timeout", c.RequestTimeout, "not positive", "a duration such as 5s")
+	case c.LivenessBound < 0:
+		return cli.Error("liveness-bound", c.LivenessBound, "negative", "a duration such as 30s, or 0 for the default")
 	}
 	return nil
 }
