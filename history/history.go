@@ -186,7 +186,7 @@ type FaultInfo struct {
 // for which action, the command line as run, and how it ended.
 type Command struct {
 	Node   string `json:"node"`
-	Action string `json:"action"` // kill, start, stop, pause, resume, partition, heal
+	Action string `json:"action"` // one of CommandActions
 	Cmd    string `json:"cmd"`
 	// Exit is the exit status; -1 if the command did not run to an exit
 	// (it could not start, or timed out and was killed).

@@ -154,17 +154,19 @@ func minority(n int) int { return max((n-1)/2, 1) }
 
 // What a fault asks of the runtime (Fault.Needs).
 const (
-	NeedKill         = "kill"          // kill -9 a node
-	NeedStart        = "start"         // start a killed or stopped node again
-	NeedStop         = "stop"          // stop a node gracefully
-	NeedPause        = "pause"         // pause a node
-	NeedResume       = "resume"        // resume a paused node
-	NeedPartition    = "partition"     // cut links between nodes
-	NeedHeal         = "heal"          // restore every link
-	NeedSlow         = "slow"          // delay the links between two nodes
-	NeedOneWay       = "one-way"       // drop one direction of a link
-	NeedDelay        = "delay"         // delay every link
-	NeedDrop         = "drop"          // reset connections at random
+	// The actions a fault applies (history's one set of them).
+	NeedKill      = string(history.ActKill)
+	NeedStart     = string(history.ActStart)
+	NeedStop      = string(history.ActStop)
+	NeedPause     = string(history.ActPause)
+	NeedResume    = string(history.ActResume)
+	NeedPartition = string(history.ActPartition)
+	NeedHeal      = string(history.ActHeal)
+	NeedSlow      = string(history.ActSlow)
+	NeedOneWay    = string(history.ActOneWay)
+	NeedDelay     = string(history.ActDelay)
+	NeedDrop      = string(history.ActDrop)
+	// What else a fault needs of the cluster.
 	NeedController   = "controller"    // a controller node to aim at
 	NeedLoseUnsynced = "lose-unsynced" // brokers that keep unsynced writes in memory (chaos's own)
 )

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/history"
 )
 
 // SocketName is the control socket's name in the cluster's data directory.
@@ -28,14 +29,14 @@ func SocketPath(dir string) string { return filepath.Join(dir, SocketName) }
 
 // The operations a Request may ask for.
 const (
-	OpKill      = "kill"      // SIGKILL (or docker kill)
-	OpStop      = "stop"      // graceful: SIGTERM, then kill after StopTimeout
-	OpStart     = "start"     // restart a killed or stopped node; done once it listens
-	OpPause     = "pause"     // SIGSTOP (docker pause)
-	OpResume    = "resume"    // SIGCONT (docker unpause)
-	OpPartition = "partition" // cut every link between Node and each of Peers, both ways
-	OpHeal      = "heal"      // remove every network fault
-	OpSlow      = "slow"      // delay every link between Node and each of Peers by Delay, both ways
+	OpKill      = string(history.ActKill)      // SIGKILL (or docker kill)
+	OpStop      = string(history.ActStop)      // graceful: SIGTERM, then kill after StopTimeout
+	OpStart     = string(history.ActStart)     // restart a killed or stopped node; done once it listens
+	OpPause     = string(history.ActPause)     // SIGSTOP (docker pause)
+	OpResume    = string(history.ActResume)    // SIGCONT (docker unpause)
+	OpPartition = string(history.ActPartition) // cut every link between Node and each of Peers, both ways
+	OpHeal      = string(history.ActHeal)      // remove every network fault
+	OpSlow      = string(history.ActSlow)      // delay every link between Node and each of Peers by Delay, both ways
 )
 
 // Ops lists them.

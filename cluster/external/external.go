@@ -85,20 +85,21 @@ type Commands struct {
 	Heal      string `json:"heal,omitempty"`
 }
 
-// The actions, as commands are recorded and flags named (--ACTION-cmd).
+// The actions, as commands are recorded and flags named (--ACTION-cmd):
+// history's one set of them.
 const (
-	Kill      = "kill"
-	Start     = "start"
-	Stop      = "stop"
-	Pause     = "pause"
-	Resume    = "resume"
-	Partition = "partition"
-	Slow      = "slow"
-	Heal      = "heal"
+	Kill      = string(history.ActKill)
+	Start     = string(history.ActStart)
+	Stop      = string(history.ActStop)
+	Pause     = string(history.ActPause)
+	Resume    = string(history.ActResume)
+	Partition = string(history.ActPartition)
+	Slow      = string(history.ActSlow)
+	Heal      = string(history.ActHeal)
 )
 
 // Actions lists them in the order flags are documented.
-func Actions() []string { return []string{Kill, Start, Stop, Pause, Resume, Partition, Slow, Heal} }
+func Actions() []string { return history.Strings(history.CommandActions()) }
 
 // Of is the template for action ("" for none, or no such action).
 func (c Commands) Of(action string) string {

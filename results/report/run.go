@@ -752,7 +752,7 @@ func (v *reportView) config(d RunData) {
 
 // externalActions are the fault actions an external run takes commands
 // for, in the order chaos run documents its --ACTION-cmd flags.
-var externalActions = []string{"kill", "start", "stop", "pause", "resume", "partition", "slow", "heal"}
+var externalActions = history.Strings(history.CommandActions())
 
 // externalCluster is the Cluster section of a run against a cluster the
 // tester did not start: what was reached and how it was faulted. The
