@@ -14,6 +14,7 @@ import (
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
 	waitfor "github.com/chaos-isr/chaos/internal/wait"
+	"github.com/chaos-isr/chaos/results"
 )
 
 // Runtime and Network are the cluster's: what process and network
@@ -31,12 +32,9 @@ type Recorder interface {
 // Leaders returns the current leader of each partition (-1: none).
 type Leaders func(ctx context.Context) (map[int32]int32, error)
 
-// Event is one fault window of a schedule.
-type Event struct {
-	Fault string        `json:"fault"`
-	Start time.Duration `json:"start"` // since the workload started
-	End   time.Duration `json:"end"`
-}
+// Event is one fault window of a schedule: the type test.json keeps it
+// as (results.PlannedFault), with its written form.
+type Event = results.PlannedFault
 
 // Schedule is the faults of a run, in start order, one at a time.
 type Schedule []Event

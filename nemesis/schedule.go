@@ -27,9 +27,6 @@ func (s Schedule) String() string {
 	return strings.Join(parts, ",")
 }
 
-// String is one window in the written form, FAULT@START+LENGTH.
-func (e Event) String() string { return fmt.Sprintf("%s@%s+%s", e.Fault, e.Start, e.End-e.Start) }
-
 // ParseSchedule reads a schedule in the written form ("none" or "": no
 // window) and checks it as Check does, but for the time limit, which the
 // caller knows.

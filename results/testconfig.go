@@ -168,25 +168,30 @@ type Schedule []PlannedFault
 
 // String is the schedule as chaos sim --schedule takes it: one window
 // per comma, FAULT@START+LENGTH ("kill@5s+4s,partition@12s+5s"); "none"
-// for no window. (Package nemesis reads that form; the store writes it
-// for the report without depending on the nemesis.)
+// for no window (nemesis.ParseSchedule reads it; nemesis.Schedule, a
+// schedule of the same windows, says it so too).
 func (s Schedule) String() string {
 	if len(s) == 0 {
 		return "none"
 	}
 	parts := make([]string, len(s))
 	for i, f := range s {
-		parts[i] = fmt.Sprintf("%s@%s+%s", f.Fault, f.Start, f.End-f.Start)
+		parts[i] = f.String()
 	}
 	return strings.Join(parts, ",")
 }
 
-// PlannedFault is one planned fault window. Times are nanoseconds since the
-// workload started.
+// PlannedFault is one planned fault window, the nemesis's own
+// (nemesis.Event). Times are nanoseconds since the workload started.
 type PlannedFault struct {
 	Fault string        `json:"fault"`
 	Start time.Duration `json:"start"`
 	End   time.Duration `json:"end"`
+}
+
+// String is the window in the written form, FAULT@START+LENGTH.
+func (f PlannedFault) String() string {
+	return fmt.Sprintf("%s@%s+%s", f.Fault, f.Start, f.End-f.Start)
 }
 
 // Convergence is how the final phase found the cluster: whether every

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/chaos-isr/chaos/nemesis"
@@ -79,11 +80,7 @@ func storedSchedule(s nemesis.Schedule) results.Schedule {
 	if s == nil {
 		return nil
 	}
-	out := make(results.Schedule, len(s))
-	for i, ev := range s {
-		out[i] = results.PlannedFault{Fault: ev.Fault, Start: ev.Start, End: ev.End}
-	}
-	return out
+	return results.Schedule(slices.Clone(s))
 }
 
 // StoredConvergence is how test.json records the final phase's

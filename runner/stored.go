@@ -47,8 +47,6 @@ func StoredSpec(tc results.TestConfig) Spec {
 		s.Name = ""
 	}
 	s.Faults = nil
-	for _, f := range tc.Schedule {
-		s.Windows = append(s.Windows, nemesis.Event{Fault: f.Fault, Start: f.Start, End: f.End})
-	}
+	s.Windows = append(nemesis.Schedule(nil), tc.Schedule...)
 	return s
 }
