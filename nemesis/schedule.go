@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/chaos-isr/chaos/results"
 )
 
 // A schedule written out: one window per comma, FAULT@START+LENGTH, times
@@ -16,16 +18,7 @@ import (
 // a window's times survive the round trip to the nanosecond.
 
 // String is the schedule in the written form; "none" for no window.
-func (s Schedule) String() string {
-	if len(s) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(s))
-	for i, ev := range s {
-		parts[i] = ev.String()
-	}
-	return strings.Join(parts, ",")
-}
+func (s Schedule) String() string { return results.Schedule(s).String() }
 
 // ParseSchedule reads a schedule in the written form ("none" or "": no
 // window) and checks it as Check does, but for the time limit, which the
