@@ -303,8 +303,8 @@ func planCell(cs results.CampaignCellSpec, spec results.CampaignSpec, shared run
 		return Cell{}, err
 	}
 	election := cmp.Or(cs.Election, "clean")
-	if election != "clean" && election != "unclean" {
-		return Cell{}, fmt.Errorf("election must be clean or unclean, got %q", election)
+	if err := checker.CheckElection(election); err != nil {
+		return Cell{}, err
 	}
 	faults, err := nemesis.Parse(cs.Nemesis)
 	if err != nil {

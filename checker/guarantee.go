@@ -106,6 +106,21 @@ func CheckAcks(acks int) error {
 	return nil
 }
 
+// Elections are the election policies the guarantee model knows: clean
+// waits for an ISR member, unclean takes the first live replica.
+func Elections() []string { return []string{"clean", "unclean"} }
+
+// CheckElection refuses an election policy the model does not know (""
+// is clean, Kafka's default): the tester's one statement of the rule,
+// which a campaign's plan calls too. (chaos's own brokers check theirs,
+// broker/node.CheckElection, as a broker checks its flags.)
+func CheckElection(e string) error {
+	if e != "" && !slices.Contains(Elections(), e) {
+		return fmt.Errorf("election must be %s, got %q", strings.Join(Elections(), " or "), e)
+	}
+	return nil
+}
+
 // Validate refuses a configuration no test can have: the same rules
 // chaos run applies to the flags it is given.
 func (c Config) Validate() error {
@@ -119,14 +134,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("min.insync.replicas must be at least 1, got %d", c.MinInsyncReplicas)
 	case c.MinInsyncReplicas > c.ReplicationFactor:
 		return fmt.Errorf("min.insync.replicas %d is above the replication factor %d: no acks=-1 write could ever succeed", c.MinInsyncReplicas, c.ReplicationFactor)
-	case c.Election != "" && c.Election != "clean" && c.Election != "unclean":
-		return fmt.Errorf("the election must be clean or unclean, got %q", c.Election)
 	case c.MaxInFlight < 1:
 		return fmt.Errorf("max in flight must be at least 1, got %d", c.MaxInFlight)
 	case c.MetadataLagMs < 0:
 		return fmt.Errorf("the metadata lag must not be negative, got %dms", c.MetadataLagMs)
 	case c.LivenessBoundMs < 0:
 		return fmt.Errorf("the liveness bound must not be negative, got %dms", c.LivenessBoundMs)
+	}
+	if err := CheckElection(c.Election); err != nil {
+		return err
 	}
 	for name, why := range c.Unsupported {
 		switch {
