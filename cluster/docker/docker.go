@@ -546,9 +546,10 @@ func (c *Cluster) waitStopped(ctx context.Context, n *Node) error {
 	}
 }
 
-func isNotRunning(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "is not running")
-}
+// isNotRunning: the daemon answers a kill of a container that is not
+// running with 409 Conflict, which the client types (errdefs), so the
+// kill has nothing left to do.
+func isNotRunning(err error) bool { return cerrdefs.IsConflict(err) }
 
 // withNode runs f on node id under the cluster's lock.
 func (c *Cluster) withNode(id int, f func(n *Node) error) error {
