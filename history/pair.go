@@ -16,12 +16,10 @@ import (
 // first without a completion (unknown, like info), and a completion of
 // another function, or of nothing, stands alone.
 type Pairer struct {
-	open map[stream]opened
-}
-
-type stream struct {
-	process int
-	key     Key // the monitor's partition; zero for other processes
+	// open is keyed by process; the monitor's by partition, in a map of
+	// its own, so that the common case hashes an int.
+	open    map[int]opened
+	monitor map[Key]opened
 }
 
 type opened struct {
@@ -44,32 +42,38 @@ type Step struct {
 
 // Add pairs op, at position pos of its history.
 func (p *Pairer) Add(op *Op, pos int32) Step {
-	if p.open == nil {
-		p.open = map[stream]opened{}
-	}
-	s := stream{process: op.Process}
 	if op.Process == MonitorProcess {
-		s.key = op.Key()
+		if p.monitor == nil {
+			p.monitor = map[Key]opened{}
+		}
+		return pair(p.monitor, op.Key(), op, pos)
 	}
+	if p.open == nil {
+		p.open = map[int]opened{}
+	}
+	return pair(p.open, op.Process, op, pos)
+}
+
+func pair[K comparable](open map[K]opened, k K, op *Op, pos int32) Step {
 	st := Step{Invoke: -1, Orphan: -1}
-	was, busy := p.open[s]
+	was, busy := open[k]
 	if op.Type == Invoke {
 		if busy {
 			st.Orphan = was.pos
 			st.Problem = fmt.Sprintf("op %d: process %d invoked %s while op %d is open; op %d is treated as unknown", op.Index, op.Process, op.F, was.index, was.index)
 		}
-		p.open[s] = opened{pos: pos, f: op.F, index: op.Index}
+		open[k] = opened{pos: pos, f: op.F, index: op.Index}
 		return st
 	}
 	switch {
 	case !busy:
 		st.Problem = fmt.Sprintf("op %d: process %d completed %s without an invoke", op.Index, op.Process, op.F)
 	case was.f != op.F:
-		delete(p.open, s)
+		delete(open, k)
 		st.Orphan = was.pos
 		st.Problem = fmt.Sprintf("op %d: completes %s but process %d invoked %s (op %d); both are taken alone", op.Index, op.F, op.Process, was.f, was.index)
 	default:
-		delete(p.open, s)
+		delete(open, k)
 		st.Invoke = was.pos
 	}
 	return st
@@ -78,8 +82,11 @@ func (p *Pairer) Add(op *Op, pos int32) Step {
 // Open lists the positions of the invokes still open, in order: those
 // the history ended before completing.
 func (p *Pairer) Open() []int32 {
-	out := make([]int32, 0, len(p.open))
+	out := make([]int32, 0, len(p.open)+len(p.monitor))
 	for _, o := range p.open {
+		out = append(out, o.pos)
+	}
+	for _, o := range p.monitor {
 		out = append(out, o.pos)
 	}
 	slices.Sort(out)
