@@ -97,8 +97,11 @@ func ReadStoredResults(path string) (StoredResults, error) {
 // is read between its partition's previous completion and its own, so
 // that first one may still show the window. What a window is compared
 // with is the last sample of the partition before the start.
-func Recoveries(ops []history.Op) []WindowRecovery {
-	ix := history.NewIndex(ops)
+func Recoveries(ops []history.Op) []WindowRecovery { return RecoveriesOf(history.NewIndex(ops)) }
+
+// RecoveriesOf is Recoveries of a history already indexed.
+func RecoveriesOf(ix *history.Index) []WindowRecovery {
+	ops := ix.Ops
 	var (
 		out      []WindowRecovery
 		starts   []int64 // each window's start

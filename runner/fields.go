@@ -32,7 +32,8 @@ var fields = []Field{
 }
 
 // FieldOf is the field the flag named flag sets; a flag the table lacks
-// keeps its own name (a test holds the table complete).
+// is named in JSON as its flag, underscored (TestFieldsNameFlags holds
+// the table to chaos run's flags).
 func FieldOf(flag string) Field {
 	for _, f := range fields {
 		if f.Flag == flag {
@@ -70,21 +71,12 @@ func asField(err error) error {
 	return &FieldError{Field: FieldOf(fe.Name), Flag: fe}
 }
 
-// firstFieldError is the first refusal of a setting among err's, nil if
-// none is one.
+// firstFieldError is the first refusal of a setting among err's (a
+// joined error is searched in order), nil if none is one.
 func firstFieldError(err error) *FieldError {
-	if err == nil {
-		return nil
-	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		var fe *FieldError
-		if errors.As(e, &fe) {
-			return fe
-		}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return fe
 	}
 	return nil
 }

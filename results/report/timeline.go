@@ -16,7 +16,8 @@ import (
 // started, as in the history.
 type timeline struct {
 	ops  []history.Op
-	pair []int32 // position of each op's invoke or completion, -1
+	ix   *history.Index // ops read once (pairs, fault windows)
+	pair []int32        // position of each op's invoke or completion, -1
 	// byIndex maps an op index to its position when indexes are not
 	// simply positions (a foreign or damaged history); nil otherwise.
 	byIndex map[int64]int
@@ -149,7 +150,7 @@ func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
 	}
 
 	ix := history.NewIndex(ops)
-	tl.pair = ix.Pair
+	tl.ix, tl.pair = ix, ix.Pair
 	for i := range ops {
 		op := &ops[i]
 		tl.end = max(tl.end, op.Time)
