@@ -410,7 +410,7 @@ func (x *External) connect(ctx context.Context, logDir string, faults bool) (*co
 // answers says whether the broker at addr answers a metadata request
 // within a second: a paused one does not.
 func answers(ctx context.Context, addr string) bool {
-	cl := workload.TCP(nil)(workload.ClientOptions{ID: "chaos-probe", Timeout: time.Second})
+	cl := workload.NewSyncClient(nil, workload.ClientOptions{ID: "chaos-probe", Timeout: time.Second})
 	defer cl.Close()
 	_, err := cl.Metadata(ctx, "", addr)
 	return err == nil

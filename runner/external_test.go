@@ -180,7 +180,7 @@ func TestExternalRefusals(t *testing.T) {
 	if err := workload.CreateTopic(context.Background(), boot, workload.TopicSpec{Name: "used", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2}, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	cl := workload.TCP(boot)(workload.ClientOptions{ID: "test", Timeout: 5 * time.Second})
+	cl := workload.NewSyncClient(boot, workload.ClientOptions{ID: "test", Timeout: 5 * time.Second})
 	defer cl.Close()
 	for i := 0; ; i++ {
 		o := cl.Send(context.Background(), history.Key{Topic: "used", Partition: 0}, "old", -1)

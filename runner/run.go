@@ -454,19 +454,17 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	}, lc, lc.Net, leaders, rec)
 	stopCrashes := r.watchCrashes(lc, nem)
 	defer stopCrashes()
-	// The monitor runs until the final reads are done, so the report shows
-	// the cluster healing as well as breaking.
-	monCtx, monCancel := context.WithCancel(ctx)
-	monDone := make(chan error, 1)
+	// The workload, the monitor and the final phase run on one loop
+	// (workload.Live). The monitor runs until the final reads are done,
+	// so the report shows the cluster healing as well as breaking.
+	live := workload.NewLive(wcfg, rec)
+	defer live.Close()
 	if s.MonitorInterval > 0 {
-		go func() { monDone <- workload.Monitor(monCtx, wcfg, rec, s.MonitorInterval, time.Second) }()
-	} else {
-		monDone <- nil
+		if err := live.StartMonitor(s.MonitorInterval, time.Second); err != nil {
+			return err
+		}
 	}
-	stopMonitor := sync.OnceValue(func() error {
-		monCancel()
-		return <-monDone
-	})
+	stopMonitor := sync.OnceValue(live.StopMonitor)
 	defer stopMonitor()
 	nemCtx, nemCancel := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
@@ -485,7 +483,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	if r.hooks.Workload != nil {
 		done = r.hooks.Workload(&Status{rec: rec, nem: nem, Limit: s.TimeLimit})
 	}
-	runErr := workload.Run(wctx, wcfg, rec)
+	runErr := live.Run(wctx)
 	done()
 	nemCancel()
 	var stopped *nemesis.Stopped
@@ -506,7 +504,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	if runErr == nil && ctx.Err() == nil && stopped == nil {
 		r.hooks.log("final phase: waiting up to %s for the cluster to converge", wcfg.ConvergeWait(s.ConvergeTimeout, rec.LastFault(), rec.Since()).Round(time.Second))
 		var conv workload.Convergence
-		conv, runErr = workload.Final(ctx, wcfg, rec, s.ConvergeTimeout)
+		conv, runErr = live.Final(ctx, s.ConvergeTimeout)
 		if runErr == nil {
 			if conv.Converged {
 				r.hooks.log("converged after %s; final reads done", conv.Waited.Round(time.Millisecond))

@@ -12,7 +12,7 @@ import (
 
 // clientWorld is a simulated cluster with topic t (one partition,
 // min.insync.replicas 2) and a client that has learnt its leader.
-func clientWorld(t *testing.T) (*world, *client, int32) {
+func clientWorld(t *testing.T) (*world, *workload.Client, int32) {
 	t.Helper()
 	s := spec(t, 1)
 	opts, err := clusterOptions(s, "test")
@@ -24,7 +24,7 @@ func clientWorld(t *testing.T) (*world, *client, int32) {
 	if err := w.c.CreateTopic(control.TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: control.Clean}); err != nil {
 		t.Fatal(err)
 	}
-	cl := newClient(w, workload.ClientOptions{ID: "test", Timeout: 3 * time.Second, ProduceTimeout: 2 * time.Second})
+	cl := workload.NewClient(w, w.bootstrap(), workload.ClientOptions{ID: "test", Timeout: 3 * time.Second, ProduceTimeout: 2 * time.Second})
 	if o := send(t, w, cl, "warm-up"); o.Type != history.OK {
 		t.Fatalf("first send: %+v", o)
 	}
@@ -32,10 +32,10 @@ func clientWorld(t *testing.T) (*world, *client, int32) {
 }
 
 // send sends value with acks=-1 and runs the cluster until the outcome.
-func send(t *testing.T, w *world, cl *client, value string) workload.Outcome {
+func send(t *testing.T, w *world, cl *workload.Client, value string) workload.Outcome {
 	t.Helper()
 	var got *workload.Outcome
-	cl.send(history.Key{Topic: "t", Partition: 0}, value, -1, func(o workload.Outcome) { got = &o })
+	cl.Send(history.Key{Topic: "t", Partition: 0}, value, -1, func(o workload.Outcome) { got = &o })
 	if !w.c.RunUntil(60_000, func() bool { return got != nil }) {
 		t.Fatalf("no outcome for %s", value)
 	}
@@ -55,7 +55,7 @@ func TestClientOutcomes(t *testing.T) {
 			}
 		}
 		var got *workload.Outcome
-		cl.send(history.Key{Topic: "t", Partition: 0}, "v", -1, func(o workload.Outcome) { got = &o })
+		cl.Send(history.Key{Topic: "t", Partition: 0}, "v", -1, func(o workload.Outcome) { got = &o })
 		w.c.Run(100)
 		runtime{w}.Kill(int(leader))
 		w.c.RunUntil(10_000, func() bool { return got != nil })

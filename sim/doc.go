@@ -14,12 +14,14 @@
 // from the seed alone (message delays, the workload's and the nemesis's
 // choices), and no map is iterated where its order could matter.
 //
-// The clients are the TCP client's logic (its metadata, one connection per
-// broker, when it asks again, how it classifies every outcome: package
-// workload's protocol half) over the simulated network instead of
-// sockets. A request is a message with a virtual delay; a worker whose
-// request is in flight waits for the answer or its timeout; a connection
-// to a broker that was killed or restarted since is reset, as TCP would.
+// The clients, the workers, the monitor and the final phase are package
+// workload's own (workload.Client and workload.Phases), run with the
+// simulated world as their workload.Env: its clock, and wires that carry
+// their requests as messages through the simulated network instead of
+// sockets (wire.go). A request is a message with a virtual delay; a worker
+// whose request is in flight waits for the answer or its timeout; a
+// connection to a broker that was killed or restarted since is reset, as
+// TCP would.
 //
 // Faults go through the nemesis's own code (its Opening steps and Close),
 // acting on the simulated cluster through cluster.Runtime and

@@ -116,6 +116,7 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 	hw.Keep()
 	s := &simulation{ctx: ctx, spec: spec, w: w, cfg: cfg, opts: opts}
 	s.rec = workload.NewRecorderClock(hw, w.now)
+	s.phases = workload.NewPhases(w, cfg, s.rec)
 	err = s.run()
 	if cerr := hw.Close(); cerr != nil && err == nil {
 		err = cerr
@@ -146,11 +147,11 @@ type simulation struct {
 	opts runner.Options
 	rec  *workload.Recorder
 
-	gen     *workload.Generator
-	running int // workers that have not stopped
-	nem     *nemDriver
-	mon     *monitor
-	conv    workload.Convergence
+	// phases are the workload's: the workers, the monitor and the final
+	// phase, driven by w's events.
+	phases *workload.Phases
+	nem    *nemDriver
+	conv   workload.Convergence
 
 	finished bool
 	err      error
@@ -175,7 +176,7 @@ func (s *simulation) run() error {
 		if events++; events%4096 == 0 && s.ctx.Err() != nil {
 			interrupted = true
 		}
-		return interrupted || s.finished || s.err != nil
+		return interrupted || s.finished || s.err != nil || s.phases.Err() != nil
 	}
 	for !stop() {
 		if s.w.c.Now() > budget {
@@ -188,20 +189,10 @@ func (s *simulation) run() error {
 		// stop, so that no fault is without its end.
 		s.err = s.nem.stop()
 	}
+	if s.err == nil {
+		s.err = s.phases.Err()
+	}
 	return s.err
-}
-
-// record appends op to the history; a history that cannot be written
-// stops the simulation.
-func (s *simulation) record(op history.Op) bool {
-	if s.err != nil {
-		return false
-	}
-	if _, err := s.rec.Record(op); err != nil {
-		s.err = err
-		return false
-	}
-	return true
 }
 
 // createTopic creates the test's topic as workload.CreateTopic does (once
@@ -214,7 +205,7 @@ func (s *simulation) createTopic() {
 	st := s.spec.Settings
 	spec := workload.TopicSpec{Name: s.cfg.Topic, Partitions: s.cfg.Partitions, ReplicationFactor: st.ReplicationFactor,
 		MinInsyncReplicas: st.MinInsyncReplicas, Unclean: st.Election == "unclean"}
-	admin := newClient(s.w, workload.ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	admin := workload.NewClient(s.w, s.cfg.Bootstrap, workload.ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	deadline := s.w.now() + setupTimeout
 	mayExist := false // an attempt whose answer was lost may have created it
 	var attempt, ready func()
@@ -226,7 +217,7 @@ func (s *simulation) createTopic() {
 		s.w.after(200*time.Millisecond, next)
 	}
 	attempt = func() {
-		admin.createTopic(spec, setupTimeout, func(err error) {
+		admin.CreateTopic(spec, setupTimeout, func(err error) {
 			var ke *kerr.Error
 			switch {
 			case err == nil, errors.Is(err, kerr.TopicAlreadyExists) && mayExist:
@@ -243,7 +234,7 @@ func (s *simulation) createTopic() {
 	}
 	var md workload.Metadata
 	ready = func() {
-		admin.converged(spec.Name, spec.Partitions, &md, func(why string) {
+		admin.Converged(spec.Name, spec.Partitions, &md, func(why string) {
 			if why == "" {
 				s.startWorkload()
 				return
@@ -260,36 +251,20 @@ func (s *simulation) createTopic() {
 func (s *simulation) startWorkload() {
 	s.w.t0 = s.w.c.Now()
 	if s.spec.MonitorInterval > 0 {
-		s.mon = newMonitor(s)
-		s.mon.sample()
+		s.phases.StartMonitor(s.spec.MonitorInterval, time.Second)
 	}
 	s.nem = newNemDriver(s)
 	s.watchCrashes()
 	s.watchViolations()
 	s.nem.start()
-	s.gen = workload.NewGenerator(s.cfg)
-	s.running = s.gen.Workers()
-	lanes := s.gen.Lanes()
-	var sessions []*client
-	for i := range s.gen.Workers() {
-		wk := &worker{s: s, i: i, opts: workload.ClientOptionsFor(s.cfg, s.gen, i)}
-		if s.gen.Producer(i) && lanes > 1 {
-			if i%lanes == 0 {
-				sessions = append(sessions, newClient(s.w, wk.opts))
-			}
-			wk.cl, wk.lane = sessions[i/lanes], true
-		} else {
-			wk.cl = newClient(s.w, wk.opts)
-		}
-		wk.wake()
-	}
+	s.phases.StartWorkers(s.workloadDone)
 }
 
 // workloadDone: every worker has stopped. As a real run does, the
 // nemesis stops (a window still open is closed early), every fault still
 // in effect is healed and every node that crashed restarted (in a run
 // without faults too: HealAll records nothing when nothing needs it), and
-// the final phase begins.
+// the final phase begins; once its reads are done the monitor stops.
 func (s *simulation) workloadDone() {
 	if err := s.nem.stop(); err != nil {
 		s.err = err
@@ -298,70 +273,18 @@ func (s *simulation) workloadDone() {
 	if err := s.nem.nem.HealAll(context.Background()); err != nil {
 		logf(s.opts, "healing: %v", err)
 	}
-	s.final()
-}
-
-// worker is one worker of the generator with its client, stepped as
-// workload.Run's goroutines step theirs: Next, record, perform, record,
-// Done, and a new client for a process whose state became unknown, unless
-// the worker is a lane of a producer session, whose client its lanes
-// share and keep.
-type worker struct {
-	s    *simulation
-	i    int
-	opts workload.ClientOptions
-	cl   *client
-	lane bool
-}
-
-func (wk *worker) wake() {
-	s := wk.s
-	if s.err != nil {
-		return
-	}
-	now := s.w.now()
-	a := s.gen.Next(wk.i, now)
-	switch a.Kind {
-	case workload.Stop:
-		if s.running--; s.running == 0 {
-			s.workloadDone()
+	logf(s.opts, "final phase: waiting up to %s for the cluster to converge",
+		s.cfg.ConvergeWait(s.spec.ConvergeTimeout, s.rec.LastFault(), s.w.now()))
+	s.phases.Final(s.spec.ConvergeTimeout, func(conv workload.Convergence) {
+		s.conv = conv
+		s.phases.StopMonitor()
+		if conv.Converged {
+			logf(s.opts, "converged after %s; final reads done", conv.Waited)
+		} else {
+			logf(s.opts, "did NOT converge within %s: %s", conv.Waited, conv.Why)
 		}
-	case workload.Wait:
-		s.w.after(a.Until-now, wk.wake)
-	case workload.Invoke:
-		if s.record(a.Op) {
-			wk.perform(a.Op)
-		}
-	}
-}
-
-func (wk *worker) perform(op history.Op) {
-	k := op.Key()
-	done := func(r workload.Result) { wk.complete(op, r) }
-	switch op.F {
-	case history.Send:
-		wk.cl.send(k, op.Value.Value, wk.s.cfg.Acks, func(o workload.Outcome) { done(workload.Result{Send: o}) })
-	case history.Poll:
-		wk.cl.poll(k, *op.Value.From, func(r workload.Read, err error) { done(workload.Result{Read: r, Err: err}) })
-	case history.EndOffset:
-		wk.cl.endOffset(k, func(off int64, err error) { done(workload.Result{Offset: off, Err: err}) })
-	default:
-		panic("sim: the generator invoked " + op.F)
-	}
-}
-
-func (wk *worker) complete(op history.Op, r workload.Result) {
-	s := wk.s
-	done, c := workload.Complete(op, r)
-	if !s.record(done) {
-		return
-	}
-	s.gen.Done(wk.i, s.w.now(), c)
-	if c.Type == history.Info && !wk.lane {
-		wk.cl.close()
-		wk.cl = newClient(s.w, wk.opts)
-	}
-	wk.wake()
+		s.finished = true
+	})
 }
 
 func formatSeed(seed uint64) string { return strconv.FormatUint(seed, 10) }

@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -47,12 +45,12 @@ func Assumed(configs map[string]string) []string {
 // Only when an earlier attempt's outcome is unknown (its answer was lost)
 // may the topic exist, and then it must be exactly spec.
 func CreateTopic(ctx context.Context, bootstrap []string, spec TopicSpec, timeout time.Duration) error {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
 	return createTopic(ctx, cl, spec, timeout)
 }
 
-func createTopic(ctx context.Context, cl Client, spec TopicSpec, timeout time.Duration) error {
+func createTopic(ctx context.Context, cl *SyncClient, spec TopicSpec, timeout time.Duration) error {
 	start := time.Now()
 	// mayExist: an attempt may have created the topic without our hearing.
 	mayExist := false
@@ -95,7 +93,7 @@ func createTopic(ctx context.Context, cl Client, spec TopicSpec, timeout time.Du
 	var md Metadata
 	why := ""
 	err = waitfor.Until(ctx, 100*time.Millisecond, max(timeout-time.Since(start), time.Millisecond), func() (bool, error) {
-		why = converged(ctx, cl, spec.Name, spec.Partitions, &md)
+		why = cl.Converged(ctx, spec.Name, spec.Partitions, &md)
 		return why == "", nil
 	})
 	if err != nil {
@@ -119,12 +117,8 @@ func createTopic(ctx context.Context, cl Client, spec TopicSpec, timeout time.Du
 // again until it answers.
 type Watch struct {
 	topic string
-	cl    *tcpClient
-	ctx   context.Context
-	stop  context.CancelFunc
-
-	mu   sync.Mutex
-	busy map[int32]bool // brokers asked that have not answered yet
+	s     *SyncClient
+	busy  map[int32]bool // brokers asked that have not answered yet; the loop's
 }
 
 // watchWait is how long a poll waits for the brokers' answers: many times
@@ -133,9 +127,8 @@ const watchWait = 20 * time.Millisecond
 
 // NewWatch watches topic at bootstrap; Close ends it.
 func NewWatch(bootstrap []string, topic string) *Watch {
-	ctx, stop := context.WithCancel(context.Background())
-	return &Watch{topic: topic, cl: newTCPClient(bootstrap, ClientOptions{ID: "chaos-nemesis-watch", Timeout: time.Second}),
-		ctx: ctx, stop: stop, busy: map[int32]bool{}}
+	return &Watch{topic: topic, s: NewSyncClient(bootstrap, ClientOptions{ID: "chaos-nemesis-watch", Timeout: time.Second}),
+		busy: map[int32]bool{}}
 }
 
 // WatchAnswer is one broker's answer to a poll.
@@ -149,11 +142,10 @@ type WatchAnswer struct {
 // poll asks the bootstrap brokers who they are. An error only when no
 // broker answered. Not safe for concurrent use.
 func (w *Watch) Poll(ctx context.Context) ([]WatchAnswer, error) {
-	w.cl.mu.Lock()
-	ids := slices.Sorted(maps.Keys(w.cl.addrs))
-	w.cl.mu.Unlock()
+	var ids []int32
+	w.s.l.do(func() { ids = w.s.cl.Brokers() })
 	if len(ids) == 0 {
-		md, err := w.cl.Metadata(ctx, w.topic)
+		md, err := w.s.Metadata(ctx, w.topic)
 		if err != nil {
 			return nil, err
 		}
@@ -165,39 +157,33 @@ func (w *Watch) Poll(ctx context.Context) ([]WatchAnswer, error) {
 		}
 		return []WatchAnswer{{Broker: id, Partitions: md.Partitions}}, nil
 	}
-	type answer struct {
+	type reply struct {
 		a   WatchAnswer
 		err error
 	}
-	got := make(chan answer, len(ids))
+	got := make(chan reply, len(ids))
 	asked := 0
-	for _, id := range ids {
-		w.mu.Lock()
-		busy := w.busy[id]
-		w.busy[id] = true
-		w.mu.Unlock()
-		if busy {
-			continue
-		}
-		asked++
-		go func() {
-			// The watch's own context: an answer that comes after the
-			// poll gave up on it still frees the broker for the next.
-			resp, err := w.cl.call(w.ctx, id, MetadataRequest(w.topic))
-			w.mu.Lock()
-			delete(w.busy, id)
-			w.mu.Unlock()
-			var a WatchAnswer
-			if err == nil {
-				md := resp.(*kmsg.MetadataResponse)
-				w.cl.mu.Lock()
-				w.cl.apply(w.topic, md)
-				w.cl.mu.Unlock()
-				a = WatchAnswer{Broker: id, Partitions: MetadataAnswer(md, w.topic, "").Partitions}
+	w.s.l.do(func() {
+		for _, id := range ids {
+			if w.busy[id] {
+				continue
 			}
-			got <- answer{a, err}
-		}()
-	}
+			w.busy[id] = true
+			asked++
+			// An answer that comes after the poll gave up on it still
+			// frees the broker for the next.
+			w.s.cl.Call(id, MetadataRequest(w.topic), func(resp kmsg.Response, err error) {
+				delete(w.busy, id)
+				var a WatchAnswer
+				if err == nil {
+					md := resp.(*kmsg.MetadataResponse)
+					w.s.cl.apply(w.topic, md)
+					a = WatchAnswer{Broker: id, Partitions: MetadataAnswer(md, w.topic, "").Partitions}
+				}
+				got <- reply{a, err}
+			})
+		}
+	})
 	var out []WatchAnswer
 	var last error
 	timeout := time.NewTimer(watchWait)
@@ -228,15 +214,12 @@ wait:
 }
 
 // Close stops the watch's requests and closes its connections.
-func (w *Watch) Close() {
-	w.stop()
-	w.cl.Close()
-}
+func (w *Watch) Close() { w.s.Close() }
 
 // Leaders asks the cluster who leads each partition of topic (-1: nobody).
 // The nemesis uses it to aim at leaders.
 func Leaders(ctx context.Context, bootstrap []string, topic string) (map[int32]int32, error) {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-nemesis", Timeout: 2 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-nemesis", Timeout: 2 * time.Second})
 	defer cl.Close()
 	md, err := cl.Metadata(ctx, topic)
 	if err != nil {

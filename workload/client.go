@@ -1,65 +1,12 @@
 package workload
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
 )
-
-// Client is all the workload, the monitor and the final phase ask of a
-// cluster, one logical process's view of it. Keeping it this small is what
-// lets a simulated cluster stand in for a real one: everything above it
-// (the generator's decisions, the recording, the final phase) is the same
-// whatever carries the messages. A Client is used by one goroutine at a
-// time, but for Send: the lanes of a producer session with several
-// requests in flight (Config.MaxInFlight) send through one Client at once.
-//
-// An error from a call that changes nothing (every call but Send and
-// CreateTopic) means only that it did not happen. Answers a broker gave
-// are *kerr.Error values (errors.As), so callers can tell a broker's
-// refusal from a lost connection.
-type Client interface {
-	// Send produces one record with value to k with acks and classifies
-	// the outcome, which is all the checkers will know of it (see
-	// Outcome).
-	Send(ctx context.Context, k history.Key, value string, acks int16) Outcome
-	// SendQueued is Send, calling queued once the send has its place in
-	// the producer session's order, before any request for it leaves,
-	// and while no other send of the session can take one: a pipelining
-	// session's lanes record their invocations there, so that the
-	// history's order of a session's sends is the order of their sequence
-	// numbers. If queued returns false, nothing is sent.
-	SendQueued(ctx context.Context, k history.Key, value string, acks int16, queued func() bool) Outcome
-	// Poll fetches k from offset from as a consumer, below the high
-	// watermark. A broker that refuses from as out of range answers with
-	// an *OutOfRangeError carrying its high watermark.
-	Poll(ctx context.Context, k history.Key, from int64) (Read, error)
-	// EndOffset is k's latest offset (ListOffsets -1) at its leader: the
-	// high watermark.
-	EndOffset(ctx context.Context, k history.Key) (int64, error)
-	// Metadata asks for the brokers and topic's partitions (none for "")
-	// the addresses in turn, each once, until one answers; with no
-	// addresses, the brokers it knows by id, then its bootstrap brokers.
-	// The answer also becomes where later calls send their requests.
-	Metadata(ctx context.Context, topic string, addrs ...string) (Metadata, error)
-	// FinalRead reads k from offset 0 to its high watermark at its leader.
-	FinalRead(ctx context.Context, k history.Key) (Read, error)
-	// ReplicaRead reads broker's replica of k whole, to its log end, as
-	// the debug consumer (replica id -2), leader or not.
-	ReplicaRead(ctx context.Context, k history.Key, broker int32) (Read, error)
-	// CreateTopic asks the cluster once to create spec's topic, letting it
-	// take up to timeout. An error wrapping ErrNotSent means the request
-	// never left: the topic was not created by it.
-	CreateTopic(ctx context.Context, spec TopicSpec, timeout time.Duration) error
-	// DescribeTopic is the topic's partitions and the configs its
-	// guarantees depend on, as the cluster describes them.
-	DescribeTopic(ctx context.Context, topic string) (TopicDescription, error)
-	// Close drops the client's connections; it is not used again.
-	Close()
-}
 
 // ClientOptions configure one client.
 type ClientOptions struct {
@@ -78,11 +25,6 @@ type ClientOptions struct {
 	// (enable.idempotence), so a broker writes a retried batch once.
 	Idempotent bool
 }
-
-// Dialer makes the clients of one cluster: the workload gives each process
-// a client of its own, and a new one to a process that replaces one whose
-// state became unknown.
-type Dialer func(ClientOptions) Client
 
 // ErrNotSent marks a request that never left the client (no leader known,
 // no connection): whatever it asked definitely did not happen.

@@ -17,18 +17,24 @@
 //     topic. Send classifies each outcome as docs/history.md demands: ok
 //     with the offset the broker assigned, fail only when the record
 //     definitely was not written (refused before the append, or never
-//     sent), info whenever it may have been. TCP's clients speak the Kafka
-//     protocol themselves, retrying and pipelining only as a Producer
-//     decides and recording every attempt (a library client's retries and
-//     batching would hide exactly the outcomes the checkers must see), with franz-go's kmsg for the messages and
-//     their own framing and record batches: nothing here imports the
-//     broker, so a codec bug the broker has is not one the tester shares.
-//     Nothing above the Client knows it is TCP.
+//     sent), info whenever it may have been. It is a machine without I/O
+//     (as broker/core is): its requests go out through a Wire and its
+//     waits through an Env, and each operation ends in a callback on the
+//     driver's loop. It retries and pipelines only as a Producer decides,
+//     recording every attempt (a library client's retries and batching
+//     would hide exactly the outcomes the checkers must see), with
+//     franz-go's kmsg for the messages and its own framing and record
+//     batches: nothing here imports the broker, so a codec bug the broker
+//     has is not one the tester shares.
+//
+//   - Phases are the workload's three chains of calls, written once on
+//     the Client: the workers stepping the Generator, the Monitor's
+//     samples of every partition's leader, ISR and high watermark, and the
+//     final phase, which after the faults heal reads every partition from
+//     its leader and every replica's whole log with the debug replica id.
+//     Two drivers run them: Live (and SyncClient, one question at a time)
+//     over TCP in real time, and package sim on a virtual clock.
 //
 //   - The Recorder appends each invocation and completion to the history,
 //     stamped with the time, and counts outcomes for the progress line.
-//
-// After the faults heal, Final reads every partition from its leader and
-// every replica's whole log with the debug replica id; Monitor samples the
-// partitions' leaders, ISRs and high watermarks throughout, for the report.
 package workload

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
-	waitfor "github.com/chaos-isr/chaos/internal/wait"
 )
 
 // Convergence says whether the cluster healed before the final reads: every
@@ -22,150 +20,205 @@ type Convergence struct {
 	Unconverged []int32 `json:"unconverged,omitempty"`
 }
 
-// Final waits up to timeout for the cluster to converge, then records a
-// final read of every partition from its leader and a read of every
-// replica's whole log. Reads happen even if the cluster did not converge
-// (the checkers then judge what could be read) and the Convergence says why.
-// With a liveness bound (cfg.LivenessBound) it gathers what the liveness
-// checks need (see liveness.go): the wait, recorded as a converge
-// operation, lasts at least until the bound after the last fault has
-// passed; a probe send to every partition is tried until one is
-// acknowledged; and a final read that fails is tried again, each until
-// the bound and a margin have passed.
-func Final(ctx context.Context, cfg Config, rec *Recorder, timeout time.Duration) (Convergence, error) {
-	cl := TCP(cfg.Bootstrap)(ClientOptions{ID: "chaos-final", Timeout: cfg.RequestTimeout + 2*time.Second})
-	defer cl.Close()
-	return final(ctx, cfg, rec, cl, TCP(cfg.Bootstrap), timeout)
-}
-
-func final(ctx context.Context, cfg Config, rec *Recorder, cl Client, dial Dialer, timeout time.Duration) (Convergence, error) {
-	start := time.Now()
-	conv := Convergence{}
+// Final waits for the cluster to converge, then records a final read of
+// every partition from its leader and a read of every replica's whole log,
+// and calls done with how the wait ended. Reads happen even if the cluster
+// did not converge (the checkers then judge what could be read) and the
+// Convergence says why. The wait, recorded as a converge operation and
+// checked on a ticker's timing, lasts up to timeout, and with a liveness
+// bound (cfg.LivenessBound) at least until the bound after the last fault
+// has passed (ConvergeWait); a probe send to every partition is then tried
+// until one is acknowledged (Probes), and a final read that fails is
+// tried again (LeaderReads), each until the bound and a margin have
+// passed: the evidence the liveness checks judge (see liveness.go).
+func (p *Phases) Final(timeout time.Duration, done func(Convergence)) {
+	f := &finalPhase{p: p, done: done}
+	p.final = f
+	f.cl = f.newClient(ClientOptions{ID: "chaos-final", Timeout: p.cfg.RequestTimeout + 2*time.Second})
+	start := p.env.Now()
+	deadline := start + p.cfg.ConvergeWait(timeout, p.rec.LastFault(), start)
+	tick := newTicker(start, 200*time.Millisecond)
+	f.proc = p.rec.NewProcess()
+	inv := ConvergeInvoke(f.proc, p.cfg.Topic)
+	if !f.record(inv) {
+		return
+	}
 	// md is the last metadata heard: the replicas to read are those it
 	// names, even if the wait gave up.
 	var md Metadata
-	why := ""
-	proc := rec.NewProcess()
-	inv := ConvergeInvoke(proc, cfg.Topic)
-	if _, err := rec.Record(inv); err != nil {
-		return conv, err
-	}
-	err := waitfor.Until(ctx, 200*time.Millisecond, cfg.ConvergeWait(timeout, rec.LastFault(), rec.Since()), func() (bool, error) {
-		why = converged(ctx, cl, cfg.Topic, cfg.Partitions, &md)
-		return why == "", nil
-	})
-	conv.Converged = err == nil
-	if !conv.Converged {
-		conv.Why, conv.Unconverged = why, UnconvergedPartitions(md, cfg.Partitions)
-	}
-	conv.Waited = time.Since(start)
-	if _, err := rec.Record(ConvergeDone(inv, conv)); err != nil {
-		return conv, err
-	}
-	var probes map[int32]int64
-	if cfg.Probes() {
-		if probes, err = probe(ctx, cfg, rec, dial); err != nil {
-			return conv, err
+	over := func() {
+		if !f.record(ConvergeDone(inv, f.conv)) {
+			return
 		}
-	}
-	reads := NewLeaderReads(cfg, rec.LastFault(), rec.Since(), probes)
-	for {
-		p, wait, ok := reads.Next(rec.Since())
-		if !ok || ctx.Err() != nil {
-			break
+		reads := func(probes map[int32]int64) { f.reads(md, probes) }
+		if p.cfg.Probes() {
+			f.probe(reads)
+			return
 		}
-		sleep(ctx, wait)
-		k := history.Key{Topic: cfg.Topic, Partition: p}
-		var r Read
-		readErr, err := readOnce(rec, FinalRead{Key: k}.Invoke(proc), func() (Read, error) {
-			var err error
-			r, err = cl.FinalRead(ctx, k)
-			return r, err
+		reads(nil)
+	}
+	var try func()
+	try = func() {
+		f.cl.Converged(p.cfg.Topic, p.cfg.Partitions, &md, func(why string) {
+			now := p.env.Now()
+			switch next := tick.next(now); {
+			case why == "":
+				f.conv = Convergence{Converged: true, Waited: now - start}
+			case now >= deadline || next >= deadline:
+				f.after(deadline-now, func() {
+					f.conv = Convergence{Waited: p.env.Now() - start, Why: why, Unconverged: UnconvergedPartitions(md, p.cfg.Partitions)}
+					over()
+				})
+				return
+			default:
+				f.after(next-now, try)
+				return
+			}
+			over()
 		})
-		if err != nil {
-			return conv, err
-		}
-		reads.Done(rec.Since(), r, readErr)
 	}
-	for _, fr := range FinalReads(cfg, md) {
-		if fr.Broker == nil {
-			continue
-		}
-		if _, err := readOnce(rec, fr.Invoke(proc), func() (Read, error) { return cl.ReplicaRead(ctx, fr.Key, *fr.Broker) }); err != nil {
-			return conv, err
+	try()
+}
+
+// StopFinal ends the final phase at once, as an interrupted run must: its
+// clients are closed, a read in flight keeps its open invoke, and the
+// done Final was given is not called.
+func (p *Phases) StopFinal() {
+	if f := p.final; f != nil {
+		f.stopped = true
+		for _, cl := range f.clients {
+			cl.Close()
 		}
 	}
-	return conv, nil
+}
+
+// finalPhase is the final phase in progress.
+type finalPhase struct {
+	p       *Phases
+	cl      *Client
+	proc    int
+	conv    Convergence
+	done    func(Convergence)
+	stopped bool
+	clients []*Client // every client it made, for StopFinal
+}
+
+func (f *finalPhase) newClient(o ClientOptions) *Client {
+	cl := f.p.newClient(o)
+	f.clients = append(f.clients, cl)
+	return cl
+}
+
+func (f *finalPhase) record(op history.Op) bool { return !f.stopped && f.p.record(op) }
+
+// after calls fn after d unless the phase has stopped by then.
+func (f *finalPhase) after(d time.Duration, fn func()) {
+	f.p.env.After(d, func() {
+		if !f.stopped {
+			fn()
+		}
+	})
 }
 
 // probe sends to every partition at once, each until a send is
 // acknowledged or the final phase stops trying (Config.TryUntil): every
 // attempt a send of its own, with a value of its own, in the history, and
 // a new process (and client) after an attempt whose outcome is unknown, as
-// the producers do. It returns the offset each acknowledged probe got.
-func probe(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) (map[int32]int64, error) {
-	until := cfg.TryUntil(rec.LastFault(), rec.Since())
-	type acked struct {
-		p      int32
-		offset int64
-		err    error
-	}
-	out := make(chan acked, cfg.Partitions)
-	for p := range cfg.Partitions {
-		go func() {
-			k := history.Key{Topic: cfg.Topic, Partition: p}
-			cl := dial(ProbeOptions(cfg))
-			defer func() { cl.Close() }()
-			proc := rec.NewProcess()
-			for n := 1; ; n++ {
-				inv := ProbeInvoke(proc, k, n)
-				if _, err := rec.Record(inv); err != nil {
-					out <- acked{p, -1, err}
-					return
-				}
-				o := cl.Send(ctx, k, inv.Value.Value, cfg.Acks)
-				done, _ := Complete(inv, Result{Send: o})
-				if _, err := rec.Record(done); err != nil {
-					out <- acked{p, -1, err}
-					return
-				}
-				switch {
-				case done.Type == history.OK:
-					out <- acked{p, o.Offset, nil}
-					return
-				case rec.Since() >= until || ctx.Err() != nil:
-					out <- acked{p, -1, nil}
-					return
-				case done.Type == history.Info:
-					cl.Close()
-					cl, proc = dial(ProbeOptions(cfg)), rec.NewProcess()
-				}
-				sleep(ctx, FinalReadBackoff)
-			}
-		}()
-	}
+// the producers do. Then it calls next with the offset each acknowledged
+// probe got.
+func (f *finalPhase) probe(next func(map[int32]int64)) {
+	p := f.p
+	until := p.cfg.TryUntil(p.rec.LastFault(), p.env.Now())
+	left := int(p.cfg.Partitions)
 	offsets := map[int32]int64{}
-	var first error
-	for range cfg.Partitions {
-		a := <-out
-		if a.err != nil && first == nil {
-			first = a.err
+	for part := range p.cfg.Partitions {
+		k := history.Key{Topic: p.cfg.Topic, Partition: part}
+		cl, proc := f.newClient(ProbeOptions(p.cfg)), p.rec.NewProcess()
+		var attempt func(n int)
+		attempt = func(n int) {
+			inv := ProbeInvoke(proc, k, n)
+			if !f.record(inv) {
+				return
+			}
+			cl.Send(k, inv.Value.Value, p.cfg.Acks, func(o Outcome) {
+				done, _ := Complete(inv, Result{Send: o})
+				if !f.record(done) {
+					return
+				}
+				if done.Type == history.OK || p.env.Now() >= until {
+					if done.Type == history.OK {
+						offsets[part] = o.Offset
+					}
+					if left--; left == 0 {
+						next(offsets)
+					}
+					return
+				}
+				if done.Type == history.Info {
+					cl.Close()
+					cl, proc = f.newClient(ProbeOptions(p.cfg)), p.rec.NewProcess()
+				}
+				f.after(FinalReadBackoff, func() { attempt(n + 1) })
+			})
 		}
-		if a.offset >= 0 {
-			offsets[a.p] = a.offset
-		}
+		attempt(1)
 	}
-	return offsets, first
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
+// reads records the final phase's reads: each partition from its leader,
+// as LeaderReads schedules them, then each replica's whole log, as md, the
+// last metadata heard, lists them (FinalReads).
+func (f *finalPhase) reads(md Metadata, probes map[int32]int64) {
+	p := f.p
+	leaders := NewLeaderReads(p.cfg, p.rec.LastFault(), p.env.Now(), probes)
+	var replicas []FinalRead
+	for _, fr := range FinalReads(p.cfg, md) {
+		if fr.Broker != nil {
+			replicas = append(replicas, fr)
+		}
 	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
+	var replica func(i int)
+	var leader func()
+	leader = func() {
+		part, wait, ok := leaders.Next(p.env.Now())
+		if !ok {
+			replica(0)
+			return
+		}
+		f.after(wait, func() {
+			inv := FinalRead{Key: history.Key{Topic: p.cfg.Topic, Partition: part}}.Invoke(f.proc)
+			if !f.record(inv) {
+				return
+			}
+			f.cl.FinalRead(inv.Key(), func(r Read, err error) {
+				if !f.record(ReadDone(inv, r, err)) {
+					return
+				}
+				leaders.Done(p.env.Now(), r, err)
+				leader()
+			})
+		})
 	}
+	replica = func(i int) {
+		if i == len(replicas) {
+			for _, cl := range f.clients {
+				cl.Close()
+			}
+			f.done(f.conv)
+			return
+		}
+		fr := replicas[i]
+		inv := fr.Invoke(f.proc)
+		if !f.record(inv) {
+			return
+		}
+		f.cl.ReplicaRead(fr.Key, *fr.Broker, func(r Read, err error) {
+			if f.record(ReadDone(inv, r, err)) {
+				replica(i + 1)
+			}
+		})
+	}
+	leader()
 }
 
 // FinalRead is one read of the final phase: a partition from its leader
@@ -220,16 +273,6 @@ func ReadDone(inv history.Op, r Read, err error) history.Op {
 	return history.Op{Process: inv.Process, Type: typ, F: inv.F, Value: &done, Error: errText}
 }
 
-// converged says what keeps topic's partitions from being converged, ""
-// when nothing does. A metadata answer is kept in md.
-func converged(ctx context.Context, cl Client, topic string, partitions int32, md *Metadata) string {
-	got, err := cl.Metadata(ctx, topic)
-	if err != nil {
-		return err.Error()
-	}
-	return Unconverged(md, got, topic, partitions)
-}
-
 // Unconverged takes a metadata answer into md, what is known of topic's
 // partitions, and says what keeps them from being converged (a leader and
 // the whole replica set in the ISR each), "" when nothing does.
@@ -260,17 +303,6 @@ func Unconverged(md *Metadata, got Metadata, topic string, partitions int32) str
 		}
 	}
 	return strings.Join(bad, "; ")
-}
-
-// readOnce records the final-phase read inv, done by do, and returns the
-// read's own error apart from the history's.
-func readOnce(rec *Recorder, inv history.Op, do func() (Read, error)) (readErr, err error) {
-	if _, err := rec.Record(inv); err != nil {
-		return nil, err
-	}
-	r, readErr := do()
-	_, err = rec.Record(ReadDone(inv, r, readErr))
-	return readErr, err
 }
 
 // UnconvergedPartitions are the partitions of md (as Unconverged keeps it)

@@ -24,7 +24,7 @@ import (
 // ClusterMetadata asks the bootstrap addresses, in turn, for the cluster's
 // brokers until one answers or timeout passes.
 func ClusterMetadata(ctx context.Context, bootstrap []string, timeout time.Duration) (Metadata, error) {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
 	var md Metadata
 	var last error
@@ -59,7 +59,7 @@ type ExistingTopic struct {
 // The spec it returns is what the topic is: the settings a run on it is
 // judged by.
 func DescribeExisting(ctx context.Context, bootstrap []string, topic string) (ExistingTopic, bool, error) {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
 	desc, err := cl.DescribeTopic(ctx, topic)
 	if err != nil {
@@ -113,7 +113,7 @@ func DescribeExisting(ctx context.Context, bootstrap []string, topic string) (Ex
 // TopicConfigs are the configs the cluster describes for topic (what
 // Assumed reads), without the end offsets DescribeExisting also asks for.
 func TopicConfigs(ctx context.Context, bootstrap []string, topic string) (map[string]string, error) {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
 	desc, err := cl.DescribeTopic(ctx, topic)
 	return desc.Configs, err
@@ -141,7 +141,7 @@ func (t ExistingTopic) NotEmpty() string {
 // Only a broker's refusal says so; a broker that cannot be asked at all is
 // an error, not a reason to leave a check out.
 func ReplicaReadsRefused(ctx context.Context, bootstrap []string, topic string, partitions int32) (string, error) {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-probe", Timeout: 5 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-probe", Timeout: 5 * time.Second})
 	defer cl.Close()
 	md, err := cl.Metadata(ctx, topic)
 	if err != nil {
@@ -166,7 +166,7 @@ func ReplicaReadsRefused(ctx context.Context, bootstrap []string, topic string, 
 // or refuses. A broker that has not heard of the new topic yet, or that
 // cannot be reached for a moment, has not refused: declaring the check
 // unsupported on such an answer would drop it from the verdict by chance.
-func replicaReadable(ctx context.Context, cl Client, k history.Key, b int32) error {
+func replicaReadable(ctx context.Context, cl *SyncClient, k history.Key, b int32) error {
 	var last error
 	err := waitfor.Until(ctx, 200*time.Millisecond, 10*time.Second, func() (bool, error) {
 		_, last = cl.ReplicaRead(ctx, k, b)
@@ -189,7 +189,7 @@ func replicaReadable(ctx context.Context, cl Client, k history.Key, b int32) err
 // broker resource), as Kafka describes replica.lag.time.max.ms; ok is
 // false when the broker does not describe it (or cannot be asked).
 func BrokerConfig(ctx context.Context, bootstrap []string, id int32, name string) (string, bool) {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second}).(*tcpClient)
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
 	if _, err := cl.Metadata(ctx, ""); err != nil {
 		return "", false
@@ -200,7 +200,7 @@ func BrokerConfig(ctx context.Context, bootstrap []string, id int32, name string
 	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(id))
 	res.ConfigNames = []string{name}
 	req.Resources = append(req.Resources, res)
-	resp, err := cl.call(ctx, id, req)
+	resp, err := cl.Call(ctx, id, req)
 	if err != nil {
 		return "", false
 	}
@@ -221,12 +221,12 @@ func BrokerConfig(ctx context.Context, bootstrap []string, id int32, name string
 // keeps one from it then ("" once converged): a test that begins on a
 // topic already degraded could not blame the end state on its faults.
 func TopicUnconverged(ctx context.Context, bootstrap []string, topic string, partitions int32, timeout time.Duration) string {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
 	var md Metadata
 	why := "no answer"
 	_ = waitfor.Until(ctx, 500*time.Millisecond, timeout, func() (bool, error) {
-		why = converged(ctx, cl, topic, partitions, &md)
+		why = cl.Converged(ctx, topic, partitions, &md)
 		return why == "", nil
 	})
 	return why

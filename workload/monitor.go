@@ -1,103 +1,12 @@
 package workload
 
 import (
-	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
 )
-
-// Monitor samples every partition's leader, leader epoch, ISR, replicas
-// and high watermark every interval until ctx ends, and records each sample
-// as a monitor operation (process history.MonitorProcess), so that a report
-// can plot how the ISR and HW reacted to the faults.
-//
-// It asks through the same protocol a client would: Metadata from a broker
-// (the one that answered last, else any), then ListOffsets from the leader.
-// A broker's metadata is the controller's view as that broker last heard
-// it, so a broker cut off from the controller may report a stale ISR; the
-// monitor prefers the broker that answered last, and a report reads the
-// samples as "what clients were told", which is what matters to them.
-// Requests time out after timeout so that a paused broker delays a sample
-// rather than stopping the monitor; Monitor returns as soon as ctx ends
-// (a request in flight is abandoned and its sample stays an open invoke),
-// so it does not hold up a run's shutdown.
-func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout time.Duration) error {
-	if interval <= 0 {
-		return fmt.Errorf("monitor interval must be positive, got %s", interval)
-	}
-	cl := TCP(cfg.Bootstrap)(ClientOptions{ID: "chaos-monitor", Timeout: timeout})
-	defer cl.Close()
-	return monitor(ctx, cfg, rec, cl, interval)
-}
-
-func monitor(ctx context.Context, cfg Config, rec *Recorder, cl Client, interval time.Duration) error {
-	m := &sampler{cfg: cfg, rec: rec, cl: cl}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if err := m.sample(ctx); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
-
-type sampler struct {
-	cfg   Config
-	rec   *Recorder
-	cl    Client
-	peers MonitorPeers
-}
-
-// sample records one invoke and one completion per partition. The
-// metadata is fetched once per sample, inside the first partition's
-// operation, so that the operations' times bracket what they report.
-func (m *sampler) sample(ctx context.Context) error {
-	var md Metadata
-	var mdErr error
-	for p := int32(0); p < m.cfg.Partitions; p++ {
-		if ctx.Err() != nil {
-			return nil
-		}
-		inv := SampleInvoke(m.cfg, p)
-		if _, err := m.rec.Record(inv); err != nil {
-			return err
-		}
-		if p == 0 {
-			md, mdErr = m.cl.Metadata(ctx, m.cfg.Topic, m.peers.Addrs(m.cfg.Bootstrap)...)
-			m.peers.Heard(md, mdErr)
-		}
-		var hw *int64
-		if SampleLeader(md, mdErr, p) && ctx.Err() == nil {
-			// A leader that does not answer leaves the HW unknown: the
-			// sample still says who was supposed to lead. The client asks
-			// the leader this metadata named, rather than asking the
-			// brokers again, a paused one first if it has the lowest id.
-			if off, err := m.cl.EndOffset(ctx, inv.Key()); err == nil {
-				hw = history.Int64(off)
-			}
-		}
-		if ctx.Err() != nil {
-			// Stopped during the sample: what it got may be cut short by
-			// the stop rather than by the cluster, so the invoke stays
-			// open (unknown), as a history's last operations may, instead
-			// of a failure that a report would draw as "no answer".
-			return nil
-		}
-		if _, err := m.rec.Record(SampleDone(inv, md, mdErr, hw)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // SampleInvoke is the invocation of a monitor sample of partition p.
 func SampleInvoke(cfg Config, p int32) history.Op {
@@ -165,4 +74,101 @@ func (m *MonitorPeers) Heard(md Metadata, err error) {
 	}
 	maps.Copy(m.known, md.Brokers)
 	m.last = md.From
+}
+
+// monitor samples every partition's leader, leader epoch, ISR, replicas
+// and high watermark, and records each sample as a monitor operation
+// (process history.MonitorProcess), so that a report can plot how the ISR
+// and HW reacted to the faults.
+//
+// It asks through the same protocol a client would: Metadata from a broker
+// (the one that answered last, else any: MonitorPeers), then ListOffsets
+// from each leader, one partition after another, a sample every interval
+// on a ticker's timing. A broker's metadata is the controller's view as
+// that broker last heard it, so a broker cut off from the controller may
+// report a stale ISR; a report reads the samples as "what clients were
+// told", which is what matters to them. Requests time out after the
+// client's timeout, so that a paused broker delays a sample rather than
+// stopping the monitor.
+type monitor struct {
+	p       *Phases
+	cl      *Client
+	peers   MonitorPeers
+	tick    *ticker
+	stopped bool
+	// The sample in progress: its metadata answer.
+	md    Metadata
+	mdErr error
+}
+
+// StartMonitor samples now and then every interval, until StopMonitor;
+// each request waits up to timeout.
+func (p *Phases) StartMonitor(interval, timeout time.Duration) {
+	p.mon = &monitor{p: p, cl: p.newClient(ClientOptions{ID: "chaos-monitor", Timeout: timeout}),
+		tick: newTicker(p.env.Now(), interval)}
+	p.mon.sample()
+}
+
+// StopMonitor ends the monitor: a sample in flight keeps its open invoke,
+// as what it got may be cut short by the stop rather than by the cluster.
+func (p *Phases) StopMonitor() {
+	if p.mon != nil {
+		p.mon.stopped = true
+		p.mon.cl.Close()
+	}
+}
+
+func (m *monitor) sample() { m.partition(0) }
+
+// partition records one invoke and one completion for partition p. The
+// metadata is fetched once per sample, inside the first partition's
+// operation, so that the operations' times bracket what they report.
+func (m *monitor) partition(part int32) {
+	if m.stopped {
+		return
+	}
+	p := m.p
+	inv := SampleInvoke(p.cfg, part)
+	if !p.record(inv) {
+		return
+	}
+	if part > 0 {
+		m.leaderHW(inv)
+		return
+	}
+	m.cl.Metadata(p.cfg.Topic, m.peers.Addrs(p.cfg.Bootstrap), func(md Metadata, err error) {
+		m.peers.Heard(md, err)
+		m.md, m.mdErr = md, err
+		m.leaderHW(inv)
+	})
+}
+
+// leaderHW asks the leader the sample's metadata named for its HW, rather
+// than asking the brokers again. A leader that does not answer leaves the
+// HW unknown: the sample still says who was supposed to lead.
+func (m *monitor) leaderHW(inv history.Op) {
+	if !SampleLeader(m.md, m.mdErr, inv.Value.Partition) {
+		m.done(inv, nil)
+		return
+	}
+	m.cl.EndOffset(inv.Key(), func(off int64, err error) {
+		if err != nil {
+			m.done(inv, nil)
+			return
+		}
+		m.done(inv, history.Int64(off))
+	})
+}
+
+func (m *monitor) done(inv history.Op, hw *int64) {
+	p := m.p
+	if m.stopped || !p.record(SampleDone(inv, m.md, m.mdErr, hw)) {
+		return
+	}
+	if part := inv.Value.Partition + 1; part < p.cfg.Partitions {
+		m.partition(part)
+		return
+	}
+	now := p.env.Now()
+	p.env.After(m.tick.next(now)-now, m.sample)
 }

@@ -149,7 +149,7 @@ func TestTCPClientAgainstTheBroker(t *testing.T) {
 	if err := CreateTopic(ctx, tc.bootstrap, spec, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	cl := TCP(tc.bootstrap)(ClientOptions{ID: "test", Timeout: 5 * time.Second, ProduceTimeout: 3 * time.Second})
+	cl := NewSyncClient(tc.bootstrap, ClientOptions{ID: "test", Timeout: 5 * time.Second, ProduceTimeout: 3 * time.Second})
 	defer cl.Close()
 
 	md, err := cl.Metadata(ctx, spec.Name)
@@ -289,7 +289,7 @@ func TestSendNeverSentIsFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := TCP([]string{net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))})(ClientOptions{ID: "test", Timeout: time.Second})
+	cl := NewSyncClient([]string{net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}, ClientOptions{ID: "test", Timeout: time.Second})
 	defer cl.Close()
 	o := cl.Send(context.Background(), history.Key{Topic: "t"}, "0-1", -1)
 	if o.Type != history.Fail || !strings.Contains(o.Error, "not sent") {
@@ -301,7 +301,7 @@ func TestSendNeverSentIsFail(t *testing.T) {
 // have been written.
 func TestSendUnansweredIsInfo(t *testing.T) {
 	f := newFakeBrokers(t, true)
-	cl := TCP([]string{f.live.Addr().String()})(ClientOptions{ID: "test", Timeout: 300 * time.Millisecond})
+	cl := NewSyncClient([]string{f.live.Addr().String()}, ClientOptions{ID: "test", Timeout: 300 * time.Millisecond})
 	defer cl.Close()
 	o := cl.Send(context.Background(), history.Key{Topic: "t"}, "0-1", -1)
 	if o.Type != history.Info || !strings.Contains(o.Error, "timeout") {
@@ -315,7 +315,7 @@ func TestSendUnansweredIsInfo(t *testing.T) {
 func TestPollDetectsCorruptCRC(t *testing.T) {
 	f := newFakeBrokers(t, false)
 	f.batches = encodeBatch(1, values("0-1", "0-2")...)
-	cl := TCP([]string{f.live.Addr().String()})(ClientOptions{ID: "test", Timeout: time.Second})
+	cl := NewSyncClient([]string{f.live.Addr().String()}, ClientOptions{ID: "test", Timeout: time.Second})
 	defer cl.Close()
 	k := history.Key{Topic: "t"}
 	if r, err := cl.Poll(context.Background(), k, 0); err != nil || len(r.Records) != 2 || r.HW != 42 {
@@ -368,7 +368,7 @@ func TestTCPPipelinedSessionAgainstTheBroker(t *testing.T) {
 	if err := CreateTopic(ctx, tc.bootstrap, spec, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	cl := newTCPClient(tc.bootstrap, ClientOptions{ID: "test", Timeout: 5 * time.Second, ProduceTimeout: 3 * time.Second,
+	cl := NewSyncClient(tc.bootstrap, ClientOptions{ID: "test", Timeout: 5 * time.Second, ProduceTimeout: 3 * time.Second,
 		Retries: 5, Idempotent: true})
 	defer cl.Close()
 	k := history.Key{Topic: spec.Name, Partition: 0}
@@ -379,30 +379,41 @@ func TestTCPPipelinedSessionAgainstTheBroker(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	var mu sync.Mutex
+	// Five lanes on the client's loop, each sending its next value once
+	// its last is answered: the order of the Send calls is the order the
+	// sends took their places in.
 	var order []string
 	offsets := map[string]int64{}
-	var wg sync.WaitGroup
-	for lane := range 5 {
-		wg.Go(func() {
-			for n := range 40 {
-				v := fmt.Sprintf("%d-%d", lane, n)
-				o := cl.SendQueued(ctx, k, v, -1, func() bool {
-					// Under the session's lock: no other send takes a
-					// place meanwhile.
-					order = append(order, v)
-					return true
-				})
-				mu.Lock()
-				if o.Type != history.OK {
-					t.Errorf("send %s: %+v", v, o)
+	finished := make(chan struct{})
+	lanes := 5
+	cl.l.post(func() {
+		for lane := range lanes {
+			var next func(n int)
+			next = func(n int) {
+				if n == 40 {
+					if lanes--; lanes == 0 {
+						close(finished)
+					}
+					return
 				}
-				offsets[v] = o.Offset
-				mu.Unlock()
+				v := fmt.Sprintf("%d-%d", lane, n)
+				order = append(order, v)
+				cl.cl.Send(k, v, -1, func(o Outcome) {
+					if o.Type != history.OK {
+						t.Errorf("send %s: %+v", v, o)
+					}
+					offsets[v] = o.Offset
+					next(n + 1)
+				})
 			}
-		})
+			next(0)
+		}
+	})
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
 	}
-	wg.Wait()
 	if t.Failed() {
 		return
 	}
@@ -412,11 +423,13 @@ func TestTCPPipelinedSessionAgainstTheBroker(t *testing.T) {
 		}
 	}
 	most := 0
-	cl.mu.Lock()
-	for _, conn := range cl.conns {
-		most = max(most, conn.most)
-	}
-	cl.mu.Unlock()
+	cl.l.do(func() {
+		for _, conn := range cl.cl.wire.(*tcpWire).conns {
+			conn.mu.Lock()
+			most = max(most, conn.most)
+			conn.mu.Unlock()
+		}
+	})
 	t.Logf("%d sends, at most %d requests outstanding on one connection", len(order), most)
 	if most < 2 {
 		t.Fatalf("at most %d request outstanding on a connection: the lanes did not pipeline", most)

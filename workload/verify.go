@@ -29,12 +29,12 @@ type notOurs struct{ error }
 // port held by someone else's cluster must never be tested in place of the
 // one the tester started.
 func VerifyCluster(ctx context.Context, id Identity, timeout time.Duration) error {
-	cl := TCP(nil)(ClientOptions{ID: "chaos-verify", Timeout: 2 * time.Second})
+	cl := NewSyncClient(nil, ClientOptions{ID: "chaos-verify", Timeout: 2 * time.Second})
 	defer cl.Close()
 	return verifyCluster(ctx, cl, id, timeout)
 }
 
-func verifyCluster(ctx context.Context, cl Client, id Identity, timeout time.Duration) error {
+func verifyCluster(ctx context.Context, cl *SyncClient, id Identity, timeout time.Duration) error {
 	if len(id.Brokers) == 0 {
 		return errors.New("no brokers to verify")
 	}
@@ -73,7 +73,7 @@ func verifyCluster(ctx context.Context, cl Client, id Identity, timeout time.Dur
 
 // verifyBroker asks broker b's address, and no other, for the cluster's
 // brokers (no topics).
-func verifyBroker(ctx context.Context, cl Client, id Identity, b int32) error {
+func verifyBroker(ctx context.Context, cl *SyncClient, id Identity, b int32) error {
 	addr := id.Brokers[b]
 	md, err := cl.Metadata(ctx, "", addr)
 	if err != nil {
@@ -117,12 +117,12 @@ func describeBrokers(bs map[int32]string) string {
 // min.insync.replicas and election policy (DescribeConfigs): a test judged
 // against settings its topic does not have would promise the wrong things.
 func VerifyTopic(ctx context.Context, bootstrap []string, spec TopicSpec) error {
-	cl := TCP(bootstrap)(ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
+	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
 	return verifyTopic(ctx, cl, spec)
 }
 
-func verifyTopic(ctx context.Context, cl Client, spec TopicSpec) error {
+func verifyTopic(ctx context.Context, cl *SyncClient, spec TopicSpec) error {
 	diffs, err := topicDiffs(ctx, cl, spec)
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func verifyTopic(ctx context.Context, cl Client, spec TopicSpec) error {
 
 // topicDiffs lists how the topic as the cluster describes it differs from
 // spec, as "setting=got (asked want)".
-func topicDiffs(ctx context.Context, cl Client, spec TopicSpec) ([]string, error) {
+func topicDiffs(ctx context.Context, cl *SyncClient, spec TopicSpec) ([]string, error) {
 	desc, err := cl.DescribeTopic(ctx, spec.Name)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,9 @@
 package workload
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
@@ -89,146 +87,6 @@ func CheckClients(c Config) error {
 		return cli.Error("liveness-bound", c.LivenessBound, "negative", "a duration such as 30s, or 0 for the default")
 	}
 	return nil
-}
-
-// Run drives producers and consumers over TCP until the time limit or ctx
-// ends. It returns the first history write error: a history that cannot
-// be written makes the test meaningless. At the time limit an operation in
-// flight runs to its honest outcome; the end of ctx (an interrupt)
-// abandons it.
-func Run(ctx context.Context, cfg Config, rec *Recorder) error {
-	return run(ctx, cfg, rec, TCP(cfg.Bootstrap))
-}
-
-func run(ctx context.Context, cfg Config, rec *Recorder, dial Dialer) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	// start comes before the time limit's timer, so that the generator
-	// (on time since start) sees the limit pass no later than ctx does.
-	start := time.Now()
-	opCtx := ctx
-	ctx, cancel := context.WithTimeout(ctx, cfg.TimeLimit)
-	defer cancel()
-	g := NewGenerator(cfg)
-	var wg sync.WaitGroup
-	errs := make(chan error, g.Workers())
-	sessions := make([]*session, g.Producers()/g.Lanes())
-	if g.Lanes() > 1 {
-		for s := range sessions {
-			sessions[s] = &session{cl: dial(ClientOptionsFor(cfg, g, s*g.Lanes())), lanes: g.Lanes()}
-		}
-	}
-	for i := range g.Workers() {
-		var s *session
-		if g.Producer(i) && g.Lanes() > 1 {
-			s = sessions[i/g.Lanes()]
-		}
-		wg.Go(func() { errs <- drive(ctx, opCtx, cfg, rec, dial, g, i, start, s) })
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// session is a producer session's client, which its lanes share; the
-// last lane to stop closes it.
-type session struct {
-	cl    Client
-	mu    sync.Mutex
-	lanes int
-}
-
-func (s *session) done() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lanes--; s.lanes == 0 {
-		s.cl.Close()
-	}
-}
-
-// drive runs worker i of g in real time until the generator stops it or
-// ctx ends; each operation runs under opCtx. A process whose state became
-// unknown gets a new client along with its new id: nothing of the old
-// one's connections may carry over. A lane of a session (s not nil) keeps
-// the session's client: only the lane's process is replaced, and the
-// session's producer takes a new producer id itself after a send whose
-// outcome is unknown (Producer), while the other lanes' requests go on.
-func drive(ctx, opCtx context.Context, cfg Config, rec *Recorder, dial Dialer, g *Generator, i int, start time.Time, s *session) error {
-	opts := ClientOptionsFor(cfg, g, i)
-	var cl Client
-	if s != nil {
-		cl = s.cl
-		defer s.done()
-	} else {
-		cl = dial(opts)
-		defer func() { cl.Close() }()
-	}
-	for {
-		now := time.Since(start)
-		a := g.Next(i, now)
-		switch a.Kind {
-		case Stop:
-			return nil
-		case Wait:
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(a.Until - now):
-			}
-			continue
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		// A send's invocation is recorded when it takes its place in
-		// its session's order (see Client.SendQueued).
-		var recErr error
-		record := func() bool {
-			_, recErr = rec.Record(a.Op)
-			return recErr == nil
-		}
-		if a.Op.F != history.Send && !record() {
-			return recErr
-		}
-		// The operation itself is not cut short by the time limit: one
-		// that was invoked gets its honest outcome.
-		done, c := perform(opCtx, cl, a.Op, cfg.Acks, record)
-		if recErr != nil {
-			return recErr
-		}
-		if _, err := rec.Record(done); err != nil {
-			return err
-		}
-		g.Done(i, time.Since(start), c)
-		if c.Type == history.Info && s == nil {
-			cl.Close()
-			cl = dial(opts)
-		}
-	}
-}
-
-// perform does the invoked operation op with cl and returns its completion
-// as the history records it, and as the generator needs it.
-func perform(ctx context.Context, cl Client, op history.Op, acks int16, queued func() bool) (history.Op, Completion) {
-	k := op.Key()
-	var r Result
-	switch op.F {
-	case history.Send:
-		r.Send = cl.SendQueued(ctx, k, op.Value.Value, acks, queued)
-	case history.Poll:
-		r.Read, r.Err = cl.Poll(ctx, k, *op.Value.From)
-	case history.EndOffset:
-		r.Offset, r.Err = cl.EndOffset(ctx, k)
-	default:
-		panic("workload: the generator invoked " + op.F)
-	}
-	return Complete(op, r)
 }
 
 // Result is what a client's call for a generator's operation returned:

@@ -1,15 +1,18 @@
 package workload
 
 import (
-	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // recording is a Recorder into a history file of the test's own.
@@ -27,6 +30,14 @@ func newRecording(t *testing.T) *recording {
 		t.Fatal(err)
 	}
 	return &recording{NewRecorder(w, time.Now()), w, path}
+}
+
+// newRecordingClock is a recording stamped by clock.
+func newRecordingClock(t *testing.T, clock func() time.Duration) *recording {
+	t.Helper()
+	r := newRecording(t)
+	r.Recorder = NewRecorderClock(r.w, clock)
+	return r
 }
 
 // ops closes the history and reads it back, with each operation's pair
@@ -47,89 +58,157 @@ func (r *recording) ops(t *testing.T) ([]history.Op, []int) {
 	return ops, pairs
 }
 
-// memCluster is a cluster in memory behind the Client interface: one log
-// per partition, every replica equal. Sends of values ending in "-3" end
-// info without being written, as a timeout might; those ending in "-2"
-// fail. It counts the clients dialled and closed.
-type memCluster struct {
-	mu     sync.Mutex
+// memEnv is an Env in memory: a virtual clock whose events run in time
+// order, and a one-broker cluster behind every Wire that keeps one log per
+// partition (broker 1 leads them all). Sends of values ending in "-3" get
+// no answer, as a timeout might leave them; those ending in "-2" are
+// refused with NOT_ENOUGH_REPLICAS. It counts the wires made and closed.
+type memEnv struct {
+	now    time.Duration
+	seq    int
+	events []memEvent
 	logs   map[history.Key][]history.Record
-	dials  int
+	wires  int
 	closes int
 }
 
-type memClient struct{ c *memCluster }
-
-func (m *memCluster) dial(ClientOptions) Client {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.dials++
-	return memClient{m}
+type memEvent struct {
+	at  time.Duration
+	seq int
+	fn  func()
 }
 
-func (c memClient) Send(_ context.Context, k history.Key, value string, _ int16) Outcome {
-	c.c.mu.Lock()
-	defer c.c.mu.Unlock()
-	switch {
-	case strings.HasSuffix(value, "-3"):
-		return Outcome{Type: history.Info, Error: "i/o timeout"}
-	case strings.HasSuffix(value, "-2"):
-		return Outcome{Type: history.Fail, Error: "NOT_ENOUGH_REPLICAS"}
+func newMemEnv() *memEnv { return &memEnv{logs: map[history.Key][]history.Record{}} }
+
+func (e *memEnv) Now() time.Duration { return e.now }
+func (e *memEnv) Stamp() int64       { return e.now.Milliseconds() }
+func (e *memEnv) After(d time.Duration, fn func()) {
+	e.seq++
+	e.events = append(e.events, memEvent{e.now + max(d, 0), e.seq, fn})
+}
+
+// run runs the events in time order until done says so or none are left.
+func (e *memEnv) run(t *testing.T, done func() bool) {
+	t.Helper()
+	for !done() {
+		if len(e.events) == 0 {
+			t.Fatal("no events left, and not done")
+		}
+		i := 0
+		for j, ev := range e.events {
+			if ev.at < e.events[i].at || (ev.at == e.events[i].at && ev.seq < e.events[i].seq) {
+				i = j
+			}
+		}
+		ev := e.events[i]
+		e.events = slices.Delete(e.events, i, i+1)
+		e.now = ev.at
+		ev.fn()
 	}
-	off := int64(len(c.c.logs[k]))
-	c.c.logs[k] = append(c.c.logs[k], history.Record{Offset: off, Value: value})
-	return Outcome{Type: history.OK, Offset: off}
 }
 
-func (c memClient) SendQueued(ctx context.Context, k history.Key, value string, acks int16, queued func() bool) Outcome {
-	if queued != nil && !queued() {
-		return Outcome{}
+func (e *memEnv) NewWire(o ClientOptions) Wire {
+	e.wires++
+	return &memWire{e: e}
+}
+
+type memWire struct {
+	e      *memEnv
+	closed bool
+}
+
+func (w *memWire) Close() {
+	if !w.closed {
+		w.closed = true
+		w.e.closes++
 	}
-	return c.Send(ctx, k, value, acks)
 }
 
-func (c memClient) read(k history.Key, from int64) Read {
-	c.c.mu.Lock()
-	defer c.c.mu.Unlock()
-	log := c.c.logs[k]
-	return Read{Records: append([]history.Record(nil), log[min(from, int64(len(log))):]...), HW: int64(len(log))}
+func (w *memWire) CallAddr(_ string, req kmsg.Request, done func(kmsg.Response, error)) {
+	w.Call(1, "", req, done)
 }
 
-func (c memClient) Poll(_ context.Context, k history.Key, from int64) (Read, error) {
-	time.Sleep(time.Millisecond) // as a fetch's wait would, rather than spin
-	return c.read(k, from), nil
-}
-
-func (c memClient) EndOffset(_ context.Context, k history.Key) (int64, error) {
-	return c.read(k, 0).HW, nil
-}
-
-func (c memClient) Metadata(_ context.Context, topic string, _ ...string) (Metadata, error) {
-	md := Metadata{From: "mem", Brokers: map[int32]string{1: "mem"}, Partitions: map[int32]PartitionState{}}
-	for p := int32(0); p < 3; p++ {
-		md.Partitions[p] = PartitionState{Leader: 1, ISR: []int32{1}, Replicas: []int32{1}}
+// Call answers req a millisecond later, or says the connection was lost
+// if the broker leaves it unanswered.
+func (w *memWire) Call(_ int32, _ string, req kmsg.Request, done func(kmsg.Response, error)) {
+	resp, answered := w.e.answer(req)
+	var err error
+	if !answered {
+		err = errors.New("read: connection reset by peer")
 	}
-	return md, nil
+	w.e.After(time.Millisecond, func() {
+		if !w.closed {
+			done(resp, err)
+		}
+	})
 }
 
-func (c memClient) FinalRead(_ context.Context, k history.Key) (Read, error) {
-	return c.read(k, 0), nil
-}
-
-func (c memClient) ReplicaRead(_ context.Context, k history.Key, _ int32) (Read, error) {
-	return c.read(k, 0), nil
-}
-
-func (c memClient) CreateTopic(context.Context, TopicSpec, time.Duration) error { return nil }
-
-func (c memClient) DescribeTopic(context.Context, string) (TopicDescription, error) {
-	return TopicDescription{}, nil
-}
-
-func (c memClient) Close() {
-	c.c.mu.Lock()
-	defer c.c.mu.Unlock()
-	c.c.closes++
+func (e *memEnv) answer(req kmsg.Request) (kmsg.Response, bool) {
+	switch r := req.(type) {
+	case *kmsg.MetadataRequest:
+		resp := kmsg.NewPtrMetadataResponse()
+		resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 1, Host: "mem", Port: 9092}}
+		for _, rt := range r.Topics {
+			t := kmsg.NewMetadataResponseTopic()
+			t.Topic = rt.Topic
+			for p := range int32(3) {
+				mp := kmsg.NewMetadataResponseTopicPartition()
+				mp.Partition, mp.Leader, mp.ISR, mp.Replicas = p, 1, []int32{1}, []int32{1}
+				t.Partitions = append(t.Partitions, mp)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		return resp, true
+	case *kmsg.ProduceRequest:
+		rp := r.Topics[0].Partitions[0]
+		k := history.Key{Topic: r.Topics[0].Topic, Partition: rp.Partition}
+		recs, err := decodeBatches(rp.Records)
+		if err != nil || len(recs) != 1 {
+			panic(fmt.Sprintf("a produce of %d records: %v", len(recs), err))
+		}
+		resp := kmsg.NewPtrProduceResponse()
+		t := kmsg.NewProduceResponseTopic()
+		p := kmsg.NewProduceResponseTopicPartition()
+		switch v := recs[0].Value; {
+		case strings.HasSuffix(v, "-3"):
+			return nil, false
+		case strings.HasSuffix(v, "-2"):
+			p.ErrorCode = kerr.NotEnoughReplicas.Code
+		default:
+			p.BaseOffset = int64(len(e.logs[k]))
+			e.logs[k] = append(e.logs[k], history.Record{Offset: p.BaseOffset, Value: v})
+		}
+		t.Partitions = append(t.Partitions, p)
+		resp.Topics = append(resp.Topics, t)
+		return resp, true
+	case *kmsg.FetchRequest:
+		rp := r.Topics[0].Partitions[0]
+		log := e.logs[history.Key{Topic: r.Topics[0].Topic, Partition: rp.Partition}]
+		resp := kmsg.NewPtrFetchResponse()
+		t := kmsg.NewFetchResponseTopic()
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.HighWatermark = int64(len(log))
+		if rest := log[min(rp.FetchOffset, int64(len(log))):]; len(rest) > 0 {
+			var vs [][]byte
+			for _, rec := range rest {
+				vs = append(vs, []byte(rec.Value))
+			}
+			p.RecordBatches = stamp(encodeBatch(0, vs...), rest[0].Offset)
+		}
+		t.Partitions = append(t.Partitions, p)
+		resp.Topics = append(resp.Topics, t)
+		return resp, true
+	case *kmsg.ListOffsetsRequest:
+		rp := r.Topics[0].Partitions[0]
+		resp := kmsg.NewPtrListOffsetsResponse()
+		t := kmsg.NewListOffsetsResponseTopic()
+		p := kmsg.NewListOffsetsResponseTopicPartition()
+		p.Offset = int64(len(e.logs[history.Key{Topic: r.Topics[0].Topic, Partition: rp.Partition}]))
+		t.Partitions = append(t.Partitions, p)
+		resp.Topics = append(resp.Topics, t)
+		return resp, true
+	}
+	panic(fmt.Sprintf("memEnv: no answer to %T", req))
 }
 
 // TestRunAndFinalOverAClient runs the workload and the final phase over a
@@ -138,17 +217,23 @@ func (c memClient) Close() {
 // after each info and never after anything else, and the final phase on a
 // process of its own.
 func TestRunAndFinalOverAClient(t *testing.T) {
-	rec := newRecording(t)
-	m := &memCluster{logs: map[history.Key][]history.Record{}}
-	cfg := Config{Workload: results.Workload{Bootstrap: []string{"mem"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
+	m := newMemEnv()
+	rec := newRecordingClock(t, m.Now)
+	cfg := Config{Workload: results.Workload{Bootstrap: []string{"mem:9092"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
 		Rate: 200, TimeLimit: 500 * time.Millisecond, Seed: 1, RequestTimeout: time.Second, EndOffsetEvery: 5}}
-	ctx := context.Background()
-	if err := run(ctx, cfg, rec.Recorder, m.dial); err != nil {
-		t.Fatal(err)
-	}
-	cl := m.dial(ClientOptions{})
-	if conv, err := final(ctx, cfg, rec.Recorder, cl, m.dial, time.Second); err != nil || !conv.Converged {
-		t.Fatalf("final: %+v, %v", conv, err)
+	ph := NewPhases(m, cfg, rec.Recorder)
+	workers, final := false, false
+	ph.StartWorkers(func() { workers = true })
+	m.run(t, func() bool { return workers })
+	ph.Final(time.Second, func(conv Convergence) {
+		if !conv.Converged {
+			t.Errorf("final: %+v", conv)
+		}
+		final = true
+	})
+	m.run(t, func() bool { return final })
+	if ph.Err() != nil {
+		t.Fatal(ph.Err())
 	}
 	ops, pairs := rec.ops(t)
 	infos, sends, polled := 0, 0, 0
@@ -177,13 +262,10 @@ func TestRunAndFinalOverAClient(t *testing.T) {
 	if sends < 20 || infos == 0 || polled == 0 {
 		t.Fatalf("%d sends, %d info, %d records polled", sends, infos, polled)
 	}
-	// Every info replaced its process and its client: one dial per
-	// worker, one per info, one for the final phase.
-	if want := 5 + infos + 1; m.dials != want {
-		t.Fatalf("%d clients dialled, want %d", m.dials, want)
-	}
-	if m.closes != 5+infos {
-		t.Fatalf("%d clients closed, want %d", m.closes, 5+infos)
+	// Every info replaced its process and its client: one client per
+	// worker, one per info, one for the final phase, each closed.
+	if want := 5 + infos + 1; m.wires != want || m.closes != want {
+		t.Fatalf("%d clients made and %d closed, want %d", m.wires, m.closes, want)
 	}
 	if len(senders) != 2+infos {
 		t.Fatalf("%d sending processes, want 2 and one per info (%d)", len(senders), infos)
@@ -200,9 +282,9 @@ func TestRunAndFinalOverAClient(t *testing.T) {
 // does not replace; their sends name the session, and the consumers
 // follow the lanes.
 func TestLanesShareASession(t *testing.T) {
-	rec := newRecording(t)
-	m := &memCluster{logs: map[history.Key][]history.Record{}}
-	cfg := Config{Workload: results.Workload{Bootstrap: []string{"mem"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
+	m := newMemEnv()
+	rec := newRecordingClock(t, m.Now)
+	cfg := Config{Workload: results.Workload{Bootstrap: []string{"mem:9092"}, Topic: "t", Partitions: 3, Acks: -1, Concurrency: 2, Consumers: 3,
 		Rate: 200, TimeLimit: 500 * time.Millisecond, Seed: 1, RequestTimeout: time.Second, EndOffsetEvery: 5, MaxInFlight: 3}}
 	g := NewGenerator(cfg)
 	if g.Producers() != 6 || g.Lanes() != 3 || g.Workers() != 9 {
@@ -214,8 +296,12 @@ func TestLanesShareASession(t *testing.T) {
 	if id := ClientOptionsFor(cfg, g, 6).ID; id != "chaos-consumer-0" {
 		t.Fatalf("worker 6's client is %s, want the first consumer's", id)
 	}
-	if err := run(context.Background(), cfg, rec.Recorder, m.dial); err != nil {
-		t.Fatal(err)
+	ph := NewPhases(m, cfg, rec.Recorder)
+	workers := false
+	ph.StartWorkers(func() { workers = true })
+	m.run(t, func() bool { return workers })
+	if ph.Err() != nil {
+		t.Fatal(ph.Err())
 	}
 	ops, pairs := rec.ops(t)
 	infos := 0
@@ -248,7 +334,7 @@ func TestLanesShareASession(t *testing.T) {
 		t.Fatalf("%d sending processes, want 6 and one per info (%d), less at most one per lane", len(sessions), infos)
 	}
 	// Two session clients and three consumers' (no consumer op ends info).
-	if m.dials != 5 || m.closes != 5 {
-		t.Fatalf("%d clients dialled and %d closed, want 5 and 5: an info does not replace a session's client", m.dials, m.closes)
+	if m.wires != 5 || m.closes != 5 {
+		t.Fatalf("%d clients made and %d closed, want 5 and 5: an info does not replace a session's client", m.wires, m.closes)
 	}
 }
