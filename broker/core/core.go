@@ -42,6 +42,17 @@ type Config struct {
 	ControllerTimeoutMs   int64 // how long a controller request may take
 	CheckpointIntervalMs  int64 // how often HW and epoch checkpoints are written
 	AutoCreateTopics      bool
+
+	// The group coordinator (groups.go), with Kafka's names and defaults:
+	// offsets.topic.num.partitions (Kafka's is 50; a few spread the
+	// groups over the brokers as well in a test's cluster),
+	// group.min.session.timeout.ms, group.max.session.timeout.ms,
+	// group.initial.rebalance.delay.ms, offsets.commit.timeout.ms.
+	OffsetsTopicPartitions       int32
+	GroupMinSessionTimeoutMs     int32
+	GroupMaxSessionTimeoutMs     int32
+	GroupInitialRebalanceDelayMs int64
+	GroupCommitTimeoutMs         int64
 	// Bugs are the bugs planted in this broker on purpose (package bug),
 	// none unless a test asks: each breaks one rule where the code below
 	// applies it. Only bugs that live in the broker.
@@ -60,6 +71,12 @@ func DefaultConfig() Config {
 		ControllerTimeoutMs:   2000,
 		CheckpointIntervalMs:  1000,
 		AutoCreateTopics:      true,
+
+		OffsetsTopicPartitions:       3,
+		GroupMinSessionTimeoutMs:     6000,
+		GroupMaxSessionTimeoutMs:     1800000,
+		GroupInitialRebalanceDelayMs: 3000,
+		GroupCommitTimeoutMs:         5000,
 	}
 }
 
@@ -84,6 +101,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("replica.lag.max.messages must be >= 0 (0 disables it), got %d", c.ReplicaLagMaxMessages)
 	case c.HeartbeatIntervalMs <= 0:
 		return fmt.Errorf("heartbeat interval must be positive, got %d", c.HeartbeatIntervalMs)
+	case c.OffsetsTopicPartitions < 1:
+		return fmt.Errorf("offsets.topic.num.partitions must be positive, got %d", c.OffsetsTopicPartitions)
+	case c.GroupMinSessionTimeoutMs < 1 || c.GroupMaxSessionTimeoutMs < c.GroupMinSessionTimeoutMs:
+		return fmt.Errorf("group session timeouts must be positive, the minimum at most the maximum, got %d and %d ms",
+			c.GroupMinSessionTimeoutMs, c.GroupMaxSessionTimeoutMs)
+	case c.GroupInitialRebalanceDelayMs < 0:
+		return fmt.Errorf("group.initial.rebalance.delay.ms must be >= 0, got %d", c.GroupInitialRebalanceDelayMs)
+	case c.GroupCommitTimeoutMs <= 0:
+		return fmt.Errorf("offsets.commit.timeout.ms must be positive, got %d", c.GroupCommitTimeoutMs)
 	case int64(c.ReplicaFetchWaitMaxMs) >= c.ReplicaLagTimeMaxMs:
 		return fmt.Errorf("replica fetch wait %dms must be below replica.lag.time.max.ms %dms, or idle followers would drop out of the ISR",
 			c.ReplicaFetchWaitMaxMs, c.ReplicaLagTimeMaxMs)
@@ -176,10 +202,17 @@ type Broker struct {
 	// (producers.go); a restart loses it, and the clock takes its place.
 	producerCounter int64
 
-	produces  []*pendingProduce
-	fetches   []*pendingFetch
-	nextCheck int64 // ISR shrink check
-	nextCkpt  int64
+	produces []*pendingProduce
+	fetches  []*pendingFetch
+
+	// The group coordinator (groups.go): the groups of the offsets
+	// partitions this broker leads, the writes of their records waiting
+	// for the HW, and a counter for new members' ids.
+	groups     map[string]*group
+	groupWaits []*groupWait
+	memberIDs  int64
+	nextCheck  int64 // ISR shrink check
+	nextCkpt   int64
 }
 
 // New returns a broker that will register with the controller on its first
@@ -195,6 +228,7 @@ func New(cfg Config, logs storage.Factory) *Broker {
 		fetching:       map[int32]*fetchInFlight{},
 		fetchBackoff:   map[int32]int64{},
 		offsetReqs:     map[uint64]tp{},
+		groups:         map[string]*group{},
 	}
 }
 
@@ -243,6 +277,8 @@ func (b *Broker) Tick(now int64) {
 	b.controllerSession()
 	b.expireProduces()
 	b.expireFetches()
+	b.expireGroupWaits()
+	b.tickGroups()
 	if now >= b.nextCheck {
 		b.nextCheck = now + max(b.cfg.ReplicaLagTimeMaxMs/2, 1)
 		b.maybeShrinkISRs()
@@ -311,6 +347,24 @@ func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
 		b.reply(conn, corr, b.handleDescribeConfigs(r))
 	case *kmsg.InitProducerIDRequest:
 		b.reply(conn, corr, b.handleInitProducerID(r))
+	case *kmsg.FindCoordinatorRequest:
+		b.reply(conn, corr, b.handleFindCoordinator(r))
+	case *kmsg.JoinGroupRequest:
+		b.handleJoinGroup(conn, corr, r)
+	case *kmsg.SyncGroupRequest:
+		b.handleSyncGroup(conn, corr, r)
+	case *kmsg.HeartbeatRequest:
+		b.reply(conn, corr, b.handleHeartbeat(r))
+	case *kmsg.LeaveGroupRequest:
+		b.reply(conn, corr, b.handleLeaveGroup(r))
+	case *kmsg.OffsetCommitRequest:
+		b.handleOffsetCommit(conn, corr, r)
+	case *kmsg.OffsetFetchRequest:
+		b.reply(conn, corr, b.handleOffsetFetch(r))
+	case *kmsg.DescribeGroupsRequest:
+		b.reply(conn, corr, b.handleDescribeGroups(r))
+	case *kmsg.ListGroupsRequest:
+		b.reply(conn, corr, b.handleListGroups(r))
 	default:
 		// The wire layer refuses keys we do not advertise; reaching here is a
 		// driver bug, and answering nothing would hang the client.

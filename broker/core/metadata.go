@@ -80,6 +80,7 @@ func (b *Broker) topicMetadata(md *control.Snapshot, t *control.Topic) kmsg.Meta
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic, mt.TopicID = &name, t.ID
+	mt.IsInternal = name == OffsetsTopic
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition, mp.Leader, mp.LeaderEpoch = p.Partition, p.Leader, p.LeaderEpoch

@@ -91,6 +91,11 @@ func (b *Broker) updateReplica(r *replica, p control.Partition) {
 		r.truncating, r.oflePending, r.retryAt = true, false, 0
 		b.logf("%s: follower of %d, epoch %d, leo %d, hw %d", r.key, r.leader, r.leaderEpoch, r.log.LogEndOffset(), r.log.HighWatermark())
 	}
+	if wasLeader || r.role == roleLeader {
+		// A coordinator's groups live in its leadership: a new epoch
+		// reads them back, or they go.
+		b.groupsLead(r, r.role == roleLeader)
+	}
 	if wasLeader {
 		// Produces waiting on this leadership can no longer be judged here.
 		b.checkProduces(r.key)

@@ -62,6 +62,70 @@ func sampleRequest(key, version int16) kmsg.Request {
 		t.Topic = kmsg.StringPtr(sampleTopic)
 		r.Topics = append(r.Topics, t)
 		req = r
+	case 8:
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Group, r.Generation, r.MemberID = sampleTopic, 3, "m-1"
+		t := kmsg.NewOffsetCommitRequestTopic()
+		t.Topic = sampleTopic
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = 7, 42
+		t.Partitions = append(t.Partitions, p)
+		r.Topics = append(r.Topics, t)
+		req = r
+	case 9:
+		r := kmsg.NewPtrOffsetFetchRequest()
+		if version >= 8 {
+			g := kmsg.NewOffsetFetchRequestGroup()
+			g.Group = sampleTopic
+			r.Groups = append(r.Groups, g)
+		} else {
+			r.Group = sampleTopic
+		}
+		req = r
+	case 10:
+		r := kmsg.NewPtrFindCoordinatorRequest()
+		if version >= 4 {
+			r.CoordinatorKeys = []string{sampleTopic}
+		} else {
+			r.CoordinatorKey = sampleTopic
+		}
+		req = r
+	case 11:
+		r := kmsg.NewPtrJoinGroupRequest()
+		r.Group, r.SessionTimeoutMillis, r.RebalanceTimeoutMillis, r.ProtocolType = sampleTopic, 6000, 9000, "consumer"
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", []byte{1, 2, 3}
+		r.Protocols = append(r.Protocols, p)
+		req = r
+	case 12:
+		r := kmsg.NewPtrHeartbeatRequest()
+		r.Group, r.Generation, r.MemberID = sampleTopic, 3, "m-1"
+		req = r
+	case 13:
+		r := kmsg.NewPtrLeaveGroupRequest()
+		r.Group = sampleTopic
+		if version >= 3 {
+			m := kmsg.NewLeaveGroupRequestMember()
+			m.MemberID = "m-1"
+			r.Members = append(r.Members, m)
+		} else {
+			r.MemberID = "m-1"
+		}
+		req = r
+	case 14:
+		r := kmsg.NewPtrSyncGroupRequest()
+		r.Group, r.Generation, r.MemberID = sampleTopic, 3, "m-1"
+		a := kmsg.NewSyncGroupRequestGroupAssignment()
+		a.MemberID, a.MemberAssignment = "m-1", []byte{4, 5}
+		r.GroupAssignment = append(r.GroupAssignment, a)
+		req = r
+	case 15:
+		r := kmsg.NewPtrDescribeGroupsRequest()
+		r.Groups = []string{sampleTopic}
+		req = r
+	case 16:
+		r := kmsg.NewPtrListGroupsRequest()
+		req = r
 	case 18:
 		r := kmsg.NewPtrApiVersionsRequest()
 		r.ClientSoftwareName = "wire-test"
@@ -134,6 +198,40 @@ func requestTopic(req kmsg.Request) string {
 		}
 	case *kmsg.ApiVersionsRequest:
 		return sampleTopic // nothing version-independent to check
+	case *kmsg.OffsetCommitRequest:
+		if r.Group == sampleTopic && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].Offset == 42 {
+			return r.Topics[0].Topic
+		}
+	case *kmsg.OffsetFetchRequest:
+		if r.Group == sampleTopic || (len(r.Groups) == 1 && r.Groups[0].Group == sampleTopic) {
+			return sampleTopic
+		}
+	case *kmsg.FindCoordinatorRequest:
+		if r.CoordinatorKey == sampleTopic || (len(r.CoordinatorKeys) == 1 && r.CoordinatorKeys[0] == sampleTopic) {
+			return sampleTopic
+		}
+	case *kmsg.JoinGroupRequest:
+		if r.SessionTimeoutMillis == 6000 && len(r.Protocols) == 1 && string(r.Protocols[0].Metadata) == "\x01\x02\x03" {
+			return r.Group
+		}
+	case *kmsg.HeartbeatRequest:
+		if r.Generation == 3 && r.MemberID == "m-1" {
+			return r.Group
+		}
+	case *kmsg.LeaveGroupRequest:
+		if r.MemberID == "m-1" || (len(r.Members) == 1 && r.Members[0].MemberID == "m-1") {
+			return r.Group
+		}
+	case *kmsg.SyncGroupRequest:
+		if r.Generation == 3 && len(r.GroupAssignment) == 1 && string(r.GroupAssignment[0].MemberAssignment) == "\x04\x05" {
+			return r.Group
+		}
+	case *kmsg.DescribeGroupsRequest:
+		if len(r.Groups) == 1 {
+			return r.Groups[0]
+		}
+	case *kmsg.ListGroupsRequest:
+		return sampleTopic // it names nothing
 	case *kmsg.CreateTopicsRequest:
 		if len(r.Topics) == 1 && r.Topics[0].NumPartitions == 5 && r.Topics[0].ReplicationFactor == 3 {
 			return r.Topics[0].Topic
@@ -201,6 +299,74 @@ func sampleResponse(key, version int16) kmsg.Response {
 		t.Partitions = append(t.Partitions, p)
 		r.Topics = append(r.Topics, t)
 		resp = r
+	case 8:
+		r := kmsg.NewPtrOffsetCommitResponse()
+		t := kmsg.NewOffsetCommitResponseTopic()
+		t.Topic = sampleTopic
+		p := kmsg.NewOffsetCommitResponseTopicPartition()
+		p.Partition = 7
+		t.Partitions = append(t.Partitions, p)
+		r.Topics = append(r.Topics, t)
+		resp = r
+	case 9:
+		r := kmsg.NewPtrOffsetFetchResponse()
+		if version >= 8 {
+			g := kmsg.NewOffsetFetchResponseGroup()
+			g.Group = sampleTopic
+			t := kmsg.NewOffsetFetchResponseGroupTopic()
+			t.Topic = sampleTopic
+			p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+			p.Partition, p.Offset = 7, 42
+			t.Partitions = append(t.Partitions, p)
+			g.Topics = append(g.Topics, t)
+			r.Groups = append(r.Groups, g)
+		} else {
+			t := kmsg.NewOffsetFetchResponseTopic()
+			t.Topic = sampleTopic
+			p := kmsg.NewOffsetFetchResponseTopicPartition()
+			p.Partition, p.Offset = 7, 42
+			t.Partitions = append(t.Partitions, p)
+			r.Topics = append(r.Topics, t)
+		}
+		resp = r
+	case 10:
+		r := kmsg.NewPtrFindCoordinatorResponse()
+		if version >= 4 {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Host, c.Port = sampleTopic, 2, "n2", 9092
+			r.Coordinators = append(r.Coordinators, c)
+		} else {
+			r.NodeID, r.Host, r.Port = 2, sampleTopic, 9092
+		}
+		resp = r
+	case 11:
+		r := kmsg.NewPtrJoinGroupResponse()
+		r.Generation, r.LeaderID, r.MemberID, r.Protocol = 3, "m-1", sampleTopic, kmsg.StringPtr("range")
+		resp = r
+	case 12:
+		r := kmsg.NewPtrHeartbeatResponse()
+		r.ErrorCode = 27 // REBALANCE_IN_PROGRESS
+		resp = r
+	case 13:
+		r := kmsg.NewPtrLeaveGroupResponse()
+		r.ErrorCode = 25 // UNKNOWN_MEMBER_ID
+		resp = r
+	case 14:
+		r := kmsg.NewPtrSyncGroupResponse()
+		r.MemberAssignment = []byte(sampleTopic)
+		resp = r
+	case 15:
+		r := kmsg.NewPtrDescribeGroupsResponse()
+		g := kmsg.NewDescribeGroupsResponseGroup()
+		g.Group, g.State = sampleTopic, "Stable"
+		r.Groups = append(r.Groups, g)
+		resp = r
+	case 16:
+		r := kmsg.NewPtrListGroupsResponse()
+		g := kmsg.NewListGroupsResponseGroup()
+		g.Group = sampleTopic
+		r.Groups = append(r.Groups, g)
+		resp = r
 	case 18:
 		resp = ApiVersionsResponse(version)
 	case 19:
@@ -262,8 +428,10 @@ func responseMarker(resp kmsg.Response) string {
 			return *r.Topics[0].Topic
 		}
 	case *kmsg.ApiVersionsResponse:
-		if len(r.ApiKeys) == len(supported) && r.ApiKeys[4].ApiKey == 18 && r.ApiKeys[4].MaxVersion == 4 {
-			return sampleTopic
+		for _, k := range r.ApiKeys {
+			if len(r.ApiKeys) == len(supported) && k.ApiKey == 18 && k.MaxVersion == 4 {
+				return sampleTopic
+			}
 		}
 	case *kmsg.CreateTopicsResponse:
 		if len(r.Topics) == 1 {
@@ -276,6 +444,46 @@ func responseMarker(resp kmsg.Response) string {
 	case *kmsg.OffsetForLeaderEpochResponse:
 		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].EndOffset == 42 {
 			return r.Topics[0].Topic
+		}
+	case *kmsg.OffsetCommitResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].Partition == 7 {
+			return r.Topics[0].Topic
+		}
+	case *kmsg.OffsetFetchResponse:
+		if len(r.Groups) == 1 && len(r.Groups[0].Topics) == 1 && r.Groups[0].Topics[0].Partitions[0].Offset == 42 {
+			return r.Groups[0].Group
+		}
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].Offset == 42 {
+			return r.Topics[0].Topic
+		}
+	case *kmsg.FindCoordinatorResponse:
+		if len(r.Coordinators) == 1 && r.Coordinators[0].NodeID == 2 {
+			return r.Coordinators[0].Key
+		}
+		if r.NodeID == 2 {
+			return r.Host
+		}
+	case *kmsg.JoinGroupResponse:
+		if r.Generation == 3 && r.LeaderID == "m-1" {
+			return r.MemberID
+		}
+	case *kmsg.HeartbeatResponse:
+		if r.ErrorCode == 27 {
+			return sampleTopic
+		}
+	case *kmsg.LeaveGroupResponse:
+		if r.ErrorCode == 25 {
+			return sampleTopic
+		}
+	case *kmsg.SyncGroupResponse:
+		return string(r.MemberAssignment)
+	case *kmsg.DescribeGroupsResponse:
+		if len(r.Groups) == 1 && r.Groups[0].State == "Stable" {
+			return r.Groups[0].Group
+		}
+	case *kmsg.ListGroupsResponse:
+		if len(r.Groups) == 1 {
+			return r.Groups[0].Group
 		}
 	case *kmsg.DescribeConfigsResponse:
 		if len(r.Resources) == 1 && len(r.Resources[0].Configs) == 1 && r.Resources[0].Configs[0].Value != nil && *r.Resources[0].Configs[0].Value == "2" {

@@ -50,6 +50,12 @@ type VersionRange struct {
 //   - DescribeConfigs 0-4: all versions kmsg knows, for topics only; it is
 //     how a client (the tester first) sees a topic's min.insync.replicas
 //     and election policy. Later versions add only optional fields.
+//   - The group coordinator's (broker/core/groups.go), every version of
+//     the classic protocol kmsg knows but those that need what this broker
+//     does not have: OffsetCommit 0-9 and OffsetFetch 0-9 (10 names
+//     topics by ID), FindCoordinator 0-5 (6 is for share groups, KIP-932),
+//     JoinGroup 0-9, SyncGroup 0-5, Heartbeat 0-4, LeaveGroup 0-5,
+//     DescribeGroups 0-5 (6 describes KIP-848 groups), ListGroups 0-5.
 //
 // Each maximum is at most what kmsg can encode and decode (checked by a test).
 // Sorted by key, as Kafka lists them.
@@ -58,6 +64,15 @@ var supported = [...]VersionRange{
 	{Key: 1, Min: 4, Max: 12}, // Fetch
 	{Key: 2, Min: 1, Max: 8},  // ListOffsets
 	{Key: 3, Min: 0, Max: 12}, // Metadata
+	{Key: 8, Min: 0, Max: 9},  // OffsetCommit
+	{Key: 9, Min: 0, Max: 9},  // OffsetFetch
+	{Key: 10, Min: 0, Max: 5}, // FindCoordinator
+	{Key: 11, Min: 0, Max: 9}, // JoinGroup
+	{Key: 12, Min: 0, Max: 4}, // Heartbeat
+	{Key: 13, Min: 0, Max: 5}, // LeaveGroup
+	{Key: 14, Min: 0, Max: 5}, // SyncGroup
+	{Key: 15, Min: 0, Max: 5}, // DescribeGroups
+	{Key: 16, Min: 0, Max: 5}, // ListGroups
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId
