@@ -1006,7 +1006,8 @@ func (b *Broker) appendGroupRecords(g *group, recs []groupRecord, done func(code
 	w := &groupWait{key: r.key, required: r.log.LogEndOffset(), leaderEpoch: r.leaderEpoch,
 		deadline: b.now + b.cfg.GroupCommitTimeoutMs, done: done}
 	b.groupWaits = append(b.groupWaits, w)
-	b.checkGroupWaits(r.key)
+	// A leader alone in the ISR commits it at once.
+	b.checkProduces(r.key)
 }
 
 // checkGroupWaits completes the writes of group records on partition k

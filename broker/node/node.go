@@ -23,7 +23,41 @@ type Broker struct {
 	// it at.
 	Peers       map[string]string
 	Replication Replication
+	Groups      Groups
 	Bugs        []string
+}
+
+// Groups are a broker's settings of its group coordinator, as chaos
+// broker takes them (Kafka's names, without the dots).
+type Groups struct {
+	InitialRebalanceDelayMs int64
+	MinSessionTimeoutMs     int32
+	OffsetsTopicPartitions  int32
+}
+
+// DefaultGroups are Kafka's defaults, but for the internal topic's
+// partitions (Kafka's 50; a few spread the groups over a test's brokers as
+// well).
+func DefaultGroups() Groups {
+	d := core.DefaultConfig()
+	return Groups{InitialRebalanceDelayMs: d.GroupInitialRebalanceDelayMs, MinSessionTimeoutMs: d.GroupMinSessionTimeoutMs,
+		OffsetsTopicPartitions: d.OffsetsTopicPartitions}
+}
+
+// Apply checks the settings, naming the flag of a bad one, and puts them
+// into a broker's configuration.
+func (g Groups) Apply(cfg *core.Config) error {
+	switch {
+	case g.InitialRebalanceDelayMs < 0:
+		return cli.Error("group-initial-rebalance-delay-ms", g.InitialRebalanceDelayMs, "negative", "a number of milliseconds, 0 for none")
+	case g.MinSessionTimeoutMs < 1:
+		return cli.Error("group-min-session-timeout-ms", g.MinSessionTimeoutMs, "not positive", "a number of milliseconds, e.g. 6000")
+	case g.OffsetsTopicPartitions < 1:
+		return cli.Error("offsets-topic-partitions", g.OffsetsTopicPartitions, "fewer than 1", "1 or more")
+	}
+	cfg.GroupInitialRebalanceDelayMs, cfg.GroupMinSessionTimeoutMs = g.InitialRebalanceDelayMs, g.MinSessionTimeoutMs
+	cfg.OffsetsTopicPartitions = g.OffsetsTopicPartitions
+	return nil
 }
 
 // BrokerConfig is what a broker runs with, made from its flags.
@@ -60,6 +94,9 @@ func (b Broker) Config(w io.Writer) (BrokerConfig, error) {
 	}
 	cfg.Core.BrokerID, cfg.Core.ClusterID = b.ID, b.ClusterID
 	if err := b.Replication.Apply(&cfg.Core, &cfg.Storage); err != nil {
+		return cfg, err
+	}
+	if err := b.Groups.Apply(&cfg.Core); err != nil {
 		return cfg, err
 	}
 	planted, err := ParseBugs(b.Bugs)

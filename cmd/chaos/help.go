@@ -106,6 +106,7 @@ func brokerGroups() []flagGroup {
 	return []flagGroup{
 		group("Node flags", "id", "cluster-id", "listen", "advertise", "controller", "data", "peer-addr", "bug"),
 		b,
+		group("Group coordinator flags", "group-initial-rebalance-delay-ms", "group-min-session-timeout-ms", "offsets-topic-partitions"),
 	}
 }
 

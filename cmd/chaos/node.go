@@ -34,6 +34,13 @@ it recovers its logs and rejoins the cluster.`,
 	fl.StringVar(&b.Data, "data", "", "data directory (required)")
 	fl.StringToStringVar(&b.Peers, "peer-addr", nil, "ID=HOST:PORT: dial broker ID at this address instead of the one it advertises (e.g. through a proxy); repeatable")
 	runner.ReplicationFlags(fl, &b.Replication)
+	dg := node.DefaultGroups()
+	fl.Int64Var(&b.Groups.InitialRebalanceDelayMs, "group-initial-rebalance-delay-ms", dg.InitialRebalanceDelayMs,
+		"how long the group coordinator holds the first rebalance of an empty group, so that members joining at once join one generation")
+	fl.Int32Var(&b.Groups.MinSessionTimeoutMs, "group-min-session-timeout-ms", dg.MinSessionTimeoutMs,
+		"the shortest session timeout a group member may ask for (a member silent that long is removed and its group rebalances)")
+	fl.Int32Var(&b.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", dg.OffsetsTopicPartitions,
+		"partitions of the internal topic __consumer_offsets, which holds the groups and their committed offsets, when this broker creates it")
 	runner.BugFlag(fl, &b.Bugs)
 	groupFlags(cmd, brokerGroups())
 	return cmd
