@@ -36,6 +36,8 @@ type clusterOpts struct {
 	lagMs     int64  // broker --replica-lag-time-max-ms
 	election  string // controller --election: clean (default) or unclean
 	clusterID string // every node's --cluster-id; default: the nodes' own
+	// brokerArgs are more `chaos broker` flags, after the defaults.
+	brokerArgs []string
 }
 
 // testCluster is a running local cluster owned by one test.
@@ -116,13 +118,13 @@ func startCluster(t testing.TB, o clusterOpts) *testCluster {
 				"--session-timeout-ms", fmt.Sprint(o.sessionMs),
 				"--election", o.election,
 			},
-			BrokerArgs: []string{
+			BrokerArgs: append([]string{
 				"--replica-lag-time-max-ms", fmt.Sprint(o.lagMs),
 				"--heartbeat-interval-ms", fmt.Sprint(heartbeatMs),
 				// Well under the lag time, so an idle follower's parked
 				// fetch never makes it look lagging.
 				"--replica-fetch-wait-max-ms", "200",
-			},
+			}, o.brokerArgs...),
 		})
 		cancel()
 		if err != nil {
