@@ -622,14 +622,19 @@ func walkPolls(h *History,
 	type cursor struct {
 		next int64 // the offset expected next; -1 before the first record or from
 		pos  int32 // the last poll that returned records, -1
+		gen  int32 // the group generation of its polls, -1 for none
 	}
 	cursors := map[int64]*cursor{}
 	for i := range h.polls {
 		r := &h.polls[i]
 		k := int64(r.process)<<32 | int64(uint32(r.part))
 		c := cursors[k]
-		if c == nil {
-			c = &cursor{next: r.from, pos: -1}
+		if c == nil || c.gen != r.gen {
+			// A group member in a new generation resumes from the group's
+			// committed offset, not from where it was: a skip or a step
+			// back across a rebalance is the group's (Jepsen permits
+			// them), and its polls are compared from there.
+			c = &cursor{next: r.from, pos: -1, gen: r.gen}
 			cursors[k] = c
 		}
 		if c.next < 0 {

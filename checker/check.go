@@ -34,6 +34,7 @@ func checkers() []func(*History) Result {
 		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
 		PollSkip, NonmonotonicPoll, AbortedRead, GarbageRead, ReplicaDivergence,
 		ISRInvariant, AckBelowMinISR, NoConvergence, StuckPartition, StuckConsumer,
+		OffsetRegression, FencedCommit, UnreadBelowCommit, StuckGroup,
 	}
 }
 

@@ -548,7 +548,10 @@ func permitted(cfg Config, class string) map[string]Permission {
 	p[StaleReadName] = causes("", map[Cause]reason{Unexplained: {true, "everywhere: Kafka does not promise linearizable reads; a new leader's high watermark can lag the old one's"}})
 	p[AbortedReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}})
 	p[GarbageReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: every record was sent by someone; anything else is corruption"}})
-	for _, name := range []string{NoConvergenceName, StuckPartitionName, StuckConsumerName} {
+	p[OffsetRegressionName] = causes("committed offsets are records of the group coordinator's internal topic, written and acknowledged as an acks=-1 write is, with the cluster's min.insync.replicas and election", map[Cause]reason{CommittedTruncation: commit})
+	p[FencedCommitName] = causes("the coordinator refuses a commit from any generation but the group's current one, which it keeps in its internal topic", map[Cause]reason{CommittedTruncation: commit})
+	p[UnreadBelowCommitName] = causes("a member commits only what it has received, so below the committed offset every record was delivered, unless the partition was rewritten under it", map[Cause]reason{CommittedTruncation: commit})
+	for _, name := range []string{NoConvergenceName, StuckPartitionName, StuckConsumerName, StuckGroupName} {
 		p[name] = causes("", map[Cause]reason{Unexplained: {false, livenessReason}})
 	}
 	p[CrashName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a node dies only when the nemesis kills or stops it; one that dies on its own (a panic, an exit) is a bug of the system under test in every configuration, whatever the faults (what it did to the data is judged by the other checks, the crash counted as a kill of that node)"}})

@@ -68,6 +68,12 @@ type History struct {
 	counts     map[string]*OpCounts
 	problems   []string
 	clientOps  int // operations of clients (not the nemesis or monitor)
+
+	// groups are the consumer group's operations (groups.go), paired on
+	// first use.
+	groups     []groupEvent
+	hasGroups  bool
+	groupsOnce sync.Once
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -112,7 +118,11 @@ type readOp struct {
 	from      int64 // -1 if absent
 	hw        int64 // -1 if absent; end-offset: the offset returned
 	broker    int32 // replica reads; -1 if absent
-	recs      []history.Record
+	// gen is a group member's poll's generation, -1 for a poll of no
+	// group: a member resumes from the group's committed offset when its
+	// generation changes, so its polls are compared within one.
+	gen  int32
+	recs []history.Record
 	// reach is how far the read got: its HW, or past its highest record
 	// if it reported no HW (or a smaller one).
 	reach int64
@@ -697,7 +707,10 @@ func sessionOf(ops ...*history.Op) *int32 {
 
 func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	v := doneOp.Value
-	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1, broker: -1, recs: v.Records}
+	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1, broker: -1, gen: -1, recs: v.Records}
+	if v.GroupInfo != nil {
+		r.gen = v.Generation
+	}
 	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
 	if v.From != nil {
 		r.from = *v.From

@@ -24,6 +24,10 @@ var anomalyDocs = map[string]anomalyDoc{
 	StaleReadName:           {"a read returned a high watermark older than one a completed operation had established (porcupine)", "permitted everywhere: Kafka does not promise linearizable reads"},
 	NoConvergenceName:       {"a partition was not seen with a leader and its whole replica set in the ISR within the liveness bound after the last heal", "unexplained (forbidden everywhere: see Liveness below)"},
 	StuckPartitionName:      {"after the last heal, every send to a partition failed (under acks 1 or -1), or every poll and final read of it failed or returned nothing below the high watermark, and the failures went on past the liveness bound", "unexplained (forbidden everywhere)"},
+	OffsetRegressionName:    {"a consumer group's committed offset of a partition, as a member fetched it when it joined, was below one whose commit had been acknowledged (or that an earlier join had fetched) before the join began", "committed truncation (committed offsets are records of the coordinator's internal topic, acknowledged once committed)"},
+	FencedCommitName:        {"a commit was acknowledged from a generation older than one the coordinator had already given a member before the commit began: a member fenced by a rebalance moved the group's offset", "committed truncation (of the coordinator's record of the newer generation)"},
+	UnreadBelowCommitName:   {"a record below the group's final committed offset of its partition that no member of the group ever received: at-least-once delivery broken", "committed truncation (the partition's log rewritten below the offset)"},
+	StuckGroupName:          {"after the last heal, a new member could not join the consumer group and fetch its committed offsets within the liveness bound", "unexplained (forbidden everywhere)"},
 	StuckConsumerName:       {"polls of a partition from one offset returned no records, though the high watermark they reported was above it, for longer than the liveness bound", "unexplained (forbidden everywhere)"},
 }
 

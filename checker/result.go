@@ -61,6 +61,7 @@ func Names() []string {
 		AbortedReadName, GarbageReadName, ReplicaDivergenceName, ISRInvariantName,
 		AckBelowMinISRName, NonlinearizableSendName, StaleReadName,
 		NoConvergenceName, StuckPartitionName, StuckConsumerName,
+		OffsetRegressionName, FencedCommitName, UnreadBelowCommitName, StuckGroupName,
 	}
 }
 

@@ -50,6 +50,15 @@ const (
 	// invoke and its info completion at once, the value naming the
 	// partition, the broker (Broker) and what it lacked or held (Value).
 	Invariant = "invariant"
+	// Assign is a consumer group member's join of its group (the
+	// subscribe workload): invoked when it begins, ok once the member has
+	// its generation's partitions (GroupInfo.Assigned) and the offsets
+	// the group had committed for them (GroupInfo.Committed), from which
+	// it polls on.
+	Assign = "assign"
+	// Commit is a group member's commit of the offset (Value.Offset) it
+	// will poll the partition from next; GroupInfo names its generation.
+	Commit = "commit"
 )
 
 // CorruptRecords starts the error of a read that got records that do not
@@ -112,6 +121,28 @@ type Value struct {
 	*FaultInfo
 	*Attempts
 	*CrashInfo
+	*GroupInfo
+}
+
+// GroupInfo is what a consumer group's operations (assign, commit, and the
+// polls of a group member) say of the group: its name, the member and its
+// generation; an assign's ok adds what the member was given. Kept apart
+// for the reason Sample is.
+type GroupInfo struct {
+	Group      string `json:"group"`
+	Generation int32  `json:"generation"`
+	Member     string `json:"member,omitempty"`
+	// Assigned are the partitions an assign's member was given.
+	Assigned []int32 `json:"assigned,omitempty"`
+	// Committed are the group's committed offsets of them as the member
+	// fetched them (OffsetFetch), -1 where none.
+	Committed []PartitionOffset `json:"committed,omitempty"`
+}
+
+// PartitionOffset is an offset of a partition.
+type PartitionOffset struct {
+	Partition int32 `json:"partition"`
+	Offset    int64 `json:"offset"`
 }
 
 // CrashInfo is what a crash operation (f "crash") says of a node that died

@@ -155,7 +155,20 @@ type Workload struct {
 	// MaxInFlight is how many produce requests each producer session
 	// could have outstanding, its lanes (absent: 1).
 	MaxInFlight int `json:"max_in_flight,omitempty"`
+	// SubVia is how the consumers read: "assign" (absent), each polling
+	// partitions of its own, or "subscribe", as members of one consumer
+	// group (Jepsen's option).
+	SubVia string `json:"sub_via,omitempty"`
 }
+
+// Sub-via values.
+const (
+	SubViaAssign    = "assign"
+	SubViaSubscribe = "subscribe"
+)
+
+// Subscribe says whether the consumers read as members of a group.
+func (w Workload) Subscribe() bool { return w.SubVia == SubViaSubscribe }
 
 // InFlight is how many produce requests each producer session could have
 // outstanding.

@@ -12,6 +12,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/workload"
 )
 
@@ -59,6 +60,9 @@ type Spec struct {
 	// have outstanding (0 is 1): with more than one, a session is that
 	// many lanes sharing a producer id and connections.
 	MaxInFlight int `json:"max_in_flight,omitempty"`
+	// SubVia is how the consumers read: assign (""), each its own
+	// partitions, or subscribe, as members of one consumer group.
+	SubVia string `json:"sub_via,omitempty"`
 
 	// The nemesis: fault kinds (registry names) and the length of quiet
 	// periods and windows.
@@ -311,6 +315,15 @@ func (s Spec) checkerConfig() checker.Config {
 // InFlight is how many produce requests each producer session may have
 // outstanding.
 func (s Spec) InFlight() int { return max(s.MaxInFlight, 1) }
+
+// subVia is how the consumers read, "" for assign (the default, which
+// test.json leaves out).
+func (s Spec) subVia() string {
+	if s.SubVia == results.SubViaAssign {
+		return ""
+	}
+	return s.SubVia
+}
 
 // Model is what the guarantee model is told of the spec before it runs:
 // its configuration, the storage settings the run will have, and each

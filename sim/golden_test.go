@@ -39,6 +39,7 @@ var goldenShapes = []struct {
 	{"bug-hw-ignores-isr", func(s *runner.Spec) {
 		s.Settings.Bugs, s.Faults = []string{"hw-ignores-isr"}, []string{"kill-leader"}
 	}},
+	{"subscribe-kill-partition", func(s *runner.Spec) { s.SubVia, s.Faults = "subscribe", []string{"kill", "partition"} }},
 }
 
 // TestGolden: the simulation's histories and results for goldenShapes are

@@ -51,6 +51,12 @@ func (p *Phases) Final(timeout time.Duration, done func(Convergence)) {
 			return
 		}
 		reads := func(probes map[int32]int64) { f.reads(md, probes) }
+		if p.cfg.Subscribe() {
+			// The group's committed offsets as they stand after the run,
+			// which the group checks hold the final reads against.
+			inner := reads
+			reads = func(probes map[int32]int64) { f.joinGroup(func() { inner(probes) }) }
+		}
 		if p.cfg.Probes() {
 			f.probe(reads)
 			return
@@ -163,6 +169,34 @@ func (f *finalPhase) probe(next func(map[int32]int64)) {
 		}
 		attempt(1)
 	}
+}
+
+// joinGroup has a new member join the subscribe workload's group (the
+// workers' members have left it) and fetch its committed offsets of every
+// partition, trying again until it does or the final phase stops trying
+// (Config.TryUntil), then leave; then next. What it records is the
+// evidence the group checks read: the group's offsets after the run, and
+// whether a member can still join it once the faults have healed.
+func (f *finalPhase) joinGroup(next func()) {
+	p := f.p
+	until := p.cfg.TryUntil(p.rec.LastFault(), p.env.Now())
+	o := memberOptions(p.cfg, 0)
+	o.ID = "chaos-final-member"
+	m := &groupMember{p: p, proc: p.rec.NewProcess(), opts: o, coordinator: -1, generation: -1, replace: p.rec.NewProcess}
+	m.cl = f.newClient(o)
+	m.joined = func(ok bool) {
+		if !ok && p.env.Now() < until && !f.stopped {
+			f.after(FinalReadBackoff, m.join)
+			return
+		}
+		m.stopped = true
+		if !ok || m.coordinator < 0 {
+			next()
+			return
+		}
+		m.cl.LeaveGroup(m.coordinator, GroupName, m.member, func(GroupAnswer) { next() })
+	}
+	m.join()
 }
 
 // reads records the final phase's reads: each partition from its leader,

@@ -156,6 +156,18 @@ func (g *Generator) Producers() int { return g.producers }
 // workers i and j do if i/Lanes() == j/Lanes().
 func (g *Generator) Lanes() int { return g.lanes }
 
+// Process is worker i's process now.
+func (g *Generator) Process(i int) int { return g.workers[i].process }
+
+// Replace gives worker i a new process, as after an operation whose
+// outcome is unknown, for a worker whose operations the generator does not
+// decide (a group member of the subscribe workload).
+func (g *Generator) Replace(i int) int {
+	w := g.workers[i]
+	w.process += w.stride
+	return w.process
+}
+
 // Next is what worker i does at time now (since the workload started):
 // the operation to invoke, how long to wait first, or nothing more once
 // the time limit has passed.

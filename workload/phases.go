@@ -32,6 +32,7 @@ type Phases struct {
 	gen     *Generator
 	running int // workers that have not stopped
 	workers []*slot
+	members []*groupMember
 	// lanesLeft counts the lanes of each session's client not yet
 	// stopped.
 	lanesLeft map[*Client]int
@@ -80,8 +81,17 @@ func (p *Phases) StartWorkers(done func()) {
 	p.lanesLeft = map[*Client]int{}
 	lanes := p.gen.Lanes()
 	var sessions []*Client
+	stopped := func() {
+		if p.running--; p.running == 0 {
+			done()
+		}
+	}
 	for i := range p.gen.Workers() {
-		wk := &slot{p: p, i: i, opts: ClientOptionsFor(p.cfg, p.gen, i), done: done}
+		if !p.gen.Producer(i) && p.cfg.Subscribe() {
+			p.members = append(p.members, p.startMember(i, stopped))
+			continue
+		}
+		wk := &slot{p: p, i: i, opts: ClientOptionsFor(p.cfg, p.gen, i), done: stopped}
 		if p.gen.Producer(i) && lanes > 1 {
 			if i%lanes == 0 {
 				sessions = append(sessions, p.newClient(wk.opts))
@@ -104,6 +114,9 @@ func (p *Phases) StopWorkers() {
 	p.stopped = true
 	for _, wk := range p.workers {
 		wk.cl.Close()
+	}
+	for _, m := range p.members {
+		m.cl.Close()
 	}
 }
 
@@ -131,9 +144,7 @@ func (wk *slot) wake() {
 		if p.lanesLeft[wk.cl]--; p.lanesLeft[wk.cl] <= 0 {
 			wk.cl.Close()
 		}
-		if p.running--; p.running == 0 {
-			wk.done()
-		}
+		wk.done()
 	case Wait:
 		until := a.Until
 		if p.EndAtLimit {

@@ -85,6 +85,8 @@ func CheckClients(c Config) error {
 		return cli.Error("request-timeout", c.RequestTimeout, "not positive", "a duration such as 5s")
 	case c.LivenessBound < 0:
 		return cli.Error("liveness-bound", c.LivenessBound, "negative", "a duration such as 30s, or 0 for the default")
+	case c.SubVia != "" && c.SubVia != results.SubViaAssign && c.SubVia != results.SubViaSubscribe:
+		return cli.Error("sub-via", c.SubVia, "not a way to consume", "assign (each consumer its own partitions) or subscribe (the consumers one group)")
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ var (
 		"replica-fetch-wait-max-ms", "heartbeat-interval-ms", "session-timeout-ms", "fsync", "lose-unsynced",
 		"no-auto-create-topics")
 	workloadGroup = group("Workload flags", "acks", "time-limit", "seed", "concurrency", "consumers", "rate",
-		"retries", "idempotent", "max-in-flight", "request-timeout", "converge-timeout", "liveness-bound", "monitor-interval")
+		"retries", "idempotent", "max-in-flight", "sub-via", "request-timeout", "converge-timeout", "liveness-bound", "monitor-interval")
 	outputGroup = group("Output flags", "name", "store", "quiet")
 )
 

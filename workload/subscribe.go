@@ -1,0 +1,367 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// The subscribe workload's consumers (--sub-via subscribe, Jepsen's
+// option): instead of each polling partitions of its own (assign), they
+// form one consumer group, whose coordinator gives each member its share
+// of the partitions, generation by generation, and keeps the offsets they
+// commit. A member records each join (assign: the generation, its
+// partitions, and the committed offsets it resumes from), each poll (named
+// with its generation) and each commit, one operation at a time as a
+// process does, and heartbeats beside them; when a heartbeat or a commit
+// says its generation is over, it joins again. A member whose commit's
+// outcome is unknown is replaced, as a process is after an info: a new
+// process and a new member, the old one left for its session to expire.
+
+// Subscribe settings: the group, and the timing of its members.
+const (
+	// GroupName is the subscribe workload's consumer group.
+	GroupName = "chaos"
+	// MemberSessionTimeout is the members' session timeout: Kafka's
+	// lowest by default (group.min.session.timeout.ms), so that a member
+	// that stops is noticed soon.
+	MemberSessionTimeout = 6 * time.Second
+	// MemberRebalanceTimeout is how long a rebalance waits for the
+	// members to join again.
+	MemberRebalanceTimeout = 5 * time.Second
+	// MemberHeartbeat is how often a member heartbeats.
+	MemberHeartbeat = time.Second
+)
+
+func joinAddr(host string, port int32) string { return net.JoinHostPort(host, strconv.Itoa(int(port))) }
+
+// groupMember is one consumer of the subscribe workload.
+type groupMember struct {
+	p    *Phases
+	slot int // the generator's worker whose process ids it takes
+	proc int
+	opts ClientOptions
+	cl   *Client
+
+	coordinator int32 // -1: to be found
+	member      string
+	generation  int32 // -1: not in a generation
+	assigned    []int32
+	pos         map[int32]int64 // where each assigned partition is polled from next
+	next        int             // index in assigned of the next partition to poll
+	commitDue   *int32          // a partition polled on, whose position is to be committed
+	hbGen       int32           // the generation the heartbeat loop runs for
+	stopped     bool
+	done        func()
+	// replace is a new process for the member after an unknown outcome;
+	// joined, if set, hears how each join ended instead of the member
+	// going on to poll (the final phase's member).
+	replace func() int
+	joined  func(ok bool)
+}
+
+// memberOptions are a group member's client options: its requests wait
+// long enough for a JoinGroup that the coordinator holds for a rebalance.
+func memberOptions(cfg Config, i int) ClientOptions {
+	o := ClientOptions{ID: "chaos-member-" + strconv.Itoa(i), Timeout: cfg.RequestTimeout + 2*time.Second}
+	o.Timeout = max(o.Timeout, MemberRebalanceTimeout+2*time.Second)
+	return o
+}
+
+func (p *Phases) startMember(slot int, done func()) *groupMember {
+	m := &groupMember{p: p, slot: slot, proc: p.gen.Process(slot), opts: memberOptions(p.cfg, slot-p.gen.Producers()),
+		coordinator: -1, generation: -1, done: done, replace: func() int { return p.gen.Replace(slot) }}
+	m.cl = p.newClient(m.opts)
+	m.step()
+	return m
+}
+
+// info is what every operation of the member says of the group.
+func (m *groupMember) info() *history.GroupInfo {
+	return &history.GroupInfo{Group: GroupName, Generation: m.generation, Member: m.member}
+}
+
+// step does the member's next operation: a join when it is in no
+// generation, else a commit due, else a poll of its next partition.
+func (m *groupMember) step() {
+	p := m.p
+	if p.err != nil || p.stopped || m.stopped {
+		return
+	}
+	if p.env.Now() >= p.cfg.TimeLimit {
+		m.stop()
+		return
+	}
+	switch {
+	case m.generation < 0:
+		m.join()
+	case m.commitDue != nil:
+		m.commit(*m.commitDue)
+	case len(m.assigned) == 0:
+		// More members than partitions: nothing to poll until the next
+		// generation.
+		p.env.After(PollWaitIdle, m.step)
+	default:
+		m.poll()
+	}
+}
+
+// PollWaitIdle is how long a member with no partitions waits before it
+// looks again.
+const PollWaitIdle = 100 * time.Millisecond
+
+// stop ends the member at the time limit: it leaves the group, as a
+// consumer that is closed does, and its client closes.
+func (m *groupMember) stop() {
+	m.stopped = true
+	finish := func() {
+		m.cl.Close()
+		m.done()
+	}
+	if m.coordinator < 0 || m.member == "" {
+		finish()
+		return
+	}
+	m.cl.LeaveGroup(m.coordinator, GroupName, m.member, func(GroupAnswer) { finish() })
+}
+
+// crash replaces the member's process and client, as after an operation
+// whose outcome is unknown: the old member is not told to leave, so the
+// group removes it when its session expires.
+func (m *groupMember) crash() {
+	m.cl.Close()
+	m.proc = m.replace()
+	m.cl = m.p.newClient(m.opts)
+	m.coordinator, m.member, m.generation, m.assigned, m.commitDue = -1, "", -1, nil, nil
+}
+
+// fail notes a failed step: the member waits a moment before the next,
+// rejoining if the answer ended its generation.
+func (m *groupMember) failed(a GroupAnswer) {
+	if a.Lost() {
+		m.coordinator = -1
+	}
+	if a.Fenced() {
+		m.generation, m.assigned, m.commitDue = -1, nil, nil
+		if a.Code == kerr.UnknownMemberID.Code {
+			m.member = ""
+		}
+	}
+	m.p.env.After(failBackoff, m.step)
+}
+
+// join is one assign operation: find the coordinator, join, sync (the
+// leader assigns the partitions), and fetch the committed offsets of the
+// partitions given.
+func (m *groupMember) join() {
+	p := m.p
+	inv := history.Op{Process: m.proc, Type: history.Invoke, F: history.Assign,
+		Value: &history.Value{Topic: p.cfg.Topic, GroupInfo: &history.GroupInfo{Group: GroupName, Generation: -1, Member: m.member}}}
+	if !p.record(inv) {
+		return
+	}
+	end := func(a GroupAnswer, gi *history.GroupInfo) {
+		v := *inv.Value
+		v.GroupInfo = gi
+		typ := assignType(a)
+		if !p.record(history.Op{Process: m.proc, Type: typ, F: history.Assign, Value: &v, Error: a.Error()}) {
+			return
+		}
+		if typ == history.Info {
+			m.crash()
+		}
+		if m.joined != nil {
+			m.joined(typ == history.OK)
+			return
+		}
+		switch typ {
+		case history.OK:
+			m.step()
+		case history.Info:
+			p.env.After(failBackoff, m.step)
+		default:
+			m.failed(a)
+		}
+	}
+	m.withCoordinator(func(a GroupAnswer) { end(a, m.info()) }, func() {
+		spec := JoinSpec{Group: GroupName, Member: m.member, Topic: p.cfg.Topic, SessionTimeout: MemberSessionTimeout, RebalanceTimeout: MemberRebalanceTimeout}
+		m.cl.JoinGroup(m.coordinator, spec, func(j Joined, a GroupAnswer) {
+			if j.Member != "" {
+				m.member = j.Member
+			}
+			if !a.OK() {
+				end(a, m.info())
+				return
+			}
+			var assign map[string][]int32
+			if j.Leader == j.Member {
+				assign = RangeAssign(j.Members, p.cfg.Partitions)
+			}
+			m.cl.SyncGroup(m.coordinator, GroupName, j.Member, j.Generation, p.cfg.Topic, assign, func(parts []int32, a GroupAnswer) {
+				if !a.OK() {
+					end(a, m.info())
+					return
+				}
+				m.generation, m.assigned, m.next, m.pos = j.Generation, parts, 0, map[int32]int64{}
+				m.startHeartbeats()
+				m.cl.FetchOffsets(m.coordinator, GroupName, p.cfg.Topic, parts, func(offs []history.PartitionOffset, a GroupAnswer) {
+					gi := m.info()
+					gi.Assigned = parts
+					if !a.OK() {
+						m.generation, m.assigned = -1, nil
+						end(a, gi)
+						return
+					}
+					gi.Committed = offs
+					for _, o := range offs {
+						// No committed offset: the group reads the
+						// partition from its start (auto.offset.reset
+						// earliest).
+						m.pos[o.Partition] = max(o.Offset, 0)
+					}
+					end(GroupAnswer{}, gi)
+				})
+			})
+		})
+	})
+}
+
+// assignType is how an assign ended: ok once the member has its
+// partitions and their committed offsets; info when a request of it went
+// unanswered (a join may have been taken, and changed the group's
+// generation, without the member hearing of it); fail when it was refused
+// or never sent.
+func assignType(a GroupAnswer) history.Type {
+	switch {
+	case a.OK():
+		return history.OK
+	case a.Err != nil && !errors.Is(a.Err, ErrNotSent):
+		return history.Info
+	}
+	return history.Fail
+}
+
+// withCoordinator calls next once the member knows its coordinator,
+// asking for it if it does not; failed hears why it could not, as a
+// request that was never sent (a question to find the coordinator
+// changes nothing).
+func (m *groupMember) withCoordinator(failed func(GroupAnswer), next func()) {
+	if m.coordinator >= 0 {
+		next()
+		return
+	}
+	m.cl.FindCoordinator(GroupName, func(id int32, a GroupAnswer) {
+		if !a.OK() {
+			failed(GroupAnswer{Err: fmt.Errorf("%w: no coordinator found: %s", ErrNotSent, a.Error())})
+			return
+		}
+		m.coordinator = id
+		next()
+	})
+}
+
+// startHeartbeats heartbeats every MemberHeartbeat while the member is
+// in this generation; an answer that ends the generation has the member
+// join again at its next step.
+func (m *groupMember) startHeartbeats() {
+	gen, member, cl := m.generation, m.member, m.cl
+	m.hbGen = gen
+	var beat func()
+	beat = func() {
+		if m.stopped || m.cl != cl || m.generation != gen || m.member != member || m.hbGen != gen {
+			return
+		}
+		again := func() { m.p.env.After(MemberHeartbeat, beat) }
+		m.withCoordinator(func(GroupAnswer) { again() }, func() {
+			cl.Heartbeat(m.coordinator, GroupName, member, gen, func(a GroupAnswer) {
+				if m.cl != cl || m.generation != gen {
+					return
+				}
+				if a.Fenced() {
+					m.generation, m.assigned, m.commitDue = -1, nil, nil
+					if a.Code == kerr.UnknownMemberID.Code {
+						m.member = ""
+					}
+					return
+				}
+				if a.Lost() {
+					// A coordinator that moved knows the generation
+					// still: the member asks who it is and goes on.
+					m.coordinator = -1
+				}
+				again()
+			})
+		})
+	}
+	m.p.env.After(MemberHeartbeat, beat)
+}
+
+// poll reads the next of the member's partitions from where it stands.
+func (m *groupMember) poll() {
+	p := m.p
+	part := m.assigned[m.next%len(m.assigned)]
+	m.next++
+	from := m.pos[part]
+	inv := history.Op{Process: m.proc, Type: history.Invoke, F: history.Poll,
+		Value: &history.Value{Topic: p.cfg.Topic, Partition: part, From: history.Int64(from), GroupInfo: m.info()}}
+	if !p.record(inv) {
+		return
+	}
+	gen := m.generation
+	m.cl.Poll(inv.Key(), from, func(r Read, err error) {
+		done, c := Complete(inv, Result{Read: r, Err: err})
+		if !p.record(done) {
+			return
+		}
+		switch {
+		case c.OutOfRange:
+			m.pos[part] = c.HW
+		case c.Type == history.OK && len(c.Records) > 0 && m.generation == gen:
+			m.pos[part] = c.Records[len(c.Records)-1].Offset + 1
+			m.commitDue = &part
+		}
+		if c.Type != history.OK {
+			p.env.After(failBackoff, m.step)
+			return
+		}
+		m.step()
+	})
+}
+
+// commit commits where the member polls part from next.
+func (m *groupMember) commit(part int32) {
+	p := m.p
+	m.commitDue = nil
+	off := m.pos[part]
+	inv := history.Op{Process: m.proc, Type: history.Invoke, F: history.Commit,
+		Value: &history.Value{Topic: p.cfg.Topic, Partition: part, Offset: history.Int64(off), GroupInfo: m.info()}}
+	if !p.record(inv) {
+		return
+	}
+	k := inv.Key()
+	end := func(a GroupAnswer) {
+		typ := CommitType(a)
+		v := *inv.Value
+		if !p.record(history.Op{Process: m.proc, Type: typ, F: history.Commit, Value: &v, Error: a.Error()}) {
+			return
+		}
+		switch typ {
+		case history.OK:
+			m.step()
+		case history.Info:
+			m.crash()
+			p.env.After(failBackoff, m.step)
+		default:
+			m.failed(a)
+		}
+	}
+	m.withCoordinator(end, func() {
+		m.cl.CommitOffset(m.coordinator, GroupName, m.member, m.generation, k, off, end)
+	})
+}
