@@ -70,6 +70,14 @@ var (
 	// sequence number.
 	retryingIdempotent = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "slow-follower",
 		RunArgs: []string{"--nemesis-interval", "5s", "--request-timeout", "1s", "--retries", "5", "--idempotent"}}
+	// The consumers a consumer group (--sub-via subscribe) whose
+	// coordinator is cut off from the other brokers for 9 to 15 s, once a
+	// run: its members, who still reach it, commit to it while another
+	// broker takes the group over and, its members silent there for a
+	// session, empties it; after the heal they join the new coordinator
+	// and fetch the offsets it kept.
+	coordinatorCut = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "partition-coordinator",
+		RunArgs: []string{"--nemesis-interval", "12s", "--sub-via", "subscribe"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -97,6 +105,8 @@ var bugsCells = withControls(
 	plant(bug.FollowerStallsAfterTruncation, partitionLeader),
 	plant(bug.FetchStallsBelowEpochStart, partitionLeader),
 	plant(bug.TruncationIndexOutOfRange, partitionLeader),
+	plant(bug.CommitBeforeReplicate, coordinatorCut),
+	plant(bug.GroupForgottenOnFailover, coordinatorCut),
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
 )

@@ -118,7 +118,9 @@ func groupCheck(h *History, name string, check func(*History, *finding, []groupE
 // fetched, for a partition, an offset below one acknowledged (or fetched
 // by an earlier join) before the join began. Count is the number of
 // fetched offsets that did.
-func OffsetRegression(h *History) Result { return groupCheck(h, OffsetRegressionName, offsetRegression) }
+func OffsetRegression(h *History) Result {
+	return groupCheck(h, OffsetRegressionName, offsetRegression)
+}
 
 // FencedCommit finds commits acknowledged from a generation older than
 // one given to a member before the commit began.
@@ -174,11 +176,16 @@ func offsetRegression(h *History, f *finding, events []groupEvent) {
 		}
 		for _, o := range e.offsets {
 			k := gp{e.group, e.topic, o.Partition}
-			if !e.commit && o.Offset >= 0 {
+			if !e.commit {
+				// A fetched -1 is no committed offset at all: below any.
 				fetched++
 				if best, ok := highest(k, e.inv); ok && e.inv >= 0 && o.Offset < best.offset {
-					f.add(CommittedTruncation, fmt.Sprintf("group %s's committed offset of %s-%d was %d when a member joined (op %d), below offset %d committed before it began (op %d)",
-						e.group, e.topic, o.Partition, o.Offset, h.index(e.done), best.offset, h.index(best.at)), h.index(best.at), h.index(e.done))
+					got := fmt.Sprintf("was %d", o.Offset)
+					if o.Offset < 0 {
+						got = "was gone"
+					}
+					f.add(CommittedTruncation, fmt.Sprintf("group %s's committed offset of %s-%d %s when a member joined (op %d), below offset %d committed before it began (op %d)",
+						e.group, e.topic, o.Partition, got, h.index(e.done), best.offset, h.index(best.at)), h.index(best.at), h.index(e.done))
 				}
 			}
 			if o.Offset < 0 {

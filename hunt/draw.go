@@ -82,8 +82,17 @@ func (o DrawOptions) kinds() []string {
 }
 
 // Kinds are the fault kinds a hunt draws from by default: every kind of
-// the registry the simulation models.
-func Kinds() []string { return nemesis.Names() }
+// the registry the simulation models but the client faults, whose
+// consumer group a hunt's drawn runs (assign's consumers) do not form.
+func Kinds() []string {
+	var out []string
+	for _, name := range nemesis.Names() {
+		if f, _ := nemesis.Lookup(name); !f.Client && !f.GroupAimed {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 type drawer struct{ rng, trig, rf, lane *rand.Rand }
 

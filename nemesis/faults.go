@@ -31,6 +31,15 @@ type Fault struct {
 	Simulated bool
 	// LeaderAimed: the fault picks its target from a partition's leader.
 	LeaderAimed bool
+	// Client: the fault acts on the workload's own clients (the
+	// consumer group's members, Config.Consumers), not on the cluster:
+	// it needs nothing of the runtime, and a run whose workload has no
+	// such clients refuses it.
+	Client bool
+	// GroupAimed: the fault picks its target from the consumer group's
+	// coordinator, as the group's members know it (Config.Consumers), so
+	// it too needs a workload with a group.
+	GroupAimed bool
 	// LosesUnsynced: the fault is meant to destroy unsynced writes, so
 	// the brokers must keep them in memory (chaos broker --lose-unsynced);
 	// a run using it turns that storage mode on.
@@ -101,6 +110,8 @@ func composite(name string) (*Fault, error) {
 			}
 		}
 		c.Network = c.Network || f.Network
+		c.Client = c.Client || f.Client
+		c.GroupAimed = c.GroupAimed || f.GroupAimed
 		c.LeaderAimed = c.LeaderAimed || f.LeaderAimed
 		docs = append(docs, p)
 	}
@@ -231,6 +242,7 @@ func ApartController(names []string) map[string]string {
 
 // faults is the registry: every fault the nemesis knows, in name order.
 var faults = []*Fault{
+	{Name: "crash-consumer", Simulated: true, Client: true, Doc: "crash a random member of the consumer group (--sub-via subscribe): its client stops at once, without leaving the group, and a new process joins in its place at the end of the window", Kills: none, start: (*Nemesis).crashConsumer},
 	{Name: "drop", Simulated: true, Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
 	{Name: "isolate", Simulated: true, Needs: needsPartition, ApartController: "an isolated broker still reaches the controller", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
 	{Name: "kill", Simulated: true, Needs: needsKill, Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
@@ -253,6 +265,7 @@ var faults = []*Fault{
 	{Name: "one-way", Simulated: true, Needs: needsOneWay, Doc: "drop every packet from one random node to another, not the way back", Network: true, Kills: none, start: (*Nemesis).oneWay},
 	{Name: "partition", Simulated: true, Needs: needsPartition, ApartController: "both sides still reach the controller", Doc: "split the nodes (brokers and controller) into two random halves", Network: true, Kills: none, start: (*Nemesis).halves},
 	{Name: "partition-controller", Simulated: true, Needs: needsPartitionController, Doc: "cut the controller off from every broker", Network: true, Kills: none, start: (*Nemesis).partitionController},
+	{Name: "partition-coordinator", Simulated: true, Needs: needsPartition, GroupAimed: true, ApartController: "the coordinator still reaches the controller, which keeps it the leader of the group's partition", Doc: "cut the consumer group's coordinator (the broker its members were last told of, --sub-via subscribe) off from every other node (clients still reach it)", Network: true, Kills: none, start: (*Nemesis).partitionCoordinator},
 	{Name: "partition-leader", Simulated: true, Needs: needsPartition, ApartController: "the leader still reaches the controller, which keeps it the leader", Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
 	{Name: "pause", Simulated: true, Needs: needsPause, Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
 	{Name: "pause-leader", Simulated: true, Needs: needsPause, Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
@@ -274,6 +287,7 @@ const (
 	FamilyProcess = "process" // kills, pauses and stops brokers or the controller
 	FamilyNetwork = "network" // cuts, slows or resets links, nothing else
 	FamilyDisk    = "disk"    // destroys data on disk (unsynced writes)
+	FamilyClient  = "client"  // acts on the workload's own clients, not the cluster
 )
 
 // Family is the fault's family: a composite's is its first kind's (the
@@ -283,6 +297,8 @@ func (f *Fault) Family() string {
 		return f.Parts[0].Family()
 	}
 	switch {
+	case f.Client:
+		return FamilyClient
 	case f.LosesUnsynced:
 		return FamilyDisk
 	case f.Network && f.Kills(3) == 0:
@@ -384,6 +400,27 @@ func NeedsNetwork(names []string) bool { return anyOf(names, func(f *Fault) bool
 // unsynced writes in memory.
 func LosesUnsynced(names []string) bool {
 	return anyOf(names, func(f *Fault) bool { return f.LosesUnsynced })
+}
+
+// NeedsGroup says whether any fault of names (or a part of one) acts on
+// the workload's consumer group, or aims at its coordinator
+// (Fault.Client, Fault.GroupAimed): the run's consumers must form one.
+func NeedsGroup(names []string) bool {
+	return anyOf(names, func(f *Fault) bool { return f.Client || f.GroupAimed })
+}
+
+// crashConsumer crashes a random member of the consumer group.
+func (n *Nemesis) crashConsumer(aim) ([]string, error) {
+	c := n.cfg.Consumers
+	if c == nil || c.Members() == 0 {
+		return nil, errors.New("no consumer group member to crash (crash-consumer needs --sub-via subscribe)")
+	}
+	i := n.rng.IntN(c.Members())
+	name, err := c.Crash(i)
+	if err == nil {
+		n.crashedMembers[i] = true
+	}
+	return []string{name}, err
 }
 
 func (n *Nemesis) killRandom(aim) ([]string, error) {
@@ -520,6 +557,30 @@ func (n *Nemesis) partitionLeader(at aim) ([]string, error) {
 	}
 	t, err := n.partition(a, b)
 	return append(t, at.String()), err
+}
+
+// partitionCoordinator cuts the consumer group's coordinator off.
+func (n *Nemesis) partitionCoordinator(aim) ([]string, error) {
+	c := n.cfg.Consumers
+	if c == nil {
+		return nil, errors.New("no consumer group (partition-coordinator needs --sub-via subscribe)")
+	}
+	id, err := c.Coordinator()
+	if err != nil {
+		return nil, err
+	}
+	b, ok := n.brokerOf(id)
+	if !ok {
+		return nil, fmt.Errorf("the group's coordinator is broker %d, which the cluster does not list", id)
+	}
+	var others []string
+	for _, x := range n.allNodes() {
+		if x != n.name(b) {
+			others = append(others, x)
+		}
+	}
+	t, err := n.partition([]string{n.name(b)}, others)
+	return append(t, "coordinator"), err
 }
 
 func (n *Nemesis) partitionController(aim) ([]string, error) {

@@ -216,6 +216,22 @@ type Config struct {
 	Observe Observe
 	// TriggerPoll is how often an armed fault asks (default 10 ms).
 	TriggerPoll time.Duration
+	// Consumers are the workload's consumer group members, which the
+	// client faults (crash-consumer) act on; nil: there are none.
+	Consumers Consumers
+}
+
+// Consumers are the members of the workload's consumer group, by number.
+type Consumers interface {
+	// Members is how many there are.
+	Members() int
+	// Crash stops member i as a crashed process stops, and names it.
+	Crash(i int) (string, error)
+	// Restart has a new process take crashed member i's place.
+	Restart(i int) error
+	// Coordinator is the broker id of the group's coordinator, as its
+	// members were last told (FindCoordinator).
+	Coordinator() (int32, error)
 }
 
 // Nemesis runs a schedule against a cluster.
@@ -233,6 +249,8 @@ type Nemesis struct {
 	parts   []string     // the kinds the open window started (a composite's, in order)
 	paused  map[int]bool
 	netHurt bool
+	// crashedMembers are the consumer group members to restart at heal.
+	crashedMembers map[int]bool
 
 	// window is the one open now, if any; its own lock, as n.mu is held
 	// while a fault starts or heals, which can take seconds.
@@ -333,7 +351,8 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 // 0's the stream a nemesis always drew from).
 func newLane(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder, sh *shared, k int) *Nemesis {
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{}, shared: sh, lane: k}
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
+		crashedMembers: map[int]bool{}, shared: sh, lane: k}
 }
 
 // Lane is the nemesis that runs lane i of an overlapping schedule
@@ -989,6 +1008,17 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		}
 		targets = append(targets, "restart "+n.name(id))
 		delete(n.killed, id)
+	}
+	for _, i := range sortedKeys(n.crashedMembers) {
+		if !restart {
+			break
+		}
+		if err := n.cfg.Consumers.Restart(i); err != nil {
+			note(err)
+			continue
+		}
+		targets = append(targets, fmt.Sprintf("restart consumer %d", i))
+		delete(n.crashedMembers, i)
 	}
 	for _, id := range n.crashed() {
 		if !restart {

@@ -443,6 +443,10 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	}
 	watch := workload.NewWatch(wcfg.Bootstrap, wcfg.Topic)
 	defer watch.Close()
+	// The workload, the monitor and the final phase run on one loop
+	// (workload.Live), whose consumer group the client faults act on.
+	live := workload.NewLive(wcfg, rec)
+	defer live.Close()
 	nem := nemesis.New(nemesis.Config{
 		Brokers: s.Nodes, Partitions: wcfg.Partitions, Seed: s.Seed,
 		LagTimeMax:   time.Duration(s.Settings.ReplicaLagTimeMaxMs) * time.Millisecond,
@@ -451,14 +455,12 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 			got, err := watch.Poll(ctx)
 			return watched(got), err
 		},
+		Consumers: live.Consumers(),
 	}, lc, lc.Net, leaders, rec)
 	stopCrashes := r.watchCrashes(lc, nem)
 	defer stopCrashes()
-	// The workload, the monitor and the final phase run on one loop
-	// (workload.Live). The monitor runs until the final reads are done,
-	// so the report shows the cluster healing as well as breaking.
-	live := workload.NewLive(wcfg, rec)
-	defer live.Close()
+	// The monitor runs until the final reads are done, so the report
+	// shows the cluster healing as well as breaking.
 	if s.MonitorInterval > 0 {
 		if err := live.StartMonitor(s.MonitorInterval, time.Second); err != nil {
 			return err

@@ -252,6 +252,10 @@ func (s Spec) Validate() error {
 		}
 		overlaps = overlaps || strings.Contains(f, "+")
 	}
+	if s.subVia() != results.SubViaSubscribe && nemesis.NeedsGroup(append(slices.Clone(s.Faults), s.Windows.Kinds()...)) {
+		field("nemesis", strings.Join(s.Faults, ","), "a fault of the consumer group without one",
+			"--sub-via subscribe with crash-consumer and partition-coordinator: they act on the consumers' group, and assign's consumers form none")
+	}
 	switch {
 	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:
 		field("nemesis-overlap", s.NemesisOverlap, "out of range", "1 to 3 fault kinds at once (1: one at a time)")

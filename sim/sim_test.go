@@ -188,7 +188,7 @@ func TestScenario3(t *testing.T) {
 func f1() []string {
 	var out []string
 	for _, f := range nemesis.Names() {
-		if k, _ := nemesis.Lookup(f); !k.LosesUnsynced {
+		if k, _ := nemesis.Lookup(f); !k.LosesUnsynced && !nemesis.NeedsGroup([]string{f}) {
 			out = append(out, f)
 		}
 	}
@@ -227,7 +227,11 @@ func TestEveryFault(t *testing.T) {
 	for _, f := range nemesis.Faults() {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
-			o := run(t, spec(t, 3, f.Name))
+			s := spec(t, 3, f.Name)
+			if nemesis.NeedsGroup([]string{f.Name}) {
+				s.SubVia = "subscribe"
+			}
+			o := run(t, s)
 			ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))
 			if err != nil {
 				t.Fatal(err)

@@ -97,6 +97,43 @@ func (lv *Live) Final(ctx context.Context, timeout time.Duration) (Convergence, 
 	}
 }
 
+// Consumers are the consumer group's members as the nemesis acts on them
+// from a goroutine of its own (Phases.Crash and Restart, on the loop).
+func (lv *Live) Consumers() nemesisConsumers { return liveConsumers{lv} }
+
+// nemesisConsumers is nemesis.Consumers (which this package does not
+// import).
+type nemesisConsumers interface {
+	Members() int
+	Crash(i int) (string, error)
+	Restart(i int) error
+	Coordinator() (int32, error)
+}
+
+type liveConsumers struct{ lv *Live }
+
+func (c liveConsumers) Coordinator() (id int32, err error) {
+	id, err = -1, errors.New("the workload is over")
+	c.lv.l.do(func() { id, err = c.lv.ph.Coordinator() })
+	return id, err
+}
+
+func (c liveConsumers) Members() int {
+	n := 0
+	c.lv.l.do(func() { n = c.lv.ph.Members() })
+	return n
+}
+
+func (c liveConsumers) Crash(i int) (name string, err error) {
+	c.lv.l.do(func() { name, err = c.lv.ph.Crash(i) })
+	return name, err
+}
+
+func (c liveConsumers) Restart(i int) (err error) {
+	c.lv.l.do(func() { err = c.lv.ph.Restart(i) })
+	return err
+}
+
 // Monitor samples every partition until ctx ends (see Phases.StartMonitor),
 // on a Live of its own.
 func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout time.Duration) error {

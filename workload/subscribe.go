@@ -20,9 +20,11 @@ import (
 // partitions, and the committed offsets it resumes from), each poll (named
 // with its generation) and each commit, one operation at a time as a
 // process does, and heartbeats beside them; when a heartbeat or a commit
-// says its generation is over, it joins again. A member whose commit's
-// outcome is unknown is replaced, as a process is after an info: a new
-// process and a new member, the old one left for its session to expire.
+// says its generation is over, it joins again. After an operation whose
+// outcome is unknown the member goes on as a new process, as a producer
+// session's lane does: Jepsen's rule is the history's (a process does
+// nothing after an info), and a consumer whose commit timed out stays in
+// its group.
 
 // Subscribe settings: the group, and the timing of its members.
 const (
@@ -58,6 +60,7 @@ type groupMember struct {
 	commitDue   *int32          // a partition polled on, whose position is to be committed
 	hbGen       int32           // the generation the heartbeat loop runs for
 	stopped     bool
+	crashed     bool // by the nemesis (crash-consumer), until restarted
 	done        func()
 	// replace is a new process for the member after an unknown outcome;
 	// joined, if set, hears how each join ended instead of the member
@@ -91,7 +94,7 @@ func (m *groupMember) info() *history.GroupInfo {
 // generation, else a commit due, else a poll of its next partition.
 func (m *groupMember) step() {
 	p := m.p
-	if p.err != nil || p.stopped || m.stopped {
+	if p.err != nil || p.stopped || m.stopped || m.crashed {
 		return
 	}
 	if p.env.Now() >= p.cfg.TimeLimit {
@@ -131,15 +134,60 @@ func (m *groupMember) stop() {
 	m.cl.LeaveGroup(m.coordinator, GroupName, m.member, func(GroupAnswer) { finish() })
 }
 
-// crash replaces the member's process and client, as after an operation
-// whose outcome is unknown: the old member is not told to leave, so the
-// group removes it when its session expires.
-func (m *groupMember) crash() {
+// Members, Crash and Restart are the consumer group's members as the
+// nemesis's client faults act on them (nemesis.Consumers).
+func (p *Phases) Members() int { return len(p.members) }
+
+// Crash stops member i at once, as a crashed consumer process stops: its
+// client closes without leaving the group (which removes it when its
+// session expires), and an operation in flight keeps its open invoke.
+func (p *Phases) Crash(i int) (string, error) {
+	m := p.members[i]
+	name := fmt.Sprintf("consumer-%d", i)
+	if m.stopped {
+		return name, fmt.Errorf("%s has stopped: the workload is over", name)
+	}
+	m.crashed = true
 	m.cl.Close()
-	m.proc = m.replace()
-	m.cl = m.p.newClient(m.opts)
-	m.coordinator, m.member, m.generation, m.assigned, m.commitDue = -1, "", -1, nil, nil
+	// A member still crashed at the time limit has stopped there.
+	p.env.After(max(p.cfg.TimeLimit-p.env.Now(), 0), func() {
+		if m.crashed && !m.stopped {
+			m.stopped = true
+			m.done()
+		}
+	})
+	return name, nil
 }
+
+// Restart has a new process take crashed member i's place: a new client
+// and a new member of the group. Once the workload is over there is
+// nothing to restart.
+func (p *Phases) Restart(i int) error {
+	m := p.members[i]
+	if !m.crashed || m.stopped || p.stopped {
+		return nil
+	}
+	m.crashed = false
+	m.proc = m.replace()
+	m.cl = p.newClient(m.opts)
+	m.coordinator, m.member, m.generation, m.assigned, m.commitDue = -1, "", -1, nil, nil
+	m.step()
+	return nil
+}
+
+// Coordinator is the group's coordinator as a member last found it.
+func (p *Phases) Coordinator() (int32, error) {
+	for _, m := range p.members {
+		if m.coordinator >= 0 && !m.crashed {
+			return m.coordinator, nil
+		}
+	}
+	return -1, errors.New("no member of the consumer group knows its coordinator")
+}
+
+// unknown gives the member a new process after an operation whose
+// outcome is unknown: the history's process does nothing more.
+func (m *groupMember) unknown() { m.proc = m.replace() }
 
 // fail notes a failed step: the member waits a moment before the next,
 // rejoining if the answer ended its generation.
@@ -174,20 +222,19 @@ func (m *groupMember) join() {
 			return
 		}
 		if typ == history.Info {
-			m.crash()
+			m.unknown()
+			// The join may have been taken: join again, with the id.
+			m.generation, m.assigned, m.commitDue = -1, nil, nil
 		}
 		if m.joined != nil {
 			m.joined(typ == history.OK)
 			return
 		}
-		switch typ {
-		case history.OK:
+		if typ == history.OK {
 			m.step()
-		case history.Info:
-			p.env.After(failBackoff, m.step)
-		default:
-			m.failed(a)
+			return
 		}
+		m.failed(a)
 	}
 	m.withCoordinator(func(a GroupAnswer) { end(a, m.info()) }, func() {
 		spec := JoinSpec{Group: GroupName, Member: m.member, Topic: p.cfg.Topic, SessionTimeout: MemberSessionTimeout, RebalanceTimeout: MemberRebalanceTimeout}
@@ -354,12 +401,11 @@ func (m *groupMember) commit(part int32) {
 		switch typ {
 		case history.OK:
 			m.step()
+			return
 		case history.Info:
-			m.crash()
-			p.env.After(failBackoff, m.step)
-		default:
-			m.failed(a)
+			m.unknown()
 		}
+		m.failed(a)
 	}
 	m.withCoordinator(end, func() {
 		m.cl.CommitOffset(m.coordinator, GroupName, m.member, m.generation, k, off, end)

@@ -60,6 +60,8 @@ const (
 	FollowerStallsAfterTruncation
 	FetchStallsBelowEpochStart
 	TruncationIndexOutOfRange
+	CommitBeforeReplicate
+	GroupForgottenOnFailover
 	UncleanWhenClean
 	RecoveryKeepsTornTail
 	count
@@ -194,6 +196,20 @@ var registry = [count]Info{
 		Mirrors:  "brokers that die on the truncation path, which only failovers take: Kafka before KIP-101 exited a follower whose leader's log was shorter than its own (FATAL \"Exiting because log truncation is not allowed\"), and KIP-461 (KAFKA-8346) stopped an exception on one partition's fetch or truncation from killing the whole replica fetcher thread",
 		Why:      "the one bug that kills a node rather than breaking a rule of the data: a crash, which the runtimes notice and the crash check judges; the records stay as a truncation leaves them, so no other check sees it",
 		Scenario: "acks=-1, min.insync.replicas=2, partition-leader every 5 s: the cut-off leader appended records its successor never had, and panics truncating them when it rejoins (crash); kill-leader every 100 ms or so on one partition too (a killed leader truncating its unreplicated tail when it comes back), every 5 s less often",
+	},
+	{
+		Bug: CommitBeforeReplicate, Name: "commit-before-replicate", Node: Broker,
+		Breaks:   "the group coordinator answers an offset commit once it has appended it to its partition of __consumer_offsets, instead of once the high watermark passes it (every in-sync replica has it)",
+		Mirrors:  "the acks=-1 contract of the coordinator's own writes (Kafka's GroupMetadataManager appends offset commits with required acks -1 and answers in the append's callback); a coordinator that answered early would let a failover take acknowledged commits back, so a consumer group reads again what it had committed as done",
+		Why:      "the coordinator's ack-before-replicate: a consumer group's committed offset going back, which only a workload that commits and rejoins can see",
+		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, partition every 3 s: a coordinator cut off from the other brokers answers the members' commits that no follower has, and a new coordinator elected meanwhile gives a member joining later the offsets before them (offset-regression)",
+	},
+	{
+		Bug: GroupForgottenOnFailover, Name: "group-forgotten-on-failover", Node: Broker,
+		Breaks:   "a broker that becomes the leader of a partition of __consumer_offsets does not read its groups back: each group starts again empty, at generation 0, with no committed offsets",
+		Mirrors:  "coordinator failover that loses a group's state (Kafka loads a partition's groups and offsets before it answers as their coordinator, COORDINATOR_LOAD_IN_PROGRESS meanwhile); generations that start again let a fenced member's commits through, and lost offsets have the group read everything again",
+		Why:      "the group's fencing rests on its generation surviving a failover: the one bug that gives out a generation number twice",
+		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, partition every 3 s: when the group's coordinator is cut off, its successor knows neither the group's generation nor its offsets, so the members join generation 1 again and a joining member finds no committed offset (fenced-commit, offset-regression)",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,

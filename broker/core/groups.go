@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 )
 
@@ -752,8 +753,13 @@ func (b *Broker) handleOffsetCommit(conn ConnID, corr int32, req *kmsg.OffsetCom
 	}
 	simple := req.Generation < 0 && req.MemberID == ""
 	g, code := b.groupFor(req.Group, simple)
-	if code != 0 {
+	switch {
+	case code != 0:
 		answer(code)
+		return
+	case g == nil:
+		// A member's commit to a group this coordinator does not know.
+		answer(kerr.UnknownMemberID.Code)
 		return
 	}
 	if code := b.commitRefused(g, req, simple); code != 0 {
@@ -1005,6 +1011,14 @@ func (b *Broker) appendGroupRecords(g *group, recs []groupRecord, done func(code
 	b.wakeFetches(r.key)
 	w := &groupWait{key: r.key, required: r.log.LogEndOffset(), leaderEpoch: r.leaderEpoch,
 		deadline: b.now + b.cfg.GroupCommitTimeoutMs, done: done}
+	if b.cfg.Bugs.Has(bug.CommitBeforeReplicate) {
+		// Planted bug commit-before-replicate: answered at the append,
+		// breaking the rule that the coordinator answers once the high
+		// watermark passes what it wrote.
+		b.advanceHW(r)
+		done(0)
+		return
+	}
 	b.groupWaits = append(b.groupWaits, w)
 	// A leader alone in the ISR commits it at once.
 	b.checkProduces(r.key)
@@ -1071,6 +1085,13 @@ func (b *Broker) groupsLead(r *replica, leading bool) {
 		delete(b.groups, name)
 	}
 	if !leading {
+		return
+	}
+	if b.cfg.Bugs.Has(bug.GroupForgottenOnFailover) && r.log.LogEndOffset() > 0 {
+		// Planted bug group-forgotten-on-failover: the groups are not
+		// read back, breaking the rule that a new coordinator goes on
+		// from the generations and offsets its partition holds.
+		b.logf("%s: coordinator of its groups: not read back (planted bug group-forgotten-on-failover)", r.key)
 		return
 	}
 	n := b.loadGroups(r)
