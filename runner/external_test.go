@@ -93,6 +93,46 @@ func TestExternalKfake(t *testing.T) {
 	}
 }
 
+// TestExternalKfakeSubscribe runs the subscribe workload against kfake,
+// which implements consumer groups itself: a coordinator chaos did not
+// write. The members join, poll and commit through it, the final phase's
+// member joins and fetches the committed offsets, the group checks judge
+// them, and the verdict is valid.
+func TestExternalKfakeSubscribe(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.ClusterID("kfake-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := externalSpec(t, c.ListenAddrs()...)
+	s.SubVia, s.TimeLimit = "subscribe", 10*time.Second
+	o, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	res := o.Results
+	if o.Verdict != checker.Valid {
+		for _, r := range res.Results {
+			t.Logf("%s %s %v %s", r.Name, r.Valid, r.Details, r.NotChecked)
+		}
+		t.Fatalf("verdict %s, want valid", o.Verdict)
+	}
+	if ok := res.Ops["assign"].OK; ok < 2 {
+		t.Errorf("%d members joined the group (the final phase's included)", ok)
+	}
+	if ok := res.Ops["commit"].OK; ok < 10 {
+		t.Errorf("%d commits acknowledged: the members hardly ran", ok)
+	}
+	for _, r := range res.Results {
+		switch r.Name {
+		case checker.OffsetRegressionName, checker.FencedCommitName, checker.UnreadBelowCommitName:
+			if !r.Judged() {
+				t.Errorf("%s was not judged: %s", r.Name, r.NotChecked)
+			}
+		}
+	}
+}
+
 // apartCluster starts a cluster of chaos's brokers that no run owns, as
 // chaos cluster up does, for runs of the external runtime to test.
 func apartCluster(t *testing.T) *Cluster {
