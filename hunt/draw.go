@@ -37,6 +37,9 @@ type DrawOptions struct {
 	// OwnCluster keeps the base spec's brokers and their settings: an
 	// external cluster has its own, which a run does not change.
 	OwnCluster bool
+	// Group: the scenarios' consumers form a consumer group (--sub-via
+	// subscribe), so the group's faults are drawn too.
+	Group bool
 }
 
 // Draw is seed's scenario: base (its store, bugs, configuration under
@@ -75,8 +78,11 @@ func (o DrawOptions) keepCluster(s *runner.Spec, base runner.Spec) {
 }
 
 func (o DrawOptions) kinds() []string {
-	if len(o.Faults) > 0 {
+	switch {
+	case len(o.Faults) > 0:
 		return o.Faults
+	case o.Group:
+		return nemesis.Names()
 	}
 	return Kinds()
 }

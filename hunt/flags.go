@@ -11,6 +11,7 @@ import (
 	"github.com/chaos-isr/chaos/broker/node"
 	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/nemesis"
+	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/runner"
 	"github.com/chaos-isr/chaos/shard"
 	"github.com/chaos-isr/chaos/sim"
@@ -23,8 +24,11 @@ type Flags struct {
 	Time                                          time.Duration
 	Seed                                          uint64
 	Shard, Acks, Election, Nemesis, Store         string
-	KeepGoing, NoFeedback, DrawConfig, Quiet      bool
-	Bugs                                          []string
+	// Workload and SubVia are every scenario's workload, as chaos run
+	// takes them.
+	Workload, SubVia                         string
+	KeepGoing, NoFeedback, DrawConfig, Quiet bool
+	Bugs                                     []string
 	// Runtime is where the scenarios run: the simulation, or in real time
 	// on a real runtime; External the external runtime's flags.
 	Runtime  string
@@ -53,6 +57,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Acks, "acks", "-1", "producer acks of every scenario: 0, 1, or -1 (also 'all')")
 	fs.IntVar(&f.MinInsyncReplicas, "min-insync-replicas", 2, "min.insync.replicas of every scenario")
 	fs.StringVar(&f.Election, "election", "clean", "leader election policy of every scenario: clean or unclean")
+	fs.StringVar(&f.Workload, "workload", runner.DefaultWorkload, "every scenario's workload: "+runner.WorkloadDocs())
+	fs.StringVar(&f.SubVia, "sub-via", results.SubViaAssign, "how every scenario's consumers read: assign, or subscribe (as one consumer group; the group's faults, crash-consumer and partition-coordinator, are then drawn too)")
 	fs.StringVar(&f.Nemesis, "nemesis", "", "the fault kinds windows are drawn from, a comma list (default: every kind): "+strings.Join(nemesis.Names(), ", "))
 	fs.StringVar(&f.Store, "store", "store", "the result store directory (a hunt keeps only the runs that were not valid, and its record and page under STORE/hunts)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress display")
@@ -138,6 +144,13 @@ func (f Flags) Options() (Options, error) {
 	base.Runtime, base.Store, base.Acks = f.Runtime, f.Store, acks
 	base.Settings.MinInsyncReplicas, base.Settings.Election = int32(f.MinInsyncReplicas), f.Election
 	base.Settings.Bugs = f.Bugs
+	if f.Workload != runner.DefaultWorkload {
+		base.Workload = f.Workload
+	}
+	if f.SubVia != results.SubViaAssign {
+		base.SubVia = f.SubVia
+	}
+	o.Draw.Group = base.SubVia == results.SubViaSubscribe
 	if err := f.External.Apply(&base); err != nil {
 		return o, err
 	}
@@ -217,7 +230,7 @@ func (f Flags) real(o *Options, base *runner.Spec) error {
 	}
 	kinds := o.Draw.Faults
 	if len(kinds) == 0 {
-		kinds = Kinds()
+		kinds = o.Draw.kinds()
 	} else if err := runnable(base, kinds); err != nil {
 		return err
 	}

@@ -139,6 +139,9 @@ type ExternalNode struct {
 // embeds it, with what only a run needs) and test.json keeps. Durations
 // are nanoseconds in JSON.
 type Workload struct {
+	// Name is the workload's kind (--workload); absent: queue, the only
+	// one before there were others.
+	Name           string        `json:"name,omitempty"`
 	Bootstrap      []string      `json:"bootstrap"`
 	Topic          string        `json:"topic"`
 	Partitions     int32         `json:"partitions"`

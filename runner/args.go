@@ -64,6 +64,7 @@ func Args(s Spec) []string {
 	add(s.Retries != d.Retries, "retries", strconv.Itoa(s.Retries))
 	flag(s.Idempotent, "idempotent")
 	add(s.InFlight() != d.InFlight(), "max-in-flight", strconv.Itoa(s.InFlight()))
+	add(s.workloadName() != "", "workload", s.workloadName())
 	add(s.subVia() != "", "sub-via", s.subVia())
 	add(s.ConvergeTimeout != d.ConvergeTimeout, "converge-timeout", s.ConvergeTimeout.String())
 	add(s.MonitorInterval != d.MonitorInterval, "monitor-interval", s.MonitorInterval.String())

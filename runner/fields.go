@@ -26,7 +26,7 @@ var fields = []Field{
 	{"lose-unsynced", "settings.lose_unsynced"}, {"bug", "settings.bugs"},
 	{"acks", "acks"}, {"concurrency", "concurrency"}, {"consumers", "consumers"}, {"rate", "rate"},
 	{"time-limit", "time_limit"}, {"request-timeout", "request_timeout"}, {"retries", "retries"},
-	{"idempotent", "idempotent"}, {"max-in-flight", "max_in_flight"}, {"sub-via", "sub_via"},
+	{"idempotent", "idempotent"}, {"max-in-flight", "max_in_flight"}, {"sub-via", "sub_via"}, {"workload", "workload"},
 	{"nemesis", "faults"}, {"nemesis-interval", "nemesis_interval"}, {"nemesis-overlap", "nemesis_overlap"},
 	{"converge-timeout", "converge_timeout"}, {"monitor-interval", "monitor_interval"}, {"liveness-bound", "liveness_bound"},
 }

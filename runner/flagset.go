@@ -33,7 +33,7 @@ type Flags struct {
 	// cells draw theirs).
 	Schedule                                                                      string
 	Nodes, BasePort, Concurrency, Consumers, NemesisOverlap, Retries, MaxInFlight int
-	SubVia                                                                        string
+	SubVia, Workload                                                              string
 	Rate                                                                          float64
 	TimeLimit, NemesisInterval, RequestTimeout, ConvergeTimeout, MonitorInterval  time.Duration
 	LivenessBound                                                                 time.Duration
@@ -75,6 +75,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 5*time.Second, "produce request timeout sent to brokers")
 	fs.IntVar(&f.Retries, "retries", 0, "times a producer sends a batch again after a retriable error (0: never; above 0, duplicates are permitted unless --idempotent)")
 	fs.BoolVar(&f.Idempotent, "idempotent", false, "idempotent producers (KIP-98: a producer id and sequence numbers, so a broker writes a retry once; duplicates are then forbidden)")
+	fs.StringVar(&f.Workload, "workload", DefaultWorkload, "the workload: "+WorkloadDocs())
 	fs.StringVar(&f.SubVia, "sub-via", results.SubViaAssign, "how the consumers read: assign (each polls partitions of its own) or subscribe (they are the members of one consumer group, which the brokers' coordinator balances, and commit what they read)")
 	fs.IntVar(&f.MaxInFlight, "max-in-flight", 1, "produce requests each producer may have outstanding (max.in.flight.requests.per.connection; at most 5 with --idempotent; above 1 without it, reordering is permitted)")
 	fs.DurationVar(&f.ConvergeTimeout, "converge-timeout", 60*time.Second, "how long the final phase waits for every replica to be back in the ISR")
@@ -201,6 +202,9 @@ func (f Flags) SpecOf(acks int16, faults []string) Spec {
 	s.Retries, s.Idempotent, s.MaxInFlight = f.Retries, f.Idempotent, f.MaxInFlight
 	if f.SubVia != results.SubViaAssign {
 		s.SubVia = f.SubVia // assign, the default, is the spec's zero
+	}
+	if f.Workload != DefaultWorkload {
+		s.Workload = f.Workload // queue, the default, is the spec's zero
 	}
 	s.Faults, s.NemesisInterval, s.AllowPartialSchedule = faults, f.NemesisInterval, f.AllowPartialSchedule
 	if f.NemesisOverlap != 1 {

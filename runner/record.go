@@ -22,7 +22,7 @@ func (s Spec) WorkloadConfig(bootstrap []string) workload.Config {
 		Workload: results.Workload{
 			Topic: "chaos", Partitions: s.Settings.Partitions, Acks: s.Acks, Concurrency: s.Concurrency, Consumers: s.Consumers,
 			Rate: s.Rate, TimeLimit: s.TimeLimit, Seed: s.Seed, RequestTimeout: s.RequestTimeout, EndOffsetEvery: 5,
-			Retries: s.Retries, Idempotent: s.Idempotent, MaxInFlight: s.MaxInFlight, SubVia: s.subVia(),
+			Retries: s.Retries, Idempotent: s.Idempotent, MaxInFlight: s.MaxInFlight, SubVia: s.subVia(), Name: s.workloadName(),
 			Bootstrap: bootstrap,
 		},
 		LivenessBound: s.LivenessBound,

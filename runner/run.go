@@ -445,7 +445,11 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 	defer watch.Close()
 	// The workload, the monitor and the final phase run on one loop
 	// (workload.Live), whose consumer group the client faults act on.
-	live := workload.NewLive(wcfg, rec)
+	wl, err := NewWorkload(wcfg)
+	if err != nil {
+		return err
+	}
+	live := workload.NewLive(wcfg, rec, wl)
 	defer live.Close()
 	nem := nemesis.New(nemesis.Config{
 		Brokers: s.Nodes, Partitions: wcfg.Partitions, Seed: s.Seed,

@@ -63,6 +63,8 @@ type Spec struct {
 	// SubVia is how the consumers read: assign (""), each its own
 	// partitions, or subscribe, as members of one consumer group.
 	SubVia string `json:"sub_via,omitempty"`
+	// Workload is the workload's kind (Workloads): "" is queue.
+	Workload string `json:"workload,omitempty"`
 
 	// The nemesis: fault kinds (registry names) and the length of quiet
 	// periods and windows.
@@ -226,6 +228,9 @@ func (s Spec) Validate() error {
 	field := func(flag string, got any, problem, accepted string) {
 		errs = append(errs, fieldError(flag, got, problem, accepted))
 	}
+	if _, err := WorkloadKind(s.Workload); err != nil {
+		errs = append(errs, asField(err))
+	}
 	// The clients' own rules (workload.CheckClients), on the workload the
 	// run would drive: consumers -1 is one per partition (Normalized).
 	if s.Consumers < -1 {
@@ -319,6 +324,15 @@ func (s Spec) checkerConfig() checker.Config {
 // InFlight is how many produce requests each producer session may have
 // outstanding.
 func (s Spec) InFlight() int { return max(s.MaxInFlight, 1) }
+
+// workloadName is the workload's kind, "" for queue (the default, which
+// test.json leaves out).
+func (s Spec) workloadName() string {
+	if s.Workload == DefaultWorkload {
+		return ""
+	}
+	return s.Workload
+}
 
 // subVia is how the consumers read, "" for assign (the default, which
 // test.json leaves out).

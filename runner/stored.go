@@ -39,7 +39,7 @@ func StoredSpec(tc results.TestConfig) Spec {
 	s.Acks, s.Concurrency, s.Consumers, s.Rate = w.Acks, w.Concurrency, w.Consumers, w.Rate
 	s.TimeLimit, s.RequestTimeout, s.ConvergeTimeout = w.TimeLimit, w.RequestTimeout, tc.Converge
 	s.LivenessBound = tc.LivenessBound
-	s.Retries, s.Idempotent, s.MaxInFlight, s.SubVia = w.Retries, w.Idempotent, w.InFlight(), w.SubVia
+	s.Retries, s.Idempotent, s.MaxInFlight, s.SubVia, s.Workload = w.Retries, w.Idempotent, w.InFlight(), w.SubVia, w.Name
 	s.Faults, s.NemesisInterval = tc.Nemesis, 0
 	if s.DefaultName() == tc.Name {
 		// A name derived from the configuration, not chosen: a run of

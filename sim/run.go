@@ -114,9 +114,13 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 		return tc, nil, err
 	}
 	hw.Keep()
+	wl, err := runner.NewWorkload(cfg)
+	if err != nil {
+		return tc, nil, err
+	}
 	s := &simulation{ctx: ctx, spec: spec, w: w, cfg: cfg, opts: opts}
 	s.rec = workload.NewRecorderClock(hw, w.now)
-	s.phases = workload.NewPhases(w, cfg, s.rec)
+	s.phases = workload.NewPhases(w, cfg, s.rec, wl)
 	err = s.run()
 	if cerr := hw.Close(); cerr != nil && err == nil {
 		err = cerr

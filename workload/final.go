@@ -32,7 +32,7 @@ type Convergence struct {
 // tried again (LeaderReads), each until the bound and a margin have
 // passed: the evidence the liveness checks judge (see liveness.go).
 func (p *Phases) Final(timeout time.Duration, done func(Convergence)) {
-	f := &finalPhase{p: p, done: done}
+	f := &Final{p: p, done: done}
 	p.final = f
 	f.cl = f.newClient(ClientOptions{ID: "chaos-final", Timeout: p.cfg.RequestTimeout + 2*time.Second})
 	start := p.env.Now()
@@ -50,13 +50,9 @@ func (p *Phases) Final(timeout time.Duration, done func(Convergence)) {
 		if !f.record(ConvergeDone(inv, f.conv)) {
 			return
 		}
-		reads := func(probes map[int32]int64) { f.reads(md, probes) }
-		if p.cfg.Subscribe() {
-			// The group's committed offsets as they stand after the run,
-			// which the group checks hold the final reads against.
-			inner := reads
-			reads = func(probes map[int32]int64) { f.joinGroup(func() { inner(probes) }) }
-		}
+		// The workload's own step comes after the probes, before the
+		// reads of every partition.
+		reads := func(probes map[int32]int64) { p.wl.Final(f, func() { f.reads(md, probes) }) }
 		if p.cfg.Probes() {
 			f.probe(reads)
 			return
@@ -98,8 +94,9 @@ func (p *Phases) StopFinal() {
 	}
 }
 
-// finalPhase is the final phase in progress.
-type finalPhase struct {
+// Final is the final phase in progress, as a workload's own step of it
+// (Workload.Final) sees it.
+type Final struct {
 	p       *Phases
 	cl      *Client
 	proc    int
@@ -109,16 +106,29 @@ type finalPhase struct {
 	clients []*Client // every client it made, for StopFinal
 }
 
-func (f *finalPhase) newClient(o ClientOptions) *Client {
+// NewClient is a client of the final phase's: closed when the phase
+// ends, or stops.
+func (f *Final) NewClient(o ClientOptions) *Client { return f.newClient(o) }
+
+// After calls fn after d unless the phase has stopped by then.
+func (f *Final) After(d time.Duration, fn func()) { f.after(d, fn) }
+
+// Stopped says whether the phase was stopped (StopFinal).
+func (f *Final) Stopped() bool { return f.stopped }
+
+// Phases are the phases the final phase is one of.
+func (f *Final) Phases() *Phases { return f.p }
+
+func (f *Final) newClient(o ClientOptions) *Client {
 	cl := f.p.newClient(o)
 	f.clients = append(f.clients, cl)
 	return cl
 }
 
-func (f *finalPhase) record(op history.Op) bool { return !f.stopped && f.p.record(op) }
+func (f *Final) record(op history.Op) bool { return !f.stopped && f.p.record(op) }
 
 // after calls fn after d unless the phase has stopped by then.
-func (f *finalPhase) after(d time.Duration, fn func()) {
+func (f *Final) after(d time.Duration, fn func()) {
 	f.p.env.After(d, func() {
 		if !f.stopped {
 			fn()
@@ -132,7 +142,7 @@ func (f *finalPhase) after(d time.Duration, fn func()) {
 // a new process (and client) after an attempt whose outcome is unknown, as
 // the producers do. Then it calls next with the offset each acknowledged
 // probe got.
-func (f *finalPhase) probe(next func(map[int32]int64)) {
+func (f *Final) probe(next func(map[int32]int64)) {
 	p := f.p
 	until := p.cfg.TryUntil(p.rec.LastFault(), p.env.Now())
 	left := int(p.cfg.Partitions)
@@ -147,7 +157,7 @@ func (f *finalPhase) probe(next func(map[int32]int64)) {
 				return
 			}
 			cl.Send(k, inv.Value.Value, p.cfg.Acks, func(o Outcome) {
-				done, _ := Complete(inv, Result{Send: o})
+				done := Complete(inv, Result{Send: o})
 				if !f.record(done) {
 					return
 				}
@@ -171,38 +181,10 @@ func (f *finalPhase) probe(next func(map[int32]int64)) {
 	}
 }
 
-// joinGroup has a new member join the subscribe workload's group (the
-// workers' members have left it) and fetch its committed offsets of every
-// partition, trying again until it does or the final phase stops trying
-// (Config.TryUntil), then leave; then next. What it records is the
-// evidence the group checks read: the group's offsets after the run, and
-// whether a member can still join it once the faults have healed.
-func (f *finalPhase) joinGroup(next func()) {
-	p := f.p
-	until := p.cfg.TryUntil(p.rec.LastFault(), p.env.Now())
-	o := memberOptions(p.cfg, 0)
-	o.ID = "chaos-final-member"
-	m := &groupMember{p: p, proc: p.rec.NewProcess(), opts: o, coordinator: -1, generation: -1, replace: p.rec.NewProcess}
-	m.cl = f.newClient(o)
-	m.joined = func(ok bool) {
-		if !ok && p.env.Now() < until && !f.stopped {
-			f.after(FinalReadBackoff, m.join)
-			return
-		}
-		m.stopped = true
-		if !ok || m.coordinator < 0 {
-			next()
-			return
-		}
-		m.cl.LeaveGroup(m.coordinator, GroupName, m.member, func(GroupAnswer) { next() })
-	}
-	m.join()
-}
-
 // reads records the final phase's reads: each partition from its leader,
 // as LeaderReads schedules them, then each replica's whole log, as md, the
 // last metadata heard, lists them (FinalReads).
-func (f *finalPhase) reads(md Metadata, probes map[int32]int64) {
+func (f *Final) reads(md Metadata, probes map[int32]int64) {
 	p := f.p
 	leaders := NewLeaderReads(p.cfg, p.rec.LastFault(), p.env.Now(), probes)
 	var replicas []FinalRead

@@ -3,7 +3,9 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -60,6 +62,8 @@ func (a GroupAnswer) Fenced() bool {
 	}
 	return false
 }
+
+func joinAddr(host string, port int32) string { return net.JoinHostPort(host, strconv.Itoa(int(port))) }
 
 // FindCoordinator asks any broker which broker coordinates group, and
 // learns that broker's address.

@@ -23,11 +23,11 @@ type Live struct {
 	failed chan struct{} // closed when a history write fails
 }
 
-// NewLive is cfg's workload against the cluster at cfg.Bootstrap,
+// NewLive is workload w of cfg against the cluster at cfg.Bootstrap,
 // recorded by rec.
-func NewLive(cfg Config, rec *Recorder) *Live {
+func NewLive(cfg Config, rec *Recorder, w Workload) *Live {
 	l := newLoop(rec.Since)
-	lv := &Live{l: l, cfg: cfg, ph: NewPhases(l, cfg, rec), failed: make(chan struct{})}
+	lv := &Live{l: l, cfg: cfg, ph: NewPhases(l, cfg, rec, w), failed: make(chan struct{})}
 	lv.ph.EndAtLimit = true
 	lv.ph.onErr = func() { close(lv.failed) }
 	return lv
@@ -98,17 +98,8 @@ func (lv *Live) Final(ctx context.Context, timeout time.Duration) (Convergence, 
 }
 
 // Consumers are the consumer group's members as the nemesis acts on them
-// from a goroutine of its own (Phases.Crash and Restart, on the loop).
-func (lv *Live) Consumers() nemesisConsumers { return liveConsumers{lv} }
-
-// nemesisConsumers is nemesis.Consumers (which this package does not
-// import).
-type nemesisConsumers interface {
-	Members() int
-	Crash(i int) (string, error)
-	Restart(i int) error
-	Coordinator() (int32, error)
-}
+// from a goroutine of its own (the Phases' GroupMembers, on the loop).
+func (lv *Live) Consumers() GroupMembers { return liveConsumers{lv} }
 
 type liveConsumers struct{ lv *Live }
 
@@ -137,7 +128,7 @@ func (c liveConsumers) Restart(i int) (err error) {
 // Monitor samples every partition until ctx ends (see Phases.StartMonitor),
 // on a Live of its own.
 func Monitor(ctx context.Context, cfg Config, rec *Recorder, interval, timeout time.Duration) error {
-	lv := NewLive(cfg, rec)
+	lv := NewLive(cfg, rec, nil)
 	defer lv.Close()
 	if err := lv.StartMonitor(interval, timeout); err != nil {
 		return err

@@ -1,13 +1,14 @@
 package workload
 
 import (
+	"errors"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
 )
 
 // Phases is a test's workload as one machine on its Env's loop: the
-// workers that the Generator steps (StartWorkers), the monitor that
+// workers of its Workload (StartWorkers), the monitor that
 // samples the partitions throughout (StartMonitor), and the final phase
 // after the faults heal (Final). Each is a chain of Client calls and
 // timers, recorded into the history as it goes; both drivers run these
@@ -29,21 +30,15 @@ type Phases struct {
 	// always have, so that its seeds replay as they did.
 	EndAtLimit bool
 
-	gen     *Generator
-	running int // workers that have not stopped
-	workers []*slot
-	members []*groupMember
-	// lanesLeft counts the lanes of each session's client not yet
-	// stopped.
-	lanesLeft map[*Client]int
-	stopped   bool // the workers were stopped (StopWorkers)
-	mon       *monitor
-	final     *finalPhase
+	wl      Workload
+	stopped bool // the workers were stopped (StopWorkers)
+	mon     *monitor
+	final   *Final
 }
 
-// NewPhases is cfg's workload in env, recorded by rec.
-func NewPhases(env Env, cfg Config, rec *Recorder) *Phases {
-	return &Phases{env: env, cfg: cfg, rec: rec}
+// NewPhases is workload w of cfg in env, recorded by rec.
+func NewPhases(env Env, cfg Config, rec *Recorder, w Workload) *Phases {
+	return &Phases{env: env, cfg: cfg, rec: rec, wl: w}
 }
 
 // Err is the first history write error, which stopped every phase.
@@ -68,43 +63,9 @@ func (p *Phases) record(op history.Op) bool {
 // newClient is a client of the test's cluster.
 func (p *Phases) newClient(o ClientOptions) *Client { return NewClient(p.env, p.cfg.Bootstrap, o) }
 
-// StartWorkers starts each worker of cfg's Generator: each steps it (Next,
-// record, perform, record, Done) until it says stop, with a client of its
-// own, and a new one for a process whose state became unknown, unless the
-// worker is a lane of a producer session, whose client its lanes share
-// and keep (the session's producer takes a new producer id itself after a
-// send whose outcome is unknown, while the other lanes' requests go on).
-// done is called once every worker has stopped.
-func (p *Phases) StartWorkers(done func()) {
-	p.gen = NewGenerator(p.cfg)
-	p.running = p.gen.Workers()
-	p.lanesLeft = map[*Client]int{}
-	lanes := p.gen.Lanes()
-	var sessions []*Client
-	stopped := func() {
-		if p.running--; p.running == 0 {
-			done()
-		}
-	}
-	for i := range p.gen.Workers() {
-		if !p.gen.Producer(i) && p.cfg.Subscribe() {
-			p.members = append(p.members, p.startMember(i, stopped))
-			continue
-		}
-		wk := &slot{p: p, i: i, opts: ClientOptionsFor(p.cfg, p.gen, i), done: stopped}
-		if p.gen.Producer(i) && lanes > 1 {
-			if i%lanes == 0 {
-				sessions = append(sessions, p.newClient(wk.opts))
-			}
-			wk.cl, wk.lane = sessions[i/lanes], true
-			p.lanesLeft[wk.cl]++
-		} else {
-			wk.cl = p.newClient(wk.opts)
-		}
-		p.workers = append(p.workers, wk)
-		wk.wake()
-	}
-}
+// StartWorkers starts the workload's workers (Workload.Start); done is
+// called once every one has stopped at the time limit.
+func (p *Phases) StartWorkers(done func()) { p.wl.Start(p, done) }
 
 // StopWorkers ends the workers at once, as an interrupted run must: their
 // clients are closed, and an operation in flight keeps its open invoke
@@ -112,81 +73,75 @@ func (p *Phases) StartWorkers(done func()) {
 // operations). The done StartWorkers was given is not called.
 func (p *Phases) StopWorkers() {
 	p.stopped = true
-	for _, wk := range p.workers {
-		wk.cl.Close()
-	}
-	for _, m := range p.members {
-		m.cl.Close()
-	}
+	p.wl.Stop()
 }
 
-// slot is one worker of the generator with its client.
-type slot struct {
-	p    *Phases
-	i    int
-	opts ClientOptions
-	cl   *Client
-	lane bool
-	done func()
+// Stopped says whether the workers were stopped (StopWorkers) or a
+// history write failed: a workload's workers do nothing more.
+func (p *Phases) Stopped() bool { return p.stopped || p.err != nil }
+
+// Env is the world the phases run in.
+func (p *Phases) Env() Env { return p.env }
+
+// Config is the workload's configuration.
+func (p *Phases) Config() Config { return p.cfg }
+
+// Recorder is the history's recorder (for new process ids).
+func (p *Phases) Recorder() *Recorder { return p.rec }
+
+// Record appends op to the history; false once a history write has
+// failed, which stops every phase.
+func (p *Phases) Record(op history.Op) bool { return p.record(op) }
+
+// NewClient is a client of the test's cluster.
+func (p *Phases) NewClient(o ClientOptions) *Client { return p.newClient(o) }
+
+// Wait is d, or less if the phases end the workload at its time limit
+// (EndAtLimit) and d would wait past it.
+func (p *Phases) Wait(d time.Duration) time.Duration {
+	if p.EndAtLimit {
+		d = min(d, p.cfg.TimeLimit-p.env.Now())
+	}
+	return max(d, 0)
 }
 
-func (wk *slot) wake() {
-	p := wk.p
-	if p.err != nil || p.stopped {
-		return
+// The consumer group's members, when the workload has a group: what the
+// nemesis's group faults act on (nemesis.Consumers).
+
+// Members is how many members the workload's group has (0 without one).
+func (p *Phases) Members() int {
+	if g, ok := p.wl.(GroupMembers); ok {
+		return g.Members()
 	}
-	now := p.env.Now()
-	a := p.gen.Next(wk.i, now)
-	switch a.Kind {
-	case Stop:
-		// A session's client is closed by the last of its lanes to stop:
-		// the others may still have sends in flight on it.
-		if p.lanesLeft[wk.cl]--; p.lanesLeft[wk.cl] <= 0 {
-			wk.cl.Close()
-		}
-		wk.done()
-	case Wait:
-		until := a.Until
-		if p.EndAtLimit {
-			until = min(until, p.cfg.TimeLimit)
-		}
-		p.env.After(until-now, wk.wake)
-	case Invoke:
-		if p.record(a.Op) {
-			wk.perform(a.Op)
-		}
-	}
+	return 0
 }
 
-// perform does the invoked operation op with the worker's client.
-func (wk *slot) perform(op history.Op) {
-	k := op.Key()
-	done := func(r Result) { wk.complete(op, r) }
-	switch op.F {
-	case history.Send:
-		wk.cl.Send(k, op.Value.Value, wk.p.cfg.Acks, func(o Outcome) { done(Result{Send: o}) })
-	case history.Poll:
-		wk.cl.Poll(k, *op.Value.From, func(r Read, err error) { done(Result{Read: r, Err: err}) })
-	case history.EndOffset:
-		wk.cl.EndOffset(k, func(off int64, err error) { done(Result{Offset: off, Err: err}) })
-	default:
-		panic("workload: the generator invoked " + op.F)
+// Crash crashes member i (see GroupMembers).
+func (p *Phases) Crash(i int) (string, error) {
+	if g, ok := p.wl.(GroupMembers); ok {
+		return g.Crash(i)
 	}
+	return "", errNoGroup
 }
 
-func (wk *slot) complete(op history.Op, r Result) {
-	p := wk.p
-	done, c := Complete(op, r)
-	if !p.record(done) {
-		return
+// Restart restarts crashed member i (see GroupMembers).
+func (p *Phases) Restart(i int) error {
+	if g, ok := p.wl.(GroupMembers); ok {
+		return g.Restart(i)
 	}
-	p.gen.Done(wk.i, p.env.Now(), c)
-	if c.Type == history.Info && !wk.lane {
-		wk.cl.Close()
-		wk.cl = p.newClient(wk.opts)
-	}
-	wk.wake()
+	return errNoGroup
 }
+
+// Coordinator is the group's coordinator as its members know it (see
+// GroupMembers).
+func (p *Phases) Coordinator() (int32, error) {
+	if g, ok := p.wl.(GroupMembers); ok {
+		return g.Coordinator()
+	}
+	return -1, errNoGroup
+}
+
+var errNoGroup = errors.New("the workload has no consumer group (--sub-via subscribe)")
 
 // ticker is time.Ticker's timing on the Env's clock, for the loops that
 // wait on one (the monitor's samples, the final phase's convergence

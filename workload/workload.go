@@ -29,6 +29,48 @@ type Config struct {
 	NoReplicaReads bool `json:"no_replica_reads,omitempty"`
 }
 
+// Workload is one kind of test traffic: its workers, what they do and
+// record, driven in Phases like the monitor and the final phase. A kind
+// lives in a package of its own under workload/ (queue is the first) and
+// is listed with its name in Kinds; the checks that judge its operations
+// live in package checker, which reads histories only, and are not
+// applicable to a history without them.
+type Workload interface {
+	// Start starts the workers: each records its operations through p
+	// (Phases.Record) and stops at the time limit; done is called once
+	// every one has. Every callback runs on the phases' loop.
+	Start(p *Phases, done func())
+	// Stop ends every worker at once (an interrupt): their clients close
+	// and an operation in flight keeps its open invoke.
+	Stop()
+	// Final is the workload's own step of the final phase, after the
+	// probes and before every partition is read: it calls next when it
+	// is done (at once if it has nothing to do).
+	Final(f *Final, next func())
+}
+
+// GroupMembers are a workload's consumer group members, when it has a
+// group: what the nemesis's group faults act on (nemesis.Consumers).
+type GroupMembers interface {
+	// Members is how many there are.
+	Members() int
+	// Crash stops member i as a crashed process stops, and names it.
+	Crash(i int) (string, error)
+	// Restart has a new process take crashed member i's place.
+	Restart(i int) error
+	// Coordinator is the group coordinator's broker id, as the members
+	// last found it.
+	Coordinator() (int32, error)
+}
+
+// Kind is a workload as --workload names it.
+type Kind struct {
+	Name string
+	Doc  string
+	// New is the workload of cfg, or why cfg cannot be run by it.
+	New func(cfg Config) (Workload, error)
+}
+
 // MaxIdempotentInFlight is the most requests an idempotent producer may
 // have in flight: a broker remembers a producer's last five batches, and
 // a retry of an older one would not be known as one (Kafka refuses more).
@@ -91,9 +133,8 @@ func CheckClients(c Config) error {
 	return nil
 }
 
-// Result is what a client's call for a generator's operation returned:
-// Send's outcome, Poll's read or EndOffset's offset, or the error of
-// either.
+// Result is what a client's call for an operation returned: Send's
+// outcome, Poll's read or EndOffset's offset, or the error of either.
 type Result struct {
 	Send   Outcome
 	Read   Read
@@ -101,11 +142,11 @@ type Result struct {
 	Err    error
 }
 
-// Complete is the completion of the invoked operation op whose call
-// returned r, as the history records it and as the generator needs it.
-// Whatever carries the calls (the TCP clients of Run, a simulated network)
-// records the same completion for the same answer.
-func Complete(op history.Op, r Result) (history.Op, Completion) {
+// Complete is the completion of the invoked operation op (a send, poll or
+// end-offset read) whose call returned r, as the history records it.
+// Whatever carries the calls (TCP, a simulated network) records the same
+// completion for the same answer.
+func Complete(op history.Op, r Result) history.Op {
 	done := history.Op{Process: op.Process, Type: history.OK, F: op.F}
 	v := *op.Value
 	done.Value = &v
@@ -119,38 +160,21 @@ func Complete(op history.Op, r Result) (history.Op, Completion) {
 		if o.Type == history.OK {
 			v.Offset = history.Int64(o.Offset)
 		}
-		return done, Completion{Type: o.Type}
+		return done
 	case history.Poll:
 		if r.Err == nil {
 			v.Records, v.HW = r.Read.Records, history.Int64(r.Read.HW)
-			return done, Completion{Type: history.OK, Records: r.Read.Records}
+			return done
 		}
 	case history.EndOffset:
 		if r.Err == nil {
 			v.Offset = history.Int64(r.Offset)
-			return done, Completion{Type: history.OK}
+			return done
 		}
 	default:
-		panic("workload: the generator invoked " + op.F)
+		panic("workload: no completion for " + op.F)
 	}
 	// A read changes nothing: whatever went wrong, it did not happen.
 	done.Type, done.Error = history.Fail, r.Err.Error()
-	c := Completion{Type: history.Fail}
-	var oor *OutOfRangeError
-	if errors.As(r.Err, &oor) {
-		c.OutOfRange, c.HW = true, oor.HW
-	}
-	return done, c
-}
-
-// ClientOptionsFor are the options of worker i's client: its id names it
-// (a producer by its session) in the brokers' logs, and it waits for an
-// answer two seconds longer than the brokers may take to give one.
-func ClientOptionsFor(cfg Config, g *Generator, i int) ClientOptions {
-	id := fmt.Sprintf("chaos-producer-%d", i/g.Lanes())
-	if !g.Producer(i) {
-		id = fmt.Sprintf("chaos-consumer-%d", i-g.Producers())
-	}
-	return ClientOptions{ID: id, Timeout: cfg.RequestTimeout + 2*time.Second, ProduceTimeout: cfg.RequestTimeout,
-		Retries: cfg.Retries, Idempotent: cfg.Idempotent}
+	return done
 }

@@ -56,7 +56,7 @@ var (
 		"replica-fetch-wait-max-ms", "heartbeat-interval-ms", "session-timeout-ms", "fsync", "lose-unsynced",
 		"no-auto-create-topics")
 	workloadGroup = group("Workload flags", "acks", "time-limit", "seed", "concurrency", "consumers", "rate",
-		"retries", "idempotent", "max-in-flight", "sub-via", "request-timeout", "converge-timeout", "liveness-bound", "monitor-interval")
+		"retries", "idempotent", "max-in-flight", "workload", "sub-via", "request-timeout", "converge-timeout", "liveness-bound", "monitor-interval")
 	outputGroup = group("Output flags", "name", "store", "quiet")
 )
 
@@ -129,7 +129,7 @@ func externalGroup() flagGroup {
 func huntGroups() []flagGroup {
 	return []flagGroup{
 		group("Search flags", "runs", "time", "parallel", "seed", "shard", "keep-going", "no-feedback", "shrink-runs"),
-		group("Scenario flags", "runtime", "draw-config", "acks", "min-insync-replicas", "election", "nemesis", "bug"),
+		group("Scenario flags", "runtime", "draw-config", "acks", "min-insync-replicas", "election", "nemesis", "bug", "workload", "sub-via"),
 		externalGroup(),
 		group("Output flags", "store", "quiet"),
 	}

@@ -1,4 +1,4 @@
-package workload
+package queue
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/results"
+	"github.com/chaos-isr/chaos/workload"
 )
 
 // step is one invocation a simulated run made: when, by which worker.
@@ -80,8 +81,8 @@ func simulate(t *testing.T, g *Generator, out outcome) []step {
 	}
 }
 
-func genConfig() Config {
-	return Config{Workload: results.Workload{Topic: "t", Partitions: 5, Concurrency: 3, Consumers: 2, Rate: 300,
+func genConfig() workload.Config {
+	return workload.Config{Workload: results.Workload{Topic: "t", Partitions: 5, Concurrency: 3, Consumers: 2, Rate: 300,
 		TimeLimit: 2 * time.Second, Seed: 7, EndOffsetEvery: 5}}
 }
 
@@ -254,7 +255,7 @@ func lastCompletion(s step) history.Type {
 // every EndOffsetEvery-th operation, and resumes at the HW when its offset
 // was out of range. Consumers beyond the partitions have no worker.
 func TestGeneratorConsumers(t *testing.T) {
-	cfg := Config{Workload: results.Workload{Topic: "t", Partitions: 5, Concurrency: 1, Consumers: 2, TimeLimit: time.Minute, EndOffsetEvery: 3}}
+	cfg := workload.Config{Workload: results.Workload{Topic: "t", Partitions: 5, Concurrency: 1, Consumers: 2, TimeLimit: time.Minute, EndOffsetEvery: 3}}
 	g := NewGenerator(cfg)
 	if g.Workers() != 3 || !g.Producer(0) || g.Producer(1) || g.Producer(2) {
 		t.Fatalf("%d workers, want a producer and two consumers", g.Workers())

@@ -1,11 +1,13 @@
-package workload
+package queue
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/workload"
 )
 
 // Generator decides what each worker of a workload does next: which
@@ -55,6 +57,23 @@ type Action struct {
 	// Op is an Invoke's invocation, as the history records it: process,
 	// function and arguments.
 	Op history.Op
+}
+
+// CompletionOf is what the generator needs to know of the operation
+// whose completion the history records as done, its call having returned
+// r.
+func CompletionOf(done history.Op, r workload.Result) Completion {
+	c := Completion{Type: done.Type}
+	switch {
+	case done.F == history.Poll && done.Type == history.OK:
+		c.Records = r.Read.Records
+	case done.Type == history.Fail && done.F != history.Send:
+		var oor *workload.OutOfRangeError
+		if errors.As(r.Err, &oor) {
+			c.OutOfRange, c.HW = true, oor.HW
+		}
+	}
+	return c
 }
 
 // Completion is what the generator needs to know of how an operation
@@ -109,7 +128,7 @@ type worker struct {
 // in turn, each from where it left off, and every EndOffsetEvery-th
 // operation reads a partition's end offset instead. A consumer left
 // without partitions (more consumers than partitions) has no worker.
-func NewGenerator(cfg Config) *Generator {
+func NewGenerator(cfg workload.Config) *Generator {
 	g := &Generator{topic: cfg.Topic, partitions: cfg.Partitions, limit: cfg.TimeLimit, endOffsetEvery: cfg.EndOffsetEvery,
 		lanes: max(cfg.MaxInFlight, 1)}
 	g.producers = cfg.Concurrency * g.lanes

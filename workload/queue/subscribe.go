@@ -1,15 +1,15 @@
-package workload
+package queue
 
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/workload"
 )
 
 // The subscribe workload's consumers (--sub-via subscribe, Jepsen's
@@ -41,15 +41,14 @@ const (
 	MemberHeartbeat = time.Second
 )
 
-func joinAddr(host string, port int32) string { return net.JoinHostPort(host, strconv.Itoa(int(port))) }
-
 // groupMember is one consumer of the subscribe workload.
 type groupMember struct {
-	p    *Phases
+	p    *workload.Phases
+	cfg  workload.Config
 	slot int // the generator's worker whose process ids it takes
 	proc int
-	opts ClientOptions
-	cl   *Client
+	opts workload.ClientOptions
+	cl   *workload.Client
 
 	coordinator int32 // -1: to be found
 	member      string
@@ -71,16 +70,16 @@ type groupMember struct {
 
 // memberOptions are a group member's client options: its requests wait
 // long enough for a JoinGroup that the coordinator holds for a rebalance.
-func memberOptions(cfg Config, i int) ClientOptions {
-	o := ClientOptions{ID: "chaos-member-" + strconv.Itoa(i), Timeout: cfg.RequestTimeout + 2*time.Second}
+func memberOptions(cfg workload.Config, i int) workload.ClientOptions {
+	o := workload.ClientOptions{ID: "chaos-member-" + strconv.Itoa(i), Timeout: cfg.RequestTimeout + 2*time.Second}
 	o.Timeout = max(o.Timeout, MemberRebalanceTimeout+2*time.Second)
 	return o
 }
 
-func (p *Phases) startMember(slot int, done func()) *groupMember {
-	m := &groupMember{p: p, slot: slot, proc: p.gen.Process(slot), opts: memberOptions(p.cfg, slot-p.gen.Producers()),
-		coordinator: -1, generation: -1, done: done, replace: func() int { return p.gen.Replace(slot) }}
-	m.cl = p.newClient(m.opts)
+func (q *Queue) startMember(slot int, done func()) *groupMember {
+	m := &groupMember{p: q.p, cfg: q.cfg, slot: slot, proc: q.gen.Process(slot), opts: memberOptions(q.cfg, slot-q.gen.Producers()),
+		coordinator: -1, generation: -1, done: done, replace: func() int { return q.gen.Replace(slot) }}
+	m.cl = q.p.NewClient(m.opts)
 	m.step()
 	return m
 }
@@ -94,10 +93,10 @@ func (m *groupMember) info() *history.GroupInfo {
 // generation, else a commit due, else a poll of its next partition.
 func (m *groupMember) step() {
 	p := m.p
-	if p.err != nil || p.stopped || m.stopped || m.crashed {
+	if p.Stopped() || m.stopped || m.crashed {
 		return
 	}
-	if p.env.Now() >= p.cfg.TimeLimit {
+	if p.Env().Now() >= m.cfg.TimeLimit {
 		m.stop()
 		return
 	}
@@ -109,7 +108,7 @@ func (m *groupMember) step() {
 	case len(m.assigned) == 0:
 		// More members than partitions: nothing to poll until the next
 		// generation.
-		p.env.After(PollWaitIdle, m.step)
+		p.Env().After(PollWaitIdle, m.step)
 	default:
 		m.poll()
 	}
@@ -131,18 +130,18 @@ func (m *groupMember) stop() {
 		finish()
 		return
 	}
-	m.cl.LeaveGroup(m.coordinator, GroupName, m.member, func(GroupAnswer) { finish() })
+	m.cl.LeaveGroup(m.coordinator, GroupName, m.member, func(workload.GroupAnswer) { finish() })
 }
 
 // Members, Crash and Restart are the consumer group's members as the
 // nemesis's client faults act on them (nemesis.Consumers).
-func (p *Phases) Members() int { return len(p.members) }
+func (q *Queue) Members() int { return len(q.members) }
 
 // Crash stops member i at once, as a crashed consumer process stops: its
 // client closes without leaving the group (which removes it when its
 // session expires), and an operation in flight keeps its open invoke.
-func (p *Phases) Crash(i int) (string, error) {
-	m := p.members[i]
+func (q *Queue) Crash(i int) (string, error) {
+	m, p := q.members[i], q.p
 	name := fmt.Sprintf("consumer-%d", i)
 	if m.stopped {
 		return name, fmt.Errorf("%s has stopped: the workload is over", name)
@@ -150,7 +149,7 @@ func (p *Phases) Crash(i int) (string, error) {
 	m.crashed = true
 	m.cl.Close()
 	// A member still crashed at the time limit has stopped there.
-	p.env.After(max(p.cfg.TimeLimit-p.env.Now(), 0), func() {
+	p.Env().After(max(q.cfg.TimeLimit-p.Env().Now(), 0), func() {
 		if m.crashed && !m.stopped {
 			m.stopped = true
 			m.done()
@@ -162,22 +161,22 @@ func (p *Phases) Crash(i int) (string, error) {
 // Restart has a new process take crashed member i's place: a new client
 // and a new member of the group. Once the workload is over there is
 // nothing to restart.
-func (p *Phases) Restart(i int) error {
-	m := p.members[i]
-	if !m.crashed || m.stopped || p.stopped {
+func (q *Queue) Restart(i int) error {
+	m, p := q.members[i], q.p
+	if !m.crashed || m.stopped || p.Stopped() {
 		return nil
 	}
 	m.crashed = false
 	m.proc = m.replace()
-	m.cl = p.newClient(m.opts)
+	m.cl = p.NewClient(m.opts)
 	m.coordinator, m.member, m.generation, m.assigned, m.commitDue = -1, "", -1, nil, nil
 	m.step()
 	return nil
 }
 
 // Coordinator is the group's coordinator as a member last found it.
-func (p *Phases) Coordinator() (int32, error) {
-	for _, m := range p.members {
+func (q *Queue) Coordinator() (int32, error) {
+	for _, m := range q.members {
 		if m.coordinator >= 0 && !m.crashed {
 			return m.coordinator, nil
 		}
@@ -191,7 +190,7 @@ func (m *groupMember) unknown() { m.proc = m.replace() }
 
 // fail notes a failed step: the member waits a moment before the next,
 // rejoining if the answer ended its generation.
-func (m *groupMember) failed(a GroupAnswer) {
+func (m *groupMember) failed(a workload.GroupAnswer) {
 	if a.Lost() {
 		m.coordinator = -1
 	}
@@ -201,7 +200,7 @@ func (m *groupMember) failed(a GroupAnswer) {
 			m.member = ""
 		}
 	}
-	m.p.env.After(failBackoff, m.step)
+	m.p.Env().After(failBackoff, m.step)
 }
 
 // join is one assign operation: find the coordinator, join, sync (the
@@ -210,15 +209,15 @@ func (m *groupMember) failed(a GroupAnswer) {
 func (m *groupMember) join() {
 	p := m.p
 	inv := history.Op{Process: m.proc, Type: history.Invoke, F: history.Assign,
-		Value: &history.Value{Topic: p.cfg.Topic, GroupInfo: &history.GroupInfo{Group: GroupName, Generation: -1, Member: m.member}}}
-	if !p.record(inv) {
+		Value: &history.Value{Topic: m.cfg.Topic, GroupInfo: &history.GroupInfo{Group: GroupName, Generation: -1, Member: m.member}}}
+	if !p.Record(inv) {
 		return
 	}
-	end := func(a GroupAnswer, gi *history.GroupInfo) {
+	end := func(a workload.GroupAnswer, gi *history.GroupInfo) {
 		v := *inv.Value
 		v.GroupInfo = gi
 		typ := assignType(a)
-		if !p.record(history.Op{Process: m.proc, Type: typ, F: history.Assign, Value: &v, Error: a.Error()}) {
+		if !p.Record(history.Op{Process: m.proc, Type: typ, F: history.Assign, Value: &v, Error: a.Error()}) {
 			return
 		}
 		if typ == history.Info {
@@ -236,9 +235,9 @@ func (m *groupMember) join() {
 		}
 		m.failed(a)
 	}
-	m.withCoordinator(func(a GroupAnswer) { end(a, m.info()) }, func() {
-		spec := JoinSpec{Group: GroupName, Member: m.member, Topic: p.cfg.Topic, SessionTimeout: MemberSessionTimeout, RebalanceTimeout: MemberRebalanceTimeout}
-		m.cl.JoinGroup(m.coordinator, spec, func(j Joined, a GroupAnswer) {
+	m.withCoordinator(func(a workload.GroupAnswer) { end(a, m.info()) }, func() {
+		spec := workload.JoinSpec{Group: GroupName, Member: m.member, Topic: m.cfg.Topic, SessionTimeout: MemberSessionTimeout, RebalanceTimeout: MemberRebalanceTimeout}
+		m.cl.JoinGroup(m.coordinator, spec, func(j workload.Joined, a workload.GroupAnswer) {
 			if j.Member != "" {
 				m.member = j.Member
 			}
@@ -248,16 +247,16 @@ func (m *groupMember) join() {
 			}
 			var assign map[string][]int32
 			if j.Leader == j.Member {
-				assign = RangeAssign(j.Members, p.cfg.Partitions)
+				assign = workload.RangeAssign(j.Members, m.cfg.Partitions)
 			}
-			m.cl.SyncGroup(m.coordinator, GroupName, j.Member, j.Generation, p.cfg.Topic, assign, func(parts []int32, a GroupAnswer) {
+			m.cl.SyncGroup(m.coordinator, GroupName, j.Member, j.Generation, m.cfg.Topic, assign, func(parts []int32, a workload.GroupAnswer) {
 				if !a.OK() {
 					end(a, m.info())
 					return
 				}
 				m.generation, m.assigned, m.next, m.pos = j.Generation, parts, 0, map[int32]int64{}
 				m.startHeartbeats()
-				m.cl.FetchOffsets(m.coordinator, GroupName, p.cfg.Topic, parts, func(offs []history.PartitionOffset, a GroupAnswer) {
+				m.cl.FetchOffsets(m.coordinator, GroupName, m.cfg.Topic, parts, func(offs []history.PartitionOffset, a workload.GroupAnswer) {
 					gi := m.info()
 					gi.Assigned = parts
 					if !a.OK() {
@@ -272,7 +271,7 @@ func (m *groupMember) join() {
 						// earliest).
 						m.pos[o.Partition] = max(o.Offset, 0)
 					}
-					end(GroupAnswer{}, gi)
+					end(workload.GroupAnswer{}, gi)
 				})
 			})
 		})
@@ -284,11 +283,11 @@ func (m *groupMember) join() {
 // unanswered (a join may have been taken, and changed the group's
 // generation, without the member hearing of it); fail when it was refused
 // or never sent.
-func assignType(a GroupAnswer) history.Type {
+func assignType(a workload.GroupAnswer) history.Type {
 	switch {
 	case a.OK():
 		return history.OK
-	case a.Err != nil && !errors.Is(a.Err, ErrNotSent):
+	case a.Err != nil && !errors.Is(a.Err, workload.ErrNotSent):
 		return history.Info
 	}
 	return history.Fail
@@ -298,14 +297,14 @@ func assignType(a GroupAnswer) history.Type {
 // asking for it if it does not; failed hears why it could not, as a
 // request that was never sent (a question to find the coordinator
 // changes nothing).
-func (m *groupMember) withCoordinator(failed func(GroupAnswer), next func()) {
+func (m *groupMember) withCoordinator(failed func(workload.GroupAnswer), next func()) {
 	if m.coordinator >= 0 {
 		next()
 		return
 	}
-	m.cl.FindCoordinator(GroupName, func(id int32, a GroupAnswer) {
+	m.cl.FindCoordinator(GroupName, func(id int32, a workload.GroupAnswer) {
 		if !a.OK() {
-			failed(GroupAnswer{Err: fmt.Errorf("%w: no coordinator found: %s", ErrNotSent, a.Error())})
+			failed(workload.GroupAnswer{Err: fmt.Errorf("%w: no coordinator found: %s", workload.ErrNotSent, a.Error())})
 			return
 		}
 		m.coordinator = id
@@ -324,9 +323,9 @@ func (m *groupMember) startHeartbeats() {
 		if m.stopped || m.cl != cl || m.generation != gen || m.member != member || m.hbGen != gen {
 			return
 		}
-		again := func() { m.p.env.After(MemberHeartbeat, beat) }
-		m.withCoordinator(func(GroupAnswer) { again() }, func() {
-			cl.Heartbeat(m.coordinator, GroupName, member, gen, func(a GroupAnswer) {
+		again := func() { m.p.Env().After(MemberHeartbeat, beat) }
+		m.withCoordinator(func(workload.GroupAnswer) { again() }, func() {
+			cl.Heartbeat(m.coordinator, GroupName, member, gen, func(a workload.GroupAnswer) {
 				if m.cl != cl || m.generation != gen {
 					return
 				}
@@ -346,7 +345,7 @@ func (m *groupMember) startHeartbeats() {
 			})
 		})
 	}
-	m.p.env.After(MemberHeartbeat, beat)
+	m.p.Env().After(MemberHeartbeat, beat)
 }
 
 // poll reads the next of the member's partitions from where it stands.
@@ -356,16 +355,18 @@ func (m *groupMember) poll() {
 	m.next++
 	from := m.pos[part]
 	inv := history.Op{Process: m.proc, Type: history.Invoke, F: history.Poll,
-		Value: &history.Value{Topic: p.cfg.Topic, Partition: part, From: history.Int64(from), GroupInfo: m.info()}}
-	if !p.record(inv) {
+		Value: &history.Value{Topic: m.cfg.Topic, Partition: part, From: history.Int64(from), GroupInfo: m.info()}}
+	if !p.Record(inv) {
 		return
 	}
 	gen := m.generation
-	m.cl.Poll(inv.Key(), from, func(r Read, err error) {
-		done, c := Complete(inv, Result{Read: r, Err: err})
-		if !p.record(done) {
+	m.cl.Poll(inv.Key(), from, func(r workload.Read, err error) {
+		res := workload.Result{Read: r, Err: err}
+		done := workload.Complete(inv, res)
+		if !p.Record(done) {
 			return
 		}
+		c := CompletionOf(done, res)
 		switch {
 		case c.OutOfRange:
 			m.pos[part] = c.HW
@@ -374,7 +375,7 @@ func (m *groupMember) poll() {
 			m.commitDue = &part
 		}
 		if c.Type != history.OK {
-			p.env.After(failBackoff, m.step)
+			p.Env().After(failBackoff, m.step)
 			return
 		}
 		m.step()
@@ -387,15 +388,15 @@ func (m *groupMember) commit(part int32) {
 	m.commitDue = nil
 	off := m.pos[part]
 	inv := history.Op{Process: m.proc, Type: history.Invoke, F: history.Commit,
-		Value: &history.Value{Topic: p.cfg.Topic, Partition: part, Offset: history.Int64(off), GroupInfo: m.info()}}
-	if !p.record(inv) {
+		Value: &history.Value{Topic: m.cfg.Topic, Partition: part, Offset: history.Int64(off), GroupInfo: m.info()}}
+	if !p.Record(inv) {
 		return
 	}
 	k := inv.Key()
-	end := func(a GroupAnswer) {
-		typ := CommitType(a)
+	end := func(a workload.GroupAnswer) {
+		typ := workload.CommitType(a)
 		v := *inv.Value
-		if !p.record(history.Op{Process: m.proc, Type: typ, F: history.Commit, Value: &v, Error: a.Error()}) {
+		if !p.Record(history.Op{Process: m.proc, Type: typ, F: history.Commit, Value: &v, Error: a.Error()}) {
 			return
 		}
 		switch typ {
@@ -410,4 +411,38 @@ func (m *groupMember) commit(part int32) {
 	m.withCoordinator(end, func() {
 		m.cl.CommitOffset(m.coordinator, GroupName, m.member, m.generation, k, off, end)
 	})
+}
+
+// Final, under --sub-via subscribe, has a new member join the group (the
+// workers' members have left it) and fetch its committed offsets of every
+// partition, trying again until it does or the final phase stops trying
+// (Config.TryUntil), then leave; then next. What it records is the
+// evidence the group checks read: the group's offsets after the run, and
+// whether a member can still join it once the faults have healed. Under
+// assign there is nothing to do.
+func (q *Queue) Final(f *workload.Final, next func()) {
+	if !q.cfg.Subscribe() {
+		next()
+		return
+	}
+	p := f.Phases()
+	until := q.cfg.TryUntil(p.Recorder().LastFault(), p.Env().Now())
+	o := memberOptions(q.cfg, 0)
+	o.ID = "chaos-final-member"
+	m := &groupMember{p: p, cfg: q.cfg, proc: p.Recorder().NewProcess(), opts: o, coordinator: -1, generation: -1,
+		replace: p.Recorder().NewProcess}
+	m.cl = f.NewClient(o)
+	m.joined = func(ok bool) {
+		if !ok && p.Env().Now() < until && !f.Stopped() {
+			f.After(workload.FinalReadBackoff, m.join)
+			return
+		}
+		m.stopped = true
+		if !ok || m.coordinator < 0 {
+			next()
+			return
+		}
+		m.cl.LeaveGroup(m.coordinator, GroupName, m.member, func(workload.GroupAnswer) { next() })
+	}
+	m.join()
 }
