@@ -77,7 +77,9 @@ func TestLivenessNoFalseAlarm(t *testing.T) {
 	}
 	every := spec(t, 0, f1()...)
 	every.TimeLimit, every.NemesisOverlap = 30*time.Second, 3
+	// Every kind, the group's with the consumers a group.
 	lossy := spec(t, 0, nemesis.Names()...)
+	lossy.SubVia = "subscribe"
 	lossy.TimeLimit = 30 * time.Second
 	for _, c := range []struct {
 		name string
