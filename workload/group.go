@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -201,7 +202,7 @@ func (c *Client) SyncGroup(coordinator int32, group, member string, generation i
 	req := kmsg.NewPtrSyncGroupRequest()
 	req.Version = 3
 	req.Group, req.MemberID, req.Generation = group, member, generation
-	for _, m := range slices.Sorted(mapsKeys(assign)) {
+	for _, m := range slices.Sorted(maps.Keys(assign)) {
 		a := kmsg.NewConsumerMemberAssignment()
 		a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: topic, Partitions: assign[m]}}
 		req.GroupAssignment = append(req.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: m, MemberAssignment: a.AppendTo(nil)})
@@ -232,16 +233,6 @@ func (c *Client) SyncGroup(coordinator int32, group, member string, generation i
 		slices.Sort(parts)
 		done(parts, GroupAnswer{})
 	})
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Heartbeat tells the coordinator the member is alive in generation.

@@ -363,7 +363,12 @@ func (c *Client) CreateTopic(spec TopicSpec, timeout time.Duration, done func(er
 		}
 		id := md.Controller
 		if _, known := c.addrs[id]; !known {
-			id = slices.Min(c.Brokers())
+			ids := c.Brokers()
+			if len(ids) == 0 {
+				done(fmt.Errorf("%w: the metadata names no broker", ErrNotSent))
+				return
+			}
+			id = slices.Min(ids)
 		}
 		c.Call(id, CreateTopicsRequest(spec, timeout), func(resp kmsg.Response, err error) {
 			if err != nil {
