@@ -137,6 +137,9 @@ func (f Flags) Options() (Options, error) {
 			if err := sim.Simulated(k); err != nil && !real {
 				return o, cli.Error("nemesis", f.Nemesis, err.Error(), "kinds the simulation models")
 			}
+			if nemesis.NeedsGroup([]string{k}) && f.SubVia != results.SubViaSubscribe {
+				return o, cli.Error("nemesis", f.Nemesis, k+" acts on a consumer group, which the scenarios' consumers form only with --sub-via subscribe", "--sub-via subscribe, or kinds of the cluster")
+			}
 		}
 		o.Draw.Faults = kinds
 	}

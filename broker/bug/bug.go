@@ -202,14 +202,14 @@ var registry = [count]Info{
 		Breaks:   "the group coordinator answers an offset commit once it has appended it to its partition of __consumer_offsets, instead of once the high watermark passes it (every in-sync replica has it)",
 		Mirrors:  "the acks=-1 contract of the coordinator's own writes (Kafka's GroupMetadataManager appends offset commits with required acks -1 and answers in the append's callback); a coordinator that answered early would let a failover take acknowledged commits back, so a consumer group reads again what it had committed as done",
 		Why:      "the coordinator's ack-before-replicate: a consumer group's committed offset going back, which only a workload that commits and rejoins can see",
-		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, partition every 3 s: a coordinator cut off from the other brokers answers the members' commits that no follower has, and a new coordinator elected meanwhile gives a member joining later the offsets before them (offset-regression)",
+		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, partition-coordinator with 12 s windows (--nemesis-interval 12s): the coordinator cut off answers the members' commits that no follower has, while another broker takes the group over and empties it of its silent members; after the heal they join there and fetch the offsets from before those commits (offset-regression)",
 	},
 	{
 		Bug: GroupForgottenOnFailover, Name: "group-forgotten-on-failover", Node: Broker,
 		Breaks:   "a broker that becomes the leader of a partition of __consumer_offsets does not read its groups back: each group starts again empty, at generation 0, with no committed offsets",
 		Mirrors:  "coordinator failover that loses a group's state (Kafka loads a partition's groups and offsets before it answers as their coordinator, COORDINATOR_LOAD_IN_PROGRESS meanwhile); generations that start again let a fenced member's commits through, and lost offsets have the group read everything again",
 		Why:      "the group's fencing rests on its generation surviving a failover: the one bug that gives out a generation number twice",
-		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, partition every 3 s: when the group's coordinator is cut off, its successor knows neither the group's generation nor its offsets, so the members join generation 1 again and a joining member finds no committed offset (fenced-commit, offset-regression)",
+		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, partition-coordinator with 12 s windows (--nemesis-interval 12s): when the group's coordinator is cut off, its successor knows neither the group's generation nor its committed offsets, so a member joining there finds none (offset-regression) and generations are given out again (nonmonotonic-poll)",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,
