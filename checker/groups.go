@@ -50,57 +50,29 @@ type groupEvent struct {
 	ok        bool
 }
 
-// groupEvents pairs the group's operations: every assign and commit, in
-// completion order. Processes do one operation at a time, so a completion
-// pairs with its process's open invoke.
-func (h *History) groupEvents() []groupEvent {
-	open := map[int]int32{}
-	var out []groupEvent
-	lastConverge := int32(-1)
-	for i := range h.Ops {
-		op := &h.Ops[i]
-		if op.F == history.Converge && op.Type != history.Invoke {
-			lastConverge = int32(i)
-		}
-		if op.F != history.Assign && op.F != history.Commit {
-			continue
-		}
-		if op.Type == history.Invoke {
-			open[op.Process] = int32(i)
-			continue
-		}
-		inv, ok := open[op.Process]
-		if !ok {
-			inv = -1
-		}
-		delete(open, op.Process)
-		v := op.Value
-		if v == nil || v.GroupInfo == nil {
-			continue
-		}
-		e := groupEvent{inv: inv, done: int32(i), group: v.Group, gen: v.Generation, commit: op.F == history.Commit,
-			topic: v.Topic, ok: op.Type == history.OK, final: lastConverge >= 0 && inv > lastConverge}
-		switch {
-		case e.commit && v.Offset != nil:
-			e.offsets = []history.PartitionOffset{{Partition: v.Partition, Offset: *v.Offset}}
-		case !e.commit:
-			e.offsets = v.Committed
-		}
-		out = append(out, e)
+// addGroupOp tables an assign or commit as the history is indexed: a
+// process does one operation at a time, so the index pairs it with its
+// invoke.
+func (h *History) addGroupOp(op *history.Op, inv, done int32) {
+	h.hasGroups = true
+	v := op.Value
+	if v == nil || v.GroupInfo == nil {
+		return
 	}
-	return out
+	e := groupEvent{inv: inv, done: done, group: v.Group, gen: v.Generation, commit: op.F == history.Commit,
+		topic: v.Topic, ok: op.Type == history.OK, final: h.lastConverge >= 0 && inv > h.lastConverge}
+	switch {
+	case e.commit && v.Offset != nil:
+		e.offsets = []history.PartitionOffset{{Partition: v.Partition, Offset: *v.Offset}}
+	case !e.commit:
+		e.offsets = v.Committed
+	}
+	h.groups = append(h.groups, e)
 }
 
-// groupOps is the history's group operations, paired once (the checks run
-// at once), and whether it has any: the group checks are not applicable
-// to a history without.
-func (h *History) groupOps() ([]groupEvent, bool) {
-	h.groupsOnce.Do(func() {
-		h.groups = h.groupEvents()
-		h.hasGroups = len(h.groups) > 0 || h.groupPolls()
-	})
-	return h.groups, h.hasGroups
-}
+// groupOps is the history's group operations, and whether it has any:
+// the group checks are not applicable to a history without.
+func (h *History) groupOps() ([]groupEvent, bool) { return h.groups, h.hasGroups }
 
 // groupCheck runs one group check, or says it is not applicable.
 func groupCheck(h *History, name string, check func(*History, *finding, []groupEvent)) Result {
@@ -136,15 +108,6 @@ func UnreadBelowCommit(h *History) Result {
 // StuckGroup finds a group that a new member could not join after the last
 // heal, though the final phase tried until past the liveness bound.
 func StuckGroup(h *History) Result { return groupCheck(h, StuckGroupName, stuckGroup) }
-
-func (h *History) groupPolls() bool {
-	for i := range h.Ops {
-		if op := &h.Ops[i]; op.F == history.Poll && op.Value != nil && op.Value.GroupInfo != nil {
-			return true
-		}
-	}
-	return false
-}
 
 // known is, per group and partition, the committed offsets known at each
 // completion, in completion order: an acknowledged commit, or a join that

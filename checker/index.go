@@ -69,11 +69,14 @@ type History struct {
 	problems   []string
 	clientOps  int // operations of clients (not the nemesis or monitor)
 
-	// groups are the consumer group's operations (groups.go), paired on
-	// first use.
-	groups     []groupEvent
-	hasGroups  bool
-	groupsOnce sync.Once
+	// groups are the consumer group's assigns and commits (groups.go),
+	// in completion order; hasGroups says the history has group
+	// operations (these, or a group member's polls); lastConverge is the
+	// last converge completed so far, which tells the final phase's
+	// assigns.
+	groups       []groupEvent
+	hasGroups    bool
+	lastConverge int32
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -407,6 +410,8 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 		polls:  make([]readOp, 0, polls),
 		ends:   make([]readOp, 0, ends),
 		counts: map[string]*OpCounts{},
+
+		lastConverge: -1,
 	}
 	// Clients, the monitor and the cluster's crashes are paired each by
 	// history's rule on its own, as each is read for itself.
@@ -573,12 +578,18 @@ func (h *History) complete(inv, done int32) {
 	case history.Send:
 		h.addSend(invOp, doneOp, inv, done)
 	case history.Converge:
+		h.lastConverge = done
 		c := converge{inv: inv, done: done, ok: doneOp.Type == history.OK}
 		if v := doneOp.Value; v != nil {
 			c.topic, c.parts = v.Topic, v.Unconverged
 		}
 		h.converges = append(h.converges, c)
+	case history.Assign, history.Commit:
+		h.addGroupOp(doneOp, inv, done)
 	case history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
+		if doneOp.F == history.Poll && doneOp.Value != nil && doneOp.Value.GroupInfo != nil {
+			h.hasGroups = true
+		}
 		if doneOp.F == history.Poll || doneOp.F == history.FinalRead {
 			h.addTry(invOp, doneOp, inv, done)
 		}
