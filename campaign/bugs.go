@@ -78,6 +78,11 @@ var (
 	// and fetch the offsets it kept.
 	coordinatorCut = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "partition-coordinator",
 		RunArgs: []string{"--nemesis-interval", "12s", "--sub-via", "subscribe"}}
+	// A member of the consumer group paused for 9 to 15 s, once a run:
+	// its group removes it after its session timeout and rebalances; on
+	// resuming it commits in the generation it had.
+	memberPause = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "pause-consumer",
+		RunArgs: []string{"--nemesis-interval", "12s", "--sub-via", "subscribe"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -107,6 +112,7 @@ var bugsCells = withControls(
 	plant(bug.TruncationIndexOutOfRange, partitionLeader),
 	plant(bug.CommitBeforeReplicate, coordinatorCut),
 	plant(bug.GroupForgottenOnFailover, coordinatorCut),
+	plant(bug.CommitStaleGeneration, memberPause),
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
 )

@@ -268,6 +268,7 @@ var faults = []*Fault{
 	{Name: "partition-coordinator", Simulated: true, Needs: needsPartition, GroupAimed: true, ApartController: "the coordinator still reaches the controller, which keeps it the leader of the group's partition", Doc: "cut the consumer group's coordinator (the broker its members were last told of, --sub-via subscribe) off from every other node (clients still reach it)", Network: true, Kills: none, start: (*Nemesis).partitionCoordinator},
 	{Name: "partition-leader", Simulated: true, Needs: needsPartition, ApartController: "the leader still reaches the controller, which keeps it the leader", Doc: "cut the leader of a random partition off from every other node (clients still reach it)", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).partitionLeader},
 	{Name: "pause", Simulated: true, Needs: needsPause, Doc: "pause a random broker (SIGSTOP), resume it at the end", Kills: none, start: (*Nemesis).pauseRandom},
+	{Name: "pause-consumer", Simulated: true, Client: true, Doc: "pause a random member of the consumer group (--sub-via subscribe), as a consumer in a long stop-the-world pause: it takes no step and sends no heartbeat, so its group may remove it and rebalance without it; at the end of the window it goes on where it stopped", Kills: none, start: (*Nemesis).pauseConsumer},
 	{Name: "pause-leader", Simulated: true, Needs: needsPause, Doc: "pause the leader of a random partition, resume it at the end", LeaderAimed: true, Kills: none, start: (*Nemesis).pauseLeader},
 	{Name: "pause-majority", Simulated: true, Needs: needsPause, Doc: "pause a random majority of the brokers, resume them at the end", Kills: none,
 		start: func(n *Nemesis, _ aim) ([]string, error) {
@@ -407,6 +408,20 @@ func LosesUnsynced(names []string) bool {
 // (Fault.Client, Fault.GroupAimed): the run's consumers must form one.
 func NeedsGroup(names []string) bool {
 	return anyOf(names, func(f *Fault) bool { return f.Client || f.GroupAimed })
+}
+
+// pauseConsumer pauses a random member of the consumer group.
+func (n *Nemesis) pauseConsumer(aim) ([]string, error) {
+	c := n.cfg.Consumers
+	if c == nil || c.Members() == 0 {
+		return nil, errors.New("no consumer group member to pause (pause-consumer needs --sub-via subscribe)")
+	}
+	i := n.rng.IntN(c.Members())
+	name, err := c.Pause(i)
+	if err == nil {
+		n.pausedMembers[i] = true
+	}
+	return []string{name}, err
 }
 
 // crashConsumer crashes a random member of the consumer group.

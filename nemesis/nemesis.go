@@ -229,6 +229,10 @@ type Consumers interface {
 	Crash(i int) (string, error)
 	// Restart has a new process take crashed member i's place.
 	Restart(i int) error
+	// Pause stops member i where it stands (no steps, no heartbeats),
+	// and names it; Resume has it go on.
+	Pause(i int) (string, error)
+	Resume(i int) error
 	// Coordinator is the broker id of the group's coordinator, as its
 	// members were last told (FindCoordinator).
 	Coordinator() (int32, error)
@@ -249,8 +253,9 @@ type Nemesis struct {
 	parts   []string     // the kinds the open window started (a composite's, in order)
 	paused  map[int]bool
 	netHurt bool
-	// crashedMembers are the consumer group members to restart at heal.
-	crashedMembers map[int]bool
+	// crashedMembers and pausedMembers are the consumer group members to
+	// restart and to resume at heal.
+	crashedMembers, pausedMembers map[int]bool
 
 	// window is the one open now, if any; its own lock, as n.mu is held
 	// while a fault starts or heals, which can take seconds.
@@ -352,7 +357,7 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 func newLane(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder, sh *shared, k int) *Nemesis {
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
-		crashedMembers: map[int]bool{}, shared: sh, lane: k}
+		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, shared: sh, lane: k}
 }
 
 // Lane is the nemesis that runs lane i of an overlapping schedule
@@ -1008,6 +1013,14 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		}
 		targets = append(targets, "restart "+n.name(id))
 		delete(n.killed, id)
+	}
+	for _, i := range sortedKeys(n.pausedMembers) {
+		delete(n.pausedMembers, i)
+		if n.crashedMembers[i] {
+			continue // crashed too: restarted below
+		}
+		note(n.cfg.Consumers.Resume(i))
+		targets = append(targets, fmt.Sprintf("resume consumer %d", i))
 	}
 	for _, i := range sortedKeys(n.crashedMembers) {
 		if !restart {

@@ -259,7 +259,7 @@ func (s Spec) Validate() error {
 	}
 	if s.subVia() != results.SubViaSubscribe && nemesis.NeedsGroup(append(slices.Clone(s.Faults), s.Windows.Kinds()...)) {
 		field("nemesis", strings.Join(s.Faults, ","), "a fault of the consumer group without one",
-			"--sub-via subscribe with crash-consumer and partition-coordinator: they act on the consumers' group, and assign's consumers form none")
+			"--sub-via subscribe with crash-consumer, pause-consumer and partition-coordinator: they act on the consumers' group, and assign's consumers form none")
 	}
 	switch {
 	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:

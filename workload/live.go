@@ -120,6 +120,16 @@ func (c liveConsumers) Crash(i int) (name string, err error) {
 	return name, err
 }
 
+func (c liveConsumers) Pause(i int) (name string, err error) {
+	c.lv.l.do(func() { name, err = c.lv.ph.Pause(i) })
+	return name, err
+}
+
+func (c liveConsumers) Resume(i int) (err error) {
+	c.lv.l.do(func() { err = c.lv.ph.Resume(i) })
+	return err
+}
+
 func (c liveConsumers) Restart(i int) (err error) {
 	c.lv.l.do(func() { err = c.lv.ph.Restart(i) })
 	return err

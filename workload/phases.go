@@ -132,6 +132,22 @@ func (p *Phases) Restart(i int) error {
 	return errNoGroup
 }
 
+// Pause pauses member i (see GroupMembers).
+func (p *Phases) Pause(i int) (string, error) {
+	if g, ok := p.wl.(GroupMembers); ok {
+		return g.Pause(i)
+	}
+	return "", errNoGroup
+}
+
+// Resume resumes paused member i (see GroupMembers).
+func (p *Phases) Resume(i int) error {
+	if g, ok := p.wl.(GroupMembers); ok {
+		return g.Resume(i)
+	}
+	return errNoGroup
+}
+
 // Coordinator is the group's coordinator as its members know it (see
 // GroupMembers).
 func (p *Phases) Coordinator() (int32, error) {

@@ -58,6 +58,10 @@ type GroupMembers interface {
 	Crash(i int) (string, error)
 	// Restart has a new process take crashed member i's place.
 	Restart(i int) error
+	// Pause stops member i where it stands, and names it; Resume has it
+	// go on.
+	Pause(i int) (string, error)
+	Resume(i int) error
 	// Coordinator is the group coordinator's broker id, as the members
 	// last found it.
 	Coordinator() (int32, error)

@@ -62,6 +62,7 @@ const (
 	TruncationIndexOutOfRange
 	CommitBeforeReplicate
 	GroupForgottenOnFailover
+	CommitStaleGeneration
 	UncleanWhenClean
 	RecoveryKeepsTornTail
 	count
@@ -210,6 +211,13 @@ var registry = [count]Info{
 		Mirrors:  "coordinator failover that loses a group's state (Kafka loads a partition's groups and offsets before it answers as their coordinator, COORDINATOR_LOAD_IN_PROGRESS meanwhile); generations that start again let a fenced member's commits through, and lost offsets have the group read everything again",
 		Why:      "the group's fencing rests on its generation surviving a failover: the one bug that gives out a generation number twice",
 		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, partition-coordinator with 12 s windows (--nemesis-interval 12s): when the group's coordinator is cut off, its successor knows neither the group's generation nor its committed offsets, so a member joining there finds none (offset-regression) and generations are given out again (nonmonotonic-poll)",
+	},
+	{
+		Bug: CommitStaleGeneration, Name: "commit-stale-generation", Node: Broker,
+		Breaks:   "the group coordinator takes an offset commit from a member of an older generation, or from one it has removed, instead of refusing it (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID)",
+		Mirrors:  "the generation fencing of Kafka's group protocol (a commit carries the member's generation, and the coordinator refuses a stale one), which KIP-848 carries on as member epochs: without it a consumer back from a long pause commits offsets for partitions the group has given to another member since",
+		Why:      "the one bug of the group's fencing, which only a member that misses a rebalance and comes back shows",
+		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, pause-consumer with 12 s windows (--nemesis-interval 12s): the paused member is removed from the group after its session timeout and the others get a new generation; resumed, it commits the position it had in its old one (fenced-commit)",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,

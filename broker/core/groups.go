@@ -791,6 +791,12 @@ func (b *Broker) handleOffsetCommit(conn ConnID, corr int32, req *kmsg.OffsetCom
 
 // commitRefused says why a commit may not be taken (0 if it may).
 func (b *Broker) commitRefused(g *group, req *kmsg.OffsetCommitRequest, simple bool) int16 {
+	if b.cfg.Bugs.Has(bug.CommitStaleGeneration) && !simple && g.state != groupCompletingRebalance {
+		// Planted bug commit-stale-generation: any member's commit is
+		// taken, of whatever generation, breaking the rule that a commit
+		// comes from a member of the group's current generation.
+		return 0
+	}
 	switch {
 	case simple && len(g.members) == 0:
 		return 0

@@ -60,7 +60,11 @@ type groupMember struct {
 	hbGen       int32           // the generation the heartbeat loop runs for
 	stopped     bool
 	crashed     bool // by the nemesis (crash-consumer), until restarted
-	done        func()
+	// paused by the nemesis (pause-consumer): the member takes no step
+	// and sends no heartbeat until resumed, as a process stopped in a
+	// long pause; stepWanted and beatWanted are what it put off.
+	paused, stepWanted, beatWanted bool
+	done                           func()
 	// replace is a new process for the member after an unknown outcome;
 	// joined, if set, hears how each join ended instead of the member
 	// going on to poll (the final phase's member).
@@ -94,6 +98,10 @@ func (m *groupMember) info() *history.GroupInfo {
 func (m *groupMember) step() {
 	p := m.p
 	if p.Stopped() || m.stopped || m.crashed {
+		return
+	}
+	if m.paused {
+		m.stepWanted = true
 		return
 	}
 	if p.Env().Now() >= m.cfg.TimeLimit {
@@ -172,6 +180,47 @@ func (q *Queue) Restart(i int) error {
 	m.coordinator, m.member, m.generation, m.assigned, m.commitDue = -1, "", -1, nil, nil
 	m.step()
 	return nil
+}
+
+// Pause stops member i where it stands, as a consumer process in a long
+// pause (a stop-the-world collection, SIGSTOP): it takes no step and
+// sends no heartbeat, so its group may remove it and rebalance without
+// it; what it had begun completes.
+func (q *Queue) Pause(i int) (string, error) {
+	m, p := q.members[i], q.p
+	name := fmt.Sprintf("consumer-%d", i)
+	if m.stopped || m.crashed {
+		return name, fmt.Errorf("%s is not running", name)
+	}
+	m.paused = true
+	// A member still paused at the time limit goes on there, to stop.
+	p.Env().After(max(q.cfg.TimeLimit-p.Env().Now(), 0), func() { q.unpause(m) })
+	return name, nil
+}
+
+// Resume has paused member i go on from where it stopped: with the
+// generation and the positions it had, as a resumed process does, until
+// its coordinator tells it otherwise.
+func (q *Queue) Resume(i int) error {
+	q.unpause(q.members[i])
+	return nil
+}
+
+func (q *Queue) unpause(m *groupMember) {
+	if !m.paused {
+		return
+	}
+	m.paused = false
+	if m.beatWanted {
+		m.beatWanted = false
+		if m.generation >= 0 {
+			m.startHeartbeats()
+		}
+	}
+	if m.stepWanted {
+		m.stepWanted = false
+		m.step()
+	}
 }
 
 // Coordinator is the group's coordinator as a member last found it.
@@ -321,6 +370,10 @@ func (m *groupMember) startHeartbeats() {
 	var beat func()
 	beat = func() {
 		if m.stopped || m.cl != cl || m.generation != gen || m.member != member || m.hbGen != gen {
+			return
+		}
+		if m.paused {
+			m.beatWanted = true
 			return
 		}
 		again := func() { m.p.Env().After(MemberHeartbeat, beat) }
