@@ -93,3 +93,25 @@ func TestProducerFields(t *testing.T) {
 		t.Fatal("the transactional bit is not seen")
 	}
 }
+
+// TestControlMarker: a marker says commit or abort, and is a valid
+// transactional control batch of its producer.
+func TestControlMarker(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		b := BuildControl(42, 3, 1000, commit, 7)
+		hs, err := Validate(b)
+		if err != nil || len(hs) != 1 {
+			t.Fatalf("validate: %v", err)
+		}
+		h := hs[0]
+		if !h.Control() || !h.Transactional() || h.ProducerID != 42 || h.ProducerEpoch != 3 || h.Count() != 1 {
+			t.Fatalf("header %+v", h)
+		}
+		if got, ok := ControlCommit(b); !ok || got != commit {
+			t.Fatalf("commit %v: read %v %v", commit, got, ok)
+		}
+	}
+	if _, ok := ControlCommit(Build(0, []byte("x"))); ok {
+		t.Fatal("an ordinary batch read as a marker")
+	}
+}

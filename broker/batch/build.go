@@ -18,6 +18,17 @@ func Build(timestamp int64, values ...[]byte) []byte {
 // BuildIdempotent is Build as an idempotent producer sends it (KIP-98):
 // its producer id and epoch, and the first record's sequence number.
 func BuildIdempotent(producerID int64, epoch int16, baseSequence int32, timestamp int64, values ...[]byte) []byte {
+	return build(0, producerID, epoch, baseSequence, timestamp, values...)
+}
+
+// BuildTransactional is BuildIdempotent as a transactional producer sends
+// it: the same batch with the transactional attribute, so its records
+// wait for the transaction's marker before read_committed sees them.
+func BuildTransactional(producerID int64, epoch int16, baseSequence int32, timestamp int64, values ...[]byte) []byte {
+	return build(attrTransactional, producerID, epoch, baseSequence, timestamp, values...)
+}
+
+func build(attributes int16, producerID int64, epoch int16, baseSequence int32, timestamp int64, values ...[]byte) []byte {
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), Value: v}
@@ -27,6 +38,7 @@ func BuildIdempotent(producerID int64, epoch int16, baseSequence int32, timestam
 	}
 	rb := kmsg.RecordBatch{
 		Magic:           2,
+		Attributes:      attributes,
 		LastOffsetDelta: int32(len(values) - 1),
 		FirstTimestamp:  timestamp,
 		MaxTimestamp:    timestamp,
@@ -42,10 +54,66 @@ func BuildIdempotent(producerID int64, epoch int16, baseSequence int32, timestam
 	return b
 }
 
+// BuildControl is a transaction marker as a coordinator has a partition's
+// leader write it (KIP-98): one control record whose key says commit or
+// abort, in a batch of the producer's id and epoch, transactional and
+// control, without a sequence.
+func BuildControl(producerID int64, epoch int16, timestamp int64, commit bool, coordinatorEpoch int32) []byte {
+	typ := int16(0) // abort
+	if commit {
+		typ = 1
+	}
+	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), uint16(typ))
+	value := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(nil, 0), uint32(coordinatorEpoch))
+	r := kmsg.Record{Key: key, Value: value}
+	r.Length = int32(len(r.AppendTo(nil)) - 1) // placeholder length varint is one byte for 0
+	rb := kmsg.RecordBatch{
+		Magic:          2,
+		Attributes:     attrTransactional | attrControl,
+		FirstTimestamp: timestamp,
+		MaxTimestamp:   timestamp,
+		ProducerID:     producerID,
+		ProducerEpoch:  epoch,
+		FirstSequence:  -1,
+		NumRecords:     1,
+		Records:        r.AppendTo(nil),
+	}
+	b := rb.AppendTo(nil)
+	binary.BigEndian.PutUint32(b[offLength:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return b
+}
+
+// ControlCommit reads a control batch's marker: whether it commits (else
+// it aborts); ok is false for a batch that is not a readable marker.
+func ControlCommit(raw []byte) (commit, ok bool) {
+	var rb kmsg.RecordBatch
+	if rb.ReadFrom(raw) != nil || rb.Attributes&attrControl == 0 || rb.NumRecords < 1 {
+		return false, false
+	}
+	var r kmsg.Record
+	length, n := binary.Varint(rb.Records)
+	if n <= 0 || int(length)+n > len(rb.Records) || r.ReadFrom(rb.Records[:n+int(length)]) != nil || len(r.Key) < 4 {
+		return false, false
+	}
+	switch binary.BigEndian.Uint16(r.Key[2:]) {
+	case 0:
+		return false, true
+	case 1:
+		return true, true
+	}
+	return false, false
+}
+
 // Values decodes the record values of every uncompressed batch in b, paired
-// with their offsets. It is for tests and debugging tools, not the data path.
+// with their offsets, as a consumer sees them: a transaction marker's
+// control batch holds no value. It is for tests and debugging tools, not
+// the data path.
 func Values(b []byte) (offsets []int64, values [][]byte, err error) {
 	_, werr := Walk(b, func(h Header, raw []byte) bool {
+		if h.Control() {
+			return true
+		}
 		if h.Attributes&0x7 != 0 {
 			err = fmt.Errorf("batch: compressed batches are not decoded here")
 			return false

@@ -53,6 +53,10 @@ type Config struct {
 	GroupMaxSessionTimeoutMs     int32
 	GroupInitialRebalanceDelayMs int64
 	GroupCommitTimeoutMs         int64
+	// The transaction coordinator (txns.go): transaction.state.log.num.partitions
+	// (Kafka's is 50) and transaction.max.timeout.ms.
+	TransactionTopicPartitions int32
+	TransactionMaxTimeoutMs    int64
 	// Bugs are the bugs planted in this broker on purpose (package bug),
 	// none unless a test asks: each breaks one rule where the code below
 	// applies it. Only bugs that live in the broker.
@@ -77,6 +81,8 @@ func DefaultConfig() Config {
 		GroupMaxSessionTimeoutMs:     1800000,
 		GroupInitialRebalanceDelayMs: 3000,
 		GroupCommitTimeoutMs:         5000,
+		TransactionTopicPartitions:   3,
+		TransactionMaxTimeoutMs:      900000,
 	}
 }
 
@@ -108,6 +114,9 @@ func (c Config) Validate() error {
 			c.GroupMinSessionTimeoutMs, c.GroupMaxSessionTimeoutMs)
 	case c.GroupInitialRebalanceDelayMs < 0:
 		return fmt.Errorf("group.initial.rebalance.delay.ms must be >= 0, got %d", c.GroupInitialRebalanceDelayMs)
+	case c.TransactionTopicPartitions < 1 || c.TransactionMaxTimeoutMs < 1:
+		return fmt.Errorf("transaction.state.log.num.partitions and transaction.max.timeout.ms must be positive, got %d and %d",
+			c.TransactionTopicPartitions, c.TransactionMaxTimeoutMs)
 	case c.GroupCommitTimeoutMs <= 0:
 		return fmt.Errorf("offsets.commit.timeout.ms must be positive, got %d", c.GroupCommitTimeoutMs)
 	case int64(c.ReplicaFetchWaitMaxMs) >= c.ReplicaLagTimeMaxMs:
@@ -208,9 +217,14 @@ type Broker struct {
 	// The group coordinator (groups.go): the groups of the offsets
 	// partitions this broker leads, the writes of their records waiting
 	// for the HW, and a counter for new members' ids.
-	groups     map[string]*group
-	groupWaits []*groupWait
-	memberIDs  int64
+	groups        map[string]*group
+	internalWaits []*internalWait
+	memberIDs     int64
+	// The transaction coordinator (txns.go): the transactional ids of the
+	// transaction partitions this broker leads, and its marker requests
+	// in flight.
+	txns       map[string]*transaction
+	markerReqs map[uint64]markerSend
 	nextCheck  int64 // ISR shrink check
 	nextCkpt   int64
 }
@@ -229,6 +243,8 @@ func New(cfg Config, logs storage.Factory) *Broker {
 		fetchBackoff:   map[int32]int64{},
 		offsetReqs:     map[uint64]tp{},
 		groups:         map[string]*group{},
+		txns:           map[string]*transaction{},
+		markerReqs:     map[uint64]markerSend{},
 	}
 }
 
@@ -277,8 +293,9 @@ func (b *Broker) Tick(now int64) {
 	b.controllerSession()
 	b.expireProduces()
 	b.expireFetches()
-	b.expireGroupWaits()
+	b.expireInternalWaits()
 	b.tickGroups()
+	b.tickTxns()
 	if now >= b.nextCheck {
 		b.nextCheck = now + max(b.cfg.ReplicaLagTimeMaxMs/2, 1)
 		b.maybeShrinkISRs()
@@ -346,7 +363,17 @@ func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
 	case *kmsg.DescribeConfigsRequest:
 		b.reply(conn, corr, b.handleDescribeConfigs(r))
 	case *kmsg.InitProducerIDRequest:
+		if r.TransactionalID != nil {
+			b.initTransactional(conn, corr, r)
+			break
+		}
 		b.reply(conn, corr, b.handleInitProducerID(r))
+	case *kmsg.AddPartitionsToTxnRequest:
+		b.handleAddPartitionsToTxn(conn, corr, r)
+	case *kmsg.EndTxnRequest:
+		b.handleEndTxn(conn, corr, r)
+	case *kmsg.WriteTxnMarkersRequest:
+		b.handleWriteTxnMarkers(conn, corr, r)
 	case *kmsg.FindCoordinatorRequest:
 		b.reply(conn, corr, b.handleFindCoordinator(r))
 	case *kmsg.JoinGroupRequest:
@@ -394,6 +421,9 @@ func (b *Broker) Response(now int64, id uint64, resp any, err error) {
 	if what, ok := b.controllerReqs[id]; ok {
 		delete(b.controllerReqs, id)
 		b.controllerResponse(id, what, resp, err)
+	} else if ms, ok := b.markerReqs[id]; ok {
+		delete(b.markerReqs, id)
+		b.markerResponse(ms, resp, err)
 	} else if k, ok := b.offsetReqs[id]; ok {
 		delete(b.offsetReqs, id)
 		b.offsetForEpochResponse(id, k, resp, err)

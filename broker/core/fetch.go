@@ -132,12 +132,22 @@ func (b *Broker) readPartition(req *kmsg.FetchRequest, topic string, p kmsg.Fetc
 		rp.ErrorCode = code
 		return
 	}
-	hw, leo := r.log.HighWatermark(), r.log.LogEndOffset()
-	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, r.log.LogStartOffset()
+	hw, leo, lso := r.log.HighWatermark(), r.log.LogEndOffset(), r.lastStable()
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, lso, r.log.LogStartOffset()
 	upTo := hw // consumers read only what is committed
+	committed := req.IsolationLevel == 1 && req.ReplicaID < 0 && req.ReplicaID != DebugReplicaID
 	switch {
 	case req.ReplicaID >= 0 || req.ReplicaID == DebugReplicaID:
 		upTo = leo
+	case committed:
+		// read_committed: no further than the last stable offset, and
+		// told which of the records returned are aborted transactions'.
+		upTo = lso
+		defer func() {
+			if len(rp.RecordBatches) > 0 {
+				rp.AbortedTransactions = r.abortedIn(p.FetchOffset, upTo)
+			}
+		}()
 	case b.cfg.Bugs.Has(bug.ReadPastHW):
 		// Planted bug read-past-hw: a consumer reads the whole log,
 		// breaking the rule that consumers see only committed records.
@@ -230,7 +240,7 @@ func (b *Broker) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffse
 				rp.ErrorCode = b.checkLeader(r, req.ReplicaID, p.CurrentLeaderEpoch)
 			}
 			if rp.ErrorCode == 0 {
-				b.listOffset(r, req.ReplicaID, p.Timestamp, &rp)
+				b.listOffset(r, req.ReplicaID, req.IsolationLevel, p.Timestamp, &rp)
 			}
 			if req.Version == 0 && rp.Offset >= 0 {
 				rp.OldStyleOffsets = []int64{rp.Offset}
@@ -242,10 +252,13 @@ func (b *Broker) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffse
 	return resp
 }
 
-func (b *Broker) listOffset(r *replica, replicaID int32, ts int64, rp *kmsg.ListOffsetsResponseTopicPartition) {
+func (b *Broker) listOffset(r *replica, replicaID int32, isolation int8, ts int64, rp *kmsg.ListOffsetsResponseTopicPartition) {
 	end := r.log.HighWatermark()
-	if replicaID == DebugReplicaID {
+	switch {
+	case replicaID == DebugReplicaID:
 		end = r.log.LogEndOffset()
+	case isolation == 1:
+		end = r.lastStable() // read_committed's end
 	}
 	switch ts {
 	case -1: // latest: the HW, since consumers cannot read past it

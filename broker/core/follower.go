@@ -189,8 +189,8 @@ func (b *Broker) appendFetched(r *replica, data []byte) {
 	}
 	// The leader's producer state travels in the batch headers: a
 	// follower that becomes leader judges retries as the leader would.
-	_, _ = batch.Walk(data[start:end], func(h batch.Header, _ []byte) bool {
-		r.producers.record(h)
+	_, _ = batch.Walk(data[start:end], func(h batch.Header, raw []byte) bool {
+		r.recordBatch(h, raw)
 		return true
 	})
 }

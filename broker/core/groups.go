@@ -133,19 +133,20 @@ func groupKeyPartition(name string, partitions int32) int32 {
 	return h % partitions
 }
 
-// coordinatorFor says which broker coordinates group name, or why none
-// can be named now (the internal topic is being created, or the
-// partition has no leader).
-func (b *Broker) coordinatorFor(name string) (*control.Broker, int16) {
+// coordinatorFor says which broker coordinates key, a group's name in
+// internal topic OffsetsTopic or a transactional id's in
+// TransactionTopic, or why none can be named now (the internal topic is
+// being created, or the partition has no leader).
+func (b *Broker) coordinatorFor(topic string, partitions int32, key string) (*control.Broker, int16) {
 	if b.md == nil {
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
-	t, _ := b.md.Lookup(OffsetsTopic, -1)
+	t, _ := b.md.Lookup(topic, -1)
 	if t == nil {
-		b.createOffsetsTopic()
+		b.createInternalTopic(topic, partitions)
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
-	_, p := b.md.Lookup(OffsetsTopic, groupKeyPartition(name, int32(len(t.Partitions))))
+	_, p := b.md.Lookup(topic, groupKeyPartition(key, int32(len(t.Partitions))))
 	if p == nil || p.Leader == control.NoLeader {
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
@@ -156,15 +157,14 @@ func (b *Broker) coordinatorFor(name string) (*control.Broker, int16) {
 	return br, 0
 }
 
-// createOffsetsTopic asks the controller for the internal topic, once.
-func (b *Broker) createOffsetsTopic() {
-	if b.creating[OffsetsTopic] || b.brokerEpoch == 0 {
+// createInternalTopic asks the controller for an internal topic, once.
+func (b *Broker) createInternalTopic(name string, partitions int32) {
+	if b.creating[name] || b.brokerEpoch == 0 {
 		return
 	}
-	b.creating[OffsetsTopic] = true
-	b.logf("creating the internal topic %s (%d partitions)", OffsetsTopic, b.cfg.OffsetsTopicPartitions)
-	b.sendController("create-topics", &control.CreateTopicsRequest{Topics: []control.TopicSpec{
-		{Name: OffsetsTopic, Partitions: b.cfg.OffsetsTopicPartitions}}})
+	b.creating[name] = true
+	b.logf("creating the internal topic %s (%d partitions)", name, partitions)
+	b.sendController("create-topics", &control.CreateTopicsRequest{Topics: []control.TopicSpec{{Name: name, Partitions: partitions}}})
 }
 
 func (b *Broker) handleFindCoordinator(req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
@@ -177,14 +177,17 @@ func (b *Broker) handleFindCoordinator(req *kmsg.FindCoordinatorRequest) *kmsg.F
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.NodeID, c.Port = key, -1, -1
+		topic, partitions := OffsetsTopic, b.cfg.OffsetsTopicPartitions
+		if req.CoordinatorType == 1 {
+			topic, partitions = TransactionTopic, b.cfg.TransactionTopicPartitions
+		}
 		switch {
-		case req.CoordinatorType != 0:
-			// Transactions' coordinators are not implemented.
+		case req.CoordinatorType != 0 && req.CoordinatorType != 1:
 			c.ErrorCode = kerr.InvalidRequest.Code
-			msg := "only group coordinators (type 0) are supported"
+			msg := "only group (0) and transaction (1) coordinators are supported"
 			c.ErrorMessage = &msg
 		default:
-			br, code := b.coordinatorFor(key)
+			br, code := b.coordinatorFor(topic, partitions, key)
 			c.ErrorCode = code
 			if br != nil {
 				c.NodeID, c.Host, c.Port = br.ID, br.Host, br.Port
@@ -972,30 +975,12 @@ func (b *Broker) storeGroup(g *group, done func(code int16)) {
 	b.appendGroupRecords(g, []groupRecord{rec}, done)
 }
 
-// groupWait is a write of group records waiting for the high watermark.
-type groupWait struct {
-	key         tp
-	required    int64
-	leaderEpoch int32
-	deadline    int64
-	done        func(code int16)
-}
-
 // appendGroupRecords appends recs to g's partition as its leader and
 // calls done once the high watermark passes them (0), or with the error a
 // coordinator answers when it cannot say that they were kept: the ISR is
 // below min.insync.replicas (before the append, or when the HW passed),
 // the leadership moved, or the wait timed out.
 func (b *Broker) appendGroupRecords(g *group, recs []groupRecord, done func(code int16)) {
-	r := b.replica(OffsetsTopic, g.partition)
-	if r == nil || r.role != roleLeader {
-		done(kerr.NotCoordinator.Code)
-		return
-	}
-	if b.belowMinISR(r) {
-		done(kerr.CoordinatorNotAvailable.Code)
-		return
-	}
 	var values [][]byte
 	for _, rec := range recs {
 		v, err := json.Marshal(rec)
@@ -1004,66 +989,122 @@ func (b *Broker) appendGroupRecords(g *group, recs []groupRecord, done func(code
 		}
 		values = append(values, v)
 	}
-	raw := batch.Build(b.now, values...)
+	b.appendInternal(b.replica(OffsetsTopic, g.partition), batch.Build(b.now, values...), b.cfg.GroupCommitTimeoutMs,
+		b.cfg.Bugs.Has(bug.CommitBeforeReplicate), func(code int16) { done(coordinatorCode(code)) })
+}
+
+// coordinatorCode is what a coordinator answers for a write of its own
+// records that ended with a partition's error code.
+func coordinatorCode(code int16) int16 {
+	switch code {
+	case 0:
+		return 0
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	}
+	return kerr.CoordinatorNotAvailable.Code
+}
+
+// internalWait is a write of the broker's own (a coordinator's records, a
+// transaction marker) waiting for the high watermark.
+type internalWait struct {
+	key         tp
+	required    int64
+	leaderEpoch int32
+	deadline    int64
+	done        func(code int16)
+}
+
+// appendInternal appends raw, a batch the broker built, to r as its
+// leader, as an acks=-1 produce: done hears 0 once the high watermark
+// passes it, or the partition's error: NOT_LEADER_OR_FOLLOWER (r does not
+// lead, or stopped leading the epoch), NOT_ENOUGH_REPLICAS (the ISR was
+// below min.insync.replicas before the append),
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (when the HW passed), REQUEST_TIMED_OUT
+// (after timeoutMs), KAFKA_STORAGE_ERROR. early (a planted bug's) answers
+// at the append instead.
+func (b *Broker) appendInternal(r *replica, raw []byte, timeoutMs int64, early bool, done func(code int16)) {
+	switch {
+	case r == nil || r.role != roleLeader:
+		done(kerr.NotLeaderForPartition.Code)
+		return
+	case b.belowMinISR(r):
+		done(kerr.NotEnoughReplicas.Code)
+		return
+	}
 	base := r.log.LogEndOffset()
 	batch.Stamp(raw, base, r.leaderEpoch)
 	if err := r.log.Append(raw); err != nil {
 		b.logf("%s: append failed: %v", r.key, err)
-		done(kerr.NotCoordinator.Code)
+		done(kerr.KafkaStorageError.Code)
 		return
 	}
 	hs, _ := batch.Validate(raw)
-	r.recordAppended(hs, base)
+	for _, h := range hs {
+		h.BaseOffset = base
+		r.recordBatch(h, raw)
+	}
 	b.wakeFetches(r.key)
-	w := &groupWait{key: r.key, required: r.log.LogEndOffset(), leaderEpoch: r.leaderEpoch,
-		deadline: b.now + b.cfg.GroupCommitTimeoutMs, done: done}
-	if b.cfg.Bugs.Has(bug.CommitBeforeReplicate) {
-		// Planted bug commit-before-replicate: answered at the append,
-		// breaking the rule that the coordinator answers once the high
-		// watermark passes what it wrote.
+	if early {
 		b.advanceHW(r)
 		done(0)
 		return
 	}
-	b.groupWaits = append(b.groupWaits, w)
+	b.internalWaits = append(b.internalWaits, &internalWait{key: r.key, required: r.log.LogEndOffset(), leaderEpoch: r.leaderEpoch,
+		deadline: b.now + timeoutMs, done: done})
 	// A leader alone in the ISR commits it at once.
 	b.checkProduces(r.key)
 }
 
-// checkGroupWaits completes the writes of group records on partition k
+// checkInternalWaits completes the broker's own writes on partition k
 // whose HW, leadership or ISR changed.
-func (b *Broker) checkGroupWaits(k tp) {
-	if k.topic != OffsetsTopic || len(b.groupWaits) == 0 {
+func (b *Broker) checkInternalWaits(k tp) {
+	if len(b.internalWaits) == 0 {
 		return
 	}
 	r := b.replicas[k]
-	b.groupWaits = deleteFunc(b.groupWaits, func(w *groupWait) bool {
+	b.endInternalWaits(func(w *internalWait) (int16, bool) {
 		switch {
 		case w.key != k:
-			return false
+			return 0, false
 		case r == nil || r.role != roleLeader || r.leaderEpoch != w.leaderEpoch:
-			w.done(kerr.NotCoordinator.Code)
+			return kerr.NotLeaderForPartition.Code, true
 		case r.log.HighWatermark() >= w.required:
 			if b.belowMinISR(r) {
-				w.done(kerr.CoordinatorNotAvailable.Code)
-			} else {
-				w.done(0)
+				return kerr.NotEnoughReplicasAfterAppend.Code, true
 			}
-		default:
-			return false
+			return 0, true
 		}
-		return true
+		return 0, false
 	})
 }
 
-func (b *Broker) expireGroupWaits() {
-	b.groupWaits = deleteFunc(b.groupWaits, func(w *groupWait) bool {
-		if b.now < w.deadline {
-			return false
-		}
-		w.done(kerr.CoordinatorNotAvailable.Code)
-		return true
+func (b *Broker) expireInternalWaits() {
+	b.endInternalWaits(func(w *internalWait) (int16, bool) {
+		return kerr.RequestTimedOut.Code, b.now >= w.deadline
 	})
+}
+
+// endInternalWaits ends the waits that ended says are over, with its code.
+// Their callbacks run once the list is settled, because a callback may
+// write again (a transaction's marker written completes it, which writes
+// its state) and so add a wait of its own, which must not be lost.
+func (b *Broker) endInternalWaits(ended func(w *internalWait) (int16, bool)) {
+	type end struct {
+		w    *internalWait
+		code int16
+	}
+	var ends []end
+	b.internalWaits = deleteFunc(b.internalWaits, func(w *internalWait) bool {
+		code, over := ended(w)
+		if over {
+			ends = append(ends, end{w, code})
+		}
+		return over
+	})
+	for _, e := range ends {
+		e.w.done(e.code)
+	}
 }
 
 // groupsLead is told that this broker now leads offsets partition p, or

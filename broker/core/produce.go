@@ -191,7 +191,7 @@ func (b *Broker) checkProduces(k tp) {
 	if r != nil {
 		b.raiseHW(r)
 	}
-	b.checkGroupWaits(k)
+	b.checkInternalWaits(k)
 	b.produces = deleteFunc(b.produces, func(pp *pendingProduce) bool {
 		waits := pp.waits[:0]
 		for _, w := range pp.waits {

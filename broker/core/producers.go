@@ -51,11 +51,16 @@ type ProducerState struct {
 	Batches    []ProducerBatch // oldest first, at most five
 }
 
-// producerEntry is one producer's state in one replica. It always holds at
-// least one batch: an entry is made by recording one.
+// producerEntry is one producer's state in one replica: made by recording
+// a batch, its batches emptied only by a marker of a newer epoch (the
+// coordinator's fencing of the producer).
 type producerEntry struct {
 	epoch   int16
 	batches []ProducerBatch
+	// txnFirst is the first offset of the producer's transaction open on
+	// this partition (its first transactional batch since its last
+	// marker), -1 if none: the last stable offset cannot pass it.
+	txnFirst int64
 }
 
 func (e *producerEntry) last() ProducerBatch { return e.batches[len(e.batches)-1] }
@@ -71,7 +76,7 @@ func (e *producerEntry) find(first, last int32) (ProducerBatch, bool) {
 }
 
 func (e *producerEntry) clone() *producerEntry {
-	return &producerEntry{epoch: e.epoch, batches: slices.Clone(e.batches)}
+	return &producerEntry{epoch: e.epoch, batches: slices.Clone(e.batches), txnFirst: e.txnFirst}
 }
 
 // producers is a replica's producer state, by producer id.
@@ -93,8 +98,11 @@ func (ps producers) record(h batch.Header) {
 	}
 	e := ps[h.ProducerID]
 	if e == nil {
-		e = &producerEntry{epoch: h.ProducerEpoch}
+		e = &producerEntry{epoch: h.ProducerEpoch, txnFirst: -1}
 		ps[h.ProducerID] = e
+	}
+	if h.Transactional() && e.txnFirst < 0 {
+		e.txnFirst = h.BaseOffset
 	}
 	if h.ProducerEpoch != e.epoch {
 		e.epoch, e.batches = h.ProducerEpoch, nil
@@ -113,7 +121,7 @@ func (ps producers) record(h batch.Header) {
 // offset: only then does a truncation there change the state.
 func (ps producers) reachesTo(offset int64) bool {
 	for _, e := range ps {
-		if e.last().LastOffset >= offset {
+		if len(e.batches) > 0 && e.last().LastOffset >= offset {
 			return true
 		}
 	}
@@ -157,10 +165,8 @@ func (b *Broker) checkProduced(r *replica, hs []batch.Header, leo int64) (c prod
 		case h.Control():
 			// Kafka's answer: only a transaction coordinator writes markers.
 			return producerCheck{code: kerr.InvalidRecord.Code, msg: "clients may not write control batches"}
-		case h.Transactional():
-			// Kafka's answer to a transactional batch outside an ongoing
-			// transaction, which is every one here.
-			return producerCheck{code: kerr.InvalidTxnState.Code, msg: "transactions are not supported by this broker"}
+		case h.Transactional() && h.ProducerID < 0:
+			return producerCheck{code: kerr.InvalidRecord.Code, msg: "a transactional batch without a producer id"}
 		case h.ProducerID < 0:
 			continue
 		case h.BaseSequence < 0:
@@ -197,6 +203,11 @@ func (b *Broker) checkProduced(r *replica, hs []batch.Header, leo int64) (c prod
 						h.ProducerID, h.ProducerEpoch, first, last, orig.FirstOffset, h.BaseOffset))
 					continue
 				}
+				if len(e.batches) == 0 {
+					// Its epoch was set by a marker: the producer's first
+					// batch in it may start anywhere.
+					break
+				}
 				if prev := e.last().LastSequence; !inSequence(prev, first) {
 					return producerCheck{code: kerr.OutOfOrderSequenceNumber.Code,
 						msg: sprintf("producer %d epoch %d sent sequence %d after %d", h.ProducerID, h.ProducerEpoch, first, prev)}
@@ -215,13 +226,72 @@ func (b *Broker) checkProduced(r *replica, hs []batch.Header, leo int64) (c prod
 }
 
 // recordAppended applies the batches just appended at base to the
-// replica's producer state.
+// replica's producer state. Clients' batches: never markers.
 func (r *replica) recordAppended(hs []batch.Header, base int64) {
 	for _, h := range hs {
 		h.BaseOffset = base
 		base += h.Count()
 		r.producers.record(h)
 	}
+}
+
+// recordBatch applies one batch of the log (raw, with its header h) to
+// the replica's producer and transaction state: a marker ends its
+// producer's open transaction, and an abort's is remembered for
+// read_committed fetches.
+func (r *replica) recordBatch(h batch.Header, raw []byte) {
+	if !h.Control() {
+		r.producers.record(h)
+		return
+	}
+	r.txns = true
+	commit, ok := batch.ControlCommit(raw)
+	e := r.producers[h.ProducerID]
+	if e == nil || !ok {
+		return
+	}
+	if h.ProducerEpoch > e.epoch {
+		// The coordinator bumped the epoch to fence the producer: its
+		// older epoch's batches are refused from now on.
+		e.epoch, e.batches = h.ProducerEpoch, nil
+	}
+	if !commit && e.txnFirst >= 0 {
+		r.aborted = append(r.aborted, abortedTxn{producerID: h.ProducerID, first: e.txnFirst, last: h.BaseOffset})
+	}
+	e.txnFirst = -1
+}
+
+// abortedTxn is a transaction aborted on a partition: its producer, its
+// first offset there and its marker's.
+type abortedTxn struct {
+	producerID  int64
+	first, last int64
+}
+
+// lastStable is the partition's last stable offset: the high watermark,
+// or the first offset of the earliest transaction still open below it.
+func (r *replica) lastStable() int64 {
+	lso := r.log.HighWatermark()
+	for _, e := range r.producers {
+		if e.txnFirst >= 0 && e.txnFirst < lso {
+			lso = e.txnFirst
+		}
+	}
+	return lso
+}
+
+// abortedIn are the aborted transactions a read_committed fetch of
+// [from, upTo) must be told of: those with records there.
+func (r *replica) abortedIn(from, upTo int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	var out []kmsg.FetchResponseTopicPartitionAbortedTransaction
+	for _, a := range r.aborted {
+		if a.last >= from && a.first < upTo {
+			x := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+			x.ProducerID, x.FirstOffset = a.producerID, a.first
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // rebuildChunk bounds one read of a rebuild: whole batches, so a batch
@@ -234,7 +304,7 @@ const rebuildChunk = 1 << 20
 // CRC or decompression): at open, and after a truncation that removed a
 // producer's latest batch (truncateLog), not after others.
 func (b *Broker) rebuildProducers(r *replica) {
-	r.producers = producers{}
+	r.producers, r.aborted = producers{}, nil
 	off, end := r.log.LogStartOffset(), r.log.LogEndOffset()
 	for off < end {
 		data, err := r.log.Read(off, end, rebuildChunk)
@@ -243,8 +313,8 @@ func (b *Broker) rebuildProducers(r *replica) {
 			return
 		}
 		next := off
-		if _, err := batch.Walk(data, func(h batch.Header, _ []byte) bool {
-			r.producers.record(h)
+		if _, err := batch.Walk(data, func(h batch.Header, raw []byte) bool {
+			r.recordBatch(h, raw)
 			next = h.NextOffset()
 			return true
 		}); err != nil || next <= off {
@@ -261,7 +331,9 @@ func (b *Broker) truncateLog(r *replica, offset int64) error {
 	if err := r.log.Truncate(offset); err != nil {
 		return err
 	}
-	if r.producers.reachesTo(r.log.LogEndOffset()) {
+	// A partition that has had transactions is read back whole: a
+	// truncated marker reopens its transaction.
+	if r.txns || r.producers.reachesTo(r.log.LogEndOffset()) {
 		b.rebuildProducers(r)
 	}
 	return nil
@@ -274,18 +346,7 @@ func (b *Broker) truncateLog(r *replica, offset int64) error {
 func (b *Broker) handleInitProducerID(req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.SetVersion(req.Version)
-	resp.ProducerID, resp.ProducerEpoch = -1, -1
-	if req.TransactionalID != nil {
-		// Transactions are not supported. A refusal of the transactional
-		// id every client takes as final, where COORDINATOR_NOT_AVAILABLE
-		// would be retried until the client's timeout and INVALID_REQUEST
-		// would blame the encoding.
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		b.logf("refused InitProducerId for transactional id %q: transactions are not supported", *req.TransactionalID)
-		return resp
-	}
-	b.producerCounter = max(b.producerCounter+1, b.now*producerIDsPerMs)
-	resp.ProducerID, resp.ProducerEpoch = b.producerCounter*producerIDBrokers+int64(b.cfg.BrokerID), 0
+	resp.ProducerID, resp.ProducerEpoch = b.newProducerID(), 0
 	return resp
 }
 

@@ -110,9 +110,11 @@ func TestInitProducerID(t *testing.T) {
 	if id := take(h1, 4); id <= last {
 		t.Fatalf("after a restart 10 ms later: id %d, not above the %d given before", id, last)
 	}
+	// A transactional id is its coordinator's to answer: a broker that
+	// is not it (none is yet) gives no id.
 	r := initProducerID(h1, 4, kmsg.StringPtr("txn"))
-	if r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code || r.ProducerID != -1 {
-		t.Fatalf("transactional id: id %d %s, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", r.ProducerID, errName(r.ErrorCode))
+	if (r.ErrorCode != kerr.CoordinatorNotAvailable.Code && r.ErrorCode != kerr.NotCoordinator.Code) || r.ProducerID != -1 {
+		t.Fatalf("transactional id: id %d %s, want no id from a broker that is not its coordinator", r.ProducerID, errName(r.ErrorCode))
 	}
 }
 
@@ -225,20 +227,18 @@ func TestIdempotentProduce(t *testing.T) {
 	}
 }
 
-// TestProduceRefusesTransactions: a transactional batch is refused as
-// Kafka refuses one outside a transaction, a control batch as Kafka
-// refuses one from a client, and an idempotent producer's batch without a
-// sequence number as Kafka refuses it; none is written.
-func TestProduceRefusesTransactions(t *testing.T) {
+// TestProduceRefusesMarkers: a control batch is refused as Kafka refuses
+// one from a client (only a coordinator's WriteTxnMarkers writes one), and
+// an idempotent producer's batch without a sequence number as Kafka
+// refuses it; neither is written.
+func TestProduceRefusesMarkers(t *testing.T) {
 	h := newLeader(t, 1, 1)
-	txn := idem{1025, 0, 0, "a"}.raw()
-	txn[22] |= 0x10 // the transactional attribute
 	control := idem{1025, 0, 0, "a"}.raw()
 	control[22] |= 0x30 // a transaction marker: transactional and control
 	for _, tc := range []struct {
 		raw  []byte
 		want *kerr.Error
-	}{{txn, kerr.InvalidTxnState}, {control, kerr.InvalidRecord}, {idem{1025, 0, -1, "a"}.raw(), kerr.InvalidRecord}} {
+	}{{control, kerr.InvalidRecord}, {idem{1025, 0, -1, "a"}.raw(), kerr.InvalidRecord}} {
 		restampCRC(tc.raw)
 		if got := h.outcome(h.request(produceRaw(1, 1000, tc.raw))); got != errName(tc.want.Code) {
 			t.Errorf("attributes %#x: %s, want %s", tc.raw[22], got, tc.want.Message)

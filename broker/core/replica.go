@@ -31,6 +31,10 @@ type replica struct {
 	replicas       []int32
 	isr            []int32
 	producers      producers // idempotent producers' state, in step with the log
+	// aborted are the transactions aborted on the partition, in marker
+	// order; txns says its log has held a marker (recordBatch).
+	aborted []abortedTxn
+	txns    bool
 
 	// leader side
 	epochStart int64 // LEO when this leadership began
@@ -95,6 +99,7 @@ func (b *Broker) updateReplica(r *replica, p control.Partition) {
 		// A coordinator's groups live in its leadership: a new epoch
 		// reads them back, or they go.
 		b.groupsLead(r, r.role == roleLeader)
+		b.txnsLead(r, r.role == roleLeader)
 	}
 	if wasLeader {
 		// Produces waiting on this leadership can no longer be judged here.

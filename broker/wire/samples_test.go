@@ -144,6 +144,22 @@ func sampleRequest(key, version int16) kmsg.Request {
 		t.Configs = append(t.Configs, c)
 		r.Topics = append(r.Topics, t)
 		req = r
+	case 24:
+		r := kmsg.NewPtrAddPartitionsToTxnRequest()
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch = sampleTopic, 99, 3
+		r.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: sampleTopic, Partitions: []int32{7}}}
+		req = r
+	case 26:
+		r := kmsg.NewPtrEndTxnRequest()
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit = sampleTopic, 99, 3, true
+		req = r
+	case 27:
+		r := kmsg.NewPtrWriteTxnMarkersRequest()
+		m := kmsg.NewWriteTxnMarkersRequestMarker()
+		m.ProducerID, m.ProducerEpoch, m.Committed = 99, 3, true
+		m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: sampleTopic, Partitions: []int32{7}}}
+		r.Markers = append(r.Markers, m)
+		req = r
 	case 22:
 		r := kmsg.NewPtrInitProducerIDRequest()
 		r.TransactionTimeoutMillis = 1234
@@ -235,6 +251,18 @@ func requestTopic(req kmsg.Request) string {
 	case *kmsg.CreateTopicsRequest:
 		if len(r.Topics) == 1 && r.Topics[0].NumPartitions == 5 && r.Topics[0].ReplicationFactor == 3 {
 			return r.Topics[0].Topic
+		}
+	case *kmsg.AddPartitionsToTxnRequest:
+		if r.ProducerID == 99 && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].Topic
+		}
+	case *kmsg.EndTxnRequest:
+		if r.ProducerID == 99 && r.Commit {
+			return r.TransactionalID
+		}
+	case *kmsg.WriteTxnMarkersRequest:
+		if len(r.Markers) == 1 && r.Markers[0].Committed && len(r.Markers[0].Topics) == 1 {
+			return r.Markers[0].Topics[0].Topic
 		}
 	case *kmsg.InitProducerIDRequest:
 		if r.TransactionalID == nil && r.TransactionTimeoutMillis == 1234 {
@@ -376,6 +404,27 @@ func sampleResponse(key, version int16) kmsg.Response {
 		t.NumPartitions = 5
 		r.Topics = append(r.Topics, t)
 		resp = r
+	case 24:
+		r := kmsg.NewPtrAddPartitionsToTxnResponse()
+		t := kmsg.NewAddPartitionsToTxnResponseTopic()
+		t.Topic = sampleTopic
+		t.Partitions = []kmsg.AddPartitionsToTxnResponseTopicPartition{{Partition: 7, ErrorCode: 51}}
+		r.Topics = append(r.Topics, t)
+		resp = r
+	case 26:
+		r := kmsg.NewPtrEndTxnResponse()
+		r.ErrorCode = 48 // INVALID_TXN_STATE
+		resp = r
+	case 27:
+		r := kmsg.NewPtrWriteTxnMarkersResponse()
+		m := kmsg.NewWriteTxnMarkersResponseMarker()
+		m.ProducerID = 99
+		t := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+		t.Topic = sampleTopic
+		t.Partitions = []kmsg.WriteTxnMarkersResponseMarkerTopicPartition{{Partition: 7}}
+		m.Topics = append(m.Topics, t)
+		r.Markers = append(r.Markers, m)
+		resp = r
 	case 22:
 		r := kmsg.NewPtrInitProducerIDResponse()
 		r.ProducerID, r.ProducerEpoch = 42, 0
@@ -436,6 +485,18 @@ func responseMarker(resp kmsg.Response) string {
 	case *kmsg.CreateTopicsResponse:
 		if len(r.Topics) == 1 {
 			return r.Topics[0].Topic
+		}
+	case *kmsg.AddPartitionsToTxnResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].ErrorCode == 51 {
+			return r.Topics[0].Topic
+		}
+	case *kmsg.EndTxnResponse:
+		if r.ErrorCode == 48 {
+			return sampleTopic
+		}
+	case *kmsg.WriteTxnMarkersResponse:
+		if len(r.Markers) == 1 && r.Markers[0].ProducerID == 99 && len(r.Markers[0].Topics) == 1 {
+			return r.Markers[0].Topics[0].Topic
 		}
 	case *kmsg.InitProducerIDResponse:
 		if r.ProducerID == 42 && r.ErrorCode == 0 {

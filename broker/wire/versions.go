@@ -31,14 +31,20 @@ type VersionRange struct {
 //     anything here.
 //   - Metadata 0-12: every version that names topics by name in requests;
 //     13 adds a top-level error for KIP-1102 rebootstrapping.
-//   - InitProducerId 0-4: idempotent producers (KIP-98) only. 0 and 1 differ
-//     in throttling, 2 is flexible, 3 carries the producer's current id and
-//     epoch (KIP-360; ignored: a producer without a transactional id always
-//     gets a new id, as from Kafka's coordinator), 4 lets the answer say
-//     PRODUCER_FENCED (KIP-588), which only transactions need. 5, the last
-//     kmsg knows, only says that the client understands
-//     TRANSACTION_ABORTABLE (KIP-890), an error of transactions, which this
-//     broker refuses: advertising it would promise nothing.
+//   - InitProducerId 0-4: idempotent and transactional producers (KIP-98).
+//     0 and 1 differ in throttling, 2 is flexible, 3 carries the producer's
+//     current id and epoch (KIP-360; ignored: a producer without a
+//     transactional id always gets a new id, as from Kafka's coordinator,
+//     and a transactional one a new epoch), 4 lets the answer say
+//     PRODUCER_FENCED (KIP-588). 5, the last kmsg knows, says that the
+//     client understands TRANSACTION_ABORTABLE (KIP-890), which this broker
+//     never answers: advertising it would promise nothing.
+//   - The transaction coordinator's (broker/core/txns.go, markers.go):
+//     AddPartitionsToTxn 0-3 (4 and 5 batch transactions for KIP-890's
+//     verification by the partitions' leaders), EndTxn 0-3 (4 and 5 are
+//     KIP-890's), WriteTxnMarkers 0-1 (2 carries KIP-890's transaction
+//     version). Not AddOffsetsToTxn or TxnOffsetCommit: transactional
+//     offset commits are not supported.
 //   - OffsetForLeaderEpoch 0-4: all versions kmsg knows; followers use it to
 //     truncate after a leader change.
 //   - ApiVersions 0-4: 5 (KIP-1242) asks the broker to check a cluster and node
@@ -77,6 +83,9 @@ var supported = [...]VersionRange{
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId
 	{Key: 23, Min: 0, Max: 4}, // OffsetForLeaderEpoch
+	{Key: 24, Min: 0, Max: 3}, // AddPartitionsToTxn
+	{Key: 26, Min: 0, Max: 3}, // EndTxn
+	{Key: 27, Min: 0, Max: 1}, // WriteTxnMarkers
 	{Key: 32, Min: 0, Max: 4}, // DescribeConfigs
 }
 
