@@ -205,25 +205,9 @@ func (tc *testCluster) waitGroupAssigned(t *testing.T, group, topic string, n in
 // partition's end offset.
 func (tc *testCluster) committedAtEnd(t *testing.T, group, topic string, ends map[int32]int64) {
 	t.Helper()
-	cl := tc.kgoClient()
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		got, err := adm.FetchOffsets(ctx, group)
-		cancel()
-		short := ""
-		if err != nil {
-			short = err.Error()
-		} else {
-			for p, end := range ends {
-				o, ok := got.Lookup(topic, p)
-				if end > 0 && (!ok || o.Err != nil || o.At != end) {
-					short += fmt.Sprintf(" %s-%d committed %v of %d (%v);", topic, p, o.At, end, o.Err)
-				}
-			}
-		}
+		short := tc.committedShort(group, topic, ends)
 		if short == "" {
 			return
 		}
@@ -232,6 +216,33 @@ func (tc *testCluster) committedAtEnd(t *testing.T, group, topic string, ends ma
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// committedReached says whether group's committed offsets of topic are at
+// ends now.
+func (tc *testCluster) committedReached(group, topic string, ends map[int32]int64) bool {
+	return tc.committedShort(group, topic, ends) == ""
+}
+
+// committedShort says where group's committed offsets of topic fall short
+// of ends ("" if nowhere).
+func (tc *testCluster) committedShort(group, topic string, ends map[int32]int64) string {
+	cl := tc.kgoClient()
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		return err.Error()
+	}
+	short := ""
+	for p, end := range ends {
+		o, ok := got.Lookup(topic, p)
+		if end > 0 && (!ok || o.Err != nil || o.At != end) {
+			short += fmt.Sprintf(" %s-%d committed %v of %d (%v);", topic, p, o.At, end, o.Err)
+		}
+	}
+	return short
 }
 
 // offsetWatch samples a group's committed offsets until stopped, and

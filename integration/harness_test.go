@@ -263,19 +263,25 @@ func (tc *testCluster) createTopic(name string, partitions int32, rf int16, conf
 // a second or two: it may refresh metadata as often as it likes.
 func (tc *testCluster) kgoClient(opts ...kgo.Opt) *kgo.Client {
 	tc.t.Helper()
-	base := []kgo.Opt{
+	cl, err := kgo.NewClient(tc.kgoOpts(opts...)...)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	return cl
+}
+
+// kgoOpts are a franz-go client's options for this cluster, with opts
+// after them: quick retries and metadata, for a cluster whose leaders
+// move.
+func (tc *testCluster) kgoOpts(opts ...kgo.Opt) []kgo.Opt {
+	return append([]kgo.Opt{
 		kgo.SeedBrokers(strings.Split(tc.Bootstrap(), ",")...),
 		kgo.MetadataMinAge(50 * time.Millisecond),
 		kgo.MetadataMaxAge(time.Second),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
 		kgo.DialTimeout(time.Second),
 		kgo.ProducerLinger(0),
-	}
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		tc.t.Fatal(err)
-	}
-	return cl
+	}, opts...)
 }
 
 // partitionState is one partition as a broker's metadata shows it.

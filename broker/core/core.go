@@ -372,6 +372,10 @@ func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
 		b.handleAddPartitionsToTxn(conn, corr, r)
 	case *kmsg.EndTxnRequest:
 		b.handleEndTxn(conn, corr, r)
+	case *kmsg.AddOffsetsToTxnRequest:
+		b.handleAddOffsetsToTxn(conn, corr, r)
+	case *kmsg.TxnOffsetCommitRequest:
+		b.handleTxnOffsetCommit(conn, corr, r)
 	case *kmsg.WriteTxnMarkersRequest:
 		b.handleWriteTxnMarkers(conn, corr, r)
 	case *kmsg.FindCoordinatorRequest:

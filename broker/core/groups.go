@@ -76,8 +76,11 @@ type group struct {
 	// group.initial.rebalance.delay.ms, so that members joining at once
 	// join one generation.
 	joinNotBefore int64
-	// offsets are the committed offsets, by topic and partition.
-	offsets map[tp]committed
+	// offsets are the committed offsets, by topic and partition;
+	// txnOffsets those committed in open transactions, by producer id,
+	// until their markers say whether they count (txnoffsets.go).
+	offsets    map[tp]committed
+	txnOffsets map[int64]map[tp]committed
 	// storing: the completed rebalance's record is being written; the
 	// leader's SyncGroup is answered, and the group is Stable, once it is
 	// committed.
@@ -765,7 +768,7 @@ func (b *Broker) handleOffsetCommit(conn ConnID, corr int32, req *kmsg.OffsetCom
 		answer(kerr.UnknownMemberID.Code)
 		return
 	}
-	if code := b.commitRefused(g, req, simple); code != 0 {
+	if code := b.commitRefused(g, req.MemberID, req.Generation, simple); code != 0 {
 		answer(code)
 		return
 	}
@@ -793,7 +796,7 @@ func (b *Broker) handleOffsetCommit(conn ConnID, corr int32, req *kmsg.OffsetCom
 }
 
 // commitRefused says why a commit may not be taken (0 if it may).
-func (b *Broker) commitRefused(g *group, req *kmsg.OffsetCommitRequest, simple bool) int16 {
+func (b *Broker) commitRefused(g *group, memberID string, generation int32, simple bool) int16 {
 	if b.cfg.Bugs.Has(bug.CommitStaleGeneration) && !simple && g.state != groupCompletingRebalance {
 		// Planted bug commit-stale-generation: any member's commit is
 		// taken, of whatever generation, breaking the rule that a commit
@@ -806,9 +809,9 @@ func (b *Broker) commitRefused(g *group, req *kmsg.OffsetCommitRequest, simple b
 	case simple:
 		// Not a member of a group that has members.
 		return kerr.UnknownMemberID.Code
-	case g.members[req.MemberID] == nil:
+	case g.members[memberID] == nil:
 		return kerr.UnknownMemberID.Code
-	case req.Generation != g.generation:
+	case generation != g.generation:
 		return kerr.IllegalGeneration.Code
 	case g.state == groupCompletingRebalance:
 		return kerr.RebalanceInProgress.Code
@@ -834,12 +837,13 @@ func (b *Broker) handleOffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFet
 			g, code := b.groupFor(rg.Group, false)
 			sg.ErrorCode = code
 			if code == 0 {
-				for _, ft := range b.fetchOffsets(g, rg.Topics == nil, topics, parts) {
+				for _, ft := range b.fetchOffsets(g, rg.Topics == nil, topics, parts, req.RequireStable) {
 					st := kmsg.NewOffsetFetchResponseGroupTopic()
 					st.Topic = ft.topic
 					for _, fp := range ft.parts {
 						sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 						sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = fp.partition, fp.c.Offset, fp.c.LeaderEpoch, kmsg.StringPtr(fp.c.Metadata)
+						sp.ErrorCode = fp.code
 						st.Partitions = append(st.Partitions, sp)
 					}
 					sg.Topics = append(sg.Topics, st)
@@ -871,12 +875,13 @@ func (b *Broker) handleOffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFet
 		}
 		return resp
 	}
-	for _, ft := range b.fetchOffsets(g, req.Topics == nil, topics, parts) {
+	for _, ft := range b.fetchOffsets(g, req.Topics == nil, topics, parts, req.RequireStable) {
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = ft.topic
 		for _, fp := range ft.parts {
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = fp.partition, fp.c.Offset, fp.c.LeaderEpoch, kmsg.StringPtr(fp.c.Metadata)
+			rp.ErrorCode = fp.code
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -892,11 +897,15 @@ type fetchedTopic struct {
 type fetchedPartition struct {
 	partition int32
 	c         committed
+	code      int16
 }
 
 // fetchOffsets is g's committed offsets of the partitions asked for
-// (every one it has, if all), -1 for a partition without one.
-func (b *Broker) fetchOffsets(g *group, all bool, topics []string, parts map[string][]int32) []fetchedTopic {
+// (every one it has, if all), -1 for a partition without one. With
+// stable (KIP-447's require_stable), a partition whose offset an open
+// transaction has committed answers UNSTABLE_OFFSET_COMMIT instead, for
+// the client to ask again once the transaction has ended.
+func (b *Broker) fetchOffsets(g *group, all bool, topics []string, parts map[string][]int32, stable bool) []fetchedTopic {
 	none := committed{Offset: -1, LeaderEpoch: -1}
 	if all {
 		byTopic := map[string][]int32{}
@@ -921,7 +930,11 @@ func (b *Broker) fetchOffsets(g *group, all bool, topics []string, parts map[str
 			if !ok {
 				c = none
 			}
-			ft.parts = append(ft.parts, fetchedPartition{p, c})
+			var code int16
+			if stable && g.txnPending(tp{t, p}) {
+				c, code = none, kerr.UnstableOffsetCommit.Code
+			}
+			ft.parts = append(ft.parts, fetchedPartition{p, c, code})
 		}
 		out = append(out, ft)
 	}
@@ -983,14 +996,19 @@ func (b *Broker) storeGroup(g *group, done func(code int16)) {
 func (b *Broker) appendGroupRecords(g *group, recs []groupRecord, done func(code int16)) {
 	var values [][]byte
 	for _, rec := range recs {
-		v, err := json.Marshal(rec)
-		if err != nil {
-			panic(err)
-		}
-		values = append(values, v)
+		values = append(values, mustJSON(rec))
 	}
 	b.appendInternal(b.replica(OffsetsTopic, g.partition), batch.Build(b.now, values...), b.cfg.GroupCommitTimeoutMs,
 		b.cfg.Bugs.Has(bug.CommitBeforeReplicate), func(code int16) { done(coordinatorCode(code)) })
+}
+
+// mustJSON encodes a coordinator's record, which is always encodable.
+func mustJSON(v any) []byte {
+	out, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // coordinatorCode is what a coordinator answers for a write of its own
@@ -1158,56 +1176,84 @@ func (b *Broker) groupsIn(p int32) int {
 // loadGroups reads the whole of offsets partition r back into groups: the
 // last offset committed for each partition, and each group at the
 // generation its last record names, its members with their sessions
-// starting now.
+// starting now. Offsets committed in a transaction wait for its marker,
+// as they did when they were written (txnoffsets.go).
 func (b *Broker) loadGroups(r *replica) int {
 	n := 0
 	for off := r.log.LogStartOffset(); off < r.log.LogEndOffset(); {
 		raw, err := r.log.Read(off, r.log.LogEndOffset(), 1<<20)
-		if err != nil || len(raw) == 0 {
-			b.logf("%s: reading the groups back stopped at %d: %v", r.key, off, err)
-			break
+		if err == nil && len(raw) == 0 {
+			err = fmt.Errorf("nothing read")
 		}
-		offsets, values, err := batch.Values(raw)
 		if err != nil {
 			b.logf("%s: reading the groups back stopped at %d: %v", r.key, off, err)
 			break
 		}
-		for i, v := range values {
-			if offsets[i] < off {
-				continue
+		next := off
+		_, err = batch.Walk(raw, func(h batch.Header, one []byte) bool {
+			if h.LastOffset() < off {
+				return true
 			}
-			var rec groupRecord
-			if json.Unmarshal(v, &rec) != nil || rec.Group == "" {
-				continue
-			}
-			n++
-			g := b.groups[rec.Group]
-			if g == nil {
-				g = &group{name: rec.Group, partition: r.key.partition, state: groupEmpty, members: map[string]*member{},
-					pending: map[string]int64{}, offsets: map[tp]committed{}}
-				b.groups[rec.Group] = g
-			}
-			switch rec.Kind {
-			case recordOffset:
-				if rec.Commit != nil {
-					g.offsets[tp{rec.Topic, rec.Partition}] = *rec.Commit
+			next = h.LastOffset() + 1
+			if h.Control() {
+				if commit, ok := batch.ControlCommit(one); ok {
+					b.txnOffsetsEnded(r.key.partition, h.ProducerID, commit)
 				}
-			case recordGroup:
-				g.generation, g.protoType, g.protocol, g.leader = rec.Generation, rec.ProtoType, rec.Protocol, rec.Leader
-				g.members = map[string]*member{}
-				for _, mr := range rec.Members {
-					g.members[mr.ID] = &member{id: mr.ID, sessionTimeout: mr.SessionTimeout, rebalanceTimeout: mr.RebalanceTimeout,
-						assignment: mr.Assignment, expires: b.now + mr.SessionTimeout, protoType: rec.ProtoType,
-						protocols: []kmsg.JoinGroupRequestProtocol{{Name: rec.Protocol}}}
-				}
-				g.state = groupStable
-				if len(g.members) == 0 {
-					g.state = groupEmpty
-				}
+				return true
 			}
+			_, values, verr := batch.Values(one)
+			if verr != nil {
+				err = verr
+				return false
+			}
+			for _, v := range values {
+				var rec groupRecord
+				if json.Unmarshal(v, &rec) != nil || rec.Group == "" {
+					continue
+				}
+				n++
+				b.loadGroupRecord(r, rec, h)
+			}
+			return true
+		})
+		if err != nil || next == off {
+			b.logf("%s: reading the groups back stopped at %d: %v", r.key, off, err)
+			break
 		}
-		last := offsets[len(offsets)-1]
-		off = last + 1
+		off = next
 	}
 	return n
+}
+
+// loadGroupRecord applies one record of offsets partition r, from the
+// batch h.
+func (b *Broker) loadGroupRecord(r *replica, rec groupRecord, h batch.Header) {
+	g := b.groups[rec.Group]
+	if g == nil {
+		g = &group{name: rec.Group, partition: r.key.partition, state: groupEmpty, members: map[string]*member{},
+			pending: map[string]int64{}, offsets: map[tp]committed{}}
+		b.groups[rec.Group] = g
+	}
+	switch rec.Kind {
+	case recordOffset:
+		switch {
+		case rec.Commit == nil:
+		case h.Transactional():
+			g.stageTxnOffset(h.ProducerID, tp{rec.Topic, rec.Partition}, *rec.Commit)
+		default:
+			g.offsets[tp{rec.Topic, rec.Partition}] = *rec.Commit
+		}
+	case recordGroup:
+		g.generation, g.protoType, g.protocol, g.leader = rec.Generation, rec.ProtoType, rec.Protocol, rec.Leader
+		g.members = map[string]*member{}
+		for _, mr := range rec.Members {
+			g.members[mr.ID] = &member{id: mr.ID, sessionTimeout: mr.SessionTimeout, rebalanceTimeout: mr.RebalanceTimeout,
+				assignment: mr.Assignment, expires: b.now + mr.SessionTimeout, protoType: rec.ProtoType,
+				protocols: []kmsg.JoinGroupRequestProtocol{{Name: rec.Protocol}}}
+		}
+		g.state = groupStable
+		if len(g.members) == 0 {
+			g.state = groupEmpty
+		}
+	}
 }

@@ -2,8 +2,6 @@ package core
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/chaos-isr/chaos/broker/batch"
 )
 
 // The partition side of transactions (KIP-98): a transactional producer's
@@ -56,8 +54,7 @@ func (b *Broker) handleWriteTxnMarkers(conn ConnID, corr int32, req *kmsg.WriteT
 		m := req.Markers[s.m]
 		t := m.Topics[s.t]
 		p := t.Partitions[s.p]
-		raw := batch.BuildControl(m.ProducerID, m.ProducerEpoch, b.now, m.Committed, m.CoordinatorEpoch)
-		b.appendInternal(b.replica(t.Topic, p), raw, markerTimeoutMs, false, func(code int16) {
+		b.writeMarker(b.replica(t.Topic, p), m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, func(code int16) {
 			resp.Markers[s.m].Topics[s.t].Partitions[s.p].ErrorCode = code
 			if left--; left == 0 {
 				b.reply(conn, corr, resp)

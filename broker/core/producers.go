@@ -107,6 +107,11 @@ func (ps producers) record(h batch.Header) {
 	if h.ProducerEpoch != e.epoch {
 		e.epoch, e.batches = h.ProducerEpoch, nil
 	}
+	if h.BaseSequence < 0 {
+		// A coordinator's write for the producer (its transaction's
+		// offsets), which has no sequence to follow.
+		return
+	}
 	first, last := h.BaseSequence, h.LastSequence()
 	if _, dup := e.find(first, last); dup {
 		return

@@ -163,11 +163,11 @@ func TestBadRequestsGetErrors(t *testing.T) {
 // its kind and version, so the client does not hang, and logged.
 func TestUnsupportedRequestAnswered(t *testing.T) {
 	h := newLeader(t, 1, 1)
-	req := kmsg.NewPtrAddOffsetsToTxnRequest()
+	req := kmsg.NewPtrCreatePartitionsRequest()
 	req.Version = 3
 	resp := h.call(req)
-	if _, ok := resp.(*kmsg.AddOffsetsToTxnResponse); !ok || resp.GetVersion() != 3 {
-		t.Fatalf("answered %T v%d, want an AddOffsetsToTxnResponse v3", resp, resp.GetVersion())
+	if _, ok := resp.(*kmsg.CreatePartitionsResponse); !ok || resp.GetVersion() != 3 {
+		t.Fatalf("answered %T v%d, want a CreatePartitionsResponse v3", resp, resp.GetVersion())
 	}
 	var logged bool
 	for _, e := range h.take() {

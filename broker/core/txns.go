@@ -201,21 +201,28 @@ func (b *Broker) handleAddPartitionsToTxn(conn ConnID, corr int32, req *kmsg.Add
 		answer(code)
 		return
 	}
+	var parts []tp
 	for _, rt := range req.Topics {
 		if known, _ := b.md.Lookup(rt.Topic, -1); known == nil {
 			answer(kerr.UnknownTopicOrPartition.Code)
 			return
 		}
+		for _, p := range rt.Partitions {
+			parts = append(parts, tp{rt.Topic, p})
+		}
 	}
+	b.addToTxn(t, parts, answer)
+}
+
+// addToTxn adds parts to t, starting it if it is not open, and answers
+// once that is written.
+func (b *Broker) addToTxn(t *transaction, parts []tp, answer func(code int16)) {
 	if t.state != txnOngoing {
 		t.state, t.parts, t.started = txnOngoing, nil, b.now
 	}
-	for _, rt := range req.Topics {
-		for _, p := range rt.Partitions {
-			k := tp{rt.Topic, p}
-			if !slices.Contains(t.parts, k) {
-				t.parts = append(t.parts, k)
-			}
+	for _, k := range parts {
+		if !slices.Contains(t.parts, k) {
+			t.parts = append(t.parts, k)
 		}
 	}
 	slices.SortFunc(t.parts, func(a, c tp) int {
@@ -305,12 +312,8 @@ func (b *Broker) writeTxn(t *transaction, done func(code int16)) {
 	for _, k := range t.parts {
 		rec.Parts = append(rec.Parts, txnTPs{k.topic, k.partition})
 	}
-	v, err := json.Marshal(rec)
-	if err != nil {
-		panic(err)
-	}
 	t.writing = true
-	b.appendInternal(b.replica(TransactionTopic, t.partition), batch.Build(b.now, v), b.cfg.GroupCommitTimeoutMs, false, func(code int16) {
+	b.appendInternal(b.replica(TransactionTopic, t.partition), batch.Build(b.now, mustJSON(rec)), b.cfg.GroupCommitTimeoutMs, false, func(code int16) {
 		t.writing = false
 		done(coordinatorCode(code))
 	})
@@ -356,8 +359,7 @@ func (b *Broker) sendMarkers(t *transaction) {
 		case leader == b.cfg.BrokerID:
 			for _, k := range parts {
 				t.inFlight++
-				raw := batch.BuildControl(t.pid, t.epoch, b.now, commit, 0)
-				b.appendInternal(b.replica(k.topic, k.partition), raw, markerTimeoutMs, false, func(code int16) {
+				b.writeMarker(b.replica(k.topic, k.partition), t.pid, t.epoch, commit, 0, func(code int16) {
 					b.markerDone(t.id, []tp{k}, []int16{code})
 				})
 			}

@@ -1,6 +1,7 @@
 package memdriver
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,15 +50,25 @@ func (x *txnClient) retry(to int32, req kmsg.Request, code func(kmsg.Response) i
 	return nil
 }
 
-func (x *txnClient) init() {
+// find asks a running broker for the id's coordinator.
+func (x *txnClient) find() {
 	x.t.Helper()
+	via := int32(1)
+	for !x.c.Up(via) {
+		via++
+	}
 	find := kmsg.NewPtrFindCoordinatorRequest()
 	find.Version, find.CoordinatorKey, find.CoordinatorType = 3, x.id, 1
-	fr := x.retry(1, find, func(r kmsg.Response) int16 { return r.(*kmsg.FindCoordinatorResponse).ErrorCode }).(*kmsg.FindCoordinatorResponse)
+	fr := x.retry(via, find, func(r kmsg.Response) int16 { return r.(*kmsg.FindCoordinatorResponse).ErrorCode }).(*kmsg.FindCoordinatorResponse)
 	if fr.ErrorCode != 0 {
 		x.t.Fatalf("find coordinator: %s", errName(fr.ErrorCode))
 	}
 	x.coord = fr.NodeID
+}
+
+func (x *txnClient) init() {
+	x.t.Helper()
+	x.find()
 	x.c.Run(500) // the new leaders learn of their partitions
 	init := kmsg.NewPtrInitProducerIDRequest()
 	init.Version, init.TransactionalID, init.TransactionTimeoutMillis = 3, kmsg.StringPtr(x.id), 10_000
@@ -193,5 +204,133 @@ func TestTransactions(t *testing.T) {
 	}
 	if got := old.send(1, "zombie"); got == "ok@4" {
 		t.Fatalf("the fenced producer's write: %s", got)
+	}
+}
+
+// commitOffset commits offset of t-0 for group in the open transaction.
+func (x *txnClient) commitOffset(group string, offset int64) string {
+	x.t.Helper()
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.Version, add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = 3, x.id, x.pid, x.epoch, group
+	ar := x.retry(x.coord, add, func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }).(*kmsg.AddOffsetsToTxnResponse)
+	if ar.ErrorCode != 0 {
+		return "add offsets: " + errName(ar.ErrorCode)
+	}
+	coord := groupCoordinator(x.t, x.c, group)
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.Version, commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch = 3, x.id, group, x.pid, x.epoch
+	commit.Generation = -1
+	ct := kmsg.NewTxnOffsetCommitRequestTopic()
+	ct.Topic = "t"
+	cp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	cp.Partition, cp.Offset, cp.LeaderEpoch = 0, offset, -1
+	ct.Partitions = append(ct.Partitions, cp)
+	commit.Topics = append(commit.Topics, ct)
+	cr := x.call(coord, commit).(*kmsg.TxnOffsetCommitResponse)
+	return errName(cr.Topics[0].Partitions[0].ErrorCode)
+}
+
+func groupCoordinator(t *testing.T, c *Cluster, group string) int32 {
+	t.Helper()
+	find := kmsg.NewPtrFindCoordinatorRequest()
+	find.Version, find.CoordinatorKey = 3, group
+	via := int32(1)
+	for !c.Up(via) {
+		via++
+	}
+	for range 100 {
+		call := c.Send(via, find)
+		c.Await(call, 5000)
+		if r, ok := call.Resp.(*kmsg.FindCoordinatorResponse); ok && r.ErrorCode == 0 && c.Up(r.NodeID) {
+			return r.NodeID
+		}
+		c.Run(100)
+	}
+	t.Fatalf("no coordinator for group %s", group)
+	return 0
+}
+
+// committedOffset is group's committed offset of t-0 (asking for a stable
+// one with stable), or the error its coordinator answers.
+func committedOffset(t *testing.T, c *Cluster, group string, stable bool) string {
+	t.Helper()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group, req.RequireStable = 7, group, stable
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = "t", []int32{0}
+	req.Topics = append(req.Topics, rt)
+	call := c.Send(groupCoordinator(t, c, group), req)
+	c.Await(call, 5000)
+	r := call.Resp.(*kmsg.OffsetFetchResponse)
+	if r.ErrorCode != 0 {
+		return errName(r.ErrorCode)
+	}
+	p := r.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		return errName(p.ErrorCode)
+	}
+	return fmt.Sprint(p.Offset)
+}
+
+// TestTransactionalOffsets: offsets committed in a transaction count once
+// it commits and never if it aborts; while it is open a fetch of a stable
+// offset is told to wait; and a coordinator that takes the group's
+// partition over reads them back the same way.
+func TestTransactionalOffsets(t *testing.T) {
+	c := New(DefaultOptions(1))
+	c.Run(500)
+	if err := c.CreateTopic(control.TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: control.Clean}); err != nil {
+		t.Fatal(err)
+	}
+	x := &txnClient{t: t, c: c, id: "tx"}
+	x.init()
+	const group = "g"
+	step := func(value string, offset int64, commit bool) {
+		t.Helper()
+		x.send(0, value)
+		if got := x.commitOffset(group, offset); got != "ok" {
+			t.Fatalf("transactional commit of offset %d: %s", offset, got)
+		}
+		if got := committedOffset(t, c, group, true); got != errName(kerr.UnstableOffsetCommit.Code) {
+			t.Fatalf("a stable offset fetched during the transaction: %s", got)
+		}
+		if got := x.end(commit); got != "ok" {
+			t.Fatalf("end: %s", got)
+		}
+		c.Run(1000)
+	}
+	step("a", 5, true)
+	if got := committedOffset(t, c, group, true); got != "5" {
+		t.Fatalf("after the commit: offset %s, want 5", got)
+	}
+	step("b", 9, false)
+	if got := committedOffset(t, c, group, false); got != "5" {
+		t.Fatalf("after the abort: offset %s, want 5 (the aborted 9 must not count)", got)
+	}
+	step("c", 12, true)
+	// Offsets committed in a transaction left open are not yet read back.
+	x.send(0, "d")
+	if got := x.commitOffset(group, 20); got != "ok" {
+		t.Fatalf("transactional commit of offset 20: %s", got)
+	}
+
+	old := groupCoordinator(t, c, group)
+	c.Kill(old, false)
+	c.Run(3000)
+	if now := groupCoordinator(t, c, group); now == old {
+		t.Fatalf("the coordinator did not move from b%d", old)
+	}
+	if got := committedOffset(t, c, group, false); got != "12" {
+		t.Fatalf("read back by the new coordinator: offset %s, want 12", got)
+	}
+	c.Restart(old)
+	c.Run(1000)
+	x.find()
+	if got := x.end(true); got != "ok" {
+		t.Fatalf("commit after the failover: %s", got)
+	}
+	c.Run(2000)
+	if got := committedOffset(t, c, group, true); got != "20" {
+		t.Fatalf("after the last commit: offset %s, want 20", got)
 	}
 }

@@ -27,12 +27,15 @@ type Broker struct {
 	Bugs        []string
 }
 
-// Groups are a broker's settings of its group coordinator, as chaos
-// broker takes them (Kafka's names, without the dots).
+// Groups are a broker's settings of its group and transaction
+// coordinators, as chaos broker takes them (Kafka's names, without the
+// dots).
 type Groups struct {
-	InitialRebalanceDelayMs int64
-	MinSessionTimeoutMs     int32
-	OffsetsTopicPartitions  int32
+	InitialRebalanceDelayMs    int64
+	MinSessionTimeoutMs        int32
+	OffsetsTopicPartitions     int32
+	TransactionTopicPartitions int32
+	TransactionMaxTimeoutMs    int64
 }
 
 // DefaultGroups are Kafka's defaults, but for the internal topic's
@@ -41,7 +44,8 @@ type Groups struct {
 func DefaultGroups() Groups {
 	d := core.DefaultConfig()
 	return Groups{InitialRebalanceDelayMs: d.GroupInitialRebalanceDelayMs, MinSessionTimeoutMs: d.GroupMinSessionTimeoutMs,
-		OffsetsTopicPartitions: d.OffsetsTopicPartitions}
+		OffsetsTopicPartitions: d.OffsetsTopicPartitions, TransactionTopicPartitions: d.TransactionTopicPartitions,
+		TransactionMaxTimeoutMs: d.TransactionMaxTimeoutMs}
 }
 
 // Apply checks the settings, naming the flag of a bad one, and puts them
@@ -54,9 +58,14 @@ func (g Groups) Apply(cfg *core.Config) error {
 		return cli.Error("group-min-session-timeout-ms", g.MinSessionTimeoutMs, "not positive", "a number of milliseconds, e.g. 6000")
 	case g.OffsetsTopicPartitions < 1:
 		return cli.Error("offsets-topic-partitions", g.OffsetsTopicPartitions, "fewer than 1", "1 or more")
+	case g.TransactionTopicPartitions < 1:
+		return cli.Error("transaction-topic-partitions", g.TransactionTopicPartitions, "fewer than 1", "1 or more")
+	case g.TransactionMaxTimeoutMs < 1:
+		return cli.Error("transaction-max-timeout-ms", g.TransactionMaxTimeoutMs, "not positive", "a number of milliseconds, e.g. 900000")
 	}
 	cfg.GroupInitialRebalanceDelayMs, cfg.GroupMinSessionTimeoutMs = g.InitialRebalanceDelayMs, g.MinSessionTimeoutMs
 	cfg.OffsetsTopicPartitions = g.OffsetsTopicPartitions
+	cfg.TransactionTopicPartitions, cfg.TransactionMaxTimeoutMs = g.TransactionTopicPartitions, g.TransactionMaxTimeoutMs
 	return nil
 }
 

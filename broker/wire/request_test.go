@@ -55,8 +55,8 @@ func TestSupportedTable(t *testing.T) {
 			t.Errorf("Supported(%d) = %d, %d, %v", r.Key, lo, hi, ok)
 		}
 	}
-	if _, _, ok := Supported(25); ok {
-		t.Error("AddOffsetsToTxn should not be supported")
+	if _, _, ok := Supported(37); ok {
+		t.Error("CreatePartitions should not be supported")
 	}
 	got := SupportedAPIs()
 	got[0].Max = 99
@@ -219,8 +219,8 @@ func TestUnsupportedOtherKeysClose(t *testing.T) {
 	cases := []struct{ key, version int16 }{
 		{0, 2}, {0, 13}, {1, 3}, {1, 13}, {2, 0}, {2, 9}, {3, 13}, {19, 8}, {22, 5}, {23, 5},
 		{10, 6}, {8, 10}, {9, 10},
-		{25, 0}, // AddOffsetsToTxn: known to Kafka, not to us
-		{24, 4}, {26, 4}, {27, 2},
+		{37, 0}, // CreatePartitions: known to Kafka, not to us
+		{24, 4}, {25, 4}, {26, 4}, {27, 2}, {28, 4},
 		{999, 0},
 		{-1, 0},
 	}

@@ -149,6 +149,20 @@ func sampleRequest(key, version int16) kmsg.Request {
 		r.TransactionalID, r.ProducerID, r.ProducerEpoch = sampleTopic, 99, 3
 		r.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: sampleTopic, Partitions: []int32{7}}}
 		req = r
+	case 25:
+		r := kmsg.NewPtrAddOffsetsToTxnRequest()
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group = "tx", 99, 3, sampleTopic
+		req = r
+	case 28:
+		r := kmsg.NewPtrTxnOffsetCommitRequest()
+		r.TransactionalID, r.Group, r.ProducerID, r.ProducerEpoch = "tx", "g", 99, 3
+		t := kmsg.NewTxnOffsetCommitRequestTopic()
+		t.Topic = sampleTopic
+		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = 7, 12
+		t.Partitions = append(t.Partitions, p)
+		r.Topics = append(r.Topics, t)
+		req = r
 	case 26:
 		r := kmsg.NewPtrEndTxnRequest()
 		r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit = sampleTopic, 99, 3, true
@@ -259,6 +273,14 @@ func requestTopic(req kmsg.Request) string {
 	case *kmsg.EndTxnRequest:
 		if r.ProducerID == 99 && r.Commit {
 			return r.TransactionalID
+		}
+	case *kmsg.AddOffsetsToTxnRequest:
+		if r.ProducerID == 99 && r.ProducerEpoch == 3 {
+			return r.Group
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		if r.ProducerID == 99 && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].Offset == 12 {
+			return r.Topics[0].Topic
 		}
 	case *kmsg.WriteTxnMarkersRequest:
 		if len(r.Markers) == 1 && r.Markers[0].Committed && len(r.Markers[0].Topics) == 1 {
@@ -411,6 +433,17 @@ func sampleResponse(key, version int16) kmsg.Response {
 		t.Partitions = []kmsg.AddPartitionsToTxnResponseTopicPartition{{Partition: 7, ErrorCode: 51}}
 		r.Topics = append(r.Topics, t)
 		resp = r
+	case 25:
+		r := kmsg.NewPtrAddOffsetsToTxnResponse()
+		r.ErrorCode = 51 // CONCURRENT_TRANSACTIONS
+		resp = r
+	case 28:
+		r := kmsg.NewPtrTxnOffsetCommitResponse()
+		t := kmsg.NewTxnOffsetCommitResponseTopic()
+		t.Topic = sampleTopic
+		t.Partitions = []kmsg.TxnOffsetCommitResponseTopicPartition{{Partition: 7, ErrorCode: 22}}
+		r.Topics = append(r.Topics, t)
+		resp = r
 	case 26:
 		r := kmsg.NewPtrEndTxnResponse()
 		r.ErrorCode = 48 // INVALID_TXN_STATE
@@ -493,6 +526,14 @@ func responseMarker(resp kmsg.Response) string {
 	case *kmsg.EndTxnResponse:
 		if r.ErrorCode == 48 {
 			return sampleTopic
+		}
+	case *kmsg.AddOffsetsToTxnResponse:
+		if r.ErrorCode == 51 {
+			return sampleTopic
+		}
+	case *kmsg.TxnOffsetCommitResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].ErrorCode == 22 {
+			return r.Topics[0].Topic
 		}
 	case *kmsg.WriteTxnMarkersResponse:
 		if len(r.Markers) == 1 && r.Markers[0].ProducerID == 99 && len(r.Markers[0].Topics) == 1 {

@@ -43,8 +43,9 @@ type VersionRange struct {
 //     AddPartitionsToTxn 0-3 (4 and 5 batch transactions for KIP-890's
 //     verification by the partitions' leaders), EndTxn 0-3 (4 and 5 are
 //     KIP-890's), WriteTxnMarkers 0-1 (2 carries KIP-890's transaction
-//     version). Not AddOffsetsToTxn or TxnOffsetCommit: transactional
-//     offset commits are not supported.
+//     version), AddOffsetsToTxn 0-3 and TxnOffsetCommit 0-3 (4 of each
+//     is KIP-890's; 3 of TxnOffsetCommit names the group member, which is
+//     checked as OffsetCommit checks it).
 //   - OffsetForLeaderEpoch 0-4: all versions kmsg knows; followers use it to
 //     truncate after a leader change.
 //   - ApiVersions 0-4: 5 (KIP-1242) asks the broker to check a cluster and node
@@ -84,8 +85,10 @@ var supported = [...]VersionRange{
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId
 	{Key: 23, Min: 0, Max: 4}, // OffsetForLeaderEpoch
 	{Key: 24, Min: 0, Max: 3}, // AddPartitionsToTxn
+	{Key: 25, Min: 0, Max: 3}, // AddOffsetsToTxn
 	{Key: 26, Min: 0, Max: 3}, // EndTxn
 	{Key: 27, Min: 0, Max: 1}, // WriteTxnMarkers
+	{Key: 28, Min: 0, Max: 3}, // TxnOffsetCommit
 	{Key: 32, Min: 0, Max: 4}, // DescribeConfigs
 }
 

@@ -106,7 +106,8 @@ func brokerGroups() []flagGroup {
 	return []flagGroup{
 		group("Node flags", "id", "cluster-id", "listen", "advertise", "controller", "data", "peer-addr", "bug"),
 		b,
-		group("Group coordinator flags", "group-initial-rebalance-delay-ms", "group-min-session-timeout-ms", "offsets-topic-partitions"),
+		group("Coordinator flags", "group-initial-rebalance-delay-ms", "group-min-session-timeout-ms", "offsets-topic-partitions",
+			"transaction-topic-partitions", "transaction-max-timeout-ms"),
 	}
 }
 

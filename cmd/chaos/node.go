@@ -41,6 +41,10 @@ it recovers its logs and rejoins the cluster.`,
 		"the shortest session timeout a group member may ask for (a member silent that long is removed and its group rebalances)")
 	fl.Int32Var(&b.Groups.OffsetsTopicPartitions, "offsets-topic-partitions", dg.OffsetsTopicPartitions,
 		"partitions of the internal topic __consumer_offsets, which holds the groups and their committed offsets, when this broker creates it")
+	fl.Int32Var(&b.Groups.TransactionTopicPartitions, "transaction-topic-partitions", dg.TransactionTopicPartitions,
+		"partitions of the internal topic __transaction_state, which holds the transactional ids and their transactions, when this broker creates it")
+	fl.Int64Var(&b.Groups.TransactionMaxTimeoutMs, "transaction-max-timeout-ms", dg.TransactionMaxTimeoutMs,
+		"the longest transaction timeout a producer may ask for (InitProducerId asking for more is refused: INVALID_TRANSACTION_TIMEOUT)")
 	runner.BugFlag(fl, &b.Bugs)
 	groupFlags(cmd, brokerGroups())
 	return cmd
