@@ -1,9 +1,11 @@
 package workload
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -25,6 +27,10 @@ const (
 	batchHeaderSize = 61
 	// compressionMask selects the compression codec in the attributes.
 	compressionMask = 0x07
+	// transactionalAttr marks a transactional producer's batch, controlAttr
+	// a transaction's marker (KIP-98).
+	transactionalAttr = 0x10
+	controlAttr       = 0x20
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -39,6 +45,16 @@ func encodeBatch(timestamp int64, values ...[]byte) []byte {
 // encodeProducerBatch is encodeBatch from producer id with epoch, its first
 // record numbered seq (KIP-98); -1 for each without idempotence.
 func encodeProducerBatch(id int64, epoch int16, seq int32, timestamp int64, values ...[]byte) []byte {
+	return encodeBatchAttrs(0, id, epoch, seq, timestamp, values...)
+}
+
+// encodeTxnBatch is encodeProducerBatch as a transactional producer sends
+// it: its records wait for their transaction's marker.
+func encodeTxnBatch(id int64, epoch int16, seq int32, timestamp int64, values ...[]byte) []byte {
+	return encodeBatchAttrs(transactionalAttr, id, epoch, seq, timestamp, values...)
+}
+
+func encodeBatchAttrs(attrs int16, id int64, epoch int16, seq int32, timestamp int64, values ...[]byte) []byte {
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), Value: v}
@@ -50,6 +66,7 @@ func encodeProducerBatch(id int64, epoch int16, seq int32, timestamp int64, valu
 	b := kmsg.RecordBatch{
 		PartitionLeaderEpoch: -1,
 		Magic:                2,
+		Attributes:           attrs,
 		LastOffsetDelta:      int32(len(values) - 1),
 		FirstTimestamp:       timestamp,
 		MaxTimestamp:         timestamp,
@@ -69,9 +86,17 @@ func encodeProducerBatch(id int64, epoch int16, seq int32, timestamp int64, valu
 // A batch cut off at the end is left out: a fetch stops at its byte limit
 // wherever that falls. A batch whose CRC does not match its bytes is an
 // error, as it is to a Kafka consumer (check.crcs): its records cannot be
-// told from garbage.
-func decodeBatches(b []byte) ([]history.Record, error) {
+// told from garbage. A transaction's marker is no record of a consumer's:
+// it is skipped, as are the records of the aborted transactions a
+// read_committed fetch names (each from its first offset to its
+// producer's abort marker), as a Kafka consumer drops them.
+func decodeBatches(b []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) ([]history.Record, error) {
 	var out []history.Record
+	aborted = slices.Clone(aborted)
+	slices.SortFunc(aborted, func(x, y kmsg.FetchResponseTopicPartitionAbortedTransaction) int {
+		return cmp.Compare(x.FirstOffset, y.FirstOffset)
+	})
+	skipping := map[int64]bool{} // producers whose aborted transaction is being read
 	for len(b) >= batchLengthAt+4 {
 		size := int(int32(binary.BigEndian.Uint32(b[batchLengthAt:]))) + batchLengthAt + 4
 		if size < batchHeaderSize {
@@ -91,6 +116,20 @@ func decodeBatches(b []byte) ([]history.Record, error) {
 		}
 		if got := crc32.Checksum(raw[batchAttrsAt:], castagnoli); got != uint32(rb.CRC) {
 			return out, fmt.Errorf("batch at offset %d: CRC-32C %08x, the header says %08x", rb.FirstOffset, got, uint32(rb.CRC))
+		}
+		last := rb.FirstOffset + int64(rb.LastOffsetDelta)
+		for len(aborted) > 0 && aborted[0].FirstOffset <= last {
+			skipping[aborted[0].ProducerID] = true
+			aborted = aborted[1:]
+		}
+		if rb.Attributes&controlAttr != 0 {
+			// A marker ends its producer's transaction; one that aborts
+			// ends the skipping of its records.
+			delete(skipping, rb.ProducerID)
+			continue
+		}
+		if rb.Attributes&transactionalAttr != 0 && skipping[rb.ProducerID] {
+			continue
 		}
 		if rb.Attributes&compressionMask != 0 {
 			return out, fmt.Errorf("batch at offset %d is compressed (attributes %#x); the workload never sends one", rb.FirstOffset, rb.Attributes)

@@ -69,9 +69,15 @@ func joinAddr(host string, port int32) string { return net.JoinHostPort(host, st
 // FindCoordinator asks any broker which broker coordinates group, and
 // learns that broker's address.
 func (c *Client) FindCoordinator(group string, done func(int32, GroupAnswer)) {
+	c.findCoordinator(group, 0, done)
+}
+
+// findCoordinator asks for the coordinator of key, a group's name (typ 0)
+// or a transactional id (1).
+func (c *Client) findCoordinator(key string, typ int8, done func(int32, GroupAnswer)) {
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.Version = 3
-	req.CoordinatorKey = group
+	req.CoordinatorKey, req.CoordinatorType = key, typ
 	c.anyBroker(req, func(resp kmsg.Response, err error) {
 		if err != nil {
 			done(-1, GroupAnswer{Err: err})

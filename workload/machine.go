@@ -265,7 +265,7 @@ func (c *Client) fetch(id int32, req *kmsg.FetchRequest, offset int64, done func
 			done(nil, -1, 0, err)
 			return
 		}
-		done(FetchAnswer(resp, offset))
+		done(FetchAnswer(resp, offset, req.IsolationLevel == 1))
 	})
 }
 
@@ -273,12 +273,23 @@ func (c *Client) fetch(id int32, req *kmsg.FetchRequest, offset int64, done func
 // watermark. A broker that refuses from as out of range answers with an
 // *OutOfRangeError carrying its high watermark.
 func (c *Client) Poll(k history.Key, from int64, done func(Read, error)) {
+	c.poll(k, PollRequest(k, from), from, done)
+}
+
+// PollCommitted is Poll as a read_committed consumer: up to the last
+// stable offset (the Read's HW), without the aborted transactions'
+// records.
+func (c *Client) PollCommitted(k history.Key, from int64, done func(Read, error)) {
+	c.poll(k, CommittedPollRequest(k, from), from, done)
+}
+
+func (c *Client) poll(k history.Key, req *kmsg.FetchRequest, from int64, done func(Read, error)) {
 	c.leader(k, func(leader int32, err error) {
 		if err != nil {
 			done(Read{}, err)
 			return
 		}
-		c.fetch(leader, PollRequest(k, from), from, func(recs []history.Record, hw int64, code int16, err error) {
+		c.fetch(leader, req, from, func(recs []history.Record, hw int64, code int16, err error) {
 			r, err, forget := PollOutcome(recs, hw, code, err)
 			if forget {
 				c.forget(k)

@@ -82,13 +82,18 @@ func ProduceRequest(k history.Key, value string, acks int16, timeout time.Durati
 // produceRequest is ProduceRequest with the batch's producer id, epoch and
 // base sequence (-1 for a producer without idempotence).
 func produceRequest(k history.Key, value string, acks int16, timeout time.Duration, nowMs int64, id int64, epoch int16, seq int32) *kmsg.ProduceRequest {
+	return produceBatch(k, encodeProducerBatch(id, epoch, seq, nowMs, []byte(value)), acks, timeout)
+}
+
+// produceBatch sends one encoded batch to k.
+func produceBatch(k history.Key, records []byte, acks int16, timeout time.Duration) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 9
 	req.Acks, req.TimeoutMillis = acks, int32(timeout/time.Millisecond)
 	t := kmsg.NewProduceRequestTopic()
 	t.Topic = k.Topic
 	p := kmsg.NewProduceRequestTopicPartition()
-	p.Partition, p.Records = k.Partition, encodeProducerBatch(id, epoch, seq, nowMs, []byte(value))
+	p.Partition, p.Records = k.Partition, records
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	return req
@@ -170,9 +175,21 @@ func PollRequest(k history.Key, offset int64) *kmsg.FetchRequest {
 	return FetchRequest(consumerReplica, k, offset, pollWait)
 }
 
+// CommittedPollRequest is a read_committed consumer's fetch of k from
+// offset: the broker answers up to the last stable offset, and names the
+// aborted transactions among what it returns.
+func CommittedPollRequest(k history.Key, offset int64) *kmsg.FetchRequest {
+	req := PollRequest(k, offset)
+	req.IsolationLevel = 1
+	return req
+}
+
 // FetchAnswer reads the answer to a fetch from offset: the records at or
-// after offset, the HW the broker reported, and its error code.
-func FetchAnswer(resp kmsg.Response, offset int64) ([]history.Record, int64, int16, error) {
+// after offset (without the markers, and without the aborted
+// transactions' records the answer names), the HW the broker reported (the
+// last stable offset for a read_committed fetch, committed), and its
+// error code.
+func FetchAnswer(resp kmsg.Response, offset int64, committed bool) ([]history.Record, int64, int16, error) {
 	fr := resp.(*kmsg.FetchResponse)
 	if fr.ErrorCode != 0 {
 		return nil, -1, fr.ErrorCode, nil
@@ -184,12 +201,16 @@ func FetchAnswer(resp kmsg.Response, offset int64) ([]history.Record, int64, int
 	if fp.ErrorCode != 0 {
 		return nil, fp.HighWatermark, fp.ErrorCode, nil
 	}
-	all, err := decodeBatches(fp.RecordBatches)
+	end := fp.HighWatermark
+	if committed {
+		end = fp.LastStableOffset
+	}
+	all, err := decodeBatches(fp.RecordBatches, fp.AbortedTransactions...)
 	if err != nil {
 		// Kafka's name for it: the checkers count a read that got
 		// corrupt records as a garbage read, so corruption is found, not
 		// just a failed read.
-		return nil, fp.HighWatermark, 0, fmt.Errorf("%s: the records do not decode: %w", history.CorruptRecords, err)
+		return nil, end, 0, fmt.Errorf("%s: the records do not decode: %w", history.CorruptRecords, err)
 	}
 	// A fetch returns whole batches, so the first may start before offset.
 	recs := all[:0]
@@ -198,7 +219,7 @@ func FetchAnswer(resp kmsg.Response, offset int64) ([]history.Record, int64, int
 			recs = append(recs, r)
 		}
 	}
-	return recs, fp.HighWatermark, 0, nil
+	return recs, end, 0, nil
 }
 
 // PollOutcome is a poll's result from its fetch's (FetchAnswer's, or the
