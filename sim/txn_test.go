@@ -100,6 +100,34 @@ func TestClientTransactions(t *testing.T) {
 	if got, _ := pollAll(t, w, cl, k, false); !slices.Equal(got, []string{"warm-up", "a", "b", "c"}) {
 		t.Fatalf("read_uncommitted: %v, want warm-up a b c", got)
 	}
+	// Offsets: warm-up 0, a 1, b 2, commit marker 3, c 4, abort marker 5.
+	// A read_committed poll from c reads nothing and moves past both.
+	var r *workload.Read
+	cl.PollCommitted(k, 4, func(read workload.Read, err error) {
+		if err != nil {
+			t.Errorf("poll from c: %v", err)
+		}
+		r = &read
+	})
+	await(t, w, "poll from c", func() bool { return r != nil })
+	if len(r.Records) != 0 || r.Next != 6 {
+		t.Fatalf("read_committed from the aborted c: %v, next %d; want nothing, next 6", r.Records, r.Next)
+	}
+	var whole *workload.Read
+	cl.FinalReadCommitted(k, func(read workload.Read, err error) {
+		if err != nil {
+			t.Errorf("final read: %v", err)
+		}
+		whole = &read
+	})
+	await(t, w, "final read", func() bool { return whole != nil })
+	var vals []string
+	for _, rec := range whole.Records {
+		vals = append(vals, rec.Value)
+	}
+	if !slices.Equal(vals, []string{"warm-up", "a", "b"}) || whole.HW != 6 {
+		t.Fatalf("read_committed final read: %v to %d, want warm-up a b to 6", vals, whole.HW)
+	}
 
 	// A zombie: the first session leaves d open, a second one of the
 	// same id starts; d is aborted and the first session is fenced.

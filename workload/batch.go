@@ -91,7 +91,15 @@ func encodeBatchAttrs(attrs int16, id int64, epoch int16, seq int32, timestamp i
 // read_committed fetch names (each from its first offset to its
 // producer's abort marker), as a Kafka consumer drops them.
 func decodeBatches(b []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) ([]history.Record, error) {
-	var out []history.Record
+	recs, _, err := decodeFetched(b, aborted)
+	return recs, err
+}
+
+// decodeFetched is decodeBatches, with next, the offset after the last
+// whole batch decoded (-1 if none was): where a consumer fetches next,
+// past the markers and aborted records it skipped.
+func decodeFetched(b []byte, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction) (out []history.Record, next int64, err error) {
+	next = -1
 	aborted = slices.Clone(aborted)
 	slices.SortFunc(aborted, func(x, y kmsg.FetchResponseTopicPartitionAbortedTransaction) int {
 		return cmp.Compare(x.FirstOffset, y.FirstOffset)
@@ -100,7 +108,7 @@ func decodeBatches(b []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedT
 	for len(b) >= batchLengthAt+4 {
 		size := int(int32(binary.BigEndian.Uint32(b[batchLengthAt:]))) + batchLengthAt + 4
 		if size < batchHeaderSize {
-			return out, fmt.Errorf("batch of %d bytes, shorter than its header", size)
+			return out, next, fmt.Errorf("batch of %d bytes, shorter than its header", size)
 		}
 		if size > len(b) {
 			break
@@ -108,16 +116,17 @@ func decodeBatches(b []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedT
 		raw := b[:size]
 		b = b[size:]
 		if raw[batchMagicAt] != 2 {
-			return out, fmt.Errorf("batch with magic %d, not a v2 record batch", raw[batchMagicAt])
+			return out, next, fmt.Errorf("batch with magic %d, not a v2 record batch", raw[batchMagicAt])
 		}
 		var rb kmsg.RecordBatch
 		if err := rb.ReadFrom(raw); err != nil {
-			return out, fmt.Errorf("batch: %w", err)
+			return out, next, fmt.Errorf("batch: %w", err)
 		}
 		if got := crc32.Checksum(raw[batchAttrsAt:], castagnoli); got != uint32(rb.CRC) {
-			return out, fmt.Errorf("batch at offset %d: CRC-32C %08x, the header says %08x", rb.FirstOffset, got, uint32(rb.CRC))
+			return out, next, fmt.Errorf("batch at offset %d: CRC-32C %08x, the header says %08x", rb.FirstOffset, got, uint32(rb.CRC))
 		}
 		last := rb.FirstOffset + int64(rb.LastOffsetDelta)
+		next = last + 1
 		for len(aborted) > 0 && aborted[0].FirstOffset <= last {
 			skipping[aborted[0].ProducerID] = true
 			aborted = aborted[1:]
@@ -132,21 +141,21 @@ func decodeBatches(b []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedT
 			continue
 		}
 		if rb.Attributes&compressionMask != 0 {
-			return out, fmt.Errorf("batch at offset %d is compressed (attributes %#x); the workload never sends one", rb.FirstOffset, rb.Attributes)
+			return out, next, fmt.Errorf("batch at offset %d is compressed (attributes %#x); the workload never sends one", rb.FirstOffset, rb.Attributes)
 		}
 		recs := rb.Records
 		for i := int32(0); i < rb.NumRecords; i++ {
 			length, n := binary.Varint(recs)
 			if n <= 0 || length < 0 || int64(len(recs)-n) < length {
-				return out, fmt.Errorf("batch at offset %d: record %d overruns the batch", rb.FirstOffset, i)
+				return out, next, fmt.Errorf("batch at offset %d: record %d overruns the batch", rb.FirstOffset, i)
 			}
 			var r kmsg.Record
 			if err := r.ReadFrom(recs[:n+int(length)]); err != nil {
-				return out, fmt.Errorf("batch at offset %d: record %d: %w", rb.FirstOffset, i, err)
+				return out, next, fmt.Errorf("batch at offset %d: record %d: %w", rb.FirstOffset, i, err)
 			}
 			out = append(out, history.Record{Offset: rb.FirstOffset + int64(r.OffsetDelta), Value: string(r.Value)})
 			recs = recs[n+int(length):]
 		}
 	}
-	return out, nil
+	return out, next, nil
 }

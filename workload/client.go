@@ -52,6 +52,10 @@ type Outcome struct {
 type Read struct {
 	Records []history.Record
 	HW      int64
+	// Next is where a poll's consumer fetches next: past its last record,
+	// and past the markers and aborted records a read_committed poll
+	// skipped. The history does not record it.
+	Next int64
 }
 
 // OutOfRangeError is a fetch refused because its offset is past the log's

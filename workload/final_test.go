@@ -28,7 +28,7 @@ func TestFinalReadRetry(t *testing.T) {
 		{kerr.CorruptMessage.Code, false, "CORRUPT_MESSAGE at offset 0"},
 		{kerr.OffsetOutOfRange.Code, false, "OFFSET_OUT_OF_RANGE at offset 0"},
 	} {
-		done, _, err := NewFinalRead().Add(k, nil, 0, c.code, nil)
+		done, _, err := NewFinalRead().Add(k, nil, 0, 0, c.code, nil)
 		if !done || err == nil || err.Error() != c.text || RetryFinalRead(err) != c.retry {
 			t.Errorf("code %d: done %v, %v, retry %v", c.code, done, err, RetryFinalRead(err))
 		}

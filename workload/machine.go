@@ -259,10 +259,10 @@ func (c *Client) attempt(d *Delivery, done func(Outcome)) {
 
 // fetch sends req, a fetch from offset, to broker id, and reads the
 // answer as FetchAnswer does.
-func (c *Client) fetch(id int32, req *kmsg.FetchRequest, offset int64, done func([]history.Record, int64, int16, error)) {
+func (c *Client) fetch(id int32, req *kmsg.FetchRequest, offset int64, done func([]history.Record, int64, int64, int16, error)) {
 	c.Call(id, req, func(resp kmsg.Response, err error) {
 		if err != nil {
-			done(nil, -1, 0, err)
+			done(nil, -1, offset, 0, err)
 			return
 		}
 		done(FetchAnswer(resp, offset, req.IsolationLevel == 1))
@@ -289,8 +289,9 @@ func (c *Client) poll(k history.Key, req *kmsg.FetchRequest, from int64, done fu
 			done(Read{}, err)
 			return
 		}
-		c.fetch(leader, req, from, func(recs []history.Record, hw int64, code int16, err error) {
+		c.fetch(leader, req, from, func(recs []history.Record, hw, next int64, code int16, err error) {
 			r, err, forget := PollOutcome(recs, hw, code, err)
+			r.Next = next
 			if forget {
 				c.forget(k)
 			}
@@ -321,6 +322,16 @@ func (c *Client) EndOffset(k history.Key, done func(int64, error)) {
 // asking again with fresh metadata (up to FinalReadAttempts times, after
 // FinalReadBackoff) while the leader is unknown or has moved.
 func (c *Client) FinalRead(k history.Key, done func(Read, error)) {
+	c.finalRead(k, NewFinalRead, done)
+}
+
+// FinalReadCommitted is FinalRead as a read_committed consumer: to the
+// last stable offset, without the aborted transactions' records.
+func (c *Client) FinalReadCommitted(k history.Key, done func(Read, error)) {
+	c.finalRead(k, NewCommittedFinalRead, done)
+}
+
+func (c *Client) finalRead(k history.Key, read func() *WholeRead, done func(Read, error)) {
 	var attempt func(n int)
 	attempt = func(n int) {
 		c.leader(k, func(leader int32, err error) {
@@ -336,7 +347,7 @@ func (c *Client) FinalRead(k history.Key, done func(Read, error)) {
 				retry(Read{}, err)
 				return
 			}
-			c.readAll(leader, NewFinalRead(), k, retry)
+			c.readAll(leader, read(), k, retry)
 		})
 	}
 	attempt(1)
@@ -351,8 +362,8 @@ func (c *Client) ReplicaRead(k history.Key, broker int32, done func(Read, error)
 // readAll reads k from broker id, fetch by fetch, until r says it is over.
 func (c *Client) readAll(id int32, r *WholeRead, k history.Key, done func(Read, error)) {
 	req := r.Request(k)
-	c.fetch(id, req, req.Topics[0].Partitions[0].FetchOffset, func(recs []history.Record, hw int64, code int16, err error) {
-		if over, res, err := r.Add(k, recs, hw, code, err); over {
+	c.fetch(id, req, req.Topics[0].Partitions[0].FetchOffset, func(recs []history.Record, hw, next int64, code int16, err error) {
+		if over, res, err := r.Add(k, recs, hw, next, code, err); over {
 			done(res, err)
 			return
 		}

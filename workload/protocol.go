@@ -187,39 +187,40 @@ func CommittedPollRequest(k history.Key, offset int64) *kmsg.FetchRequest {
 // FetchAnswer reads the answer to a fetch from offset: the records at or
 // after offset (without the markers, and without the aborted
 // transactions' records the answer names), the HW the broker reported (the
-// last stable offset for a read_committed fetch, committed), and its
-// error code.
-func FetchAnswer(resp kmsg.Response, offset int64, committed bool) ([]history.Record, int64, int16, error) {
+// last stable offset for a read_committed fetch, committed), where a
+// consumer fetches next (past what it skipped; offset if the answer held
+// no whole batch), and its error code.
+func FetchAnswer(resp kmsg.Response, offset int64, committed bool) (recs []history.Record, hw, next int64, code int16, err error) {
 	fr := resp.(*kmsg.FetchResponse)
 	if fr.ErrorCode != 0 {
-		return nil, -1, fr.ErrorCode, nil
+		return nil, -1, offset, fr.ErrorCode, nil
 	}
 	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
-		return nil, -1, 0, errors.New("malformed fetch response")
+		return nil, -1, offset, 0, errors.New("malformed fetch response")
 	}
 	fp := fr.Topics[0].Partitions[0]
 	if fp.ErrorCode != 0 {
-		return nil, fp.HighWatermark, fp.ErrorCode, nil
+		return nil, fp.HighWatermark, offset, fp.ErrorCode, nil
 	}
 	end := fp.HighWatermark
 	if committed {
 		end = fp.LastStableOffset
 	}
-	all, err := decodeBatches(fp.RecordBatches, fp.AbortedTransactions...)
+	all, next, err := decodeFetched(fp.RecordBatches, fp.AbortedTransactions)
 	if err != nil {
 		// Kafka's name for it: the checkers count a read that got
 		// corrupt records as a garbage read, so corruption is found, not
 		// just a failed read.
-		return nil, end, 0, fmt.Errorf("%s: the records do not decode: %w", history.CorruptRecords, err)
+		return nil, end, offset, 0, fmt.Errorf("%s: the records do not decode: %w", history.CorruptRecords, err)
 	}
 	// A fetch returns whole batches, so the first may start before offset.
-	recs := all[:0]
+	recs = all[:0]
 	for _, r := range all {
 		if r.Offset >= offset {
 			recs = append(recs, r)
 		}
 	}
-	return recs, end, 0, nil
+	return recs, end, max(next, offset), 0, nil
 }
 
 // PollOutcome is a poll's result from its fetch's (FetchAnswer's, or the
@@ -273,28 +274,40 @@ func EndOffsetAnswer(resp kmsg.Response, err error) (off int64, aerr error, forg
 // result to Add, until Add says the read is over.
 type WholeRead struct {
 	replica int32
-	all     []history.Record
-	hw      int64
-	next    int64
-	fetches int
+	// committed: read_committed, to the last stable offset.
+	committed bool
+	all       []history.Record
+	hw        int64
+	next      int64
+	fetches   int
 }
 
 // NewFinalRead reads a partition from its leader, to the HW the first
 // fetch reports.
 func NewFinalRead() *WholeRead { return &WholeRead{replica: consumerReplica, hw: -1} }
 
+// NewCommittedFinalRead is NewFinalRead as a read_committed consumer, to
+// the last stable offset the first fetch reports.
+func NewCommittedFinalRead() *WholeRead {
+	return &WholeRead{replica: consumerReplica, committed: true, hw: -1}
+}
+
 // NewReplicaRead reads a replica's whole log, to its end.
 func NewReplicaRead() *WholeRead { return &WholeRead{replica: debugReplica, hw: -1} }
 
 // Request is the next fetch of k.
 func (w *WholeRead) Request(k history.Key) *kmsg.FetchRequest {
-	return FetchRequest(w.replica, k, w.next, 0)
+	req := FetchRequest(w.replica, k, w.next, 0)
+	if w.committed {
+		req.IsolationLevel = 1
+	}
+	return req
 }
 
 // Add takes the next fetch's result (FetchAnswer's, or the round trip's
 // error) and says whether the read is over, with what it read or why it
 // failed.
-func (w *WholeRead) Add(k history.Key, recs []history.Record, hw int64, code int16, err error) (done bool, r Read, rerr error) {
+func (w *WholeRead) Add(k history.Key, recs []history.Record, hw, next int64, code int16, err error) (done bool, r Read, rerr error) {
 	switch {
 	case err != nil:
 		return true, Read{}, err
@@ -304,17 +317,26 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw int64, code int
 	if w.hw < 0 {
 		w.hw = hw
 	}
-	if len(recs) == 0 && w.replica == consumerReplica && w.next < min(w.hw, hw) {
+	// reached is where the read has got to: past its last record, or,
+	// read_committed, past the markers and aborted records it skipped.
+	reached := w.next
+	if len(recs) > 0 {
+		reached = recs[len(recs)-1].Offset + 1
+	}
+	if w.committed {
+		reached = max(reached, next)
+	}
+	if reached == w.next && w.replica == consumerReplica && w.next < min(w.hw, hw) {
 		// The leader says records below its high watermark exist and
 		// returns none of them: the read is not over, and must not be
 		// taken for one that reached the high watermark.
 		return true, Read{}, &StuckReadError{Offset: w.next, HW: min(w.hw, hw)}
 	}
 	w.all = append(w.all, recs...)
-	if len(recs) == 0 || (w.replica == consumerReplica && recs[len(recs)-1].Offset+1 >= w.hw) {
+	if reached == w.next || (w.replica == consumerReplica && reached >= w.hw) {
 		return true, Read{Records: w.all, HW: w.hw}, nil
 	}
-	w.next = recs[len(recs)-1].Offset + 1
+	w.next = reached
 	if w.fetches++; w.fetches >= 1_000_000 {
 		return true, Read{}, fmt.Errorf("%s: log too long to read", k)
 	}
