@@ -513,6 +513,14 @@ func NonmonotonicSend(h *History) Result {
 			who = fmt.Sprintf("producer %d (process %d)", id, s.process)
 		}
 		p, ok := prev[k]
+		if ok && p.pos == s.done && h.isTxn(s.done) {
+			// Two sends of one transaction: their order is
+			// int-nonmonotonic-send's to judge; the next operation's
+			// sends are held against the later one, as Jepsen's
+			// checker holds them against an operation's last send.
+			prev[k] = last{s.offset, s.done, s.vid}
+			continue
+		}
 		if ok {
 			pairs++
 		}
@@ -640,8 +648,15 @@ func walkPolls(h *History,
 		if c.next < 0 {
 			c.next = r.from
 		}
+		// A transaction's reads of the partition are one read here: how
+		// they follow each other is the int-* checks' to judge, and only
+		// where they begin is held against the consumer's position.
+		recs, txn := r.recs, h.isTxn(r.done)
+		if txn && len(recs) > 1 {
+			recs = recs[:1]
+		}
 		wentBack := false
-		for j, rec := range r.recs {
+		for j, rec := range recs {
 			switch {
 			case j > 0 && rec.Offset <= r.recs[j-1].Offset:
 				if back != nil && !wentBack {
@@ -656,11 +671,14 @@ func walkPolls(h *History,
 				wentBack = true
 				continue
 			case c.next >= 0 && rec.Offset > c.next && skip != nil:
-				if n := h.existing(r.part, c.next, rec.Offset); n > 0 {
+				if n := h.existingFor(r, c.next, rec.Offset); n > 0 {
 					skip(r, c.next, rec.Offset, n, c.pos)
 				}
 			}
 			c.next = rec.Offset + 1
+		}
+		if txn && len(r.recs) > 1 {
+			c.next = max(c.next, r.recs[len(r.recs)-1].Offset+1)
 		}
 		if len(r.recs) > 0 {
 			c.pos = r.done
@@ -671,11 +689,18 @@ func walkPolls(h *History,
 // AbortedRead finds values whose sends all definitely failed but which a
 // read (poll, final read or replica read) returned. Count is the number of
 // such values.
+//
+// A value of a transaction that aborted is another matter (Jepsen's G1a):
+// its record was written, and its abort marker hides it from
+// read_committed readers only. A replica read holds it by right, and a
+// read_uncommitted reader asked for it; a read_committed reader's read of
+// it is the anomaly (abortedTxnReads), its transaction's own polls
+// excepted, which are precommitted-read's.
 func AbortedRead(h *History) Result {
 	f := h.newFinding(AbortedReadName)
 	for vid := range h.vals {
 		val := &h.vals[vid]
-		if !val.onlyFailed() {
+		if !val.onlyFailed() || val.flags&sentInTxn != 0 {
 			continue
 		}
 		pos, by := val.readPos, "a client read"
@@ -687,6 +712,9 @@ func AbortedRead(h *History) Result {
 		}
 		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(val.failPos), by, h.index(pos)),
 			h.index(val.failPos), h.index(pos))
+	}
+	if len(h.txn.ops) > 0 {
+		h.abortedTxnReads(f)
 	}
 	if !h.anyRecords() {
 		f.noEvidence("no read returned a record")

@@ -28,7 +28,8 @@ type Options struct {
 }
 
 // checkers are the checkers of every anomaly but linearizability's two
-// (Linearizability), in the order of Names.
+// (Linearizability) and the transactions' (txnCheckers), in the order
+// of Names.
 func checkers() []func(*History) Result {
 	return []func(*History) Result{
 		LostWrite, Unseen, Crash, Duplicate, InconsistentOffsets, NonmonotonicSend,
@@ -43,6 +44,11 @@ func checkers() []func(*History) Result {
 func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	h := NewHistory(ops, cfg)
 	checks := checkers()
+	if h.cfg.Transactions {
+		// Reported only for a history judged with transactions: a
+		// queue's results stay as they were.
+		checks = append(checks, txnCheckers()...)
+	}
 	rs := make([]Result, len(checks), len(checks)+2)
 	var wg sync.WaitGroup
 	var lin []Result
@@ -60,7 +66,7 @@ func Check(ops []history.Op, cfg Config, opts Options) *Results {
 	}
 	wg.Wait()
 	// Linearizability's two results come after the others in Names.
-	rs = slices.Insert(rs, slices.Index(Names(), NonlinearizableSendName), lin...)
+	rs = slices.Insert(rs, slices.Index(namesFor(h.cfg.Transactions), NonlinearizableSendName), lin...)
 	for i := range rs {
 		if why, ok := cfg.Unsupported[rs[i].Name]; ok {
 			// What a check found without the evidence it needs is

@@ -32,8 +32,8 @@ func runAll(t *testing.T, ops []history.Op) map[string]Result {
 	for _, r := range Linearizability(h, Options{}) {
 		out[r.Name] = r
 	}
-	if len(out) != len(Names()) {
-		t.Fatalf("%d results for %d anomalies", len(out), len(Names()))
+	if len(out) != len(queueNames()) {
+		t.Fatalf("%d results for %d anomalies", len(out), len(queueNames()))
 	}
 	return out
 }
@@ -314,7 +314,7 @@ func TestCheckers(t *testing.T) {
 			b := &hb{}
 			wants := c.build(b)
 			got := runAll(t, b.ops)
-			for _, name := range Names() {
+			for _, name := range queueNames() {
 				w, ok := wants[name]
 				r := got[name]
 				if !ok {

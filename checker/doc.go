@@ -30,7 +30,13 @@
 // against the monitor's samples of the ISR, minisr.go) each read that
 // index and return a Result, and
 // Linearizability returns two (nonlinearizable-send and stale-read, from
-// porcupine; linear.go documents the model). Check runs them all, with the
+// porcupine; linear.go documents the model). A history with transactions
+// (history.Txn) is judged for the transactions' anomalies too (txn.go:
+// PrecommittedRead, IntPollSkip, IntNonmonotonicPoll, IntSendSkip,
+// IntNonmonotonicSend, and the dependency cycles G0 and G1c), a
+// transaction's sends and polls being sends and reads for every other
+// checker, and each read judged by the isolation level its reader asked
+// for. Check runs them all, with the
 // guarantee model applied to the faults the history shows ran (FaultClass),
 // and gives the verdict. LostWrites lists every lost write, where a Result
 // keeps only a few examples, for reports. testdata/corpus holds recorded

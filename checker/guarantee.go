@@ -94,6 +94,10 @@ type Config struct {
 	// the history is cut short, the final phase was not run, and the
 	// verdict is at best unknown.
 	Stopped string `json:"stopped,omitempty"`
+	// Transactions: the workload ran transactions (--workload txn), so
+	// the model judges the transactions' anomalies (TxnNames) too. A
+	// history that holds a transaction is judged so whatever this says.
+	Transactions bool `json:"transactions,omitempty"`
 }
 
 // CheckAcks refuses an acks setting Kafka's producers do not have: the
@@ -420,8 +424,9 @@ func causes(lead string, cs map[Cause]reason) Permission {
 
 // Permitted encodes the guarantee matrix and invariants of
 // docs/guarantees.md for the faults cfg declares: for every anomaly of
-// Names, which of its causes cfg permits. Check judges a history by the
-// faults that ran instead.
+// Names (the transactions' only under cfg.Transactions), which of its
+// causes cfg permits. Check judges a history by the faults that ran
+// instead.
 func Permitted(cfg Config) map[string]Permission {
 	return permitted(cfg, FaultClass(cfg, declared(cfg)))
 }
@@ -546,7 +551,8 @@ func permitted(cfg Config, class string) map[string]Permission {
 	}
 	p[AckBelowMinISRName] = causes("judged by the monitor's samples of the ISR", map[Cause]reason{Unexplained: belowMin})
 	p[StaleReadName] = causes("", map[Cause]reason{Unexplained: {true, "everywhere: Kafka does not promise linearizable reads; a new leader's high watermark can lag the old one's"}})
-	p[AbortedReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}})
+	failedSend := reason{false, "invariant: a send that failed definitely was not written (NOT_ENOUGH_REPLICAS before the append, an unknown topic, a request never sent)"}
+	p[AbortedReadName] = causes("", map[Cause]reason{Unexplained: failedSend})
 	p[GarbageReadName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: every record was sent by someone; anything else is corruption"}})
 	p[OffsetRegressionName] = causes("committed offsets are records of the group coordinator's internal topic, written and acknowledged as an acks=-1 write is, with the cluster's min.insync.replicas and election", map[Cause]reason{CommittedTruncation: commit})
 	p[FencedCommitName] = causes("the coordinator refuses a commit from any generation but the group's current one, which it keeps in its internal topic", map[Cause]reason{CommittedTruncation: commit})
@@ -555,5 +561,8 @@ func permitted(cfg Config, class string) map[string]Permission {
 		p[name] = causes("", map[Cause]reason{Unexplained: {false, livenessReason}})
 	}
 	p[CrashName] = causes("", map[Cause]reason{Unexplained: {false, "invariant: a node dies only when the nemesis kills or stops it; one that dies on its own (a panic, an exit) is a bug of the system under test in every configuration, whatever the faults (what it did to the data is judged by the other checks, the crash counted as a kill of that node)"}})
+	if cfg.Transactions {
+		txnPermitted(p, commit, uncommitted, failedSend)
+	}
 	return p
 }

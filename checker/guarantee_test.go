@@ -79,8 +79,8 @@ func TestPermittedMatrix(t *testing.T) {
 	}
 	for _, r := range rows {
 		p := Permitted(r.cfg)
-		if len(p) != len(Names()) {
-			t.Fatalf("%s: %d permissions for %d anomalies", r.name, len(p), len(Names()))
+		if len(p) != len(namesFor(r.cfg.Transactions)) {
+			t.Fatalf("%s: %d permissions for %d anomalies", r.name, len(p), len(namesFor(r.cfg.Transactions)))
 		}
 		for i, name := range names {
 			got := "-"

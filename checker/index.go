@@ -77,6 +77,10 @@ type History struct {
 	groups       []groupEvent
 	hasGroups    bool
 	lastConverge int32
+
+	// txn is what the transactions of the history are (txn.go): empty
+	// for a history without.
+	txn txnIndex
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -166,7 +170,7 @@ type observation struct {
 
 // Value flags: how a value's sends completed, and who read it.
 const (
-	sentOK uint8 = 1 << iota
+	sentOK uint16 = 1 << iota
 	sentInfo
 	sentFail
 	sentOpen
@@ -174,6 +178,13 @@ const (
 	readByReplica // a replica read returned it
 	inOwnFinal    // the chosen final read of its send's partition has it
 	observedTwice // acks or client reads put it at two (partition, offset)s
+	// sentInTxn: a transaction sent it, and its sent flags are the
+	// transaction's outcome: a failed one was written all the same, and
+	// hidden from read_committed readers by its abort marker.
+	sentInTxn
+	// readCommitted: a read_committed read returned it, so the
+	// transaction that sent it, if any, committed.
+	readCommitted
 )
 
 // fate is what the end of the history tells of a value that was written:
@@ -197,7 +208,7 @@ const (
 type valueInfo struct {
 	str     string
 	part    int32 // partition of its first send; -1 if never sent
-	flags   uint8
+	flags   uint16
 	failPos int32 // first fail completion, -1
 	readPos int32 // first poll or final read returning it, -1
 	repPos  int32 // first replica read returning it, -1
@@ -238,6 +249,11 @@ type partition struct {
 	// samples are the monitor's samples of the partition, in the order
 	// they were invoked (a completion without an invoke where it came).
 	samples []sample
+	// existRC is exist without the offsets whose records a
+	// read_committed reader may never see (those of transactions that
+	// aborted, or may have): built for a history with transactions and
+	// read_committed reads (txnIndex.rcReads), nil otherwise.
+	existRC []int64
 }
 
 // sample is one monitor operation (history.Monitor): what a broker's
@@ -389,7 +405,7 @@ func (t *offsetTable) each(f func(off int64, s *slot)) {
 // which fault class the guarantee model judges by (see FaultClass).
 func NewHistory(ops []history.Op, cfg Config) *History {
 	// Sizing the tables up front saves copying them as they grow.
-	var sends, polls, ends int
+	var sends, polls, ends, txns int
 	for i := range ops {
 		switch op := &ops[i]; {
 		case op.Type == history.Invoke && op.F == history.Send:
@@ -398,6 +414,19 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 			polls++
 		case op.Type == history.OK && op.F == history.EndOffset:
 			ends++
+		case op.Type == history.Invoke && op.F == history.Txn:
+			// Each send is a send, each poll a read (of a partition,
+			// usually one).
+			txns++
+			if t := op.Value.Transaction(); t != nil {
+				for _, m := range t.Mops {
+					if m.F == history.Send {
+						sends++
+					} else {
+						polls++
+					}
+				}
+			}
 		}
 	}
 	h := &History{
@@ -412,6 +441,9 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 		counts: map[string]*OpCounts{},
 
 		lastConverge: -1,
+	}
+	if txns > 0 {
+		h.txn.ops = make([]txnOp, 0, txns)
 	}
 	// Clients, the monitor and the cluster's crashes are paired each by
 	// history's rule on its own, as each is read for itself.
@@ -569,14 +601,19 @@ func (h *History) complete(inv, done int32) {
 				c.Open++
 			}
 		}
-		if invOp.F == history.Send {
+		switch invOp.F {
+		case history.Send:
 			h.addSend(invOp, nil, inv, -1)
+		case history.Txn:
+			h.addTxn(invOp, nil, inv, -1)
 		}
 		return
 	}
 	switch doneOp.F {
 	case history.Send:
 		h.addSend(invOp, doneOp, inv, done)
+	case history.Txn:
+		h.addTxn(invOp, doneOp, inv, done)
 	case history.Converge:
 		h.lastConverge = done
 		c := converge{inv: inv, done: done, ok: doneOp.Type == history.OK}
@@ -770,10 +807,15 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		h.replicas = append(h.replicas, r)
 		return
 	}
+	seen := readByClient
+	if v.ReadCommitted() || (invOp != nil && invOp.Value.ReadCommitted()) {
+		seen |= readCommitted
+		h.txn.rcReads = true
+	}
 	for _, rec := range r.recs {
 		vid := h.valueOf(rec.Value)
 		val := &h.vals[vid]
-		val.flags |= readByClient
+		val.flags |= seen
 		if val.readPos < 0 {
 			val.readPos = done
 		}
@@ -879,6 +921,12 @@ func (h *History) finish() {
 			}
 		}
 	}
+	if len(h.txn.ops) > 0 {
+		h.cfg.Transactions = true
+	}
+	if h.cfg.Transactions {
+		h.finishTxns()
+	}
 	for vid := range h.vals {
 		h.vals[vid].fate = h.fateOf(&h.vals[vid])
 	}
@@ -911,6 +959,17 @@ func (h *History) fateOf(v *valueInfo) fate {
 	switch {
 	case p.final < 0:
 		return undecided
+	case v.flags&sentInTxn != 0 && h.hiddenFromFinal(v, p):
+		// The read_committed final read hides what an aborted
+		// transaction wrote: the replicas' logs, which hold every
+		// record, tell.
+		switch {
+		case v.flags&readByReplica != 0:
+			return survives
+		case p.allRead:
+			return gone
+		}
+		return undecided
 	case v.obsPart == v.home() && v.obsOff < h.finals[p.final].reach:
 		return gone
 	case p.allRead && v.flags&readByReplica == 0:
@@ -937,10 +996,25 @@ func (h *History) truncation(vid int32) Cause {
 // existing counts the offsets in [from, to) of partition part that some
 // ack or read observed.
 func (h *History) existing(part int32, from, to int64) int {
+	return countIn(h.parts[part].exist, from, to)
+}
+
+// existingFor is existing as the reader r can see the log: a
+// read_committed reader skips what aborted transactions wrote (and their
+// markers, which no read returns), so only the offsets of records it may
+// see count.
+func (h *History) existingFor(r *readOp, from, to int64) int {
+	if p := h.parts[r.part]; p.existRC != nil && h.readsCommitted(r) {
+		return countIn(p.existRC, from, to)
+	}
+	return h.existing(r.part, from, to)
+}
+
+// countIn counts the offsets of the sorted e in [from, to).
+func countIn(e []int64, from, to int64) int {
 	if to <= from {
 		return 0
 	}
-	e := h.parts[part].exist
 	i, _ := slices.BinarySearch(e, from)
 	j, _ := slices.BinarySearch(e, to)
 	return j - i

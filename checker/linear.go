@@ -283,6 +283,12 @@ func linOps(h *History, stats func(string, int64)) [][]*linOp {
 				stats("reads-beyond-their-hw", 1)
 				op.hw = -1
 			}
+			if op.hw >= 0 && h.readsCommitted(r) {
+				// A read_committed read reports the last stable offset,
+				// which an open transaction holds below the HW: a bound
+				// on the HW from below, never a stale one.
+				op.hw = -1
+			}
 			op.call = min(op.call, op.ret)
 			stats("reads", 1)
 			parts[r.part] = append(parts[r.part], op)

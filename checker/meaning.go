@@ -15,7 +15,7 @@ var anomalyDocs = map[string]anomalyDoc{
 	NonmonotonicSendName:    {"one producer's later acknowledged send landed at a lower offset of the same partition", "uncommitted or committed truncation of one of the two records; unexplained when both are still in the log"},
 	PollSkipName:            {"a consumer's next record skipped offsets that exist", "committed truncation"},
 	NonmonotonicPollName:    {"a consumer's next record went backwards", "committed truncation"},
-	AbortedReadName:         {"a value whose send definitely failed was read", "unexplained"},
+	AbortedReadName:         {"a value whose send definitely failed was read; or a value of a transaction that aborted was read by a client other than the transaction itself (Jepsen's G1a; a replica read holds it by right)", "unexplained (a failed send); for an aborted transaction's value, uncommitted read (a read_uncommitted reader: permitted everywhere) or committed truncation (a read_committed reader: a lost abort marker)"},
 	GarbageReadName:         {"a value nobody sent was read, or a read got records that do not decode (a bad checksum: the read's error starts with CORRUPT_MESSAGE)", "unexplained"},
 	ReplicaDivergenceName:   {"after healing, two replicas' logs differ below their common high watermark", "committed truncation"},
 	ISRInvariantName:        {"in simulation only: an in-sync replica lacked a committed record (its log ended below the highest high watermark any replica of the partition reached) or held another at its offset (see below)", "unexplained, permitted where committed truncation is (unclean election, F2, F3)"},
@@ -29,6 +29,13 @@ var anomalyDocs = map[string]anomalyDoc{
 	UnreadBelowCommitName:   {"a record below the group's final committed offset of its partition that no member of the group ever received: at-least-once delivery broken", "committed truncation (the partition's log rewritten below the offset)"},
 	StuckGroupName:          {"after the last heal, a new member could not join the consumer group and fetch its committed offsets within the liveness bound", "unexplained (forbidden everywhere)"},
 	StuckConsumerName:       {"polls of a partition from one offset returned no records, though the high watermark they reported was above it, for longer than the liveness bound", "unexplained (forbidden everywhere)"},
+	PrecommittedReadName:    {"transactions only: a record of a transaction was read before the transaction could have committed: by the transaction's own poll, or by a read that completed before the transaction asked to commit (before it began, where the history does not say when it asked)", "uncommitted read (a read_uncommitted reader: permitted everywhere); committed truncation (a read_committed reader: a transaction's coordinator record or markers lost)"},
+	IntPollSkipName:         {"transactions only: within one transaction, a poll's next record of a partition skipped offsets that exist and that the reader's isolation lets it see", "committed truncation"},
+	IntNonmonotonicPollName: {"transactions only: within one transaction, a poll's next record of a partition was at or below the one before", "committed truncation"},
+	IntSendSkipName:         {"transactions only: within one transaction, two consecutive sends to a partition landed with other records between them", "interleaved writes (permitted everywhere: Kafka does not isolate a transaction's writes)"},
+	IntNonmonotonicSendName: {"transactions only: within one transaction, a later send to a partition landed at or below an earlier one", "uncommitted or committed truncation of one of the two records; unexplained when both are still in the log"},
+	G0Name:                  {"transactions only: a cycle of write-write dependencies among committed transactions, each partition's offsets ordering its writers (see below)", "interleaved writes (permitted everywhere)"},
+	G1cName:                 {"transactions only: a cycle of dependencies among committed transactions with at least one write-read dependency (a transaction polled another's record; see below)", "interleaved writes (a cycle with a write-write dependency: permitted everywhere); uncommitted read (a read_uncommitted reader in it: permitted everywhere); committed truncation (write-read dependencies and read_committed readers alone)"},
 }
 
 // Meaning is what anomaly name means, in a sentence; "" for a name that is

@@ -53,8 +53,15 @@ const (
 // loss first (what users care about most), then a node's crash (which
 // may explain a loss), then offset and order anomalies, then the
 // invariants, then the acknowledgement contract, then linearizability,
-// then liveness.
+// then liveness, then the consumer group's, then the transactions'
+// (TxnNames), which Results holds only for a history judged with
+// transactions (Config.Transactions, or a history that holds any).
 func Names() []string {
+	return append(queueNames(), TxnNames()...)
+}
+
+// queueNames are the anomalies every history is judged for.
+func queueNames() []string {
 	return []string{
 		LostWriteName, UnseenName, CrashName, DuplicateName, InconsistentOffsetsName,
 		NonmonotonicSendName, PollSkipName, NonmonotonicPollName,
@@ -63,6 +70,14 @@ func Names() []string {
 		NoConvergenceName, StuckPartitionName, StuckConsumerName,
 		OffsetRegressionName, FencedCommitName, UnreadBelowCommitName, StuckGroupName,
 	}
+}
+
+// namesFor is Names for a history judged with or without transactions.
+func namesFor(txns bool) []string {
+	if txns {
+		return Names()
+	}
+	return queueNames()
 }
 
 // Cause is what explains an instance of an anomaly. The guarantee model
@@ -89,8 +104,24 @@ const (
 	Unexplained Cause = "unexplained"
 )
 
+// The causes of the transactions' anomalies that no truncation is
+// needed for, which a correct Kafka shows in every configuration.
+const (
+	// InterleavedWrites: two transactions' records interleave in a
+	// partition's log. Kafka appends a transaction's records as they are
+	// sent and makes them visible at the commit, so writes are not
+	// isolated: the order of two transactions' writes says nothing of
+	// the order of their commits.
+	InterleavedWrites Cause = "interleaved-writes"
+	// UncommittedRead: the reader read with isolation read_uncommitted,
+	// asking for the records of open and aborted transactions too.
+	UncommittedRead Cause = "uncommitted-read"
+)
+
 // Causes lists the causes in order of severity, mildest first.
-func Causes() []Cause { return []Cause{UncommittedTruncation, CommittedTruncation, Unexplained} }
+func Causes() []Cause {
+	return []Cause{InterleavedWrites, UncommittedRead, UncommittedTruncation, CommittedTruncation, Unexplained}
+}
 
 // Result is what one checker found.
 type Result struct {
@@ -145,6 +176,10 @@ type Result struct {
 	// Artifacts are files the checker wrote, e.g. porcupine's
 	// visualization of a history that is not linearizable.
 	Artifacts []string `json:"artifacts,omitempty"`
+	// Cycles are the dependency cycles G0 and G1c found, forbidden ones
+	// first, at most MaxExamples: each transaction and how it precedes
+	// the next, for a report to draw.
+	Cycles []Cycle `json:"cycles,omitempty"`
 }
 
 // Found reports whether the checker found at least one instance.
@@ -204,6 +239,9 @@ type finding struct {
 	bad, ok examples
 	notes   []string
 	stats   map[string]int64
+	// badCycles and okCycles are the cycles of G0 and G1c, kept as the
+	// examples are.
+	badCycles, okCycles []Cycle
 }
 
 type examples struct {
@@ -305,6 +343,9 @@ func (f *finding) result() Result {
 		return r
 	}
 	r.Details = slices.Concat(f.bad.details, f.ok.details, f.notes)
+	if cs := slices.Concat(f.badCycles, f.okCycles); len(cs) > 0 {
+		r.Cycles = cs[:min(len(cs), MaxExamples)]
+	}
 	r.Examples = slices.Concat(f.bad.ops, f.ok.ops)
 	r.Examples = r.Examples[:min(len(r.Examples), MaxExamples)]
 	slices.Sort(r.Examples)

@@ -13,6 +13,7 @@ func FuzzRead(f *testing.F) {
 		`{"index":0,"time":1,"process":0,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}` + "\n" +
 		`{"index":1,"time":2,"process":0,"type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"a","offset":0}}` + "\n"))
 	f.Add([]byte(`{"index":0,"time":1,"process":1,"type":"ok","f":"poll","value":{"topic":"t","partition":0,"from":-9223372036854775808,"records":[{"offset":-9223372036854775807,"value":"x"}],"hw":9223372036854775807}}`))
+	f.Add([]byte(`{"index":0,"time":1,"process":3,"type":"ok","f":"txn","value":{"partition":0,"mops":[{"f":"send","topic":"t","partition":1,"value":"a","offset":2},{"f":"poll","reads":[{"topic":"t","partition":0,"from":0,"records":[{"offset":0,"value":"b"}]}]}],"abort":true,"commit_time":1,"isolation":"read_committed"}}`))
 	f.Add([]byte(`{"history":"chaos","version":1}` + "\n" + `{"index":0,"ti`))
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -59,6 +59,7 @@ const (
 	// Commit is a group member's commit of the offset (Value.Offset) it
 	// will poll the partition from next; GroupInfo names its generation.
 	Commit = "commit"
+	// A transaction is Txn (txn.go).
 )
 
 // CorruptRecords starts the error of a read that got records that do not
@@ -112,8 +113,9 @@ type Value struct {
 	Producer *int32 `json:"producer,omitempty"`
 	// Monitor operations add what the cluster's metadata said of the
 	// partition (hw is then the leader's answer to ListOffsets), nemesis
-	// operations the fault, crash operations the node and how it died;
-	// nil for every other operation. Embedded, so
+	// operations the fault, crash operations the node and how it died,
+	// transactions their micro-operations (and a reader its isolation
+	// level); nil for every other operation. Embedded, so
 	// their fields stay at the top level of the JSON object, and apart,
 	// so the client operations that make up nearly all of a history do
 	// not carry them (a million-operation history is 90 MB smaller).
@@ -122,6 +124,7 @@ type Value struct {
 	*Attempts
 	*CrashInfo
 	*GroupInfo
+	*TxnInfo
 }
 
 // GroupInfo is what a consumer group's operations (assign, commit, and the
@@ -307,6 +310,9 @@ func (o Op) String() string {
 		}
 		if c := v.Crashed(); c != nil {
 			fmt.Fprintf(&sb, " %s", c.Node)
+		}
+		if t := v.Transaction(); t != nil && len(t.Mops) > 0 {
+			fmt.Fprintf(&sb, " %d mops", len(t.Mops))
 		}
 	}
 	if o.Error != "" {
