@@ -83,6 +83,11 @@ var (
 	// resuming it commits in the generation it had.
 	memberPause = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "pause-consumer",
 		RunArgs: []string{"--nemesis-interval", "12s", "--sub-via", "subscribe"}}
+	// partitionLeader under the transactional workload: transactions
+	// commit and abort while a partition's leadership moves, and
+	// read_committed readers read from whichever replica leads.
+	txnPartitionLeader = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "partition-leader",
+		RunArgs: []string{"--nemesis-interval", "5s", "--workload", "txn"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -113,6 +118,8 @@ var bugsCells = withControls(
 	plant(bug.CommitBeforeReplicate, coordinatorCut),
 	plant(bug.GroupForgottenOnFailover, coordinatorCut),
 	plant(bug.CommitStaleGeneration, memberPause),
+	plant(bug.LSOPastOpenTxn, txnPartitionLeader),
+	plant(bug.AbortLostOnFollower, txnPartitionLeader),
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
 )

@@ -181,6 +181,7 @@ func simBase(store string, campaignArgs []string) campaign.Base {
 		fs.IntVar(&s.Consumers, "consumers", s.Consumers, "")
 		fs.Float64Var(&s.Rate, "rate", s.Rate, "")
 		fs.StringVar(&s.SubVia, "sub-via", s.SubVia, "")
+		fs.StringVar(&s.Workload, "workload", s.Workload, "")
 		if err := fs.Parse(append(slices.Clone(campaignArgs), cellArgs...)); err != nil {
 			return runner.Spec{}, err
 		}

@@ -160,20 +160,6 @@ func TestIdempotentProducer(t *testing.T) {
 			}
 		}
 	})
-
-	t.Run("transactions-refused", func(t *testing.T) {
-		req := kmsg.NewPtrInitProducerIDRequest()
-		req.Version = 4
-		req.TransactionalID = kmsg.StringPtr("txn")
-		req.TransactionTimeoutMillis = 60000
-		resp, err := request(tc.addr(1), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := resp.(*kmsg.InitProducerIDResponse); r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
-			t.Fatalf("InitProducerId with a transactional id: %v, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", kerr.ErrorForCode(r.ErrorCode))
-		}
-	})
 }
 
 func otherThan(ids []int32, not int32) []int32 {

@@ -170,6 +170,9 @@ const (
 	SubViaSubscribe = "subscribe"
 )
 
+// WorkloadTxn is the transactional workload's name (--workload txn).
+const WorkloadTxn = "txn"
+
 // Subscribe says whether the consumers read as members of a group.
 func (w Workload) Subscribe() bool { return w.SubVia == SubViaSubscribe }
 
@@ -276,5 +279,9 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
 		Unsupported: tc.Cluster.Unsupported, Invariants: tc.Cluster.Invariants, LivenessBoundMs: tc.LivenessBound.Milliseconds(),
 		Weakened: tc.Cluster.Weakened, Stopped: tc.Stopped,
+		// The transactional workload's checks are judged even in a run
+		// whose history holds no transaction yet (its model, a campaign's
+		// predictions).
+		Transactions: tc.Workload.Name == WorkloadTxn,
 	}
 }

@@ -99,24 +99,7 @@ func TestExternalKfake(t *testing.T) {
 // member joins and fetches the committed offsets, the group checks judge
 // them, and the verdict is valid.
 func TestExternalKfakeSubscribe(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.ClusterID("kfake-test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s := externalSpec(t, c.ListenAddrs()...)
-	s.SubVia, s.TimeLimit = "subscribe", 10*time.Second
-	o, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	res := o.Results
-	if o.Verdict != checker.Valid {
-		for _, r := range res.Results {
-			t.Logf("%s %s %v %s", r.Name, r.Valid, r.Details, r.NotChecked)
-		}
-		t.Fatalf("verdict %s, want valid", o.Verdict)
-	}
+	res := validKfakeRun(t, func(s *Spec) { s.SubVia = "subscribe" })
 	if ok := res.Ops["assign"].OK; ok < 2 {
 		t.Errorf("%d members joined the group (the final phase's included)", ok)
 	}
@@ -560,4 +543,52 @@ func TestExternalWeakened(t *testing.T) {
 	if !strings.Contains(line.String(), "(weakened: partition-leader "+why) {
 		t.Errorf("the verdict line does not mark the weakened fault:\n%s", line.String())
 	}
+}
+
+// TestExternalKfakeTxn: the transactional workload against franz-go's
+// kfake, a broker chaos did not write that implements transactions: its
+// transactions commit and abort, its consumers read both isolation
+// levels, and the run is valid, with the transactional checks judged.
+func TestExternalKfakeTxn(t *testing.T) {
+	res := validKfakeRun(t, func(s *Spec) { s.Workload = "txn" })
+	if ok := res.Ops["txn"].OK; ok < 10 {
+		t.Errorf("%d transactions committed: the producers hardly ran", ok)
+	}
+	if failed := res.Ops["txn"].Fail; failed < 2 {
+		t.Errorf("%d transactions aborted: the aborts were not exercised", failed)
+	}
+	for _, r := range res.Results {
+		switch r.Name {
+		case checker.AbortedReadName, checker.PrecommittedReadName, checker.G0Name, checker.G1cName:
+			if !r.Judged() {
+				t.Errorf("%s was not judged: %s", r.Name, r.NotChecked)
+			}
+		}
+	}
+}
+
+// validKfakeRun runs the external runtime for 10 s against a kfake cluster
+// of three brokers, with set's changes to the spec, and fails t unless the
+// verdict is valid.
+func validKfakeRun(t *testing.T, set func(*Spec)) *checker.Results {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.ClusterID("kfake-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	s := externalSpec(t, c.ListenAddrs()...)
+	s.TimeLimit = 10 * time.Second
+	set(&s)
+	o, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if o.Verdict != checker.Valid {
+		for _, r := range o.Results.Results {
+			t.Logf("%s %s %v %s", r.Name, r.Valid, r.Details, r.NotChecked)
+		}
+		t.Fatalf("verdict %s, want valid", o.Verdict)
+	}
+	return o.Results
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/chaos-isr/chaos/internal/cli"
 	"github.com/chaos-isr/chaos/workload"
 	"github.com/chaos-isr/chaos/workload/queue"
+	"github.com/chaos-isr/chaos/workload/txn"
 )
 
 // The workloads a run can drive, by --workload: the one place that lists
 // them (a new one lives in a package of its own under workload/ and is
 // added here; docs/architecture.md says how).
-var workloads = []workload.Kind{queue.Kind}
+var workloads = []workload.Kind{queue.Kind, txn.Kind}
 
 // DefaultWorkload is the workload of a spec that names none.
 const DefaultWorkload = "queue"

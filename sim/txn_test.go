@@ -128,6 +128,19 @@ func TestClientTransactions(t *testing.T) {
 	if !slices.Equal(vals, []string{"warm-up", "a", "b"}) || whole.HW != 6 {
 		t.Fatalf("read_committed final read: %v to %d, want warm-up a b to 6", vals, whole.HW)
 	}
+	// A read_uncommitted one reaches the log's end too, though the last
+	// batch is a marker, which holds no record.
+	whole = nil
+	cl.FinalRead(k, func(read workload.Read, err error) {
+		if err != nil {
+			t.Errorf("final read: %v", err)
+		}
+		whole = &read
+	})
+	await(t, w, "final read", func() bool { return whole != nil })
+	if len(whole.Records) != 4 {
+		t.Fatalf("read_uncommitted final read: %v, want warm-up a b c", whole.Records)
+	}
 
 	// A zombie: the first session leaves d open, a second one of the
 	// same id starts; d is aborted and the first session is fenced.

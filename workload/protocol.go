@@ -317,15 +317,13 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw, next int64, co
 	if w.hw < 0 {
 		w.hw = hw
 	}
-	// reached is where the read has got to: past its last record, or,
-	// read_committed, past the markers and aborted records it skipped.
+	// reached is where the read has got to: past its last record, and
+	// past the markers (and, read_committed, aborted records) it skipped.
 	reached := w.next
 	if len(recs) > 0 {
 		reached = recs[len(recs)-1].Offset + 1
 	}
-	if w.committed {
-		reached = max(reached, next)
-	}
+	reached = max(reached, next)
 	if reached == w.next && w.replica == consumerReplica && w.next < min(w.hw, hw) {
 		// The leader says records below its high watermark exist and
 		// returns none of them: the read is not over, and must not be

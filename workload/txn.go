@@ -173,7 +173,10 @@ func (c *Client) AddToTxn(x *Txn, k history.Key, done func(TxnAnswer)) {
 // sequence number, sent again with the same number after a retriable
 // error (up to the client's retries), so that the broker writes it once.
 // An outcome other than OK leaves the transaction unable to commit
-// safely: the caller aborts it.
+// safely, and the partition's sequence unknown (the broker may hold the
+// record under the number the next send would take, and answer that send
+// as its duplicate): the caller aborts the transaction and starts the
+// session again (InitTxn), whose new epoch starts every sequence anew.
 func (c *Client) TxnSend(x *Txn, k history.Key, value string, done func(Outcome)) {
 	c.AddToTxn(x, k, func(a TxnAnswer) {
 		if !a.OK() {
@@ -181,11 +184,18 @@ func (c *Client) TxnSend(x *Txn, k history.Key, value string, done func(Outcome)
 			return
 		}
 		seq := x.next[k]
+		// maybe: an earlier attempt may have been written, so a later
+		// refusal does not make the send one that was not.
+		maybe := false
 		var try func(left int, retried []string)
 		try = func(left int, retried []string) {
 			c.leader(k, func(leader int32, err error) {
 				if err != nil {
-					done(Outcome{Type: history.Fail, Error: err.Error(), Retries: retried})
+					o := Outcome{Type: history.Fail, Error: err.Error(), Retries: retried}
+					if maybe {
+						o.Type = history.Info
+					}
+					done(o)
 					return
 				}
 				req := produceBatch(k, encodeTxnBatch(x.pid, x.epoch, seq, c.env.Stamp(), []byte(value)), -1, c.produceTimeout)
@@ -195,12 +205,18 @@ func (c *Client) TxnSend(x *Txn, k history.Key, value string, done func(Outcome)
 					if forget {
 						c.forget(k)
 					}
+					if o.Type == history.Info {
+						maybe = true
+					}
 					if o.Type != history.OK && left > 0 && retriable(o, err) {
 						c.after(RetryBackoff, func() { try(left-1, append(retried, o.Error)) })
 						return
 					}
-					if o.Type == history.OK {
+					switch {
+					case o.Type == history.OK:
 						x.next[k] = seq + 1
+					case maybe:
+						o.Type = history.Info
 					}
 					o.Retries = retried
 					done(o)

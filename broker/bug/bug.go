@@ -63,6 +63,8 @@ const (
 	CommitBeforeReplicate
 	GroupForgottenOnFailover
 	CommitStaleGeneration
+	LSOPastOpenTxn
+	AbortLostOnFollower
 	UncleanWhenClean
 	RecoveryKeepsTornTail
 	count
@@ -218,6 +220,20 @@ var registry = [count]Info{
 		Mirrors:  "the generation fencing of Kafka's group protocol (a commit carries the member's generation, and the coordinator refuses a stale one), which KIP-848 carries on as member epochs: without it a consumer back from a long pause commits offsets for partitions the group has given to another member since",
 		Why:      "the one bug of the group's fencing, which only a member that misses a rebalance and comes back shows",
 		Scenario: "--sub-via subscribe, acks=-1, min.insync.replicas=2, pause-consumer with 12 s windows (--nemesis-interval 12s): the paused member is removed from the group after its session timeout and the others get a new generation; resumed, it commits the position it had in its old one (fenced-commit)",
+	},
+	{
+		Bug: LSOPastOpenTxn, Name: "lso-past-open-txn", Node: Broker,
+		Breaks:   "a partition's last stable offset is its high watermark even while a transaction is open below it, so a read_committed fetch returns the records of transactions not yet decided",
+		Mirrors:  "the last stable offset of KIP-98, which holds read_committed consumers at the first offset of the earliest open transaction: Jepsen's Redpanda 21.10 analysis found read_committed consumers reading aborted records (aborted reads, G1a)",
+		Why:      "the one bug of the isolation a read_committed consumer is promised, which only a workload whose transactions abort shows",
+		Scenario: "--workload txn, acks=-1, min.insync.replicas=2, partition-leader every 5 s (the bug needs no fault): a read_committed consumer or a transaction's poll reads a transaction's records while it is open, and the transaction then aborts (aborted-read)",
+	},
+	{
+		Bug: AbortLostOnFollower, Name: "abort-lost-on-follower", Node: Broker,
+		Breaks:   "a follower that copies an abort marker from its leader does not record the aborted transaction, so when it becomes the leader it does not name that transaction to read_committed fetches, which then return its records",
+		Mirrors:  "transaction state that a replica derives from its log and gets wrong: a marker lost or misread on one replica (the issue's \"abort marker lost on one replica\"; KAFKA-12671's last stable offset stuck by a marker a replica missed)",
+		Why:      "the transactions' state has to be replicated with the log: the one bug that is invisible until leadership moves",
+		Scenario: "--workload txn, acks=-1, min.insync.replicas=2, partition-leader every 5 s: a follower that copied aborted transactions becomes the leader and serves their records to read_committed readers (aborted-read)",
 	},
 	{
 		Bug: UncleanWhenClean, Name: "unclean-when-clean", Node: Controller,

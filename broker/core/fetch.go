@@ -132,7 +132,7 @@ func (b *Broker) readPartition(req *kmsg.FetchRequest, topic string, p kmsg.Fetc
 		rp.ErrorCode = code
 		return
 	}
-	hw, leo, lso := r.log.HighWatermark(), r.log.LogEndOffset(), r.lastStable()
+	hw, leo, lso := r.log.HighWatermark(), r.log.LogEndOffset(), b.lastStable(r)
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, lso, r.log.LogStartOffset()
 	upTo := hw // consumers read only what is committed
 	committed := req.IsolationLevel == 1 && req.ReplicaID < 0 && req.ReplicaID != DebugReplicaID
@@ -258,7 +258,7 @@ func (b *Broker) listOffset(r *replica, replicaID int32, isolation int8, ts int6
 	case replicaID == DebugReplicaID:
 		end = r.log.LogEndOffset()
 	case isolation == 1:
-		end = r.lastStable() // read_committed's end
+		end = b.lastStable(r) // read_committed's end
 	}
 	switch ts {
 	case -1: // latest: the HW, since consumers cannot read past it
@@ -321,4 +321,15 @@ func (b *Broker) handleOffsetForLeaderEpoch(req *kmsg.OffsetForLeaderEpochReques
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// lastStable is r's last stable offset (replica.lastStable).
+func (b *Broker) lastStable(r *replica) int64 {
+	if b.cfg.Bugs.Has(bug.LSOPastOpenTxn) {
+		// Planted bug lso-past-open-txn: the open transactions are not
+		// held back, breaking the rule that read_committed reads only
+		// decided transactions.
+		return r.log.HighWatermark()
+	}
+	return r.lastStable()
 }

@@ -189,8 +189,12 @@ func (b *Broker) appendFetched(r *replica, data []byte) {
 	}
 	// The leader's producer state travels in the batch headers: a
 	// follower that becomes leader judges retries as the leader would.
+	// Planted bug abort-lost-on-follower: a follower ends an aborted
+	// transaction without recording it, breaking the rule that every
+	// replica learns the transactions from its log as the leader did.
+	keepAbort := !b.cfg.Bugs.Has(bug.AbortLostOnFollower)
 	_, _ = batch.Walk(data[start:end], func(h batch.Header, raw []byte) bool {
-		r.recordBatch(h, raw)
+		r.recordMarker(h, raw, keepAbort)
 		return true
 	})
 }

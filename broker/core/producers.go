@@ -245,6 +245,13 @@ func (r *replica) recordAppended(hs []batch.Header, base int64) {
 // producer's open transaction, and an abort's is remembered for
 // read_committed fetches.
 func (r *replica) recordBatch(h batch.Header, raw []byte) {
+	r.recordMarker(h, raw, true)
+}
+
+// recordMarker is recordBatch, keeping an abort marker's aborted
+// transaction (or, with keepAbort false, only a planted bug's, ending the
+// transaction without it).
+func (r *replica) recordMarker(h batch.Header, raw []byte, keepAbort bool) {
 	if !h.Control() {
 		r.producers.record(h)
 		return
@@ -260,7 +267,7 @@ func (r *replica) recordBatch(h batch.Header, raw []byte) {
 		// older epoch's batches are refused from now on.
 		e.epoch, e.batches = h.ProducerEpoch, nil
 	}
-	if !commit && e.txnFirst >= 0 {
+	if !commit && e.txnFirst >= 0 && keepAbort {
 		r.aborted = append(r.aborted, abortedTxn{producerID: h.ProducerID, first: e.txnFirst, last: h.BaseOffset})
 	}
 	e.txnFirst = -1
