@@ -87,17 +87,18 @@ func encodeBatchAttrs(attrs int16, id int64, epoch int16, seq int32, timestamp i
 // wherever that falls. A batch whose CRC does not match its bytes is an
 // error, as it is to a Kafka consumer (check.crcs): its records cannot be
 // told from garbage. A transaction's marker is no record of a consumer's:
-// it is skipped, as are the records of the aborted transactions a
-// read_committed fetch names (each from its first offset to its
-// producer's abort marker), as a Kafka consumer drops them.
-func decodeBatches(b []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) ([]history.Record, error) {
-	recs, _, err := decodeFetched(b, aborted)
+// it is skipped.
+func decodeBatches(b []byte) ([]history.Record, error) {
+	recs, _, err := decodeFetched(b, nil)
 	return recs, err
 }
 
-// decodeFetched is decodeBatches, with next, the offset after the last
-// whole batch decoded (-1 if none was): where a consumer fetches next,
-// past the markers and aborted records it skipped.
+// decodeFetched is decodeBatches without the records of the aborted
+// transactions a read_committed fetch names (each from its first offset
+// to its producer's abort marker), as a Kafka consumer drops them, and
+// with next, the offset after the last whole batch decoded (-1 if none
+// was): where a consumer fetches next, past the markers and aborted
+// records it skipped.
 func decodeFetched(b []byte, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction) (out []history.Record, next int64, err error) {
 	next = -1
 	aborted = slices.Clone(aborted)

@@ -57,9 +57,6 @@ func NewTxn(id string, timeout time.Duration) *Txn {
 	return &Txn{ID: id, Timeout: timeout, coord: -1, pid: -1, epoch: -1}
 }
 
-// Producer is the session's producer id and epoch (-1 before InitTxn).
-func (x *Txn) Producer() (int64, int16) { return x.pid, x.epoch }
-
 // txnAttempts bounds how often one step is asked again, RetryBackoff
 // apart, before its last answer is given up on: long enough for a
 // coordinator to move or finish writing the last transaction's markers.

@@ -1,8 +1,10 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -171,11 +173,11 @@ type tp struct {
 
 func (k tp) String() string { return fmt.Sprintf("%s-%d", k.topic, k.partition) }
 
-func less(a, b tp) bool {
-	if a.topic != b.topic {
-		return a.topic < b.topic
-	}
-	return a.partition < b.partition
+func less(a, b tp) bool { return compareTP(a, b) < 0 }
+
+// compareTP orders partitions by topic, then number.
+func compareTP(a, b tp) int {
+	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
 }
 
 // Broker is one broker's state machine. Not safe for concurrent use.

@@ -757,18 +757,8 @@ func (b *Broker) handleOffsetCommit(conn ConnID, corr int32, req *kmsg.OffsetCom
 		}
 		b.reply(conn, corr, resp)
 	}
-	simple := req.Generation < 0 && req.MemberID == ""
-	g, code := b.groupFor(req.Group, simple)
-	switch {
-	case code != 0:
-		answer(code)
-		return
-	case g == nil:
-		// A member's commit to a group this coordinator does not know.
-		answer(kerr.UnknownMemberID.Code)
-		return
-	}
-	if code := b.commitRefused(g, req.MemberID, req.Generation, simple); code != 0 {
+	g, code := b.committingGroup(req.Group, req.MemberID, req.Generation, false)
+	if code != 0 {
 		answer(code)
 		return
 	}
@@ -778,10 +768,7 @@ func (b *Broker) handleOffsetCommit(conn ConnID, corr int32, req *kmsg.OffsetCom
 	var recs []groupRecord
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			c := committed{Offset: p.Offset, LeaderEpoch: p.LeaderEpoch}
-			if p.Metadata != nil {
-				c.Metadata = *p.Metadata
-			}
+			c := newCommitted(p.Offset, p.LeaderEpoch, p.Metadata)
 			recs = append(recs, groupRecord{Kind: recordOffset, Group: g.name, Topic: t.Topic, Partition: p.Partition, Generation: req.Generation, Commit: &c})
 		}
 	}
@@ -793,6 +780,39 @@ func (b *Broker) handleOffsetCommit(conn ConnID, corr int32, req *kmsg.OffsetCom
 		}
 		answer(code)
 	})
+}
+
+// committingGroup is the group a commit of member in generation is to,
+// or the error to answer it with: the coordinator must hold the group,
+// and the commit must come from a member of its current generation (a
+// simple consumer's, naming no member and generation -1, creates the
+// group and is taken while it has no members, or, with anySimple, as a
+// transactional commit before TxnOffsetCommit v3 is, whatever it has).
+func (b *Broker) committingGroup(name, member string, generation int32, anySimple bool) (*group, int16) {
+	simple := generation < 0 && member == ""
+	g, code := b.groupFor(name, simple)
+	switch {
+	case code != 0:
+		return nil, code
+	case g == nil:
+		// A member's commit to a group this coordinator does not know.
+		return nil, kerr.UnknownMemberID.Code
+	case simple && anySimple:
+		return g, 0
+	}
+	if code := b.commitRefused(g, member, generation, simple); code != 0 {
+		return nil, code
+	}
+	return g, 0
+}
+
+// newCommitted is an offset as a commit request gives it.
+func newCommitted(offset int64, leaderEpoch int32, metadata *string) committed {
+	c := committed{Offset: offset, LeaderEpoch: leaderEpoch}
+	if metadata != nil {
+		c.Metadata = *metadata
+	}
+	return c
 }
 
 // commitRefused says why a commit may not be taken (0 if it may).

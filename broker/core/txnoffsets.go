@@ -129,21 +129,10 @@ func (b *Broker) handleTxnOffsetCommit(conn ConnID, corr int32, req *kmsg.TxnOff
 	// Before v3 a transactional commit names no member, and Kafka takes
 	// it whatever the group's generation; from v3 it is checked as a
 	// member's commit.
-	simple := req.Generation < 0 && req.MemberID == ""
-	g, code := b.groupFor(req.Group, simple)
-	switch {
-	case code != 0:
+	g, code := b.committingGroup(req.Group, req.MemberID, req.Generation, true)
+	if code != 0 {
 		answer(code)
 		return
-	case g == nil:
-		answer(kerr.UnknownMemberID.Code)
-		return
-	}
-	if !simple {
-		if code := b.commitRefused(g, req.MemberID, req.Generation, false); code != 0 {
-			answer(code)
-			return
-		}
 	}
 	r := b.replica(OffsetsTopic, g.partition)
 	if e := r.producers[req.ProducerID]; e != nil && e.epoch > req.ProducerEpoch {
@@ -156,10 +145,7 @@ func (b *Broker) handleTxnOffsetCommit(conn ConnID, corr int32, req *kmsg.TxnOff
 	var values [][]byte
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			c := committed{Offset: p.Offset, LeaderEpoch: p.LeaderEpoch}
-			if p.Metadata != nil {
-				c.Metadata = *p.Metadata
-			}
+			c := newCommitted(p.Offset, p.LeaderEpoch, p.Metadata)
 			rec := groupRecord{Kind: recordOffset, Group: g.name, Topic: t.Topic, Partition: p.Partition, Generation: req.Generation, Commit: &c}
 			recs = append(recs, rec)
 			values = append(values, mustJSON(rec))

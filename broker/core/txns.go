@@ -225,15 +225,7 @@ func (b *Broker) addToTxn(t *transaction, parts []tp, answer func(code int16)) {
 			t.parts = append(t.parts, k)
 		}
 	}
-	slices.SortFunc(t.parts, func(a, c tp) int {
-		if less(a, c) {
-			return -1
-		}
-		if a == c {
-			return 0
-		}
-		return 1
-	})
+	slices.SortFunc(t.parts, compareTP)
 	b.writeTxn(t, answer)
 }
 

@@ -240,23 +240,7 @@ func TestTransactionsUnderFaults(t *testing.T) {
 // kept, the last stable offset and the high watermark.
 func readCommitted(t *testing.T, c *Cluster, p int32) (values []string, lso, hw int64) {
 	t.Helper()
-	req := kmsg.NewPtrFetchRequest()
-	req.Version, req.ReplicaID, req.IsolationLevel, req.MaxBytes = 11, -1, 1, 1<<24
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "t"
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.Partition, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = p, 1<<24, -1
-	ft.Partitions = append(ft.Partitions, fp)
-	req.Topics = append(req.Topics, ft)
-	call := c.Send(c.Partition("t", p).Leader, req)
-	c.Await(call, 5000)
-	if call.Err != nil {
-		t.Fatalf("fetch of t-%d: %v", p, call.Err)
-	}
-	rp := call.Resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
-	if rp.ErrorCode != 0 {
-		t.Fatalf("fetch of t-%d: %s", p, errName(rp.ErrorCode))
-	}
+	rp := fetchWhole(t, c, p, 1)
 	aborted := slices.Clone(rp.AbortedTransactions)
 	slices.SortFunc(aborted, func(a, b kmsg.FetchResponseTopicPartitionAbortedTransaction) int {
 		return int(a.FirstOffset - b.FirstOffset)

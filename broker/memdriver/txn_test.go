@@ -114,20 +114,7 @@ func (x *txnClient) end(commit bool) string {
 // transactions it names and the last stable offset.
 func fetchAt(t *testing.T, c *Cluster, p int32, isolation int8) (values []string, aborted int, lso int64) {
 	t.Helper()
-	req := kmsg.NewPtrFetchRequest()
-	req.Version, req.ReplicaID, req.IsolationLevel, req.MaxBytes = 11, -1, isolation, 1<<20
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "t"
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.Partition, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = p, 1<<20, -1
-	ft.Partitions = append(ft.Partitions, fp)
-	req.Topics = append(req.Topics, ft)
-	call := c.Send(c.Partition("t", p).Leader, req)
-	c.Await(call, 5000)
-	rp := call.Resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
-	if rp.ErrorCode != 0 {
-		t.Fatalf("fetch: %s", errName(rp.ErrorCode))
-	}
+	rp := fetchWhole(t, c, p, isolation)
 	_, vals, err := batch.Values(rp.RecordBatches)
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +123,30 @@ func fetchAt(t *testing.T, c *Cluster, p int32, isolation int8) (values []string
 		values = append(values, string(v))
 	}
 	return values, len(rp.AbortedTransactions), rp.LastStableOffset
+}
+
+// fetchWhole fetches partition p of t from offset 0 at its leader, at
+// isolation level, up to 16 MiB.
+func fetchWhole(t *testing.T, c *Cluster, p int32, isolation int8) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.IsolationLevel, req.MaxBytes = 11, -1, isolation, 1<<24
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "t"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = p, 1<<24, -1
+	ft.Partitions = append(ft.Partitions, fp)
+	req.Topics = append(req.Topics, ft)
+	call := c.Send(c.Partition("t", p).Leader, req)
+	c.Await(call, 5000)
+	if call.Err != nil {
+		t.Fatalf("fetch of t-%d: %v", p, call.Err)
+	}
+	rp := call.Resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if rp.ErrorCode != 0 {
+		t.Fatalf("fetch of t-%d: %s", p, errName(rp.ErrorCode))
+	}
+	return rp
 }
 
 // TestTransactions: a transactional producer's records wait for its

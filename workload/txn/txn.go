@@ -53,10 +53,9 @@ type Workload struct {
 // time limit.
 func (w *Workload) Start(p *workload.Phases, done func()) {
 	w.p, w.done = p, done
-	workers := w.cfg.Concurrency
-	for i := 0; i < w.cfg.Consumers && int32(i) < w.cfg.Partitions; i++ {
-		workers++
-	}
+	// A consumer beyond the partitions would have none to read.
+	consumers := min(w.cfg.Consumers, int(w.cfg.Partitions))
+	workers := w.cfg.Concurrency + consumers
 	var interval time.Duration
 	if w.cfg.Rate > 0 {
 		// Rate is of sends; a transaction has meanSends on average.
@@ -69,7 +68,7 @@ func (w *Workload) Start(p *workload.Phases, done func()) {
 		pr.cl = p.NewClient(w.clientOptions(fmt.Sprintf("chaos-txn-%d", i)))
 		w.producers = append(w.producers, pr)
 	}
-	for i := 0; i < w.cfg.Consumers && int32(i) < w.cfg.Partitions; i++ {
+	for i := range consumers {
 		c := &consumer{w: w, process: w.cfg.Concurrency + i, stride: workers, committed: i%2 == 0}
 		for part := int32(i); part < w.cfg.Partitions; part += int32(w.cfg.Consumers) {
 			c.parts = append(c.parts, part)
@@ -150,32 +149,16 @@ func (w *Workload) committedReads(f *workload.Final, next func()) {
 			return
 		}
 		k := history.Key{Topic: w.cfg.Topic, Partition: part}
-		inv := history.Op{Process: proc, Type: history.Invoke, F: history.FinalRead,
-			Value: &history.Value{Topic: k.Topic, Partition: k.Partition, TxnInfo: &history.TxnInfo{Isolation: history.ReadCommitted}}}
+		inv := workload.FinalRead{Key: k}.Invoke(proc)
+		inv.Value.TxnInfo = &history.TxnInfo{Isolation: history.ReadCommitted}
 		if !w.p.Record(inv) {
 			return
 		}
 		cl.FinalReadCommitted(k, func(r workload.Read, err error) {
-			done := history.Op{Process: proc, Type: history.OK, F: history.FinalRead, Value: copyValue(inv.Value)}
-			if err != nil {
-				done.Type, done.Error = history.Fail, err.Error()
-			} else {
-				done.Value.Records, done.Value.HW = r.Records, history.Int64(r.HW)
+			if w.p.Record(workload.ReadDone(inv, r, err)) {
+				read(part + 1)
 			}
-			if !w.p.Record(done) {
-				return
-			}
-			read(part + 1)
 		})
 	}
 	read(0)
-}
-
-func copyValue(v *history.Value) *history.Value {
-	c := *v
-	if v.TxnInfo != nil {
-		t := *v.TxnInfo
-		c.TxnInfo = &t
-	}
-	return &c
 }
