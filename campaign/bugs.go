@@ -88,6 +88,12 @@ var (
 	// read_committed readers read from whichever replica leads.
 	txnPartitionLeader = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "partition-leader",
 		RunArgs: []string{"--nemesis-interval", "5s", "--workload", "txn"}}
+	// The transactional workload's requests to one broker held past the
+	// clients' timeout (250 ms, plus the 2 s of grace) about every
+	// second, with 20 transactional sessions: an EndTxn whose retry was
+	// answered arrives while its producer's next transaction is open.
+	txnDelayedRequests = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "delay-client",
+		RunArgs: []string{"--nemesis-interval", "1s", "--workload", "txn", "--request-timeout", "250ms", "--concurrency", "20"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -122,6 +128,7 @@ var bugsCells = withControls(
 	plant(bug.AbortLostOnFollower, txnPartitionLeader),
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
+	plant(bug.TxnEpochNotBumped, txnDelayedRequests),
 )
 
 // plant is scenario s planting bug b alone.

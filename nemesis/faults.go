@@ -36,6 +36,10 @@ type Fault struct {
 	// it needs nothing of the runtime, and a run whose workload has no
 	// such clients refuses it.
 	Client bool
+	// Requests: the fault acts on the requests of the workload's own
+	// clients (Config.Clients), on their way to the cluster: it needs
+	// nothing of the runtime, and any workload has such clients.
+	Requests bool
 	// GroupAimed: the fault picks its target from the consumer group's
 	// coordinator, as the group's members know it (Config.Consumers), so
 	// it too needs a workload with a group.
@@ -111,6 +115,7 @@ func composite(name string) (*Fault, error) {
 		}
 		c.Network = c.Network || f.Network
 		c.Client = c.Client || f.Client
+		c.Requests = c.Requests || f.Requests
 		c.GroupAimed = c.GroupAimed || f.GroupAimed
 		c.LeaderAimed = c.LeaderAimed || f.LeaderAimed
 		docs = append(docs, p)
@@ -243,6 +248,7 @@ func ApartController(names []string) map[string]string {
 // faults is the registry: every fault the nemesis knows, in name order.
 var faults = []*Fault{
 	{Name: "crash-consumer", Simulated: true, Client: true, Doc: "crash a random member of the consumer group (--sub-via subscribe): its client stops at once, without leaving the group, and a new process joins in its place at the end of the window", Kills: none, start: (*Nemesis).crashConsumer},
+	{Name: "delay-client", Simulated: true, Requests: true, Doc: "hold every request the workload's clients send to a random broker for twice their timeout: they time out and ask again, and once the window ends their new requests go through while the held ones arrive late, after them (a message that outlives its timeout, the shape of KAFKA-17754)", Kills: none, start: (*Nemesis).delayClient},
 	{Name: "drop", Simulated: true, Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
 	{Name: "isolate", Simulated: true, Needs: needsPartition, ApartController: "an isolated broker still reaches the controller", Doc: "cut a random node (broker or controller) off from every other node", Network: true, Kills: none, start: (*Nemesis).isolate},
 	{Name: "kill", Simulated: true, Needs: needsKill, Doc: "kill -9 a random broker, restart it at the end of the window", Kills: one, start: (*Nemesis).killRandom},
@@ -298,7 +304,7 @@ func (f *Fault) Family() string {
 		return f.Parts[0].Family()
 	}
 	switch {
-	case f.Client:
+	case f.Client, f.Requests:
 		return FamilyClient
 	case f.LosesUnsynced:
 		return FamilyDisk
@@ -422,6 +428,23 @@ func (n *Nemesis) pauseConsumer(aim) ([]string, error) {
 		n.pausedMembers[i] = true
 	}
 	return []string{name}, err
+}
+
+// delayClient holds the workload's requests to a random broker.
+func (n *Nemesis) delayClient(aim) ([]string, error) {
+	c := n.cfg.Clients
+	if c == nil {
+		return nil, errors.New("no workload clients to hold the requests of (delay-client acts on the tester's own clients)")
+	}
+	b, err := n.randomBroker()
+	if err != nil {
+		return nil, err
+	}
+	how, err := c.Hold(n.brokerID(b))
+	if err == nil {
+		n.heldBrokers[b] = true
+	}
+	return []string{n.name(b), how}, err
 }
 
 // crashConsumer crashes a random member of the consumer group.

@@ -14,12 +14,13 @@ import (
 // TestEveryFaultSaysWhatItNeeds: a fault that needed nothing would run on
 // an external cluster whose user gave no command for it, and fail in every
 // window; each kind says what it needs, and a composite needs what its
-// parts need. A client fault acts on the tester's own clients, and needs
-// nothing of the cluster's runtime.
+// parts need. A client fault acts on the tester's own clients (a group
+// member, or the requests they send), and needs nothing of the cluster's
+// runtime.
 func TestEveryFaultSaysWhatItNeeds(t *testing.T) {
 	for _, f := range Faults() {
-		if (len(f.Needs) == 0) != f.Client {
-			t.Errorf("%s needs %v (a client fault: %v)", f.Name, f.Needs, f.Client)
+		if client := f.Client || f.Requests; (len(f.Needs) == 0) != client {
+			t.Errorf("%s needs %v (a client fault: %v)", f.Name, f.Needs, client)
 		}
 		if f.Network && !slices.ContainsFunc(f.Needs, func(n string) bool {
 			return n == NeedPartition || n == NeedSlow || n == NeedOneWay || n == NeedDelay || n == NeedDrop

@@ -219,6 +219,18 @@ type Config struct {
 	// Consumers are the workload's consumer group members, which the
 	// client faults (crash-consumer) act on; nil: there are none.
 	Consumers Consumers
+	// Clients are the workload's clients, whose requests delay-client
+	// holds on their way; nil: the run has none the nemesis can reach.
+	Clients Clients
+}
+
+// Clients are the workload's own clients, as delay-client acts on them.
+type Clients interface {
+	// Hold has every request they send to broker id held on its way
+	// (they time out; it arrives late), and says for how long.
+	Hold(id int32) (string, error)
+	// Release lifts broker id's hold.
+	Release(id int32) error
 }
 
 // Consumers are the members of the workload's consumer group, by number.
@@ -253,6 +265,9 @@ type Nemesis struct {
 	parts   []string     // the kinds the open window started (a composite's, in order)
 	paused  map[int]bool
 	netHurt bool
+	// heldBrokers are the brokers whose requests from the workload's
+	// clients this lane holds (delay-client), released at the heal.
+	heldBrokers map[int]bool
 	// crashedMembers and pausedMembers are the consumer group members to
 	// restart and to resume at heal.
 	crashedMembers, pausedMembers map[int]bool
@@ -357,7 +372,7 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 func newLane(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder, sh *shared, k int) *Nemesis {
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
-		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, shared: sh, lane: k}
+		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, heldBrokers: map[int]bool{}, shared: sh, lane: k}
 }
 
 // Lane is the nemesis that runs lane i of an overlapping schedule
@@ -1013,6 +1028,11 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		}
 		targets = append(targets, "restart "+n.name(id))
 		delete(n.killed, id)
+	}
+	for _, b := range sortedKeys(n.heldBrokers) {
+		delete(n.heldBrokers, b)
+		note(n.cfg.Clients.Release(n.brokerID(b)))
+		targets = append(targets, "release requests to "+n.name(b))
 	}
 	for _, i := range sortedKeys(n.pausedMembers) {
 		delete(n.pausedMembers, i)

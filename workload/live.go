@@ -103,6 +103,21 @@ func (lv *Live) Consumers() GroupMembers { return liveConsumers{lv} }
 
 type liveConsumers struct{ lv *Live }
 
+// Clients are the workload's clients, for the nemesis's delay-client
+// (nemesis.Clients).
+func (lv *Live) Clients() liveConsumers { return liveConsumers{lv} }
+
+func (c liveConsumers) Hold(id int32) (how string, err error) {
+	how, err = "", errors.New("the workload is over")
+	c.lv.l.do(func() { how, err = c.lv.ph.Hold(id) })
+	return how, err
+}
+
+func (c liveConsumers) Release(id int32) (err error) {
+	c.lv.l.do(func() { err = c.lv.ph.Release(id) })
+	return err
+}
+
 func (c liveConsumers) Coordinator() (id int32, err error) {
 	id, err = -1, errors.New("the workload is over")
 	c.lv.l.do(func() { id, err = c.lv.ph.Coordinator() })

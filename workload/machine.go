@@ -37,6 +37,11 @@ type Client struct {
 	epochs         map[history.Key]int32 // the highest leader epoch heard of each partition (Learn)
 	refreshed      time.Duration
 	producer       *Producer
+	// opts are the client's options, for the connection a held request
+	// is finally delivered on; holds, if set, the brokers whose requests
+	// are held on their way (Holds).
+	opts  ClientOptions
+	holds *Holds
 	// closed: the process was replaced or stopped; answers and timers
 	// still on their way are dropped.
 	closed bool
@@ -47,7 +52,7 @@ func NewClient(env Env, bootstrap []string, o ClientOptions) *Client {
 	return &Client{
 		env: env, wire: env.NewWire(o), bootstrap: bootstrap, produceTimeout: o.ProduceTimeout,
 		addrs: map[int32]string{}, parts: map[history.Key]PartitionState{}, epochs: map[history.Key]int32{},
-		refreshed: env.Now() - MetadataMaxAge - 1, producer: NewProducer(o.Retries, o.Idempotent),
+		refreshed: env.Now() - MetadataMaxAge - 1, producer: NewProducer(o.Retries, o.Idempotent), opts: o,
 	}
 }
 
@@ -73,6 +78,10 @@ func (c *Client) Call(id int32, req kmsg.Request, done func(kmsg.Response, error
 	addr, ok := c.addrs[id]
 	if !ok {
 		done(nil, fmt.Errorf("%w: broker %d unknown", ErrNotSent, id))
+		return
+	}
+	if d := c.holds.delay(id); d > 0 {
+		c.hold(addr, req, d, done)
 		return
 	}
 	c.wire.Call(id, addr, req, func(resp kmsg.Response, err error) {

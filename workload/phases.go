@@ -31,6 +31,7 @@ type Phases struct {
 	EndAtLimit bool
 
 	wl      Workload
+	holds   *Holds
 	stopped bool // the workers were stopped (StopWorkers)
 	mon     *monitor
 	final   *Final
@@ -38,7 +39,7 @@ type Phases struct {
 
 // NewPhases is workload w of cfg in env, recorded by rec.
 func NewPhases(env Env, cfg Config, rec *Recorder, w Workload) *Phases {
-	return &Phases{env: env, cfg: cfg, rec: rec, wl: w}
+	return &Phases{env: env, cfg: cfg, rec: rec, wl: w, holds: &Holds{}}
 }
 
 // Err is the first history write error, which stopped every phase.
@@ -61,7 +62,11 @@ func (p *Phases) record(op history.Op) bool {
 }
 
 // newClient is a client of the test's cluster.
-func (p *Phases) newClient(o ClientOptions) *Client { return NewClient(p.env, p.cfg.Bootstrap, o) }
+func (p *Phases) newClient(o ClientOptions) *Client {
+	cl := NewClient(p.env, p.cfg.Bootstrap, o)
+	cl.holds = p.holds
+	return cl
+}
 
 // StartWorkers starts the workload's workers (Workload.Start); done is
 // called once every one has stopped at the time limit.

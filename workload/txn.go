@@ -49,6 +49,10 @@ type Txn struct {
 	epoch   int16
 	next    map[history.Key]int32
 	added   map[history.Key]bool
+	// endVersion is the EndTxn version the coordinator takes (0 until
+	// asked): from 5 each transaction ends with a new epoch (KIP-890),
+	// which the session goes on with.
+	endVersion int16
 }
 
 // NewTxn is a session of transactional id, whose transactions the
@@ -117,6 +121,16 @@ func (c *Client) txnCall(x *Txn, build func() kmsg.Request, code func(kmsg.Respo
 // transaction one of them left open. On success the session has no
 // transaction open and every sequence number starts again.
 func (c *Client) InitTxn(x *Txn, done func(TxnAnswer)) {
+	if x.endVersion == 0 {
+		c.txnVersions(x, func(a TxnAnswer) {
+			if !a.OK() {
+				done(a)
+				return
+			}
+			c.InitTxn(x, done)
+		})
+		return
+	}
 	build := func() kmsg.Request {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.Version = 3
@@ -131,6 +145,30 @@ func (c *Client) InitTxn(x *Txn, done func(TxnAnswer)) {
 			r := resp.(*kmsg.InitProducerIDResponse)
 			x.pid, x.epoch = r.ProducerID, r.ProducerEpoch
 			x.next, x.added = map[history.Key]int32{}, map[history.Key]bool{}
+		}
+		done(a)
+	})
+}
+
+// txnVersions asks x's coordinator (ApiVersions) which EndTxn it takes:
+// 5, KIP-890's per-transaction epoch, where it can, else 3, which every
+// coordinator since Kafka 2.4 takes.
+func (c *Client) txnVersions(x *Txn, done func(TxnAnswer)) {
+	build := func() kmsg.Request {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = 3
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "chaos", "1"
+		return req
+	}
+	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.ApiVersionsResponse).ErrorCode }
+	c.txnCall(x, build, code, func(resp kmsg.Response, a TxnAnswer) {
+		if a.OK() {
+			x.endVersion = 3
+			for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+				if k.ApiKey == int16(kmsg.EndTxn) && k.MaxVersion >= 5 {
+					x.endVersion = 5
+				}
+			}
 		}
 		done(a)
 	})
@@ -228,17 +266,25 @@ func (c *Client) TxnSend(x *Txn, k history.Key, value string, done func(Outcome)
 // after an answer was lost is answered as the first was, so an OK means
 // the decision is made; any other answer leaves the outcome of a commit
 // unknown (the caller starts the session again, which aborts it if it was
-// not decided). The next transaction adds its partitions anew.
+// not decided). The next transaction adds its partitions anew; where the
+// coordinator bumps the epoch for each transaction (EndTxn v5, KIP-890),
+// it runs under the epoch (or producer id) the answer gives, and its
+// sequence numbers start again.
 func (c *Client) EndTxn(x *Txn, commit bool, done func(TxnAnswer)) {
 	build := func() kmsg.Request {
 		req := kmsg.NewPtrEndTxnRequest()
-		req.Version = 3
+		req.Version = max(x.endVersion, 3)
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = x.ID, x.pid, x.epoch, commit
 		return req
 	}
 	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.EndTxnResponse).ErrorCode }
-	c.txnCall(x, build, code, func(_ kmsg.Response, a TxnAnswer) {
+	c.txnCall(x, build, code, func(resp kmsg.Response, a TxnAnswer) {
 		clear(x.added)
+		if r, ok := resp.(*kmsg.EndTxnResponse); ok && a.OK() && r.Version >= 5 && r.ProducerID >= 0 &&
+			(r.ProducerID != x.pid || r.ProducerEpoch != x.epoch) {
+			x.pid, x.epoch = r.ProducerID, r.ProducerEpoch
+			clear(x.next)
+		}
 		done(a)
 	})
 }

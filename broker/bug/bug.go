@@ -67,6 +67,7 @@ const (
 	AbortLostOnFollower
 	UncleanWhenClean
 	RecoveryKeepsTornTail
+	TxnEpochNotBumped
 	count
 )
 
@@ -248,6 +249,13 @@ var registry = [count]Info{
 		Mirrors:  "recovery skipped or cut short after an unclean shutdown: KAFKA-10471 (a crash during log loading treated as a clean shutdown) and KAFKA-10101 (the recovery point advanced past unflushed data)",
 		Why:      "the one storage bug: what a broker serves after a crash, which only faults that lose unsynced writes exercise",
 		Scenario: "acks=-1, lose-unsynced every 5 s (so --lose-unsynced, with --fsync never): a killed broker restarts on its torn unsynced batches and serves them (garbage-read)",
+	},
+	{
+		Bug: TxnEpochNotBumped, Name: "txn-epoch-not-bumped", Node: Broker,
+		Breaks:   "the transaction coordinator answers an EndTxn of version 5 (KIP-890's per-transaction epoch) without bumping the producer's epoch, so every transaction of an id runs under one epoch and an EndTxn that arrives late, after the producer's retry was answered, decides the producer's next transaction",
+		Mirrors:  "KAFKA-17754, found by Jepsen's Bufstream 0.1 analysis and reproduced on Kafka itself: EndTxn names only the producer id and epoch, so before KIP-890 a delayed commit or abort ends whatever transaction is open (aborted reads, lost writes, a transaction half committed)",
+		Why:      "the flaw of the protocol itself that KIP-890 closes: invisible without a message that outlives its timeout",
+		Scenario: "--workload txn, acks=-1, min.insync.replicas=2, delay-client every 5 s: an EndTxn held on its way past the client's timeout arrives after the retry was answered and decides the producer's next transaction (aborted-read, lost-write)",
 	},
 }
 

@@ -258,8 +258,16 @@ func (r *replica) recordMarker(h batch.Header, raw []byte, keepAbort bool) {
 	}
 	r.txns = true
 	commit, ok := batch.ControlCommit(raw)
+	if !ok {
+		return
+	}
 	e := r.producers[h.ProducerID]
-	if e == nil || !ok {
+	if e == nil {
+		// A marker for a producer none of whose batches reached this
+		// replica (they may still be on their way): its epoch is known
+		// from now on, so that a late write of an older one is refused,
+		// as Kafka's producer state records a marker's epoch.
+		r.producers[h.ProducerID] = &producerEntry{epoch: h.ProducerEpoch, txnFirst: -1}
 		return
 	}
 	if h.ProducerEpoch > e.epoch {

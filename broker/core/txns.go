@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
 )
 
@@ -28,10 +29,15 @@ import (
 // the markers of a decision it finds. A transaction open longer than its
 // timeout is aborted by the coordinator, with a new epoch.
 //
-// Not supported: transactional offset commits (AddOffsetsToTxn,
-// TxnOffsetCommit, so consume-transform-produce), KIP-890's verification
-// of a partition's transaction by its leader and per-transaction epochs,
-// DescribeTransactions and ListTransactions.
+// An EndTxn of version 5 or more asks for KIP-890's per-transaction epoch:
+// the decision bumps the epoch, the answer gives the producer the new one,
+// and an EndTxn of the old epoch is then only a retry of that decision, so
+// one that arrives late cannot decide the producer's next transaction.
+//
+// Not supported: KIP-890's verification of a partition's transaction by
+// its leader (produce v12's implicit AddPartitionsToTxn, so the
+// transaction.version feature is not advertised), DescribeTransactions and
+// ListTransactions.
 
 // TransactionTopic is the internal topic that holds the transactional ids.
 const TransactionTopic = "__transaction_state"
@@ -65,6 +71,16 @@ type transaction struct {
 	// writing: a state record is being written; no other change starts
 	// until it is committed.
 	writing bool
+	// KIP-890's per-transaction epoch (an EndTxn of version 5 or more):
+	// tv2 says the last decision bumped the epoch; lastPID and lastEpoch
+	// are what the decided transaction ran under, so that a retry of its
+	// EndTxn is told the outcome and a late one cannot decide the next
+	// transaction; nextPID, when not -1, is the producer id the next
+	// transaction runs under, the epoch having run out.
+	tv2       bool
+	lastPID   int64
+	lastEpoch int16
+	nextPID   int64
 }
 
 type txnRecord struct {
@@ -74,6 +90,11 @@ type txnRecord struct {
 	TimeoutMs int64    `json:"timeout_ms"`
 	State     string   `json:"state"`
 	Parts     []txnTPs `json:"partitions,omitempty"`
+	// KIP-890's (transaction.tv2 and the rest): absent before it.
+	TV2       bool  `json:"tv2,omitempty"`
+	LastPID   int64 `json:"last_producer_id,omitempty"`
+	LastEpoch int16 `json:"last_producer_epoch,omitempty"`
+	NextPID   int64 `json:"next_producer_id,omitempty"`
 }
 
 type txnTPs struct {
@@ -133,7 +154,7 @@ func (b *Broker) initTransactional(conn ConnID, corr int32, req *kmsg.InitProduc
 	}
 	t := b.txns[id]
 	if t == nil {
-		t = &transaction{id: id, partition: r.key.partition, pid: b.newProducerID(), epoch: -1, state: txnEmpty}
+		t = &transaction{id: id, partition: r.key.partition, pid: b.newProducerID(), epoch: -1, state: txnEmpty, lastPID: -1, lastEpoch: -1, nextPID: -1}
 		b.txns[id] = t
 	}
 	switch {
@@ -145,7 +166,7 @@ func (b *Broker) initTransactional(conn ConnID, corr int32, req *kmsg.InitProduc
 		// left open is aborted, under a new epoch that fences it, and the
 		// new one asks again once that is done.
 		b.logf("transaction %s: producer %d epoch %d started again with a transaction open: aborting it", id, t.pid, t.epoch)
-		b.decideTxn(t, false, true, nil)
+		b.decideTxn(t, false, true, false, nil)
 		answer(kerr.ConcurrentTransactions.Code)
 		return
 	}
@@ -154,6 +175,7 @@ func (b *Broker) initTransactional(conn ConnID, corr int32, req *kmsg.InitProduc
 	}
 	t.epoch++
 	t.state, t.parts, t.timeoutMs = txnEmpty, nil, int64(req.TransactionTimeoutMillis)
+	t.tv2, t.lastPID, t.lastEpoch = false, -1, -1
 	b.writeTxn(t, func(code int16) {
 		if code == 0 {
 			resp.ProducerID, resp.ProducerEpoch = t.pid, t.epoch
@@ -170,6 +192,10 @@ func (b *Broker) txnFor(id string, pid int64, epoch int16) (*transaction, int16)
 	}
 	t := b.txns[id]
 	switch {
+	case t != nil && t.nextPID >= 0 && t.nextPID == pid && epoch == 0:
+		// The producer id that follows an exhausted epoch, asked for
+		// before the decision that gave it is complete.
+		return nil, kerr.ConcurrentTransactions.Code
 	case t == nil, t.pid != pid:
 		return nil, kerr.InvalidProducerIDMapping.Code
 	case epoch != t.epoch:
@@ -232,6 +258,7 @@ func (b *Broker) addToTxn(t *transaction, parts []tp, answer func(code int16)) {
 func (b *Broker) handleEndTxn(conn ConnID, corr int32, req *kmsg.EndTxnRequest) {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.SetVersion(req.Version)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	answer := func(code int16) {
 		resp.ErrorCode = code
 		b.reply(conn, corr, resp)
@@ -240,12 +267,35 @@ func (b *Broker) handleEndTxn(conn ConnID, corr int32, req *kmsg.EndTxnRequest) 
 		answer(code)
 		return
 	}
-	// A retry of the decision already carried out is answered as the
-	// first was.
-	if t := b.txns[req.TransactionalID]; t != nil && t.pid == req.ProducerID && t.epoch == req.ProducerEpoch && !t.writing &&
-		(t.state == txnCompleteCommit && req.Commit || t.state == txnCompleteAbort && !req.Commit) {
-		answer(0)
-		return
+	t := b.txns[req.TransactionalID]
+	if t != nil {
+		if req.Version >= 5 && t.tv2 && t.lastPID == req.ProducerID && t.lastEpoch == req.ProducerEpoch {
+			// KIP-890: the transaction this EndTxn names was decided
+			// already, and the epoch bumped. A retry of the same decision
+			// is told the outcome and the epoch to go on with (once the
+			// state being written is kept); anything else is refused, so
+			// that an EndTxn that arrives late never decides the
+			// transaction after it (KAFKA-17754).
+			switch {
+			case t.writing:
+				answer(kerr.ConcurrentTransactions.Code)
+			case t.state == txnCompleteCommit && req.Commit, t.state == txnCompleteAbort && !req.Commit:
+				resp.ProducerID, resp.ProducerEpoch = t.pid, t.epoch
+				answer(0)
+			case t.state == txnPrepareCommit && req.Commit, t.state == txnPrepareAbort && !req.Commit:
+				answer(kerr.ConcurrentTransactions.Code)
+			default:
+				answer(kerr.InvalidTxnState.Code)
+			}
+			return
+		}
+		// A retry of the decision already carried out is answered as the
+		// first was.
+		if !t.writing && !t.tv2 && t.pid == req.ProducerID && t.epoch == req.ProducerEpoch &&
+			(t.state == txnCompleteCommit && req.Commit || t.state == txnCompleteAbort && !req.Commit) {
+			answer(0)
+			return
+		}
 	}
 	t, code := b.txnFor(req.TransactionalID, req.ProducerID, req.ProducerEpoch)
 	switch {
@@ -253,19 +303,40 @@ func (b *Broker) handleEndTxn(conn ConnID, corr int32, req *kmsg.EndTxnRequest) 
 		answer(code)
 	case t.state != txnOngoing:
 		answer(kerr.InvalidTxnState.Code)
+	case req.Version >= 5:
+		// KIP-890 part 2: every transaction ends with a new epoch, which
+		// the answer gives the producer for its next one.
+		// Planted bug txn-epoch-not-bumped: the answer names the same
+		// epoch, and the id's transactions run under one epoch as before
+		// KIP-890, so a late EndTxn can decide the next one.
+		bump := !b.cfg.Bugs.Has(bug.TxnEpochNotBumped)
+		b.decideTxn(t, req.Commit, bump, bump, func(code int16) {
+			if code == 0 {
+				resp.ProducerID, resp.ProducerEpoch = t.pid, t.epoch
+				if t.nextPID >= 0 {
+					resp.ProducerID, resp.ProducerEpoch = t.nextPID, 0
+				}
+			}
+			answer(code)
+		})
 	default:
-		b.decideTxn(t, req.Commit, false, answer)
+		b.decideTxn(t, req.Commit, false, false, answer)
 	}
 }
 
 // decideTxn writes t's decision (a new epoch first with bump, fencing the
-// producer), answers done once it is kept, and then has the markers
-// written.
-func (b *Broker) decideTxn(t *transaction, commit, bump bool, done func(code int16)) {
-	prev := t.state
+// producer; tv2 when the epoch is KIP-890's per-transaction one, which the
+// producer goes on with), answers done once it is kept, and then has the
+// markers written.
+func (b *Broker) decideTxn(t *transaction, commit, bump, tv2 bool, done func(code int16)) {
+	was := *t
 	t.state = txnPrepareAbort
 	if commit {
 		t.state = txnPrepareCommit
+	}
+	t.tv2, t.lastPID, t.lastEpoch, t.nextPID = tv2, -1, -1, -1
+	if tv2 {
+		t.lastPID, t.lastEpoch = t.pid, t.epoch
 	}
 	if bump {
 		if t.epoch >= math.MaxInt16-1 {
@@ -275,6 +346,11 @@ func (b *Broker) decideTxn(t *transaction, commit, bump bool, done func(code int
 		} else {
 			t.epoch++
 		}
+		if tv2 && t.epoch >= math.MaxInt16-1 {
+			// The epoch has run out: the producer's next transaction
+			// runs under a new producer id, as Kafka's coordinator does.
+			t.nextPID = b.newProducerID()
+		}
 	}
 	b.logf("transaction %s: producer %d epoch %d: %s of %d partitions", t.id, t.pid, t.epoch, t.state, len(t.parts))
 	b.writeTxn(t, func(code int16) {
@@ -282,7 +358,8 @@ func (b *Broker) decideTxn(t *transaction, commit, bump bool, done func(code int
 			if t.state == txnPrepareCommit || t.state == txnPrepareAbort {
 				// Not kept: the transaction is as it was, for the client
 				// to end again (a coordinator that moved reads it back).
-				t.state = prev
+				t.state, t.epoch = was.state, was.epoch
+				t.tv2, t.lastPID, t.lastEpoch, t.nextPID = was.tv2, was.lastPID, was.lastEpoch, was.nextPID
 			}
 			if done != nil {
 				done(code)
@@ -300,7 +377,13 @@ func (b *Broker) decideTxn(t *transaction, commit, bump bool, done func(code int
 // writeTxn writes t's state to its partition; done hears the
 // coordinator's answer.
 func (b *Broker) writeTxn(t *transaction, done func(code int16)) {
-	rec := txnRecord{Txn: t.id, PID: t.pid, Epoch: t.epoch, TimeoutMs: t.timeoutMs, State: t.state}
+	rec := txnRecord{Txn: t.id, PID: t.pid, Epoch: t.epoch, TimeoutMs: t.timeoutMs, State: t.state, TV2: t.tv2}
+	if t.tv2 {
+		rec.LastPID, rec.LastEpoch = t.lastPID, t.lastEpoch
+	}
+	if t.nextPID >= 0 {
+		rec.NextPID = t.nextPID
+	}
 	for _, k := range t.parts {
 		rec.Parts = append(rec.Parts, txnTPs{k.topic, k.partition})
 	}
@@ -429,16 +512,22 @@ func (b *Broker) markerDone(id string, parts []tp, codes []int16) {
 
 // completeTxn writes that t's decision is carried out.
 func (b *Broker) completeTxn(t *transaction) {
-	decided := t.state
+	decided, pid, epoch, next := t.state, t.pid, t.epoch, t.nextPID
 	t.state = txnCompleteAbort
 	if decided == txnPrepareCommit {
 		t.state = txnCompleteCommit
+	}
+	if next >= 0 {
+		// The markers are written under the old id: the next transaction
+		// runs under the new one.
+		t.pid, t.epoch, t.nextPID = next, 0, -1
 	}
 	b.writeTxn(t, func(code int16) {
 		if code != 0 {
 			// Written again by whoever leads the partition next, or here
 			// at the next tick.
 			t.state, t.retryAt = decided, b.now+b.cfg.RetryBackoffMs
+			t.pid, t.epoch, t.nextPID = pid, epoch, next
 			return
 		}
 		b.logf("transaction %s: producer %d epoch %d: %s", t.id, t.pid, t.epoch, t.state)
@@ -454,7 +543,7 @@ func (b *Broker) tickTxns() {
 		case t.writing:
 		case t.state == txnOngoing && b.now-t.started > t.timeoutMs:
 			b.logf("transaction %s: open for longer than its timeout of %d ms: aborting it", id, t.timeoutMs)
-			b.decideTxn(t, false, true, nil)
+			b.decideTxn(t, false, true, false, nil)
 		case (t.state == txnPrepareCommit || t.state == txnPrepareAbort) && t.inFlight == 0 && b.now >= t.retryAt:
 			if len(t.pending) == 0 {
 				// A decision read back from the log, or whose completion
@@ -501,7 +590,13 @@ func (b *Broker) txnsLead(r *replica, leading bool) {
 			}
 			n++
 			t := &transaction{id: rec.Txn, partition: r.key.partition, pid: rec.PID, epoch: rec.Epoch, timeoutMs: rec.TimeoutMs,
-				state: rec.State, started: b.now}
+				state: rec.State, started: b.now, tv2: rec.TV2, lastPID: -1, lastEpoch: -1, nextPID: -1}
+			if rec.TV2 {
+				t.lastPID, t.lastEpoch = rec.LastPID, rec.LastEpoch
+			}
+			if rec.NextPID > 0 {
+				t.nextPID = rec.NextPID
+			}
 			for _, p := range rec.Parts {
 				t.parts = append(t.parts, tp{p.Topic, p.Partition})
 			}

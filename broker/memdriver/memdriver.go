@@ -13,6 +13,7 @@ import (
 	"github.com/chaos-isr/chaos/broker/controller"
 	"github.com/chaos-isr/chaos/broker/core"
 	"github.com/chaos-isr/chaos/broker/storage"
+	"github.com/chaos-isr/chaos/broker/wire"
 )
 
 // ClientID is the node id of test clients in link cuts and traces.
@@ -488,6 +489,12 @@ func (c *Cluster) deliver(m *msg) {
 	case kRequest:
 		if !c.opts.NoTrace {
 			c.tracef("b%d <- %s %s", n.id, name(m.from), describe(m.req))
+		}
+		if av, ok := m.req.(*kmsg.ApiVersionsRequest); ok {
+			// Answered by the server's wire layer, as over TCP: the
+			// versions the broker advertises need no state.
+			c.answer(m, wire.ApiVersionsResponse(av.Version), nil)
+			return
 		}
 		if !c.step(n, func() { n.b.Request(c.now, m.conn, m.corr, m.req.(kmsg.Request)) }) {
 			return

@@ -79,8 +79,22 @@ func (x *txnClient) init() {
 	x.pid, x.epoch, x.seq = ir.ProducerID, ir.ProducerEpoch, map[int32]int32{}
 }
 
-// send writes value to partition p of t in the open transaction.
-func (x *txnClient) send(p int32, value string) string {
+// txnCluster is a cluster with topic t of partitions partitions, and a
+// transactional producer of id tx that has its producer id.
+func txnCluster(t *testing.T, opts Options, partitions int32) (*Cluster, *txnClient) {
+	t.Helper()
+	c := New(opts)
+	c.Run(500)
+	if err := c.CreateTopic(control.TopicSpec{Name: "t", Partitions: partitions, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: control.Clean}); err != nil {
+		t.Fatal(err)
+	}
+	x := &txnClient{t: t, c: c, id: "tx"}
+	x.init()
+	return c, x
+}
+
+// add adds partition p of t to the open transaction: the error code.
+func (x *txnClient) add(p int32) int16 {
 	x.t.Helper()
 	add := kmsg.NewPtrAddPartitionsToTxnRequest()
 	add.Version, add.TransactionalID, add.ProducerID, add.ProducerEpoch = 3, x.id, x.pid, x.epoch
@@ -88,7 +102,13 @@ func (x *txnClient) send(p int32, value string) string {
 	ar := x.retry(x.coord, add, func(r kmsg.Response) int16 {
 		return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
 	}).(*kmsg.AddPartitionsToTxnResponse)
-	if code := ar.Topics[0].Partitions[0].ErrorCode; code != 0 {
+	return ar.Topics[0].Partitions[0].ErrorCode
+}
+
+// send writes value to partition p of t in the open transaction.
+func (x *txnClient) send(p int32, value string) string {
+	x.t.Helper()
+	if code := x.add(p); code != 0 {
 		return errName(code)
 	}
 	raw := batch.BuildTransactional(x.pid, x.epoch, x.seq[p], x.c.Now(), []byte(value))
@@ -288,13 +308,7 @@ func committedOffset(t *testing.T, c *Cluster, group string, stable bool) string
 // offset is told to wait; and a coordinator that takes the group's
 // partition over reads them back the same way.
 func TestTransactionalOffsets(t *testing.T) {
-	c := New(DefaultOptions(1))
-	c.Run(500)
-	if err := c.CreateTopic(control.TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2, Election: control.Clean}); err != nil {
-		t.Fatal(err)
-	}
-	x := &txnClient{t: t, c: c, id: "tx"}
-	x.init()
+	c, x := txnCluster(t, DefaultOptions(1), 1)
 	const group = "g"
 	step := func(value string, offset int64, commit bool) {
 		t.Helper()
