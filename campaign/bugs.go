@@ -94,6 +94,11 @@ var (
 	// answered arrives while its producer's next transaction is open.
 	txnDelayedRequests = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "delay-client",
 		RunArgs: []string{"--nemesis-interval", "1s", "--workload", "txn", "--request-timeout", "250ms", "--concurrency", "20"}}
+	// A transactional session paused about every 250 ms, 10 sessions: a
+	// new incarnation takes the paused one's place and fences it, and the
+	// zombie wakes in the transaction it was in and writes.
+	txnZombies = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "pause-producer",
+		RunArgs: []string{"--nemesis-interval", "250ms", "--workload", "txn", "--concurrency", "10"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -129,6 +134,7 @@ var bugsCells = withControls(
 	plant(bug.UncleanWhenClean, slowFollowersKillLeader),
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
 	plant(bug.TxnEpochNotBumped, txnDelayedRequests),
+	plant(bug.ZombieNotFenced, txnZombies),
 )
 
 // plant is scenario s planting bug b alone.

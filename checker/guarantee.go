@@ -98,6 +98,12 @@ type Config struct {
 	// the model judges the transactions' anomalies (TxnNames) too. A
 	// history that holds a transaction is judged so whatever this says.
 	Transactions bool `json:"transactions,omitempty"`
+	// TransactionTimeoutMs is the timeout the workload's transactions ask
+	// for: the longest an open transaction may hold a partition's last
+	// stable offset, and with it every read_committed reader, before its
+	// coordinator must abort it. Stuck-consumer allows it on top of the
+	// liveness bound for read_committed reads.
+	TransactionTimeoutMs int64 `json:"transaction_timeout_ms,omitempty"`
 }
 
 // CheckAcks refuses an acks setting Kafka's producers do not have: the

@@ -146,6 +146,9 @@ type readTry struct {
 	part      int32
 	progress  bool
 	stalled   bool
+	// committed: a read_committed read, which a correct broker holds at
+	// an open transaction's first offset until the transaction ends.
+	committed bool
 	from, hw  int64
 }
 
@@ -651,7 +654,8 @@ func (h *History) addTry(invOp, doneOp *history.Op, inv, done int32) {
 	if v == nil || v.Topic == "" {
 		return
 	}
-	t := readTry{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), from: -1, hw: -1}
+	t := readTry{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), from: -1, hw: -1,
+		committed: v.ReadCommitted() || invOp != nil && invOp.Value.ReadCommitted()}
 	from := v.From
 	if from == nil && invOp != nil && invOp.Value != nil {
 		from = invOp.Value.From

@@ -390,14 +390,22 @@ func StuckConsumer(h *History) Result {
 		start, end     int64
 		first, last, n int32
 		hw             int64
+		// committed: every read of the stall was read_committed, which
+		// an open transaction holds back until its timeout.
+		committed bool
 	}
 	open := map[at]*stall{}
 	var longest int64
 	end := func(k at, s *stall) {
 		longest = max(longest, s.end-s.start)
-		if s.end-s.start > bound {
-			f.add(Unexplained, fmt.Sprintf("reads of %s from offset %d returned no records for %s (%d reads, op %d to op %d), though the high watermark they reported was above it (%d); the liveness bound is %s",
-				h.key(k.part), k.from, secs(s.end-s.start), s.n, h.Ops[s.first].Index, h.Ops[s.last].Index, s.hw, secs(bound)),
+		limit, why := bound, "the liveness bound is "+secs(bound)
+		if s.committed && h.cfg.TransactionTimeoutMs > 0 {
+			txn := h.cfg.TransactionTimeoutMs * int64(time.Millisecond)
+			limit, why = bound+txn, fmt.Sprintf("read_committed reads may wait out a transaction's timeout of %s on top of the liveness bound of %s", secs(txn), secs(bound))
+		}
+		if s.end-s.start > limit {
+			f.add(Unexplained, fmt.Sprintf("reads of %s from offset %d returned no records for %s (%d reads, op %d to op %d), though the high watermark they reported was above it (%d); %s",
+				h.key(k.part), k.from, secs(s.end-s.start), s.n, h.Ops[s.first].Index, h.Ops[s.last].Index, s.hw, why),
 				h.Ops[s.first].Index, h.Ops[s.last].Index)
 		}
 	}
@@ -408,6 +416,15 @@ func StuckConsumer(h *History) Result {
 			continue
 		}
 		reads++
+		// A read from beyond an offset ends its stall: the reader got
+		// past it, as one does past a transaction marker, which a read
+		// returns no record of.
+		for k, s := range open {
+			if k.part == r.part && k.from < r.from {
+				end(k, s)
+				delete(open, k)
+			}
+		}
 		k := at{r.part, r.from}
 		s := open[k]
 		if r.progress {
@@ -418,9 +435,10 @@ func StuckConsumer(h *History) Result {
 			continue
 		}
 		if s == nil {
-			s = &stall{start: h.at(r.inv), first: r.inv}
+			s = &stall{start: h.at(r.inv), first: r.inv, committed: true}
 			open[k] = s
 		}
+		s.committed = s.committed && r.committed
 		s.end, s.last, s.hw = h.at(r.done), r.done, r.hw
 		s.n++
 	}

@@ -40,6 +40,9 @@ type DrawOptions struct {
 	// Group: the scenarios' consumers form a consumer group (--sub-via
 	// subscribe), so the group's faults are drawn too.
 	Group bool
+	// Txn: the scenarios' workload is txn, so the faults of its
+	// transactional sessions (pause-producer) are drawn too.
+	Txn bool
 }
 
 // Draw is seed's scenario: base (its store, bugs, configuration under
@@ -78,27 +81,24 @@ func (o DrawOptions) keepCluster(s *runner.Spec, base runner.Spec) {
 }
 
 func (o DrawOptions) kinds() []string {
-	switch {
-	case len(o.Faults) > 0:
+	if len(o.Faults) > 0 {
 		return o.Faults
-	case o.Group:
-		return nemesis.Names()
 	}
-	return Kinds()
-}
-
-// Kinds are the fault kinds a hunt draws from by default: every kind of
-// the registry the simulation models but the client faults, whose
-// consumer group a hunt's drawn runs (assign's consumers) do not form.
-func Kinds() []string {
 	var out []string
 	for _, name := range nemesis.Names() {
-		if f, _ := nemesis.Lookup(name); !f.Client && !f.GroupAimed {
+		f, _ := nemesis.Lookup(name)
+		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers) {
 			out = append(out, name)
 		}
 	}
 	return out
 }
+
+// Kinds are the fault kinds a hunt draws from by default: every kind of
+// the registry the simulation models but those of a consumer group, which
+// a hunt's drawn runs (assign's consumers) do not form, and those of the
+// transactional sessions, which the default workload does not run.
+func Kinds() []string { return DrawOptions{}.kinds() }
 
 type drawer struct{ rng, trig, rf, lane *rand.Rand }
 

@@ -140,6 +140,9 @@ func (f Flags) Options() (Options, error) {
 			if nemesis.NeedsGroup([]string{k}) && f.SubVia != results.SubViaSubscribe {
 				return o, cli.Error("nemesis", f.Nemesis, k+" acts on a consumer group, which the scenarios' consumers form only with --sub-via subscribe", "--sub-via subscribe, or kinds of the cluster")
 			}
+			if nemesis.NeedsTxn([]string{k}) && f.Workload != results.WorkloadTxn {
+				return o, cli.Error("nemesis", f.Nemesis, k+" acts on the transactional sessions, which only --workload txn runs", "--workload txn, or kinds of the cluster")
+			}
 		}
 		o.Draw.Faults = kinds
 	}
@@ -154,6 +157,7 @@ func (f Flags) Options() (Options, error) {
 		base.SubVia = f.SubVia
 	}
 	o.Draw.Group = base.SubVia == results.SubViaSubscribe
+	o.Draw.Txn = base.Workload == results.WorkloadTxn
 	if err := f.External.Apply(&base); err != nil {
 		return o, err
 	}

@@ -36,6 +36,10 @@ type Fault struct {
 	// it needs nothing of the runtime, and a run whose workload has no
 	// such clients refuses it.
 	Client bool
+	// Producers: the fault acts on the workload's transactional sessions
+	// (Config.Producers), so it needs nothing of the runtime and a
+	// workload that has them (--workload txn).
+	Producers bool
 	// Requests: the fault acts on the requests of the workload's own
 	// clients (Config.Clients), on their way to the cluster: it needs
 	// nothing of the runtime, and any workload has such clients.
@@ -116,6 +120,7 @@ func composite(name string) (*Fault, error) {
 		c.Network = c.Network || f.Network
 		c.Client = c.Client || f.Client
 		c.Requests = c.Requests || f.Requests
+		c.Producers = c.Producers || f.Producers
 		c.GroupAimed = c.GroupAimed || f.GroupAimed
 		c.LeaderAimed = c.LeaderAimed || f.LeaderAimed
 		docs = append(docs, p)
@@ -280,6 +285,7 @@ var faults = []*Fault{
 		start: func(n *Nemesis, _ aim) ([]string, error) {
 			return n.each(n.someBrokers(majority(n.cfg.Brokers)), n.pause)
 		}},
+	{Name: "pause-producer", Simulated: true, Producers: true, Doc: "pause a random transactional session (--workload txn), as a producer in a long stop-the-world pause, and start a new process with the same transactional id in its place, whose new epoch fences the paused one; at the end of the window the paused one wakes, a zombie, finishes the transaction it was in with its old epoch, and stops", Kills: none, start: (*Nemesis).pauseProducer},
 	{Name: "slow-follower", Simulated: true, Needs: needsSlow, Doc: "delay a follower's links to its leader beyond replica.lag.time.max.ms", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).slowFollower},
 	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3)
 	// needs two steps in order, so it is one fault.
@@ -304,7 +310,7 @@ func (f *Fault) Family() string {
 		return f.Parts[0].Family()
 	}
 	switch {
-	case f.Client, f.Requests:
+	case f.Client, f.Requests, f.Producers:
 		return FamilyClient
 	case f.LosesUnsynced:
 		return FamilyDisk
@@ -409,6 +415,13 @@ func LosesUnsynced(names []string) bool {
 	return anyOf(names, func(f *Fault) bool { return f.LosesUnsynced })
 }
 
+// NeedsTxn says whether any fault of names (or a part of one) acts on
+// the workload's transactional sessions (Fault.Producers): the run's
+// workload must be txn.
+func NeedsTxn(names []string) bool {
+	return anyOf(names, func(f *Fault) bool { return f.Producers })
+}
+
 // NeedsGroup says whether any fault of names (or a part of one) acts on
 // the workload's consumer group, or aims at its coordinator
 // (Fault.Client, Fault.GroupAimed): the run's consumers must form one.
@@ -428,6 +441,21 @@ func (n *Nemesis) pauseConsumer(aim) ([]string, error) {
 		n.pausedMembers[i] = true
 	}
 	return []string{name}, err
+}
+
+// pauseProducer pauses a random transactional session, and has a new
+// incarnation take its place.
+func (n *Nemesis) pauseProducer(aim) ([]string, error) {
+	p := n.cfg.Producers
+	if p == nil || p.Sessions() == 0 {
+		return nil, errors.New("no transactional session to pause (pause-producer needs --workload txn)")
+	}
+	i := n.rng.IntN(p.Sessions())
+	name, err := p.Zombie(i)
+	if err == nil {
+		n.zombieSessions[i] = true
+	}
+	return []string{name, "a new incarnation in its place"}, err
 }
 
 // delayClient holds the workload's requests to a random broker.

@@ -19,7 +19,7 @@ import (
 // runtime.
 func TestEveryFaultSaysWhatItNeeds(t *testing.T) {
 	for _, f := range Faults() {
-		if client := f.Client || f.Requests; (len(f.Needs) == 0) != client {
+		if client := f.Client || f.Requests || f.Producers; (len(f.Needs) == 0) != client {
 			t.Errorf("%s needs %v (a client fault: %v)", f.Name, f.Needs, client)
 		}
 		if f.Network && !slices.ContainsFunc(f.Needs, func(n string) bool {

@@ -222,6 +222,20 @@ type Config struct {
 	// Clients are the workload's clients, whose requests delay-client
 	// holds on their way; nil: the run has none the nemesis can reach.
 	Clients Clients
+	// Producers are the workload's transactional sessions, which
+	// pause-producer acts on; nil or none: there are none.
+	Producers Producers
+}
+
+// Producers are the workload's transactional sessions, by number.
+type Producers interface {
+	// Sessions is how many there are.
+	Sessions() int
+	// Zombie pauses session i where it stands and has a new process
+	// take its place with the same transactional id, and names the
+	// paused one; Wake has the paused ones of slot i go on, as zombies.
+	Zombie(i int) (string, error)
+	Wake(i int) error
 }
 
 // Clients are the workload's own clients, as delay-client acts on them.
@@ -265,6 +279,9 @@ type Nemesis struct {
 	parts   []string     // the kinds the open window started (a composite's, in order)
 	paused  map[int]bool
 	netHurt bool
+	// zombieSessions are the transactional sessions this lane paused
+	// (pause-producer), woken at the heal.
+	zombieSessions map[int]bool
 	// heldBrokers are the brokers whose requests from the workload's
 	// clients this lane holds (delay-client), released at the heal.
 	heldBrokers map[int]bool
@@ -372,7 +389,7 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 func newLane(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder, sh *shared, k int) *Nemesis {
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
-		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, heldBrokers: map[int]bool{}, shared: sh, lane: k}
+		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, heldBrokers: map[int]bool{}, zombieSessions: map[int]bool{}, shared: sh, lane: k}
 }
 
 // Lane is the nemesis that runs lane i of an overlapping schedule
@@ -1028,6 +1045,11 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		}
 		targets = append(targets, "restart "+n.name(id))
 		delete(n.killed, id)
+	}
+	for _, i := range sortedKeys(n.zombieSessions) {
+		delete(n.zombieSessions, i)
+		note(n.cfg.Producers.Wake(i))
+		targets = append(targets, fmt.Sprintf("wake producer %d (a zombie)", i))
 	}
 	for _, b := range sortedKeys(n.heldBrokers) {
 		delete(n.heldBrokers, b)

@@ -283,5 +283,16 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		// whose history holds no transaction yet (its model, a campaign's
 		// predictions).
 		Transactions: tc.Workload.Name == WorkloadTxn,
+		TransactionTimeoutMs: func() int64 {
+			if tc.Workload.Name == WorkloadTxn {
+				return TxnTimeout.Milliseconds()
+			}
+			return 0
+		}(),
 	}
 }
+
+// TxnTimeout is the transaction timeout the transactional workload's
+// sessions ask for (package workload/txn): a transaction a session lost
+// track of is aborted by its coordinator after this.
+const TxnTimeout = 10 * time.Second

@@ -459,7 +459,7 @@ func (r *run) workload(ctx context.Context, lc *Cluster, wcfg workload.Config, s
 			got, err := watch.Poll(ctx)
 			return watched(got), err
 		},
-		Consumers: live.Consumers(), Clients: live.Clients(),
+		Consumers: live.Consumers(), Clients: live.Clients(), Producers: live.Clients(),
 	}, lc, lc.Net, leaders, rec)
 	stopCrashes := r.watchCrashes(lc, nem)
 	defer stopCrashes()

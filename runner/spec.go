@@ -261,6 +261,10 @@ func (s Spec) Validate() error {
 		field("nemesis", strings.Join(s.Faults, ","), "a fault of the consumer group without one",
 			"--sub-via subscribe with crash-consumer, pause-consumer and partition-coordinator: they act on the consumers' group, and assign's consumers form none")
 	}
+	if s.Workload != results.WorkloadTxn && nemesis.NeedsTxn(append(slices.Clone(s.Faults), s.Windows.Kinds()...)) {
+		field("nemesis", strings.Join(s.Faults, ","), "a fault of the transactional sessions without them",
+			"--workload txn with pause-producer: it pauses a transactional session, which only the txn workload runs")
+	}
 	switch {
 	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:
 		field("nemesis-overlap", s.NemesisOverlap, "out of range", "1 to 3 fault kinds at once (1: one at a time)")

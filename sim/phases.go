@@ -32,7 +32,7 @@ func newNemDriver(s *simulation) *nemDriver {
 		Brokers: s.spec.Nodes, Partitions: st.Partitions, Seed: s.spec.Seed,
 		LagTimeMax: time.Duration(st.ReplicaLagTimeMaxMs) * time.Millisecond,
 		Observe:    s.w.observe(s.cfg.Topic),
-		Consumers:  s.phases, Clients: s.phases,
+		Consumers:  s.phases, Clients: s.phases, Producers: s.phases,
 	}, runtime{s.w}, network{s.w}, s.w.leaders(s.cfg.Topic), s.rec)
 	lanes := s.spec.Schedule().Lanes()
 	d := &nemDriver{s: s, nem: n, schedule: lanes[0]}

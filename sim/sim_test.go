@@ -188,7 +188,7 @@ func TestScenario3(t *testing.T) {
 func f1() []string {
 	var out []string
 	for _, f := range nemesis.Names() {
-		if k, _ := nemesis.Lookup(f); !k.LosesUnsynced && !nemesis.NeedsGroup([]string{f}) {
+		if k, _ := nemesis.Lookup(f); !k.LosesUnsynced && !nemesis.NeedsGroup([]string{f}) && !nemesis.NeedsTxn([]string{f}) {
 			out = append(out, f)
 		}
 	}
@@ -230,6 +230,9 @@ func TestEveryFault(t *testing.T) {
 			s := spec(t, 3, f.Name)
 			if nemesis.NeedsGroup([]string{f.Name}) {
 				s.SubVia = "subscribe"
+			}
+			if nemesis.NeedsTxn([]string{f.Name}) {
+				s.Workload = "txn"
 			}
 			o := run(t, s)
 			ops, err := history.ReadFile(filepath.Join(o.Dir, results.HistoryFile))

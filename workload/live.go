@@ -104,13 +104,30 @@ func (lv *Live) Consumers() GroupMembers { return liveConsumers{lv} }
 type liveConsumers struct{ lv *Live }
 
 // Clients are the workload's clients, for the nemesis's delay-client
-// (nemesis.Clients).
+// and pause-producer (nemesis.Clients, nemesis.Producers).
 func (lv *Live) Clients() liveConsumers { return liveConsumers{lv} }
 
 func (c liveConsumers) Hold(id int32) (how string, err error) {
 	how, err = "", errors.New("the workload is over")
 	c.lv.l.do(func() { how, err = c.lv.ph.Hold(id) })
 	return how, err
+}
+
+func (c liveConsumers) Sessions() int {
+	n := 0
+	c.lv.l.do(func() { n = c.lv.ph.Sessions() })
+	return n
+}
+
+func (c liveConsumers) Zombie(i int) (name string, err error) {
+	name, err = "", errors.New("the workload is over")
+	c.lv.l.do(func() { name, err = c.lv.ph.Zombie(i) })
+	return name, err
+}
+
+func (c liveConsumers) Wake(i int) (err error) {
+	c.lv.l.do(func() { err = c.lv.ph.Wake(i) })
+	return err
 }
 
 func (c liveConsumers) Release(id int32) (err error) {

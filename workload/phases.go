@@ -189,3 +189,34 @@ func (t *ticker) next(now time.Duration) time.Duration {
 	t.read = tick
 	return tick
 }
+
+// The workload's transactional sessions, when it has them: what the
+// nemesis's pause-producer acts on (nemesis.Producers).
+
+var errNoSessions = errors.New("the workload has no transactional sessions (pause-producer needs --workload txn)")
+
+// Sessions is how many transactional sessions the workload runs (0
+// without any).
+func (p *Phases) Sessions() int {
+	if s, ok := p.wl.(TxnSessions); ok {
+		return s.Sessions()
+	}
+	return 0
+}
+
+// Zombie pauses session i and starts its next incarnation (see
+// TxnSessions).
+func (p *Phases) Zombie(i int) (string, error) {
+	if s, ok := p.wl.(TxnSessions); ok {
+		return s.Zombie(i)
+	}
+	return "", errNoSessions
+}
+
+// Wake has the paused sessions of slot i go on (see TxnSessions).
+func (p *Phases) Wake(i int) error {
+	if s, ok := p.wl.(TxnSessions); ok {
+		return s.Wake(i)
+	}
+	return errNoSessions
+}

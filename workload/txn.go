@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,8 +19,13 @@ import (
 // ends.
 
 // TxnAnswer is how a transaction request ended: the broker's error code,
-// or err when no answer came.
-type TxnAnswer struct{ GroupAnswer }
+// or err when no answer came. Retried says an earlier attempt of the
+// request was sent and its answer lost: it may have been carried out, so
+// a refusal of a later attempt does not say it was not.
+type TxnAnswer struct {
+	GroupAnswer
+	Retried bool
+}
 
 // Busy says the coordinator is still ending the id's previous transaction
 // (CONCURRENT_TRANSACTIONS): ask again.
@@ -78,6 +84,7 @@ func (c *Client) FindTxnCoordinator(id string, done func(int32, GroupAnswer)) {
 // response's error code.
 func (c *Client) txnCall(x *Txn, build func() kmsg.Request, code func(kmsg.Response) int16, done func(kmsg.Response, TxnAnswer)) {
 	var try func(left int)
+	lost := false // an attempt was sent and its answer lost
 	try = func(left int) {
 		again := func(resp kmsg.Response, a TxnAnswer) {
 			if left <= 1 {
@@ -89,7 +96,7 @@ func (c *Client) txnCall(x *Txn, build func() kmsg.Request, code func(kmsg.Respo
 		if x.coord < 0 {
 			c.FindTxnCoordinator(x.ID, func(coord int32, a GroupAnswer) {
 				if !a.OK() {
-					again(nil, TxnAnswer{a})
+					again(nil, TxnAnswer{GroupAnswer: a, Retried: lost})
 					return
 				}
 				x.coord = coord
@@ -98,13 +105,14 @@ func (c *Client) txnCall(x *Txn, build func() kmsg.Request, code func(kmsg.Respo
 			return
 		}
 		c.Call(x.coord, build(), func(resp kmsg.Response, err error) {
-			a := TxnAnswer{GroupAnswer{Err: err}}
+			a := TxnAnswer{GroupAnswer: GroupAnswer{Err: err}, Retried: lost}
 			if err == nil {
 				a.Code = code(resp)
 			}
 			switch {
 			case a.Lost():
 				x.coord = -1
+				lost = lost || err != nil && !errors.Is(err, ErrNotSent)
 				again(resp, a)
 			case a.Busy():
 				again(resp, a)

@@ -67,6 +67,18 @@ type GroupMembers interface {
 	Coordinator() (int32, error)
 }
 
+// TxnSessions are a workload's transactional sessions, as the nemesis's
+// pause-producer acts on them (package txn has them).
+type TxnSessions interface {
+	// Sessions is how many there are.
+	Sessions() int
+	// Zombie pauses session i where it stands and has a new process
+	// take its place with the same transactional id, and names the
+	// paused one; Wake has the paused ones of slot i go on, as zombies.
+	Zombie(i int) (string, error)
+	Wake(i int) error
+}
+
 // Kind is a workload as --workload names it.
 type Kind struct {
 	Name string

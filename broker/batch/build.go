@@ -87,22 +87,34 @@ func BuildControl(producerID int64, epoch int16, timestamp int64, commit bool, c
 // ControlCommit reads a control batch's marker: whether it commits (else
 // it aborts); ok is false for a batch that is not a readable marker.
 func ControlCommit(raw []byte) (commit, ok bool) {
+	commit, _, ok = ControlMarker(raw)
+	return commit, ok
+}
+
+// ControlMarker reads a control batch's marker: whether it commits, and
+// the epoch of the coordinator that had it written (-1 where the value
+// does not say); ok is false for a batch that is not a readable marker.
+func ControlMarker(raw []byte) (commit bool, coordinatorEpoch int32, ok bool) {
 	var rb kmsg.RecordBatch
 	if rb.ReadFrom(raw) != nil || rb.Attributes&attrControl == 0 || rb.NumRecords < 1 {
-		return false, false
+		return false, -1, false
 	}
 	var r kmsg.Record
 	length, n := binary.Varint(rb.Records)
 	if n <= 0 || int(length)+n > len(rb.Records) || r.ReadFrom(rb.Records[:n+int(length)]) != nil || len(r.Key) < 4 {
-		return false, false
+		return false, -1, false
+	}
+	coordinatorEpoch = -1
+	if len(r.Value) >= 6 {
+		coordinatorEpoch = int32(binary.BigEndian.Uint32(r.Value[2:]))
 	}
 	switch binary.BigEndian.Uint16(r.Key[2:]) {
 	case 0:
-		return false, true
+		return false, coordinatorEpoch, true
 	case 1:
-		return true, true
+		return true, coordinatorEpoch, true
 	}
-	return false, false
+	return false, -1, false
 }
 
 // Values decodes the record values of every uncompressed batch in b, paired

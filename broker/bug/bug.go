@@ -68,6 +68,7 @@ const (
 	UncleanWhenClean
 	RecoveryKeepsTornTail
 	TxnEpochNotBumped
+	ZombieNotFenced
 	count
 )
 
@@ -256,6 +257,13 @@ var registry = [count]Info{
 		Mirrors:  "KAFKA-17754, found by Jepsen's Bufstream 0.1 analysis and reproduced on Kafka itself: EndTxn names only the producer id and epoch, so before KIP-890 a delayed commit or abort ends whatever transaction is open (aborted reads, lost writes, a transaction half committed)",
 		Why:      "the flaw of the protocol itself that KIP-890 closes: invisible without a message that outlives its timeout",
 		Scenario: "--workload txn, acks=-1, min.insync.replicas=2, delay-client every 5 s: an EndTxn held on its way past the client's timeout arrives after the retry was answered and decides the producer's next transaction (aborted-read, lost-write)",
+	},
+	{
+		Bug: ZombieNotFenced, Name: "zombie-not-fenced", Node: Broker,
+		Breaks:   "a partition leader takes a transactional write whose producer epoch is older than the one it knows, so a producer that a new incarnation of its transactional id has fenced still writes",
+		Mirrors:  "zombie fencing, the reason KIP-98 gives transactional ids epochs: a producer paused long enough for its replacement to start (a stop-the-world pause, a partitioned host) wakes and writes as if it were still the id's producer",
+		Why:      "the one fencing rule a transaction's partitions enforce themselves: the coordinator refuses the zombie's EndTxn, but only the partition can refuse its writes",
+		Scenario: "--workload txn, acks=-1, min.insync.replicas=2, pause-producer every 2 s: a paused session's replacement bumps the epoch and aborts what it had open; the zombie wakes, and its writes land in a transaction no coordinator knows, which the new incarnation's next marker there decides (aborted-read when it commits)",
 	},
 }
 

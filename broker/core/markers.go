@@ -54,7 +54,7 @@ func (b *Broker) handleWriteTxnMarkers(conn ConnID, corr int32, req *kmsg.WriteT
 		m := req.Markers[s.m]
 		t := m.Topics[s.t]
 		p := t.Partitions[s.p]
-		b.writeMarker(b.replica(t.Topic, p), m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, func(code int16) {
+		b.writeMarker(b.replica(t.Topic, p), m.ProducerID, m.ProducerEpoch, m.Committed, m.TransactionVersion >= 2, m.CoordinatorEpoch, func(code int16) {
 			resp.Markers[s.m].Topics[s.t].Partitions[s.p].ErrorCode = code
 			if left--; left == 0 {
 				b.reply(conn, corr, resp)

@@ -61,6 +61,10 @@ type producerEntry struct {
 	// this partition (its first transactional batch since its last
 	// marker), -1 if none: the last stable offset cannot pass it.
 	txnFirst int64
+	// coordEpoch is the highest coordinator epoch of the producer's
+	// markers here (-1: none yet): a marker from an older coordinator,
+	// one that has since lost the transactional id, is refused.
+	coordEpoch int32
 }
 
 func (e *producerEntry) last() ProducerBatch { return e.batches[len(e.batches)-1] }
@@ -76,7 +80,7 @@ func (e *producerEntry) find(first, last int32) (ProducerBatch, bool) {
 }
 
 func (e *producerEntry) clone() *producerEntry {
-	return &producerEntry{epoch: e.epoch, batches: slices.Clone(e.batches), txnFirst: e.txnFirst}
+	return &producerEntry{epoch: e.epoch, batches: slices.Clone(e.batches), txnFirst: e.txnFirst, coordEpoch: e.coordEpoch}
 }
 
 // producers is a replica's producer state, by producer id.
@@ -98,7 +102,7 @@ func (ps producers) record(h batch.Header) {
 	}
 	e := ps[h.ProducerID]
 	if e == nil {
-		e = &producerEntry{epoch: h.ProducerEpoch, txnFirst: -1}
+		e = &producerEntry{epoch: h.ProducerEpoch, txnFirst: -1, coordEpoch: -1}
 		ps[h.ProducerID] = e
 	}
 	if h.Transactional() && e.txnFirst < 0 {
@@ -188,6 +192,10 @@ func (b *Broker) checkProduced(r *replica, hs []batch.Header, leo int64) (c prod
 		if e != nil {
 			first, last := h.BaseSequence, h.LastSequence()
 			switch {
+			case h.ProducerEpoch < e.epoch && h.Transactional() && b.cfg.Bugs.Has(bug.ZombieNotFenced):
+				// Planted bug zombie-not-fenced: a transactional write of
+				// an epoch the coordinator has fenced is taken, as if
+				// fencing were only for idempotent producers.
 			case h.ProducerEpoch < e.epoch:
 				return producerCheck{code: kerr.InvalidProducerEpoch.Code,
 					msg: sprintf("producer %d epoch %d is older than its current epoch %d", h.ProducerID, h.ProducerEpoch, e.epoch)}
@@ -257,7 +265,7 @@ func (r *replica) recordMarker(h batch.Header, raw []byte, keepAbort bool) {
 		return
 	}
 	r.txns = true
-	commit, ok := batch.ControlCommit(raw)
+	commit, coordEpoch, ok := batch.ControlMarker(raw)
 	if !ok {
 		return
 	}
@@ -267,9 +275,10 @@ func (r *replica) recordMarker(h batch.Header, raw []byte, keepAbort bool) {
 		// replica (they may still be on their way): its epoch is known
 		// from now on, so that a late write of an older one is refused,
 		// as Kafka's producer state records a marker's epoch.
-		r.producers[h.ProducerID] = &producerEntry{epoch: h.ProducerEpoch, txnFirst: -1}
+		r.producers[h.ProducerID] = &producerEntry{epoch: h.ProducerEpoch, txnFirst: -1, coordEpoch: coordEpoch}
 		return
 	}
+	e.coordEpoch = max(e.coordEpoch, coordEpoch)
 	if h.ProducerEpoch > e.epoch {
 		// The coordinator bumped the epoch to fence the producer: its
 		// older epoch's batches are refused from now on.

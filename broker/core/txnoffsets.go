@@ -70,7 +70,35 @@ func (b *Broker) txnOffsetsEnded(p int32, pid int64, commit bool) {
 // coordinator is this broker or another (WriteTxnMarkers). Once it is
 // committed, offsets that the transaction committed to a group here are
 // applied or dropped.
-func (b *Broker) writeMarker(r *replica, pid int64, epoch int16, commit bool, coordinatorEpoch int32, done func(code int16)) {
+//
+// A marker that cannot be this producer's next is refused, as Kafka's
+// producer state refuses it: one from a coordinator older than the last
+// that wrote here (it lost the transactional id, and may be resending a
+// decision carried out long ago), one of an epoch older than the
+// producer's, and, under KIP-890's per-transaction epoch (tv2), one whose
+// epoch is not past the open transaction's, which can only be the late
+// copy of the last transaction's marker (that epoch's marker already
+// written and no transaction open: a retry, answered without writing).
+func (b *Broker) writeMarker(r *replica, pid int64, epoch int16, commit, tv2 bool, coordinatorEpoch int32, done func(code int16)) {
+	if r != nil && r.role == roleLeader {
+		if e := r.producers[pid]; e != nil {
+			switch {
+			case coordinatorEpoch < e.coordEpoch:
+				done(kerr.TransactionCoordinatorFenced.Code)
+				return
+			case epoch < e.epoch:
+				done(kerr.InvalidProducerEpoch.Code)
+				return
+			case tv2 && epoch == e.epoch && e.txnFirst >= 0:
+				b.logf("%s: producer %d epoch %d: a marker of the transaction before the open one, refused", r.key, pid, epoch)
+				done(kerr.InvalidProducerEpoch.Code)
+				return
+			case tv2 && epoch == e.epoch:
+				done(0)
+				return
+			}
+		}
+	}
 	raw := batch.BuildControl(pid, epoch, b.now, commit, coordinatorEpoch)
 	b.appendInternal(r, raw, markerTimeoutMs, false, func(code int16) {
 		if code == 0 && r.key.topic == OffsetsTopic {

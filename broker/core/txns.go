@@ -403,6 +403,17 @@ func (b *Broker) sendMarkers(t *transaction) {
 		return
 	}
 	commit := t.state == txnPrepareCommit
+	// The coordinator's epoch is its leader epoch of the id's partition:
+	// a coordinator elected since has a higher one, and the partitions
+	// refuse this one's markers once they have seen its.
+	coordEpoch := int32(0)
+	if home := b.replica(TransactionTopic, t.partition); home != nil {
+		coordEpoch = home.leaderEpoch
+	}
+	txnVersion := int8(0)
+	if t.tv2 {
+		txnVersion = 2
+	}
 	byLeader := map[int32][]tp{}
 	var leaders []int32
 	pending := t.pending
@@ -434,7 +445,7 @@ func (b *Broker) sendMarkers(t *transaction) {
 		case leader == b.cfg.BrokerID:
 			for _, k := range parts {
 				t.inFlight++
-				b.writeMarker(b.replica(k.topic, k.partition), t.pid, t.epoch, commit, 0, func(code int16) {
+				b.writeMarker(b.replica(k.topic, k.partition), t.pid, t.epoch, commit, t.tv2, coordEpoch, func(code int16) {
 					b.markerDone(t.id, []tp{k}, []int16{code})
 				})
 			}
@@ -446,9 +457,10 @@ func (b *Broker) sendMarkers(t *transaction) {
 				continue
 			}
 			req := kmsg.NewPtrWriteTxnMarkersRequest()
-			req.Version = 1
+			req.Version = 2
 			m := kmsg.NewWriteTxnMarkersRequestMarker()
 			m.ProducerID, m.ProducerEpoch, m.Committed = t.pid, t.epoch, commit
+			m.CoordinatorEpoch, m.TransactionVersion = coordEpoch, txnVersion
 			for _, k := range parts {
 				if n := len(m.Topics); n > 0 && m.Topics[n-1].Topic == k.topic {
 					m.Topics[n-1].Partitions = append(m.Topics[n-1].Partitions, k.partition)

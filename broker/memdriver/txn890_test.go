@@ -127,3 +127,39 @@ func TestLateWriteAfterAbort(t *testing.T) {
 		t.Fatalf("last stable offset %d below the high watermark %d: a transaction is open", rp.LastStableOffset, rp.HighWatermark)
 	}
 }
+
+// TestLateMarker: under KIP-890's per-transaction epoch the producer's
+// next transaction runs under the epoch its last transaction's markers
+// carry, so a late copy of one of those markers (a coordinator's retry,
+// or a coordinator that lost the id resending it) reaches a partition
+// where the next transaction is open under the same epoch; it must not
+// end that transaction.
+func TestLateMarker(t *testing.T) {
+	c, x := txnCluster(t, DefaultOptions(1), 1)
+	if got := x.send(0, "a"); got != "ok@0" {
+		t.Fatalf("send a: %s", got)
+	}
+	if got := x.endV5(true); got != "ok" {
+		t.Fatalf("commit: %s", got)
+	}
+	c.Run(1000)
+	if got := x.send(0, "b"); got[:2] != "ok" {
+		t.Fatalf("send b: %s", got)
+	}
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	req.Version = 2
+	m := kmsg.NewWriteTxnMarkersRequestMarker()
+	m.ProducerID, m.ProducerEpoch, m.Committed, m.TransactionVersion = x.pid, x.epoch, true, 2
+	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	mt.Topic, mt.Partitions = "t", []int32{0}
+	m.Topics = append(m.Topics, mt)
+	req.Markers = append(req.Markers, m)
+	resp := x.call(c.Partition("t", 0).Leader, req).(*kmsg.WriteTxnMarkersResponse)
+	if code := resp.Markers[0].Topics[0].Partitions[0].ErrorCode; code != kerr.InvalidProducerEpoch.Code {
+		t.Errorf("the late marker was answered %s, want INVALID_PRODUCER_EPOCH", errName(code))
+	}
+	c.Run(1000)
+	if vals, _, lso := fetchAt(t, c, 0, 1); slices.Contains(vals, "b") || lso != 2 {
+		t.Fatalf("after the late marker read_committed reads %v, lso %d: want b's transaction still open at 2 (a, its marker, b)", vals, lso)
+	}
+}

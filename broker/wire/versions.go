@@ -44,8 +44,9 @@ type VersionRange struct {
 //     verification by the partitions' leaders), EndTxn 0-5 (4 says the
 //     client understands TRANSACTION_ABORTABLE, never answered here; 5 is
 //     KIP-890's per-transaction epoch: the decision bumps the epoch and the
-//     answer gives it), WriteTxnMarkers 0-1 (2 carries KIP-890's
-//     transaction version), AddOffsetsToTxn 0-3 and TxnOffsetCommit 0-3 (4 of each
+//     answer gives it), WriteTxnMarkers 0-2 (2 carries KIP-890's
+//     transaction version, by which a partition refuses a marker whose
+//     epoch is not past the open transaction's), AddOffsetsToTxn 0-3 and TxnOffsetCommit 0-3 (4 of each
 //     is KIP-890's; 3 of TxnOffsetCommit names the group member, which is
 //     checked as OffsetCommit checks it).
 //   - OffsetForLeaderEpoch 0-4: all versions kmsg knows; followers use it to
@@ -89,7 +90,7 @@ var supported = [...]VersionRange{
 	{Key: 24, Min: 0, Max: 3}, // AddPartitionsToTxn
 	{Key: 25, Min: 0, Max: 3}, // AddOffsetsToTxn
 	{Key: 26, Min: 0, Max: 5}, // EndTxn
-	{Key: 27, Min: 0, Max: 1}, // WriteTxnMarkers
+	{Key: 27, Min: 0, Max: 2}, // WriteTxnMarkers
 	{Key: 28, Min: 0, Max: 3}, // TxnOffsetCommit
 	{Key: 32, Min: 0, Max: 4}, // DescribeConfigs
 }

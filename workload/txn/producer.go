@@ -28,6 +28,11 @@ type producer struct {
 	ready    bool            // the session has its producer id and epoch
 	seq      int             // values this process has sent
 	from     map[int32]int64 // where the session's polls of each partition go on from
+	// paused by the nemesis (pause-producer): held is the step it takes
+	// when unpaused; zombie: another process has taken its place, so it
+	// stops once the transaction it is in ends; done: it has stopped.
+	paused, zombie, done bool
+	held                 func()
 }
 
 // plan draws a transaction: one to four micro-operations, each a send of
@@ -51,7 +56,11 @@ func (pr *producer) plan() (mops []history.Mop, parts []int32, abort bool) {
 
 func (pr *producer) wake() {
 	w := pr.w
-	if w.over() {
+	if pr.hold(pr.wake) {
+		return
+	}
+	if w.over() || pr.zombie {
+		pr.done = true
 		pr.cl.Close()
 		w.stopped()
 		return
@@ -111,6 +120,9 @@ type running struct {
 // step runs micro-operation i, then the next, then the end.
 func (t *running) step(i int) {
 	pr := t.pr
+	if pr.hold(func() { t.step(i) }) {
+		return
+	}
 	if i == len(t.done) || t.failed != "" {
 		t.end()
 		return
@@ -145,6 +157,9 @@ func (t *running) step(i int) {
 // end commits or aborts the transaction and records how it ended.
 func (t *running) end() {
 	pr := t.pr
+	if pr.hold(t.end) {
+		return
+	}
 	env := pr.w.p.Env()
 	info := &history.TxnInfo{Mops: t.done, Abort: t.abort, Isolation: history.ReadCommitted}
 	complete := func(typ history.Type, why string) {
@@ -152,7 +167,7 @@ func (t *running) end() {
 		if !pr.w.p.Record(done) {
 			return
 		}
-		if typ == history.Info {
+		if typ == history.Info && !pr.zombie {
 			// Jepsen's rule: a process whose state is unknown does not
 			// go on; its session starts again, fencing the old one.
 			pr.process += pr.stride
@@ -189,9 +204,11 @@ func (t *running) end() {
 		switch {
 		case a.OK():
 			complete(history.OK, "")
-		case a.Fenced():
+		case a.Fenced() && !a.Retried:
 			// A newer epoch took the id over, aborting what this one
 			// had open, or the coordinator aborted it at its timeout.
+			// (After an attempt whose answer was lost, the commit may
+			// have been carried out before the id moved on: unknown.)
 			pr.ready = false
 			complete(history.Fail, "EndTxn: "+a.Error())
 		default:

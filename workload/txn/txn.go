@@ -21,7 +21,7 @@ var Kind = workload.Kind{
 // Timeout is the transaction timeout the sessions ask for: a transaction
 // left open by a session that lost track of it is aborted by its
 // coordinator after this, if no new incarnation aborts it first.
-const Timeout = 10 * time.Second
+const Timeout = results.TxnTimeout
 
 // failBackoff is how long a worker waits after a failure before it tries
 // again.
@@ -44,6 +44,9 @@ type Workload struct {
 	cfg       workload.Config
 	p         *workload.Phases
 	producers []*producer
+	// zombies are the paused sessions (pause-producer) of each slot,
+	// whose places new processes took.
+	zombies   map[int][]*producer
 	consumers []*consumer
 	running   int
 	done      func()
@@ -107,6 +110,11 @@ func (w *Workload) over() bool {
 func (w *Workload) Stop() {
 	for _, pr := range w.producers {
 		pr.cl.Close()
+	}
+	for _, zs := range w.zombies {
+		for _, z := range zs {
+			z.cl.Close()
+		}
 	}
 	for _, c := range w.consumers {
 		c.cl.Close()
