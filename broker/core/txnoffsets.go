@@ -77,8 +77,10 @@ func (b *Broker) txnOffsetsEnded(p int32, pid int64, commit bool) {
 // decision carried out long ago), one of an epoch older than the
 // producer's, and, under KIP-890's per-transaction epoch (tv2), one whose
 // epoch is not past the open transaction's, which can only be the late
-// copy of the last transaction's marker (that epoch's marker already
-// written and no transaction open: a retry, answered without writing).
+// copy of the last transaction's marker. A retry of a marker already
+// appended is written again, not answered at once: the first copy may
+// never be committed (its leader may lose it), and the coordinator may
+// count the marker only once one is.
 func (b *Broker) writeMarker(r *replica, pid int64, epoch int16, commit, tv2 bool, coordinatorEpoch int32, done func(code int16)) {
 	if r != nil && r.role == roleLeader {
 		if e := r.producers[pid]; e != nil {
@@ -92,9 +94,6 @@ func (b *Broker) writeMarker(r *replica, pid int64, epoch int16, commit, tv2 boo
 			case tv2 && epoch == e.epoch && e.txnFirst >= 0:
 				b.logf("%s: producer %d epoch %d: a marker of the transaction before the open one, refused", r.key, pid, epoch)
 				done(kerr.InvalidProducerEpoch.Code)
-				return
-			case tv2 && epoch == e.epoch:
-				done(0)
 				return
 			}
 		}
