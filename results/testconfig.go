@@ -276,7 +276,11 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
 		Faults: FaultKinds(tc.Nemesis), FaultsRecorded: true, LoseUnsynced: tc.Cluster.LoseUnsynced, Fsync: tc.Cluster.Fsync,
-		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent, Idempotent: tc.Workload.Idempotent,
+		// The transactional workload's sessions are idempotent producers
+		// that retry (as every transactional producer is), whatever the
+		// flags say of the queue workload's.
+		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent && tc.Workload.Name != WorkloadTxn,
+		Idempotent:  tc.Workload.Idempotent || tc.Workload.Name == WorkloadTxn,
 		Unsupported: tc.Cluster.Unsupported, Invariants: tc.Cluster.Invariants, LivenessBoundMs: tc.LivenessBound.Milliseconds(),
 		Weakened: tc.Cluster.Weakened, Stopped: tc.Stopped,
 		// The transactional workload's checks are judged even in a run
