@@ -20,8 +20,10 @@ import (
 
 // TxnAnswer is how a transaction request ended: the broker's error code,
 // or err when no answer came. Retried says an earlier attempt of the
-// request was sent and its answer lost: it may have been carried out, so
-// a refusal of a later attempt does not say it was not.
+// request was sent and its answer lost, or answered that the coordinator
+// was busy ending a transaction (perhaps with this very request): it may
+// have been carried out, so a refusal of a later attempt does not say it
+// was not.
 type TxnAnswer struct {
 	GroupAnswer
 	Retried bool
@@ -115,6 +117,9 @@ func (c *Client) txnCall(x *Txn, build func() kmsg.Request, code func(kmsg.Respo
 				lost = lost || err != nil && !errors.Is(err, ErrNotSent)
 				again(resp, a)
 			case a.Busy():
+				// The coordinator may be carrying out this very request
+				// (a retry of an EndTxn whose decision it is writing).
+				lost = true
 				again(resp, a)
 			default:
 				done(resp, a)
