@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaos-isr/chaos/internal/atomicfile"
@@ -75,16 +76,25 @@ func (r *Run) MarkLatest() error {
 	return Relink(filepath.Join(r.Store, r.Test, "latest"), filepath.Base(r.Dir))
 }
 
+// relinks numbers this process's new links (Relink).
+var relinks atomic.Int64
+
 // Relink points the symlink link at target atomically: a new link renamed
 // over the old, so that a reader finds the old target or the new, never
-// no link.
+// no link. The new link's name is its own (the process and a count), so
+// that runs sharing a store (a hunt beside a sweep, a sweep's parallel
+// runs) do not take each other's away; the last rename wins.
 func Relink(link, target string) error {
-	tmp := link + ".tmp"
+	tmp := fmt.Sprintf("%s.%d-%d.tmp", link, os.Getpid(), relinks.Add(1))
 	os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
 	}
-	return os.Rename(tmp, link)
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // WriteFileAtomic writes data to path so that readers see the old file or
