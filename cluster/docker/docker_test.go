@@ -61,11 +61,12 @@ func TestEveryFault(t *testing.T) {
 	}
 	t.Logf("delays via %s", net.DelayMechanism())
 
-	// The cluster's faults: the group's act on a workload's consumer group,
-	// which this test has none of.
+	// The cluster's faults: those of the client family act on a
+	// workload's own clients (its consumer group, its requests, its
+	// transactional sessions), which this test has none of.
 	var kinds []string
 	for _, f := range nemesis.Names() {
-		if !nemesis.NeedsGroup([]string{f}) {
+		if k, _ := nemesis.Lookup(f); !nemesis.NeedsGroup([]string{f}) && k.Family() != nemesis.FamilyClient {
 			kinds = append(kinds, f)
 		}
 	}
