@@ -87,7 +87,7 @@ func (o DrawOptions) kinds() []string {
 	var out []string
 	for _, name := range nemesis.Names() {
 		f, _ := nemesis.Lookup(name)
-		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers) {
+		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers && !f.Requests) {
 			out = append(out, name)
 		}
 	}
@@ -97,7 +97,10 @@ func (o DrawOptions) kinds() []string {
 // Kinds are the fault kinds a hunt draws from by default: every kind of
 // the registry the simulation models but those of a consumer group, which
 // a hunt's drawn runs (assign's consumers) do not form, and those of the
-// transactional sessions, which the default workload does not run.
+// transactional sessions and their requests (pause-producer,
+// delay-client), which the transactional workload's hunts draw: their
+// shapes (a zombie, a late EndTxn) are transactions'. A hunt of another
+// workload draws delay-client when --nemesis names it.
 func Kinds() []string { return DrawOptions{}.kinds() }
 
 type drawer struct{ rng, trig, rf, lane *rand.Rand }
