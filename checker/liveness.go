@@ -409,6 +409,13 @@ func StuckConsumer(h *History) Result {
 				h.Ops[s.first].Index, h.Ops[s.last].Index)
 		}
 	}
+	// ordered are the open stalls' keys in a fixed order, so that the
+	// stalls ended together are reported in the same order every time.
+	ordered := func() []at {
+		keys := slices.Collect(maps.Keys(open))
+		slices.SortFunc(keys, func(a, b at) int { return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.from, b.from)) })
+		return keys
+	}
 	reads := int64(0)
 	for i := range h.tries {
 		r := &h.tries[i]
@@ -419,10 +426,12 @@ func StuckConsumer(h *History) Result {
 		// A read from beyond an offset ends its stall: the reader got
 		// past it, as one does past a transaction marker, which a read
 		// returns no record of.
-		for k, s := range open {
-			if k.part == r.part && k.from < r.from {
-				end(k, s)
-				delete(open, k)
+		if len(open) > 0 {
+			for _, k := range ordered() {
+				if k.part == r.part && k.from < r.from {
+					end(k, open[k])
+					delete(open, k)
+				}
 			}
 		}
 		k := at{r.part, r.from}
@@ -442,10 +451,8 @@ func StuckConsumer(h *History) Result {
 		s.end, s.last, s.hw = h.at(r.done), r.done, r.hw
 		s.n++
 	}
-	// Stalls still open when the reads ended, in a fixed order.
-	keys := slices.Collect(maps.Keys(open))
-	slices.SortFunc(keys, func(a, b at) int { return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.from, b.from)) })
-	for _, k := range keys {
+	// Stalls still open when the reads ended.
+	for _, k := range ordered() {
 		end(k, open[k])
 	}
 	f.stat("longest-stall-ms", longest/int64(time.Millisecond))

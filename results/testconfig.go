@@ -272,6 +272,11 @@ func FaultKinds(names []string) []string {
 // and chaos run's producers, with as many requests in flight and retrying
 // as test.json says.
 func (tc TestConfig) CheckerConfig() checker.Config {
+	txn := tc.Workload.Name == WorkloadTxn
+	var txnTimeout time.Duration
+	if txn {
+		txnTimeout = TxnTimeout
+	}
 	return checker.Config{
 		Acks: int(tc.Workload.Acks), MinInsyncReplicas: int(tc.Cluster.MinInsyncReplicas),
 		Election: tc.Cluster.Election, ReplicationFactor: int(tc.Cluster.ReplicationFactor),
@@ -279,20 +284,14 @@ func (tc TestConfig) CheckerConfig() checker.Config {
 		// The transactional workload's sessions are idempotent producers
 		// that retry (as every transactional producer is), whatever the
 		// flags say of the queue workload's.
-		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent && tc.Workload.Name != WorkloadTxn,
-		Idempotent:  tc.Workload.Idempotent || tc.Workload.Name == WorkloadTxn,
+		MaxInFlight: tc.Workload.InFlight(), ClientRetries: tc.Workload.Retries > 0 && !tc.Workload.Idempotent && !txn,
+		Idempotent:  tc.Workload.Idempotent || txn,
 		Unsupported: tc.Cluster.Unsupported, Invariants: tc.Cluster.Invariants, LivenessBoundMs: tc.LivenessBound.Milliseconds(),
 		Weakened: tc.Cluster.Weakened, Stopped: tc.Stopped,
 		// The transactional workload's checks are judged even in a run
 		// whose history holds no transaction yet (its model, a campaign's
 		// predictions).
-		Transactions: tc.Workload.Name == WorkloadTxn,
-		TransactionTimeoutMs: func() int64 {
-			if tc.Workload.Name == WorkloadTxn {
-				return TxnTimeout.Milliseconds()
-			}
-			return 0
-		}(),
+		Transactions: txn, TransactionTimeoutMs: txnTimeout.Milliseconds(),
 	}
 }
 

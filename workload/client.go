@@ -26,6 +26,11 @@ type ClientOptions struct {
 	Idempotent bool
 }
 
+// ClientTimeout is how long a client of the run waits for one answer:
+// the request timeout, which a broker may take before it answers an
+// acks=-1 write, and 2 s of grace for the answer to come back.
+func (c Config) ClientTimeout() time.Duration { return c.RequestTimeout + 2*time.Second }
+
 // ErrNotSent marks a request that never left the client (no leader known,
 // no connection): whatever it asked definitely did not happen.
 var ErrNotSent = errors.New("not sent")

@@ -34,7 +34,7 @@ type Convergence struct {
 func (p *Phases) Final(timeout time.Duration, done func(Convergence)) {
 	f := &Final{p: p, done: done}
 	p.final = f
-	f.cl = f.newClient(ClientOptions{ID: "chaos-final", Timeout: p.cfg.RequestTimeout + 2*time.Second})
+	f.cl = f.newClient(ClientOptions{ID: "chaos-final", Timeout: p.cfg.ClientTimeout()})
 	start := p.env.Now()
 	deadline := start + p.cfg.ConvergeWait(timeout, p.rec.LastFault(), start)
 	tick := newTicker(start, 200*time.Millisecond)

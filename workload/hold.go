@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -16,33 +15,22 @@ import (
 // of KAFKA-17754, where a late EndTxn decided the producer's next
 // transaction. The answer to a late request goes nowhere.
 
-// Holds are the brokers whose requests the workload's clients hold, and
-// for how long each request is held. Only the machine's loop touches it.
+// Holds are the brokers whose requests the workload's clients hold. Only
+// the machine's loop touches it.
 type Holds struct {
-	held map[int32]time.Duration
+	held map[int32]bool
 }
 
-// delay is how long a request to broker id is held now; 0: not held.
-func (h *Holds) delay(id int32) time.Duration {
-	if h == nil {
-		return 0
-	}
-	return h.held[id]
-}
+// holds says whether requests to broker id are held now.
+func (h *Holds) holds(id int32) bool { return h != nil && h.held[id] }
 
-// HoldFor is how long a held request is late: twice the clients' timeout
-// (the request timeout and its 2 s of grace), so that the client has
-// given up, asked again and moved on by the time the first arrives.
-func HoldFor(requestTimeout time.Duration) time.Duration {
-	return 2 * (requestTimeout + 2*time.Second)
-}
-
-// hold sends req to the broker at addr HoldFor late and tells done of a
-// timeout, as the client's wire would (at once, for an acks=0 produce,
-// which no answer follows).
-func (c *Client) hold(addr string, req kmsg.Request, d time.Duration, done func(kmsg.Response, error)) {
+// hold sends req to the broker at addr twice the client's timeout late,
+// so that the client has given up, asked again and moved on by the time
+// it arrives, and tells done of a timeout, as the client's wire would (at
+// once, for an acks=0 produce, which no answer follows).
+func (c *Client) hold(addr string, req kmsg.Request, done func(kmsg.Response, error)) {
 	env, opts := c.env, c.opts
-	env.After(d, func() {
+	env.After(2*opts.Timeout, func() {
 		w := env.NewWire(opts)
 		w.CallAddr(addr, req, func(kmsg.Response, error) { w.Close() })
 	})
@@ -57,11 +45,10 @@ func (c *Client) hold(addr string, req kmsg.Request, d time.Duration, done func(
 // now on held (delay-client), until Release, and says for how long.
 func (p *Phases) Hold(id int32) (string, error) {
 	if p.holds.held == nil {
-		p.holds.held = map[int32]time.Duration{}
+		p.holds.held = map[int32]bool{}
 	}
-	d := HoldFor(p.cfg.RequestTimeout)
-	p.holds.held[id] = d
-	return fmt.Sprintf("requests held %s", d), nil
+	p.holds.held[id] = true
+	return fmt.Sprintf("requests held %s", 2*p.cfg.ClientTimeout()), nil
 }
 
 // Release lifts the hold of broker id: requests go straight to it again,

@@ -99,70 +99,70 @@ func (lv *Live) Final(ctx context.Context, timeout time.Duration) (Convergence, 
 
 // Consumers are the consumer group's members as the nemesis acts on them
 // from a goroutine of its own (the Phases' GroupMembers, on the loop).
-func (lv *Live) Consumers() GroupMembers { return liveConsumers{lv} }
+func (lv *Live) Consumers() GroupMembers { return liveClients{lv} }
 
-type liveConsumers struct{ lv *Live }
+type liveClients struct{ lv *Live }
 
 // Clients are the workload's clients, for the nemesis's delay-client
 // and pause-producer (nemesis.Clients, nemesis.Producers).
-func (lv *Live) Clients() liveConsumers { return liveConsumers{lv} }
+func (lv *Live) Clients() liveClients { return liveClients{lv} }
 
-func (c liveConsumers) Hold(id int32) (how string, err error) {
+func (c liveClients) Hold(id int32) (how string, err error) {
 	how, err = "", errors.New("the workload is over")
 	c.lv.l.do(func() { how, err = c.lv.ph.Hold(id) })
 	return how, err
 }
 
-func (c liveConsumers) Sessions() int {
+func (c liveClients) Sessions() int {
 	n := 0
 	c.lv.l.do(func() { n = c.lv.ph.Sessions() })
 	return n
 }
 
-func (c liveConsumers) Zombie(i int) (name string, err error) {
+func (c liveClients) Zombie(i int) (name string, err error) {
 	name, err = "", errors.New("the workload is over")
 	c.lv.l.do(func() { name, err = c.lv.ph.Zombie(i) })
 	return name, err
 }
 
-func (c liveConsumers) Wake(i int) (err error) {
+func (c liveClients) Wake(i int) (err error) {
 	c.lv.l.do(func() { err = c.lv.ph.Wake(i) })
 	return err
 }
 
-func (c liveConsumers) Release(id int32) (err error) {
+func (c liveClients) Release(id int32) (err error) {
 	c.lv.l.do(func() { err = c.lv.ph.Release(id) })
 	return err
 }
 
-func (c liveConsumers) Coordinator() (id int32, err error) {
+func (c liveClients) Coordinator() (id int32, err error) {
 	id, err = -1, errors.New("the workload is over")
 	c.lv.l.do(func() { id, err = c.lv.ph.Coordinator() })
 	return id, err
 }
 
-func (c liveConsumers) Members() int {
+func (c liveClients) Members() int {
 	n := 0
 	c.lv.l.do(func() { n = c.lv.ph.Members() })
 	return n
 }
 
-func (c liveConsumers) Crash(i int) (name string, err error) {
+func (c liveClients) Crash(i int) (name string, err error) {
 	c.lv.l.do(func() { name, err = c.lv.ph.Crash(i) })
 	return name, err
 }
 
-func (c liveConsumers) Pause(i int) (name string, err error) {
+func (c liveClients) Pause(i int) (name string, err error) {
 	c.lv.l.do(func() { name, err = c.lv.ph.Pause(i) })
 	return name, err
 }
 
-func (c liveConsumers) Resume(i int) (err error) {
+func (c liveClients) Resume(i int) (err error) {
 	c.lv.l.do(func() { err = c.lv.ph.Resume(i) })
 	return err
 }
 
-func (c liveConsumers) Restart(i int) (err error) {
+func (c liveClients) Restart(i int) (err error) {
 	c.lv.l.do(func() { err = c.lv.ph.Restart(i) })
 	return err
 }

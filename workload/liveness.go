@@ -79,7 +79,7 @@ func ProbeInvoke(proc int, k history.Key, n int) history.Op {
 
 // ProbeOptions are the probe client's options.
 func ProbeOptions(cfg Config) ClientOptions {
-	return ClientOptions{ID: "chaos-probe", Timeout: cfg.RequestTimeout + 2*time.Second, ProduceTimeout: cfg.RequestTimeout}
+	return ClientOptions{ID: "chaos-probe", Timeout: cfg.ClientTimeout(), ProduceTimeout: cfg.RequestTimeout}
 }
 
 // StuckReadError is a final read whose fetch at Offset, below the leader's

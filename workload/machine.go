@@ -80,8 +80,8 @@ func (c *Client) Call(id int32, req kmsg.Request, done func(kmsg.Response, error
 		done(nil, fmt.Errorf("%w: broker %d unknown", ErrNotSent, id))
 		return
 	}
-	if d := c.holds.delay(id); d > 0 {
-		c.hold(addr, req, d, done)
+	if c.holds.holds(id) {
+		c.hold(addr, req, done)
 		return
 	}
 	c.wire.Call(id, addr, req, func(resp kmsg.Response, err error) {

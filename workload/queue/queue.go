@@ -2,7 +2,6 @@ package queue
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/workload"
@@ -91,7 +90,7 @@ func ClientOptionsFor(cfg workload.Config, g *Generator, i int) workload.ClientO
 	if !g.Producer(i) {
 		id = fmt.Sprintf("chaos-consumer-%d", i-g.Producers())
 	}
-	return workload.ClientOptions{ID: id, Timeout: cfg.RequestTimeout + 2*time.Second, ProduceTimeout: cfg.RequestTimeout,
+	return workload.ClientOptions{ID: id, Timeout: cfg.ClientTimeout(), ProduceTimeout: cfg.RequestTimeout,
 		Retries: cfg.Retries, Idempotent: cfg.Idempotent}
 }
 

@@ -75,7 +75,7 @@ type groupMember struct {
 // memberOptions are a group member's client options: its requests wait
 // long enough for a JoinGroup that the coordinator holds for a rebalance.
 func memberOptions(cfg workload.Config, i int) workload.ClientOptions {
-	o := workload.ClientOptions{ID: "chaos-member-" + strconv.Itoa(i), Timeout: cfg.RequestTimeout + 2*time.Second}
+	o := workload.ClientOptions{ID: "chaos-member-" + strconv.Itoa(i), Timeout: cfg.ClientTimeout()}
 	o.Timeout = max(o.Timeout, MemberRebalanceTimeout+2*time.Second)
 	return o
 }

@@ -90,7 +90,7 @@ func (w *Workload) Start(p *workload.Phases, done func()) {
 }
 
 func (w *Workload) clientOptions(id string) workload.ClientOptions {
-	return workload.ClientOptions{ID: id, Timeout: w.cfg.RequestTimeout + 2*time.Second, ProduceTimeout: w.cfg.RequestTimeout,
+	return workload.ClientOptions{ID: id, Timeout: w.cfg.ClientTimeout(), ProduceTimeout: w.cfg.RequestTimeout,
 		Retries: max(w.cfg.Retries, 3)}
 }
 

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 
 	"github.com/chaos-isr/chaos/workload"
@@ -34,10 +35,7 @@ func (w *Workload) Zombie(i int) (string, error) {
 	process := old.process + old.stride
 	next := &producer{w: w, i: i, process: process, stride: old.stride, interval: old.interval,
 		rng: rand.New(rand.NewPCG(w.cfg.Seed, uint64(process)+1)), x: workload.NewTxn(old.x.ID, Timeout),
-		from: map[int32]int64{}}
-	for part, off := range old.from {
-		next.from[part] = off
-	}
+		from: maps.Clone(old.from)}
 	next.cl = w.p.NewClient(w.clientOptions(old.x.ID))
 	w.producers[i] = next
 	if w.zombies == nil {
