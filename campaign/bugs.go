@@ -99,6 +99,13 @@ var (
 	// zombie wakes in the transaction it was in and writes.
 	txnZombies = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "pause-producer",
 		RunArgs: []string{"--nemesis-interval", "250ms", "--workload", "txn", "--concurrency", "10"}}
+	// KIP-966's case under --election elr, every 5 s: a partition's
+	// followers stopped cleanly, its leader, alone in the ISR, killed with
+	// its unsynced writes and restarted while they are down. The ELR must
+	// wait for a follower; the leader that came back must not lead, nor
+	// its high watermark have moved without them.
+	elrStopFollowers = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "elr", Nemesis: "stop-followers-kill-leader",
+		RunArgs: []string{"--nemesis-interval", "5s"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -135,6 +142,8 @@ var bugsCells = withControls(
 	plant(bug.RecoveryKeepsTornTail, loseUnsynced),
 	plant(bug.TxnEpochNotBumped, txnDelayedRequests),
 	plant(bug.ZombieNotFenced, txnZombies),
+	plant(bug.ELRKeepsUnclean, elrStopFollowers),
+	plant(bug.ELRHWBelowMin, elrStopFollowers),
 )
 
 // plant is scenario s planting bug b alone.

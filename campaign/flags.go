@@ -64,7 +64,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.SpecFile, "spec", "", "read the campaign from a JSON spec file (docs/campaigns.md)")
 	fs.StringVar(&f.Acks, "acks", "-1", "acks of the matrix, a comma list of 0, 1, -1")
 	fs.StringVar(&f.MinInsyncReplicas, "min-insync-replicas", "2", "min.insync.replicas of the matrix, a comma list")
-	fs.StringVar(&f.Election, "election", "clean", "elections of the matrix, a comma list of clean, unclean")
+	fs.StringVar(&f.Election, "election", "clean", "elections of the matrix, a comma list of clean, unclean, elr")
 	fs.StringVar(&f.Nemesis, "nemesis", "none", "nemeses of the matrix, separated by ';' (each is a comma list as for chaos run)")
 	fs.IntVar(&f.Runs, "runs", 1, "runs per cell")
 	fs.DurationVar(&f.TimeLimit, "time-limit", 30*time.Second, "each run's --time-limit")

@@ -158,7 +158,7 @@ func TestCampaignPlanRefusesImpossibleCells(t *testing.T) {
 		"acks=2 isr=1 clean none: acks must be 0, 1 or -1, got 2",
 		"acks=1 isr=4 clean none: min.insync.replicas 4 exceeds the replication factor 3",
 		"acks=1 isr=0 clean none: min.insync.replicas must be at least 1, got 0",
-		`acks=1 isr=1 maybe none: election must be clean or unclean, got "maybe"`,
+		`acks=1 isr=1 maybe none: election must be one of clean, unclean, elr, got "maybe"`,
 		`acks=1 isr=1 clean meteor: unknown nemesis "meteor"`,
 		"acks=-1 isr=2 clean kill: appears twice",
 	} {

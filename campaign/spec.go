@@ -112,12 +112,14 @@ var presets = map[string]Spec{
 	// broker with its unsynced writes (F2: the brokers keep them in memory,
 	// as a power loss would lose them), the page-cache case, where even
 	// acks=-1 with min.insync.replicas=2 may lose data (the last replica
-	// standing).
+	// standing). stop-followers-kill-leader is KIP-966's case, the last
+	// replica standing with its followers down cleanly: clean and unclean
+	// election lose acknowledged writes, ELR must not.
 	"seed": {CampaignSpec: results.CampaignSpec{
 		Acks:              []Acks{0, 1, -1},
-		Election:          []string{"clean", "unclean"},
+		Election:          []string{"clean", "unclean", "elr"},
 		MinInsyncReplicas: []int{1, 2},
-		Nemesis:           []string{"kill-leader", "partition-leader", "slow-follower", "slow-followers-kill-leader", "lose-unsynced"},
+		Nemesis:           []string{"kill-leader", "partition-leader", "slow-follower", "slow-followers-kill-leader", "lose-unsynced", "stop-followers-kill-leader"},
 		Runs:              1,
 		TimeLimit:         results.Duration(30 * time.Second),
 		NemesisInterval:   results.Duration(5 * time.Second),

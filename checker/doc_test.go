@@ -39,6 +39,11 @@ func matrix() string {
 	for _, c := range []struct{ acks, isr int }{{0, 1}, {1, 1}, {-1, 2}} {
 		row(c.acks, c.isr, "unclean", FaultsF1)
 	}
+	for _, c := range []struct{ acks, isr int }{{1, 1}, {1, 2}, {-1, 1}, {-1, 2}} {
+		for _, class := range []string{FaultsF1, FaultsF2, FaultsF3} {
+			row(c.acks, c.isr, "elr", class)
+		}
+	}
 	return b.String()
 }
 

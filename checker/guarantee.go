@@ -117,8 +117,10 @@ func CheckAcks(acks int) error {
 }
 
 // Elections are the election policies the guarantee model knows: clean
-// waits for an ISR member, unclean takes the first live replica.
-func Elections() []string { return []string{"clean", "unclean"} }
+// waits for an ISR member, unclean takes the first live replica, elr
+// (KIP-966) elects an eligible replica outside the ISR too, which a
+// strict high watermark rule makes safe.
+func Elections() []string { return []string{"clean", "unclean", "elr"} }
 
 // CheckElection refuses an election policy the model does not know (""
 // is clean, Kafka's default): the tester's one statement of the rule,
@@ -126,7 +128,7 @@ func Elections() []string { return []string{"clean", "unclean"} }
 // broker/node.CheckElection, as a broker checks its flags.)
 func CheckElection(e string) error {
 	if e != "" && !slices.Contains(Elections(), e) {
-		return fmt.Errorf("election must be %s, got %q", strings.Join(Elections(), " or "), e)
+		return fmt.Errorf("election must be one of %s, got %q", strings.Join(Elections(), ", "), e)
 	}
 	return nil
 }
@@ -451,6 +453,12 @@ func PermittedUnder(cfg Config, class string) map[string]Permission { return per
 // F2/F3 wherever the matrix only promises "under F1".
 func permitted(cfg Config, class string) map[string]Permission {
 	unclean := strings.EqualFold(cfg.Election, "unclean")
+	elr := strings.EqualFold(cfg.Election, "elr")
+	// KIP-966's promise: with the ELR, up to min.insync.replicas - 1
+	// unclean shutdowns lose nothing committed, which closes the last
+	// replica standing.
+	elrHolds := elr && cfg.MinInsyncReplicas >= 2 && class == FaultsF2
+	elrWhy := fmt.Sprintf("ELR, min.insync.replicas=%d under F2: the high watermark stands still while the ISR is below the minimum, so every replica that left the ISR then (the ELR) holds every committed record; a replica that lost its unsynced writes shut down uncleanly and leaves the ELR when it registers again, so with one node at a time losing its writes an eligible replica that kept them is elected (KIP-966)", cfg.MinInsyncReplicas)
 
 	// Loss of a record acknowledged before it was committed.
 	var loss reason
@@ -463,10 +471,17 @@ func permitted(cfg Config, class string) map[string]Permission {
 		loss = reason{true, "acks=1: the leader acknowledges before followers fetch; if it dies or is cut off first, a follower without the record becomes leader and the record is truncated"}
 	case class == FaultsF3:
 		loss = reason{true, fmt.Sprintf("acks=%d under F3: unsynced writes lost on several nodes at once can erase an acknowledged record from every replica", cfg.Acks)}
+	case elrHolds:
+		loss = reason{false, fmt.Sprintf("acks=%d, %s", cfg.Acks, elrWhy)}
 	case class == FaultsF2 && cfg.MinInsyncReplicas <= 1:
 		loss = reason{true, fmt.Sprintf("acks=%d, min.insync.replicas=%d under F2: the ISR may shrink to the leader alone, which acknowledges and then loses its unsynced writes", cfg.Acks, cfg.MinInsyncReplicas)}
+		if elr {
+			loss.why += "; ELR tolerates min.insync.replicas - 1 = 0 unclean shutdowns, and elects that replica again as the last known eligible one"
+		}
 	case class == FaultsF2:
 		loss = reason{true, fmt.Sprintf("acks=%d, min.insync.replicas=%d under F2: only via the last replica standing (the ISR shrinks to one replica, which then loses unsynced writes; KIP-966 closes this)", cfg.Acks, cfg.MinInsyncReplicas)}
+	case elr:
+		loss = reason{false, fmt.Sprintf("acks=%d, ELR, faults %s: an acknowledged record is on every ISR member, the high watermark stands still while the ISR is below min.insync.replicas, and only an ISR member or a replica that left the ISR below the minimum (the ELR) becomes leader, so crashes with intact disks, pauses and partitions cannot lose it", cfg.Acks, class)}
 	default:
 		loss = reason{false, fmt.Sprintf("acks=%d, clean election, faults %s: an acknowledged record is on every ISR member and only an ISR member becomes leader, so crashes with intact disks, pauses and partitions cannot lose it", cfg.Acks, class)}
 	}
@@ -475,6 +490,8 @@ func permitted(cfg Config, class string) map[string]Permission {
 	switch {
 	case unclean:
 		commit = reason{true, "a committed record may be truncated: under unclean election an out-of-sync replica becomes leader, and the others truncate to its log"}
+	case elrHolds:
+		commit = reason{false, "a committed record must never be truncated: " + elrWhy}
 	case class == FaultsF2 || class == FaultsF3:
 		commit = reason{true, fmt.Sprintf("a committed record may be truncated: under %s a replica that loses its unsynced writes can lose committed records (last replica standing) and reuse their offsets", class)}
 	default:
@@ -507,6 +524,8 @@ func permitted(cfg Config, class string) map[string]Permission {
 	switch {
 	case unclean:
 		isr = reason{true, "unclean election: an out-of-sync replica may become leader, and the ISR restarts as just it, without the committed records it lacked"}
+	case elrHolds:
+		isr = reason{true, "under F2 a replica that lost its unsynced writes is still in the ISR, without committed records, from its restart until the controller hears its new process register and fences it; ELR keeps it from being elected, not from being counted"}
 	case class == FaultsF2 || class == FaultsF3:
 		isr = reason{true, fmt.Sprintf("under %s a replica that loses its unsynced writes may still be in the ISR (the last replica standing) without committed records", class)}
 	}
@@ -527,7 +546,7 @@ func permitted(cfg Config, class string) map[string]Permission {
 		Unexplained: {false, "real-time order must hold for records that are still in the log"}})
 
 	switch {
-	case cfg.Idempotent && (unclean || class == FaultsF2 || class == FaultsF3):
+	case cfg.Idempotent && (unclean || class == FaultsF2 && !elrHolds || class == FaultsF3):
 		// Found by chaos hunt on the correct broker: a committed batch
 		// read by a consumer, then truncated (by an unclean election, or
 		// with the last replica's unsynced writes), its retry written

@@ -43,6 +43,10 @@ type DrawOptions struct {
 	// Txn: the scenarios' workload is txn, so the faults of its
 	// transactional sessions (pause-producer) are drawn too.
 	Txn bool
+	// ELR: the scenarios may elect by KIP-966 (the base's election is
+	// elr, or Config draws it), so its own case, stop-followers-kill-leader,
+	// is drawn too.
+	ELR bool
 }
 
 // Draw is seed's scenario: base (its store, bugs, configuration under
@@ -53,7 +57,7 @@ func Draw(seed uint64, base runner.Spec, o DrawOptions) runner.Spec {
 	// own: a seed draws the scenario it drew before they existed, some
 	// windows armed on an event, some topics with more replicas.
 	d := drawer{rng: rand.New(rand.NewPCG(seed, 0x68756e74)), trig: rand.New(rand.NewPCG(seed, 0x74726967)), rf: rand.New(rand.NewPCG(seed, 0x7265706c)),
-		lane: rand.New(rand.NewPCG(seed, 0x6c616e65))}
+		lane: rand.New(rand.NewPCG(seed, 0x6c616e65)), elr: rand.New(rand.NewPCG(seed, 0x656c72))}
 	s := base
 	s.Seed = seed
 	s.Name, s.Command = "", nil
@@ -87,12 +91,16 @@ func (o DrawOptions) kinds() []string {
 	var out []string
 	for _, name := range nemesis.Names() {
 		f, _ := nemesis.Lookup(name)
-		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers && !f.Requests) {
+		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers && !f.Requests) && (o.ELR || o.Config || name != elrKind) {
 			out = append(out, name)
 		}
 	}
 	return out
 }
+
+// elrKind is KIP-966's own case, drawn where a scenario may elect by elr:
+// other hunts draw what they drew before it existed.
+const elrKind = "stop-followers-kill-leader"
 
 // Kinds are the fault kinds a hunt draws from by default: every kind of
 // the registry the simulation models but those of a consumer group, which
@@ -100,10 +108,11 @@ func (o DrawOptions) kinds() []string {
 // transactional sessions and their requests (pause-producer,
 // delay-client), which the transactional workload's hunts draw: their
 // shapes (a zombie, a late EndTxn) are transactions'. A hunt of another
-// workload draws delay-client when --nemesis names it.
+// workload draws delay-client when --nemesis names it. Likewise
+// stop-followers-kill-leader is drawn where the election may be elr.
 func Kinds() []string { return DrawOptions{}.kinds() }
 
-type drawer struct{ rng, trig, rf, lane *rand.Rand }
+type drawer struct{ rng, trig, rf, lane, elr *rand.Rand }
 
 // logUniform is a duration between lo and hi, log-uniform: as likely
 // between 20 ms and 200 ms as between 2 s and 20 s.
@@ -129,6 +138,11 @@ func (d drawer) config(s *runner.Spec) {
 	s.Settings.Election = "clean"
 	if d.rng.IntN(4) == 0 {
 		s.Settings.Election = "unclean"
+	}
+	if s.Settings.Election == "clean" && d.elr.IntN(3) == 0 {
+		// From a stream of its own: a seed draws the rest as it did
+		// before ELR.
+		s.Settings.Election = "elr"
 	}
 }
 

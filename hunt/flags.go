@@ -56,7 +56,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.DrawConfig, "draw-config", false, "draw acks, min.insync.replicas and election too, instead of judging the configuration the flags give")
 	fs.StringVar(&f.Acks, "acks", "-1", "producer acks of every scenario: 0, 1, or -1 (also 'all')")
 	fs.IntVar(&f.MinInsyncReplicas, "min-insync-replicas", 2, "min.insync.replicas of every scenario")
-	fs.StringVar(&f.Election, "election", "clean", "leader election policy of every scenario: clean or unclean")
+	fs.StringVar(&f.Election, "election", "clean", "leader election policy of every scenario: clean, unclean or elr")
 	fs.StringVar(&f.Workload, "workload", runner.DefaultWorkload, "every scenario's workload: "+runner.WorkloadDocs())
 	fs.StringVar(&f.SubVia, "sub-via", results.SubViaAssign, "how every scenario's consumers read: assign, or subscribe (as one consumer group; the group's faults, crash-consumer, pause-consumer and partition-coordinator, are then drawn too)")
 	fs.StringVar(&f.Nemesis, "nemesis", "", "the fault kinds windows are drawn from, a comma list (default: every kind): "+strings.Join(nemesis.Names(), ", "))
@@ -158,6 +158,7 @@ func (f Flags) Options() (Options, error) {
 	}
 	o.Draw.Group = base.SubVia == results.SubViaSubscribe
 	o.Draw.Txn = base.Workload == results.WorkloadTxn
+	o.Draw.ELR = base.Settings.Election == "elr"
 	if err := f.External.Apply(&base); err != nil {
 		return o, err
 	}

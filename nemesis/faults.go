@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -60,10 +61,9 @@ type Fault struct {
 	// start starts the fault; a LeaderAimed fault's aim is the partition
 	// and the leader the nemesis found for it.
 	start func(n *Nemesis, at aim) ([]string, error)
-	// then, if set, is a second step, taken a wait after start (when the
-	// first step has had its effect).
-	then func(n *Nemesis, at aim) ([]string, error)
-	wait func(n *Nemesis) time.Duration
+	// steps, if any, are taken in order after start, each its wait after
+	// the one before (when that one has had its effect).
+	steps []step
 	// Needs are what the fault asks of the runtime (the Need* names):
 	// every runtime chaos starts has them all; a cluster the tester did
 	// not start (the external runtime) has what its commands provide, and
@@ -201,6 +201,7 @@ var (
 	needsPartitionController = []string{NeedPartition, NeedHeal, NeedController}
 	needsSlow                = []string{NeedSlow, NeedHeal}
 	needsSlowKill            = []string{NeedSlow, NeedHeal, NeedKill, NeedStart}
+	needsStopKill            = []string{NeedStop, NeedKill, NeedStart, NeedLoseUnsynced}
 	needsOneWay              = []string{NeedOneWay, NeedHeal}
 	needsZombie              = []string{NeedOneWay, NeedHeal, NeedController}
 	needsDelay               = []string{NeedDelay, NeedHeal}
@@ -290,8 +291,17 @@ var faults = []*Fault{
 	// The 2013 Jepsen finding (docs/guarantees.md, scenarios 2 and 3)
 	// needs two steps in order, so it is one fault.
 	{Name: "slow-followers-kill-leader", Simulated: true, Needs: needsSlowKill, Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
-		start: (*Nemesis).slowFollowers, wait: (*Nemesis).isrShrinks, then: (*Nemesis).killAimedLeader},
+		start: (*Nemesis).slowFollowers, steps: []step{{(*Nemesis).isrShrinks, (*Nemesis).killAimedLeader}}},
 	{Name: "stop", Simulated: true, Needs: needsStop, Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
+	// KIP-966's own case (docs/guarantees.md, the last replica standing
+	// with its followers down cleanly): what separates the three
+	// election policies, and an ELR that keeps a replica after an
+	// unclean shutdown from one that does not.
+	{Name: "stop-followers-kill-leader", Simulated: true, Needs: needsStopKill, Doc: "stop every follower of a partition gracefully (SIGTERM), so that the ISR shrinks to the leader; kill -9 the leader, losing its unsynced writes (as a power loss), and restart it alone; restart the followers at the end", LeaderAimed: true, LosesUnsynced: true, Kills: one,
+		start: (*Nemesis).stopFollowers, steps: []step{
+			{func(n *Nemesis) time.Duration { return 2 * n.slowDelay() }, (*Nemesis).killAimedLeader},
+			{func(n *Nemesis) time.Duration { return n.slowDelay() / 2 }, (*Nemesis).restartAimedLeader},
+		}},
 	{Name: "zombie-follower", Simulated: true, Needs: needsZombie, Doc: "drop the controller's messages to a follower of a random partition (to the broker a trigger's role names, when armed), not the way back: it keeps the leader and epoch it last heard of while the controller still hears its heartbeats, a zombie replica", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).zombieFollower},
 }
 
@@ -681,11 +691,45 @@ func (n *Nemesis) isrShrinks() time.Duration {
 	return 2*d + d/2
 }
 
+// step is a fault's step after its start: do, wait after the step before.
+type step struct {
+	wait func(n *Nemesis) time.Duration
+	do   func(n *Nemesis, at aim) ([]string, error)
+}
+
 // killAimedLeader kills the aimed partition's leader (the second step of
 // slow-followers-kill-leader).
 func (n *Nemesis) killAimedLeader(at aim) ([]string, error) {
 	t, err := n.kill(at.leader)
 	return []string{"then kill " + t[0]}, err
+}
+
+// stopFollowers stops every follower of the aimed partition gracefully
+// (the first step of stop-followers-kill-leader): each closes its logs,
+// so each comes back as a replica that shut down cleanly.
+func (n *Nemesis) stopFollowers(at aim) ([]string, error) {
+	targets := []string{fmt.Sprintf("partition %d", at.partition)}
+	var errs []error
+	for _, b := range n.brokers() {
+		if b != at.leader && !n.killed[b] {
+			n.killed[b] = true
+			errs = append(errs, n.rt.Stop(b, n.cfg.StopTimeout))
+			targets = append(targets, "stop "+n.name(b))
+		}
+	}
+	return targets, errors.Join(errs...)
+}
+
+// restartAimedLeader starts the aimed partition's killed leader again
+// while its followers are still down (the last step of
+// stop-followers-kill-leader): the one replica back is the one that shut
+// down uncleanly.
+func (n *Nemesis) restartAimedLeader(at aim) ([]string, error) {
+	if err := n.rt.Restart(context.Background(), at.leader); err != nil {
+		return []string{"then restart " + n.name(at.leader) + " failed"}, err
+	}
+	delete(n.killed, at.leader)
+	return []string{"then restart " + n.name(at.leader) + " alone"}, nil
 }
 
 // slowDelay is a slow link's delay: a fetch round trip of twice the lag
@@ -752,10 +796,11 @@ func Settle(kind string, lag time.Duration) time.Duration {
 	}
 	n := &Nemesis{cfg: Config{LagTimeMax: lag}}
 	one := func(f *Fault) time.Duration {
-		if f.then == nil || f.wait == nil {
-			return 0
+		var d time.Duration
+		for _, s := range f.steps {
+			d += s.wait(n)
 		}
-		return f.wait(n)
+		return d
 	}
 	if f.Parts == nil {
 		return one(f)

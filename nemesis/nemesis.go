@@ -583,6 +583,8 @@ type Opening struct {
 	// A composite's: the part being started, and the index of the next.
 	sub  *Opening
 	next int
+	// step is the index of a kind's next step after its start.
+	step int
 	// A triggered kind's: its trigger, its watch over the cluster, the
 	// delay drawn, when it fires and what fired it.
 	trig   *Trigger
@@ -690,15 +692,19 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 				// timers have a millisecond's grain).
 				o.targets = append(o.targets, fmt.Sprintf("%s, started %s after", o.fired, now-o.seenAt))
 			}
-			if o.stage = opened; o.err == nil && o.f.then != nil {
+			if o.stage = opened; o.err == nil && len(o.f.steps) > 0 {
 				o.stage = thenStep
-				return o.f.wait(n), false, nil
+				return o.f.steps[0].wait(n), false, nil
 			}
 		case thenStep:
 			n.mu.Lock()
-			t, err := o.f.then(n, o.at)
+			t, err := o.f.steps[o.step].do(n, o.at)
 			n.mu.Unlock()
 			o.targets, o.err, o.stage = append(o.targets, t...), err, opened
+			if o.step++; err == nil && o.step < len(o.f.steps) {
+				o.stage = thenStep
+				return o.f.steps[o.step].wait(n), false, nil
+			}
 		}
 	}
 	o.stage = opened

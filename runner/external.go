@@ -456,7 +456,7 @@ func listBrokers(bs map[int32]string) string {
 func (x *External) topic(ctx context.Context, s Spec) (workload.TopicSpec, bool, []string, error) {
 	want := workload.TopicSpec{
 		Name: x.Topic, Partitions: s.Settings.Partitions, ReplicationFactor: s.Settings.ReplicationFactor,
-		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean", Foreign: true,
+		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean", ELR: s.Settings.Election == "elr", Foreign: true,
 	}
 	if want.Name == "" {
 		var b [4]byte
@@ -477,11 +477,14 @@ func (x *External) topic(ctx context.Context, s Spec) (workload.TopicSpec, bool,
 	if err := workload.CreateTopic(ctx, x.Bootstrap, want, 30*time.Second); err != nil {
 		return want, false, nil, err
 	}
-	configs, err := workload.TopicConfigs(ctx, x.Bootstrap, want.Name)
+	desc, err := workload.TopicConfigs(ctx, x.Bootstrap, want.Name)
 	if err != nil {
 		return want, false, nil, err
 	}
-	return want, false, workload.Assumed(configs), nil
+	// A cluster with KIP-966 on (Kafka 4.1's default) promises more than
+	// clean election: it is judged by what it runs.
+	want.ELR = want.ELR || desc.ELR && !want.Unclean
+	return want, false, workload.Assumed(desc.Configs), nil
 }
 
 // unsupported says which checks the external cluster cannot support:

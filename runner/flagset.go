@@ -236,7 +236,7 @@ func TopicFlags(fs *pflag.FlagSet, t *node.Topics) {
 	fs.Int32Var(&t.Partitions, "partitions", d.Partitions, "partitions of auto-created topics and of CreateTopics without a count")
 	fs.Int16Var(&t.ReplicationFactor, "replication-factor", d.ReplicationFactor, "replication factor of auto-created topics")
 	fs.Int32Var(&t.MinInsyncReplicas, "min-insync-replicas", d.MinInsyncReplicas, "min.insync.replicas of new topics (acks=-1 writes need this many in-sync replicas)")
-	fs.StringVar(&t.Election, "election", d.Election, "leader election policy of new topics: clean (only an in-sync replica) or unclean (the first live replica)")
+	fs.StringVar(&t.Election, "election", d.Election, "leader election policy of new topics: clean (only an in-sync replica), unclean (the first live replica) or elr (KIP-966: an in-sync replica, else an eligible one that left the ISR below min.insync.replicas)")
 }
 
 // BugFlag defines --bug on fs: bugs planted on purpose (package bug), one

@@ -265,7 +265,7 @@ func (r *run) start(ctx context.Context, start time.Time, clusterID string) (lc 
 	}
 	if err := workload.CreateTopic(ctx, wcfg.Bootstrap, workload.TopicSpec{
 		Name: wcfg.Topic, Partitions: wcfg.Partitions, ReplicationFactor: s.Settings.ReplicationFactor,
-		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean",
+		MinInsyncReplicas: s.Settings.MinInsyncReplicas, Unclean: s.Settings.Election == "unclean", ELR: s.Settings.Election == "elr",
 	}, 30*time.Second); err != nil {
 		if ctx.Err() != nil {
 			return fail(nil)
@@ -318,8 +318,13 @@ func (r *run) external(ctx context.Context, start time.Time) (lc *Cluster, wcfg 
 	s.Settings.Partitions, s.Settings.ReplicationFactor = topic.Partitions, topic.ReplicationFactor
 	s.Settings.MinInsyncReplicas = topic.MinInsyncReplicas
 	s.Settings.Election = "clean"
-	if topic.Unclean {
+	switch {
+	case topic.Unclean:
 		s.Settings.Election = "unclean"
+	case topic.ELR:
+		// Kafka 4.1's default for new clusters: the cluster's
+		// ApiVersions finalizes eligible.leader.replicas.version.
+		s.Settings.Election = "elr"
 	}
 	if err := s.checkerConfig().Validate(); err != nil {
 		return refuse(fmt.Errorf("topic %s: %w", topic.Name, err))

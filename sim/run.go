@@ -208,7 +208,7 @@ func (s *simulation) run() error {
 func (s *simulation) createTopic() {
 	st := s.spec.Settings
 	spec := workload.TopicSpec{Name: s.cfg.Topic, Partitions: s.cfg.Partitions, ReplicationFactor: st.ReplicationFactor,
-		MinInsyncReplicas: st.MinInsyncReplicas, Unclean: st.Election == "unclean"}
+		MinInsyncReplicas: st.MinInsyncReplicas, Unclean: st.Election == "unclean", ELR: st.Election == "elr"}
 	admin := workload.NewClient(s.w, s.cfg.Bootstrap, workload.ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	deadline := s.w.now() + setupTimeout
 	mayExist := false // an attempt whose answer was lost may have created it

@@ -22,6 +22,10 @@ type TopicSpec struct {
 	ReplicationFactor int16
 	MinInsyncReplicas int32
 	Unclean           bool
+	// ELR: the cluster elects by KIP-966's eligible leader replicas, a
+	// feature of the cluster (eligible.leader.replicas.version, which
+	// ApiVersions gives), not of the topic; it applies unless Unclean.
+	ELR bool
 	// Foreign: the cluster is not chaos's own (the external runtime). It
 	// is asked only for the settings that differ from Kafka's defaults,
 	// and a setting it does not describe is taken as Kafka's default

@@ -115,6 +115,10 @@ func Learn(parts map[history.Key]PartitionState, epochs map[history.Key]int32, k
 	parts[k] = got
 }
 
+// FeatureELR is Kafka's cluster feature for KIP-966's eligible leader
+// replicas, finalized at level 1 where the controller keeps them.
+const FeatureELR = "eligible.leader.replicas.version"
+
 // TopicDescription is a topic as the cluster describes it.
 type TopicDescription struct {
 	// Replicas are each partition's replicas.
@@ -122,4 +126,7 @@ type TopicDescription struct {
 	// Configs are the topic configs the guarantees depend on
 	// (min.insync.replicas, unclean.leader.election.enable) it described.
 	Configs map[string]string
+	// ELR: the cluster's ApiVersions finalizes KIP-966's feature,
+	// eligible.leader.replicas.version, at level 1 or above.
+	ELR bool
 }

@@ -90,6 +90,7 @@ func DescribeExisting(ctx context.Context, bootstrap []string, topic string) (Ex
 	}
 	spec.MinInsyncReplicas = int32(n)
 	spec.Unclean = desc.Configs["unclean.leader.election.enable"] == "true"
+	spec.ELR = desc.ELR
 	out := ExistingTopic{Spec: spec, Configs: desc.Configs, Records: map[int32]int64{}}
 	for p := range spec.Partitions {
 		var end int64
@@ -110,13 +111,13 @@ func DescribeExisting(ctx context.Context, bootstrap []string, topic string) (Ex
 	return out, true, nil
 }
 
-// TopicConfigs are the configs the cluster describes for topic (what
-// Assumed reads), without the end offsets DescribeExisting also asks for.
-func TopicConfigs(ctx context.Context, bootstrap []string, topic string) (map[string]string, error) {
+// TopicConfigs is the topic as the cluster describes it: its configs (what
+// Assumed reads) and whether the cluster runs ELR, without the end offsets
+// DescribeExisting also asks for.
+func TopicConfigs(ctx context.Context, bootstrap []string, topic string) (TopicDescription, error) {
 	cl := NewSyncClient(bootstrap, ClientOptions{ID: "chaos-admin", Timeout: 5 * time.Second})
 	defer cl.Close()
-	desc, err := cl.DescribeTopic(ctx, topic)
-	return desc.Configs, err
+	return cl.DescribeTopic(ctx, topic)
 }
 
 // NotEmpty says why the topic cannot be tested, "" if it can: every

@@ -435,9 +435,49 @@ func (c *Client) DescribeTopic(topic string, done func(TopicDescription, error))
 				return
 			}
 			desc.Configs = configs
-			done(desc, nil)
+			c.elrFeature(func(elr bool, err error) {
+				desc.ELR = elr
+				done(desc, err)
+			})
 		})
 	})
+}
+
+// elrFeature asks the brokers in turn (ApiVersions) whether the cluster
+// runs KIP-966's eligible leader replicas, until one answers.
+func (c *Client) elrFeature(done func(bool, error)) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "chaos", "1"
+	brokers := c.Brokers()
+	var lastErr error
+	var try func(i int)
+	try = func(i int) {
+		if i == len(brokers) {
+			done(false, fmt.Errorf("asking the cluster's features (ApiVersions): %w", lastErr))
+			return
+		}
+		c.Call(brokers[i], req, func(resp kmsg.Response, err error) {
+			if err == nil {
+				if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != 0 {
+					err = kerr.ErrorForCode(code)
+				}
+			}
+			if err != nil {
+				lastErr = err
+				try(i + 1)
+				return
+			}
+			for _, f := range resp.(*kmsg.ApiVersionsResponse).FinalizedFeatures {
+				if f.Name == FeatureELR && f.MaxVersionLevel >= 1 {
+					done(true, nil)
+					return
+				}
+			}
+			done(false, nil)
+		})
+	}
+	try(0)
 }
 
 // describeConfigs asks the brokers in turn for the topic's

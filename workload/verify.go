@@ -165,5 +165,10 @@ func topicDiffs(ctx context.Context, cl *SyncClient, spec TopicSpec) ([]string, 
 		unclean = "false"
 	}
 	differs("unclean.leader.election.enable", unclean, spec.Unclean)
+	if !spec.Foreign || spec.ELR {
+		// A foreign cluster that runs ELR unasked is judged by it
+		// (External.topic); one asked for it must run it.
+		differs(FeatureELR+">=1", desc.ELR, spec.ELR)
+	}
 	return diffs, nil
 }

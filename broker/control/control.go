@@ -2,12 +2,19 @@ package control
 
 import "fmt"
 
-// Election policies (the seed's two): clean waits for an ISR member,
-// unclean takes the first live replica.
+// Election policies: the seed's two, clean (wait for an ISR member) and
+// unclean (the first live replica), and Kafka 4's third, elr (KIP-966's
+// eligible leader replicas: clean, with a strict min.insync.replicas rule
+// for the high watermark that makes replicas outside the ISR safe to
+// elect).
 const (
 	Clean   = "clean"
 	Unclean = "unclean"
+	ELR     = "elr"
 )
+
+// Elections lists the policies, in the order flags and docs give them.
+func Elections() []string { return []string{Clean, Unclean, ELR} }
 
 // NoLeader marks a partition that is offline.
 const NoLeader int32 = -1
@@ -49,6 +56,18 @@ type Partition struct {
 	PartitionEpoch int32 // bumped on every change (leader or ISR)
 	Replicas       []int32
 	ISR            []int32
+	// ELR is KIP-966's eligible leader replicas (policy elr only): the
+	// replicas that left the ISR while it was below min.insync.replicas.
+	// The high watermark does not advance while the ISR is below the
+	// minimum, so each holds every committed record and may be elected
+	// when no ISR member is live. A member that shuts down uncleanly
+	// leaves it: it may have lost what it had not synced.
+	ELR []int32 `json:",omitempty"`
+	// LastKnownELR is the ELR members that left it by an unclean
+	// shutdown, in the order they left. When the ISR and the ELR are both
+	// empty the last resort is one of them, as Kafka's last known leader:
+	// each held every committed record before its shutdown.
+	LastKnownELR []int32 `json:",omitempty"`
 }
 
 // Topic is a topic and its settings.
@@ -65,7 +84,14 @@ type Snapshot struct {
 	Version int64
 	Brokers []Broker
 	Topics  []Topic
+	// Features are the cluster's finalized features (KIP-584), by name,
+	// each at its level, as brokers advertise them in ApiVersions.
+	Features map[string]int16 `json:",omitempty"`
 }
+
+// FeatureELR is Kafka's feature for KIP-966: level 1 in a cluster whose
+// controller elects by policy elr.
+const FeatureELR = "eligible.leader.replicas.version"
 
 // RegisterRequest is sent by a broker when it starts. Incarnation differs on
 // every process start, so the controller can tell a restart from a retry.
@@ -79,6 +105,12 @@ type RegisterRequest struct {
 	Incarnation string
 	Host        string
 	Port        int32
+	// PreviousBrokerEpoch is the broker epoch of the process before this
+	// one if that process shut down cleanly (it synced and closed its
+	// logs), else 0: Kafka's rule for telling an unclean shutdown
+	// (KAFKA-15586), after which the broker may have lost unsynced writes
+	// and leaves every ELR.
+	PreviousBrokerEpoch int64 `json:",omitempty"`
 }
 
 // RegisterResponse gives the broker its epoch for this incarnation.

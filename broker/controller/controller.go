@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/chaos-isr/chaos/broker/bug"
 	"github.com/chaos-isr/chaos/broker/control"
@@ -68,8 +70,8 @@ func (c Config) Validate() error {
 	case int32(c.DefaultReplicationFactor) < c.DefaultMinInsyncReplicas:
 		return fmt.Errorf("min.insync.replicas %d exceeds the replication factor %d: acks=-1 writes could never succeed",
 			c.DefaultMinInsyncReplicas, c.DefaultReplicationFactor)
-	case c.DefaultElection != control.Clean && c.DefaultElection != control.Unclean:
-		return fmt.Errorf("election policy must be %q or %q, got %q", control.Clean, control.Unclean, c.DefaultElection)
+	case !slices.Contains(control.Elections(), c.DefaultElection):
+		return fmt.Errorf("election policy must be one of %s, got %q", strings.Join(control.Elections(), ", "), c.DefaultElection)
 	}
 	return nil
 }
@@ -90,6 +92,10 @@ func New(cfg Config, restored *control.Snapshot) *Controller {
 	c := &Controller{cfg: cfg, incarnation: map[int32]string{}, lastHeartbeat: map[int32]int64{}, refused: map[int32]string{}}
 	if restored != nil {
 		c.md = *clone(restored)
+	}
+	c.md.Features = nil
+	if cfg.DefaultElection == control.ELR {
+		c.md.Features = map[string]int16{control.FeatureELR: 1}
 	}
 	return c
 }
@@ -188,6 +194,9 @@ func (c *Controller) register(now int64, r *control.RegisterRequest) *control.Re
 		if !b.Fenced {
 			c.fence(r.BrokerID)
 		}
+		if r.PreviousBrokerEpoch != b.Epoch {
+			c.uncleanShutdown(r.BrokerID)
+		}
 	} else {
 		c.md.Brokers = append(c.md.Brokers, control.Broker{ID: r.BrokerID, Fenced: true})
 		sort.Slice(c.md.Brokers, func(i, j int) bool { return c.md.Brokers[i].ID < c.md.Brokers[j].ID })
@@ -247,10 +256,10 @@ func (c *Controller) fenceOne(id int32) {
 			switch {
 			case p.Leader == id:
 				c.elect(t, p)
-			case control.Contains(p.ISR, id) && len(p.ISR) > 1:
-				p.ISR = without(p.ISR, id)
+			case control.Contains(p.ISR, id) && (len(p.ISR) > 1 || t.Election == control.ELR):
+				c.setISR(t, p, without(p.ISR, id))
 				p.PartitionEpoch++
-				c.logf("%s-%d: isr %v (broker %d fenced)", t.Name, p.Partition, p.ISR, id)
+				c.logf("%s-%d: isr %v%s (broker %d fenced)", t.Name, p.Partition, p.ISR, elrString(t, p), id)
 			}
 		}
 	}
@@ -272,7 +281,15 @@ func (c *Controller) electOffline() {
 // member in replica order, else none (the ISR is kept, so the partition comes
 // back when a member does). Unclean: failing that, the first live replica,
 // whose log becomes the truth; the ISR restarts as just the new leader.
+// ELR: the old leader leaves the ISR even when it is the last member (the
+// ISR may be empty), and failing a live ISR member the first live ELR
+// member is elected, then, when the ISR and the ELR are both empty, a live
+// member of LastKnownELR, the most recent first.
 func (c *Controller) elect(t *control.Topic, p *control.Partition) {
+	if t.Election == control.ELR && !c.cfg.Bugs.Has(bug.UncleanWhenClean) {
+		c.electELR(t, p)
+		return
+	}
 	old := p.Leader
 	next := control.NoLeader
 	for _, r := range p.Replicas {
@@ -315,6 +332,114 @@ func (c *Controller) elect(t *control.Topic, p *control.Partition) {
 	}
 }
 
+// electELR is elect under KIP-966.
+func (c *Controller) electELR(t *control.Topic, p *control.Partition) {
+	old := p.Leader
+	if old != control.NoLeader {
+		c.setISR(t, p, without(p.ISR, old))
+	}
+	pick := func(ids []int32) int32 {
+		for _, r := range p.Replicas {
+			if c.live(r) && control.Contains(ids, r) {
+				return r
+			}
+		}
+		return control.NoLeader
+	}
+	next, how := pick(p.ISR), "elr election: in-sync replica"
+	if next == control.NoLeader {
+		next, how = pick(p.ELR), "elr election: eligible leader replica"
+	}
+	if next == control.NoLeader && len(p.ISR) == 0 && len(p.ELR) == 0 {
+		for i := len(p.LastKnownELR) - 1; i >= 0; i-- {
+			if r := p.LastKnownELR[i]; c.live(r) {
+				next, how = r, "elr election: last known eligible replica"
+				break
+			}
+		}
+	}
+	if next != control.NoLeader && !control.Contains(p.ISR, next) {
+		c.setISR(t, p, []int32{next})
+	}
+	if next == control.NoLeader && old == control.NoLeader {
+		return
+	}
+	p.Leader = next
+	p.LeaderEpoch++
+	p.PartitionEpoch++
+	if next == control.NoLeader {
+		c.logf("%s-%d: offline (no live in-sync or eligible replica), isr %v%s", t.Name, p.Partition, p.ISR, elrString(t, p))
+	} else {
+		c.logf("%s-%d: leader %d epoch %d isr %v%s (%s)", t.Name, p.Partition, next, p.LeaderEpoch, p.ISR, elrString(t, p), how)
+	}
+}
+
+// setISR gives p a new ISR and, under policy elr, keeps KIP-966's sets:
+// while the ISR is below min.insync.replicas the high watermark stands
+// still, so a member that leaves it then joins the ELR (it has every
+// committed record); an ISR back at the minimum clears both sets. The
+// caller bumps the epochs.
+func (c *Controller) setISR(t *control.Topic, p *control.Partition, isr []int32) {
+	old := p.ISR
+	p.ISR = slices.Clone(isr)
+	if t.Election != control.ELR {
+		return
+	}
+	if int32(len(isr)) >= t.MinInsyncReplicas {
+		p.ELR, p.LastKnownELR = nil, nil
+		return
+	}
+	var elr []int32
+	for _, r := range p.Replicas { // replica order, as the ISR
+		if control.Contains(isr, r) {
+			continue
+		}
+		if control.Contains(p.ELR, r) || control.Contains(old, r) {
+			elr = append(elr, r)
+		}
+	}
+	p.ELR = elr
+	p.LastKnownELR = slices.DeleteFunc(p.LastKnownELR, func(r int32) bool { return control.Contains(isr, r) || control.Contains(elr, r) })
+}
+
+// uncleanShutdown takes a broker that shut down uncleanly (it did not
+// close its logs, so it may have lost unsynced writes) out of every ELR,
+// into LastKnownELR.
+func (c *Controller) uncleanShutdown(id int32) {
+	for ti := range c.md.Topics {
+		t := &c.md.Topics[ti]
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			if !control.Contains(p.ELR, id) {
+				continue
+			}
+			if c.cfg.Bugs.Has(bug.ELRKeepsUnclean) {
+				// Planted bug elr-keeps-unclean: the broker stays in the
+				// ELR, breaking the rule that only a replica that shut down
+				// cleanly is still known to hold every committed record.
+				continue
+			}
+			c.bump()
+			p.ELR = without(p.ELR, id)
+			p.LastKnownELR = append(without(p.LastKnownELR, id), id)
+			p.PartitionEpoch++
+			c.logf("%s-%d: broker %d shut down uncleanly%s", t.Name, p.Partition, id, elrString(t, p))
+		}
+	}
+}
+
+// elrString is the ELR sets for a log line, under policy elr.
+func elrString(t *control.Topic, p *control.Partition) string {
+	if t.Election != control.ELR {
+		return ""
+	}
+	s := fmt.Sprintf(" elr %v", p.ELR)
+	if len(p.LastKnownELR) > 0 {
+		s += fmt.Sprintf(" last known elr %v", p.LastKnownELR)
+	}
+	return s
+}
+
 func (c *Controller) alterISR(r *control.AlterISRRequest) *control.AlterISRResponse {
 	b := c.broker(r.BrokerID)
 	if b == nil || b.Epoch != r.BrokerEpoch {
@@ -344,9 +469,9 @@ func (c *Controller) alterISR(r *control.AlterISRRequest) *control.AlterISRRespo
 		}
 	}
 	c.bump()
-	p.ISR = slices.Clone(r.ISR)
+	c.setISR(t, p, r.ISR)
 	p.PartitionEpoch++
-	c.logf("%s-%d: isr %v (requested by leader %d)", t.Name, p.Partition, p.ISR, r.BrokerID)
+	c.logf("%s-%d: isr %v%s (requested by leader %d)", t.Name, p.Partition, p.ISR, elrString(t, p), r.BrokerID)
 	return state("")
 }
 
@@ -376,7 +501,10 @@ func (c *Controller) createTopic(s control.TopicSpec, validateOnly bool) control
 	if s.MinInsyncReplicas <= 0 {
 		s.MinInsyncReplicas = c.cfg.DefaultMinInsyncReplicas
 	}
-	if s.Election == "" {
+	if s.Election == "" || s.Election == control.Clean && c.cfg.DefaultElection == control.ELR {
+		// ELR is a cluster's feature in Kafka (eligible.leader.replicas.version),
+		// not a topic's: a topic that asks for no unclean elections in an
+		// ELR cluster gets ELR.
 		s.Election = c.cfg.DefaultElection
 	}
 	var live []int32
@@ -394,8 +522,8 @@ func (c *Controller) createTopic(s control.TopicSpec, validateOnly bool) control
 	case s.MinInsyncReplicas > int32(s.ReplicationFactor):
 		return control.TopicResult{ErrorCode: errInvalidConfig,
 			Message: fmt.Sprintf("min.insync.replicas %d exceeds the replication factor %d", s.MinInsyncReplicas, s.ReplicationFactor)}
-	case s.Election != control.Clean && s.Election != control.Unclean:
-		return control.TopicResult{ErrorCode: errInvalidConfig, Message: fmt.Sprintf("election policy %q is neither clean nor unclean", s.Election)}
+	case !slices.Contains(control.Elections(), s.Election):
+		return control.TopicResult{ErrorCode: errInvalidConfig, Message: fmt.Sprintf("election policy %q is not one of %s", s.Election, strings.Join(control.Elections(), ", "))}
 	}
 	t := control.Topic{Name: s.Name, MinInsyncReplicas: s.MinInsyncReplicas, Election: s.Election}
 	if validateOnly {
@@ -437,11 +565,13 @@ func clonePartition(p *control.Partition) control.Partition {
 	cp := *p
 	cp.Replicas = slices.Clone(p.Replicas)
 	cp.ISR = slices.Clone(p.ISR)
+	cp.ELR = slices.Clone(p.ELR)
+	cp.LastKnownELR = slices.Clone(p.LastKnownELR)
 	return cp
 }
 
 func clone(s *control.Snapshot) *control.Snapshot {
-	out := &control.Snapshot{Version: s.Version, Brokers: slices.Clone(s.Brokers)}
+	out := &control.Snapshot{Version: s.Version, Brokers: slices.Clone(s.Brokers), Features: maps.Clone(s.Features)}
 	for _, t := range s.Topics {
 		ct := t
 		ct.Partitions = make([]control.Partition, len(t.Partitions))

@@ -190,7 +190,12 @@ type Broker struct {
 	nextID  uint64
 
 	// controller session
-	brokerEpoch    int64 // 0 until registered
+	brokerEpoch int64 // 0 until registered
+	// prevEpoch is the broker epoch the clean shutdown of the process
+	// before this one recorded (storage.CleanShutdown), 0 if it did not
+	// shut down cleanly; read once, at the first registration.
+	prevEpoch      int64
+	prevEpochRead  bool
 	registering    bool
 	registerErr    string // the last refusal logged, said once
 	hbInFlight     bool
@@ -343,7 +348,39 @@ func (b *Broker) Close() error {
 			first = err
 		}
 	}
+	// Every log synced and closed: the next process may say so when it
+	// registers (Kafka's clean shutdown file), and stay eligible.
+	if cs, ok := b.logs.(storage.CleanShutdown); ok && first == nil && b.brokerEpoch > 0 {
+		first = cs.MarkClean(b.brokerEpoch)
+	}
 	return first
+}
+
+// FinalizedFeatures are the cluster's features as the last metadata gave
+// them, for ApiVersions (read-only).
+func (b *Broker) FinalizedFeatures() map[string]int16 {
+	if b.md == nil {
+		return nil
+	}
+	return b.md.Features
+}
+
+// previousEpoch is what the registration says of the process before this
+// one: its broker epoch if it shut down cleanly, else 0. The record is
+// taken at the first registration, so that a crash after it counts as
+// unclean.
+func (b *Broker) previousEpoch() int64 {
+	if !b.prevEpochRead {
+		b.prevEpochRead = true
+		if cs, ok := b.logs.(storage.CleanShutdown); ok {
+			epoch, err := cs.TakeClean()
+			if err != nil {
+				b.logf("reading the clean shutdown record: %v (registering as after an unclean shutdown)", err)
+			}
+			b.prevEpoch = epoch
+		}
+	}
+	return b.prevEpoch
 }
 
 // Request handles a client or peer request arriving on conn.

@@ -49,6 +49,12 @@ func (b *Broker) raiseHW(r *replica) bool {
 	if r.role != roleLeader {
 		return false
 	}
+	if r.strictMinISR && int32(len(r.isr)) < r.minISR && !b.cfg.Bugs.Has(bug.ELRHWBelowMin) {
+		// (Planted bug elr-hw-below-min skips this: the ELR members left
+		// the ISR while it was below the minimum, and hold every
+		// committed record only if the HW stood still since.)
+		return false
+	}
 	hw := r.log.LogEndOffset()
 	isr := r.maximalISR()
 	if b.cfg.Bugs.Has(bug.HWIgnoresISR) {

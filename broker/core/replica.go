@@ -21,9 +21,12 @@ func (r role) String() string {
 
 // replica is this broker's replica of one partition.
 type replica struct {
-	key            tp
-	log            storage.Log
-	minISR         int32
+	key    tp
+	log    storage.Log
+	minISR int32
+	// strictMinISR is KIP-966's rule (policy elr): the high watermark
+	// stands still while the ISR is below minISR.
+	strictMinISR   bool
 	role           role
 	leader         int32
 	leaderEpoch    int32

@@ -25,6 +25,7 @@ func (b *Broker) controllerSession() {
 			b.registering = true
 			b.sendController("register", &control.RegisterRequest{
 				ClusterID: b.clusterID(), BrokerID: b.cfg.BrokerID, Incarnation: b.cfg.Incarnation, Host: b.cfg.Host, Port: b.cfg.Port,
+				PreviousBrokerEpoch: b.previousEpoch(),
 			})
 		}
 		return
@@ -108,7 +109,7 @@ func (b *Broker) applyMetadata(md *control.Snapshot) {
 				b.rebuildProducers(r)
 				b.addReplica(r.key, r)
 			}
-			r.minISR = t.MinInsyncReplicas
+			r.minISR, r.strictMinISR = t.MinInsyncReplicas, t.Election == control.ELR
 			b.updateReplica(r, *p)
 		}
 	}

@@ -493,7 +493,11 @@ func (c *Cluster) deliver(m *msg) {
 		if av, ok := m.req.(*kmsg.ApiVersionsRequest); ok {
 			// Answered by the server's wire layer, as over TCP: the
 			// versions the broker advertises need no state.
-			c.answer(m, wire.ApiVersionsResponse(av.Version), nil)
+			var features map[string]int16
+			if n.b != nil {
+				features = n.b.FinalizedFeatures()
+			}
+			c.answer(m, wire.ApiVersionsResponse(av.Version, features), nil)
 			return
 		}
 		if !c.step(n, func() { n.b.Request(c.now, m.conn, m.corr, m.req.(kmsg.Request)) }) {

@@ -3,10 +3,12 @@ package node
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/chaos-isr/chaos/broker/bug"
+	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/controller"
 	"github.com/chaos-isr/chaos/broker/core"
 	"github.com/chaos-isr/chaos/broker/storage"
@@ -119,8 +121,8 @@ func (t Topics) Config() controller.Config {
 
 // CheckElection checks --election.
 func CheckElection(s string) error {
-	if s != "clean" && s != "unclean" {
-		return cli.Error("election", s, "not an election policy", "use clean or unclean")
+	if !slices.Contains(control.Elections(), s) {
+		return cli.Error("election", s, "not an election policy", "use clean, unclean or elr")
 	}
 	return nil
 }

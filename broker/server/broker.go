@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
 	"strconv"
@@ -71,6 +72,10 @@ type Broker struct {
 	connsMu  sync.Mutex
 	conns    map[net.Conn]struct{}
 	wg       sync.WaitGroup
+	// features are the cluster's finalized features as the loop last saw
+	// them in the core's metadata, for the connections' ApiVersions
+	// answers, which need no other state.
+	features atomic.Pointer[map[string]int16]
 }
 
 // StartBroker opens the data directory, listens, and starts the event loop.
@@ -228,7 +233,11 @@ func (b *Broker) serve(ctx context.Context, c net.Conn) {
 			return
 		}
 		if req.Key == 18 { // ApiVersions needs no state
-			if !b.write(c, &out, req, wire.ApiVersionsResponse(req.Version)) {
+			var features map[string]int16
+			if f := b.features.Load(); f != nil {
+				features = *f
+			}
+			if !b.write(c, &out, req, wire.ApiVersionsResponse(req.Version, features)) {
 				return
 			}
 			continue
@@ -296,6 +305,9 @@ func (b *Broker) loop(ctx context.Context) {
 }
 
 func (b *Broker) effects() {
+	if f, old := b.core.FinalizedFeatures(), b.features.Load(); old == nil || !maps.Equal(f, *old) {
+		b.features.Store(&f)
+	}
 	for _, e := range b.core.Effects() {
 		switch e := e.(type) {
 		case core.Log:

@@ -218,6 +218,8 @@ type MemoryFactory struct {
 
 	logs map[memKey]*Memory
 	keys []memKey // creation order, so that iteration is deterministic
+	// cleanEpoch is the CleanShutdown record, 0 if none.
+	cleanEpoch int64
 }
 
 // Open implements Factory.

@@ -143,7 +143,7 @@ func TestResponseRoundTrip(t *testing.T) {
 // ApiVersions is flexible from v3 but its response header never has tags;
 // a tag byte would be read by clients as the high byte of the error code.
 func TestApiVersionsResponseHeaderV0(t *testing.T) {
-	frame := AppendResponse(nil, Request{Key: 18, Version: 3, CorrelationID: 5}, ApiVersionsResponse(3))
+	frame := AppendResponse(nil, Request{Key: 18, Version: 3, CorrelationID: 5}, ApiVersionsResponse(3, nil))
 	body := frame[4:]
 	if want := []byte{0, 0, 0, 5, 0, 0, byte(len(supported) + 1)}; !bytes.Equal(body[:7], want) {
 		t.Fatalf("start of v3 ApiVersions response = %x, want %x (corr, error code, compact array len)", body[:7], want)

@@ -418,7 +418,7 @@ func sampleResponse(key, version int16) kmsg.Response {
 		r.Groups = append(r.Groups, g)
 		resp = r
 	case 18:
-		resp = ApiVersionsResponse(version)
+		resp = ApiVersionsResponse(version, nil)
 	case 19:
 		r := kmsg.NewPtrCreateTopicsResponse()
 		t := kmsg.NewCreateTopicsResponseTopic()

@@ -1,6 +1,11 @@
 package wire
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // VersionRange is the range of versions the broker supports for one API key,
 // in the shape ApiVersions advertises it.
@@ -131,7 +136,12 @@ func isSupported(key, version int16) bool {
 // ApiVersionsResponse is the answer to a supported ApiVersions request at
 // version: no error and the whole table. The caller may fill feature fields
 // before encoding; none are needed by the clients we target.
-func ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
+//
+// features are the cluster's finalized features (KIP-584) as the broker
+// last heard of them, by name, each at its level: version 3 and above
+// carry them, as Kafka's brokers do, so that a client or a tester can see
+// what the cluster runs (eligible.leader.replicas.version: KIP-966's ELR).
+func ApiVersionsResponse(version int16, features map[string]int16) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(version)
 	resp.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, 0, len(supported))
@@ -139,6 +149,16 @@ func ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = r.Key, r.Min, r.Max
 		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	resp.FinalizedFeaturesEpoch = -1
+	for _, name := range slices.Sorted(maps.Keys(features)) {
+		s := kmsg.NewApiVersionsResponseSupportedFeature()
+		s.Name, s.MinVersion, s.MaxVersion = name, 0, features[name]
+		resp.SupportedFeatures = append(resp.SupportedFeatures, s)
+		f := kmsg.NewApiVersionsResponseFinalizedFeature()
+		f.Name, f.MinVersionLevel, f.MaxVersionLevel = name, features[name], features[name]
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
+		resp.FinalizedFeaturesEpoch = 0
 	}
 	return resp
 }

@@ -301,7 +301,7 @@ func TestCampaignRefusesImpossible(t *testing.T) {
 			[]string{"shorter than twice the nemesis interval"}},
 		{[]string{"--nemesis", "kill,pause", "--time-limit", "30s", "--nemesis-interval", "10s"},
 			[]string{"no room for a window of each of the 2 kinds kill,pause in the time limit 30s", "a time limit of 55s or more"}},
-		{[]string{"--election", "clean,maybe"}, []string{`--election: not an election policy, got "maybe"; use clean or unclean`}},
+		{[]string{"--election", "clean,maybe"}, []string{`--election: not an election policy, got "maybe"; use clean, unclean or elr`}},
 		{[]string{"--preset", "smoke", "--acks", "1"}, []string{"cannot be combined"}},
 		{[]string{"--preset", "nope"}, []string{`--preset: not a preset, got "nope"; use bugs, seed or smoke`}},
 		{[]string{"--", "--seed", "4"}, []string{"--seed set by the campaign"}},

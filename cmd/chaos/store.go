@@ -44,7 +44,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown (0 with --fail-on invalid), 3 error.`,
 	fl := cmd.Flags()
 	fl.StringVar(&c.Acks, "acks", "-1", "producer acks the history was written with: 0, 1, -1 or all")
 	fl.IntVar(&c.MinInsyncReplicas, "min-insync-replicas", 2, "the topic's min.insync.replicas")
-	fl.StringVar(&c.Election, "election", "clean", "the topic's election policy: clean or unclean")
+	fl.StringVar(&c.Election, "election", "clean", "the topic's election policy: clean, unclean or elr")
 	fl.IntVar(&c.ReplicationFactor, "replication-factor", 3, "the topic's replication factor")
 	fl.StringSliceVar(&c.Faults, "faults", nil, "fault kinds the test was asked to inject (comma list of chaos run's --nemesis names, e.g. kill,partition,lose-unsynced); a history that records its fault windows is judged by those that started")
 	fl.BoolVar(&c.LoseUnsynced, "lose-unsynced", false, "brokers lost their unsynced writes when killed (chaos broker --lose-unsynced, or a power loss): every kill then counts as losing data")
