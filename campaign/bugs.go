@@ -106,6 +106,11 @@ var (
 	// its high watermark have moved without them.
 	elrStopFollowers = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "elr", Nemesis: "stop-followers-kill-leader",
 		RunArgs: []string{"--nemesis-interval", "5s"}}
+	// A node's clock stepped by 1 s to 10 min, either way, about every
+	// second, and set right at the end of each window: a broker whose
+	// deadlines were set on the stepped clock must not wait out the step.
+	clockJumps = CellSpec{Acks: -1, MinInsyncReplicas: 2, Election: "clean", Nemesis: "clock-jump",
+		RunArgs: []string{"--nemesis-interval", "1s"}}
 )
 
 // bugsCells are the bugs preset's cells: one per bug in chaos bugs' order,
@@ -144,6 +149,7 @@ var bugsCells = withControls(
 	plant(bug.ZombieNotFenced, txnZombies),
 	plant(bug.ELRKeepsUnclean, elrStopFollowers),
 	plant(bug.ELRHWBelowMin, elrStopFollowers),
+	plant(bug.DeadlinesOnWallClock, clockJumps),
 )
 
 // plant is scenario s planting bug b alone.

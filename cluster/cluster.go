@@ -17,6 +17,15 @@ type Runtime interface {
 	Resume(id int) error
 }
 
+// Clocks is a Runtime that can set a node's clock: from now on node id
+// reads the true time stepped by offset and running rate times as fast;
+// 0 and 1 set it right. Only the clock the node reads changes: its
+// timers keep real time, as a process's do when its host's wall clock is
+// stepped or slewed.
+type Clocks interface {
+	SetClock(id int, offset time.Duration, rate float64) error
+}
+
 // Crash is a node that died without the runtime killing or stopping it
 // (a panic, a fatal error, an exit of any kind): what the runtime knows of
 // how it died.

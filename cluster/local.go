@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/chaos-isr/chaos/internal/clockfault"
 )
 
 // ControllerNode is the node id of the controller; brokers are 1..n.
@@ -419,6 +421,19 @@ func (l *Local) signalAndWait(id int, sig syscall.Signal, timeout time.Duration)
 	<-n.exited
 	n.paused = false
 	return nil
+}
+
+var _ Clocks = (*Local)(nil)
+
+// SetClock sets node id's clock fault in its data directory, which the
+// node reads within 100 ms, and at its next start if it is down
+// (package clockfault).
+func (l *Local) SetClock(id int, offset time.Duration, rate float64) error {
+	n, err := l.Node(id)
+	if err != nil {
+		return err
+	}
+	return clockfault.Write(n.DataDir, clockfault.Fault{Offset: offset, Rate: rate})
 }
 
 // Pause stops a node with SIGSTOP; Resume continues it.

@@ -22,6 +22,7 @@ const (
 	ActOneWay    Action = "one-way"   // drop one direction of a link
 	ActDelay     Action = "delay"     // delay every link
 	ActDrop      Action = "drop"      // reset connections at random
+	ActClock     Action = "clock"     // set a node's clock wrong, or right
 )
 
 // CommandActions are the actions a command can apply (an external

@@ -91,7 +91,7 @@ func (o DrawOptions) kinds() []string {
 	var out []string
 	for _, name := range nemesis.Names() {
 		f, _ := nemesis.Lookup(name)
-		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers && !f.Requests) && (o.ELR || o.Config || name != elrKind) {
+		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers && !f.Requests) && (o.ELR || o.Config || name != elrKind) && !f.Clock {
 			out = append(out, name)
 		}
 	}
@@ -109,7 +109,9 @@ const elrKind = "stop-followers-kill-leader"
 // delay-client), which the transactional workload's hunts draw: their
 // shapes (a zombie, a late EndTxn) are transactions'. A hunt of another
 // workload draws delay-client when --nemesis names it. Likewise
-// stop-followers-kill-leader is drawn where the election may be elr.
+// stop-followers-kill-leader is drawn where the election may be elr, and
+// the clock faults when --nemesis names them (a hunt's seeds draw the
+// scenarios they drew before these kinds existed).
 func Kinds() []string { return DrawOptions{}.kinds() }
 
 type drawer struct{ rng, trig, rf, lane, elr *rand.Rand }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/history"
 )
 
@@ -49,6 +51,9 @@ type Fault struct {
 	// coordinator, as the group's members know it (Config.Consumers), so
 	// it too needs a workload with a group.
 	GroupAimed bool
+	// Clock: the fault sets a node's clock (cluster.Clocks), which the
+	// runtime must offer.
+	Clock bool
 	// LosesUnsynced: the fault is meant to destroy unsynced writes, so
 	// the brokers must keep them in memory (chaos broker --lose-unsynced);
 	// a run using it turns that storage mode on.
@@ -187,6 +192,7 @@ const (
 	NeedOneWay    = string(history.ActOneWay)
 	NeedDelay     = string(history.ActDelay)
 	NeedDrop      = string(history.ActDrop)
+	NeedClock     = string(history.ActClock)
 	// What else a fault needs of the cluster.
 	NeedController   = "controller"    // a controller node to aim at
 	NeedLoseUnsynced = "lose-unsynced" // brokers that keep unsynced writes in memory (chaos's own)
@@ -207,6 +213,7 @@ var (
 	needsDelay               = []string{NeedDelay, NeedHeal}
 	needsDrop                = []string{NeedDrop, NeedHeal}
 	needsLoseUnsynced        = []string{NeedKill, NeedStart, NeedLoseUnsynced}
+	needsClock               = []string{NeedClock}
 )
 
 // Missing says which of the faults need what have does not offer, one
@@ -253,6 +260,8 @@ func ApartController(names []string) map[string]string {
 
 // faults is the registry: every fault the nemesis knows, in name order.
 var faults = []*Fault{
+	{Name: "clock-jump", Simulated: true, Needs: needsClock, Clock: true, Doc: "step the clock of a random node (broker or controller) forward or back by 1 s to 10 min, and back to the true time at the end: timeouts measured across the step (replica lag, sessions, transactions) see the time it claims", Kills: none, start: (*Nemesis).clockJump},
+	{Name: "clock-skew", Simulated: true, Needs: needsClock, Clock: true, Doc: "run the clock of a random node (broker or controller) 4 to 20 times too fast or too slow for the window, and set it right at the end: every timeout it measures expires that much early or late", Kills: none, start: (*Nemesis).clockSkew},
 	{Name: "crash-consumer", Simulated: true, Client: true, Doc: "crash a random member of the consumer group (--sub-via subscribe): its client stops at once, without leaving the group, and a new process joins in its place at the end of the window", Kills: none, start: (*Nemesis).crashConsumer},
 	{Name: "delay-client", Simulated: true, Requests: true, Doc: "hold every request the workload's clients send to a random broker for twice their timeout: they time out and ask again, and once the window ends their new requests go through while the held ones arrive late, after them (a message that outlives its timeout, the shape of KAFKA-17754)", Kills: none, start: (*Nemesis).delayClient},
 	{Name: "drop", Simulated: true, Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
@@ -311,6 +320,7 @@ const (
 	FamilyNetwork = "network" // cuts, slows or resets links, nothing else
 	FamilyDisk    = "disk"    // destroys data on disk (unsynced writes)
 	FamilyClient  = "client"  // acts on the workload's own clients, not the cluster
+	FamilyClock   = "clock"   // sets a node's clock wrong
 )
 
 // Family is the fault's family: a composite's is its first kind's (the
@@ -324,6 +334,8 @@ func (f *Fault) Family() string {
 		return FamilyClient
 	case f.LosesUnsynced:
 		return FamilyDisk
+	case f.Clock:
+		return FamilyClock
 	case f.Network && f.Kills(3) == 0:
 		return FamilyNetwork
 	}
@@ -423,6 +435,12 @@ func NeedsNetwork(names []string) bool { return anyOf(names, func(f *Fault) bool
 // unsynced writes in memory.
 func LosesUnsynced(names []string) bool {
 	return anyOf(names, func(f *Fault) bool { return f.LosesUnsynced })
+}
+
+// NeedsClock says whether any fault of names (or a part of one) sets a
+// node's clock (Fault.Clock): the runtime must offer cluster.Clocks.
+func NeedsClock(names []string) bool {
+	return anyOf(names, func(f *Fault) bool { return f.Clock })
 }
 
 // NeedsTxn says whether any fault of names (or a part of one) acts on
@@ -689,6 +707,47 @@ func (n *Nemesis) slowFollowers(at aim) ([]string, error) {
 func (n *Nemesis) isrShrinks() time.Duration {
 	d := n.slowDelay()
 	return 2*d + d/2
+}
+
+// clockJump steps a random node's clock by 1 s to 10 min either way.
+func (n *Nemesis) clockJump(aim) ([]string, error) {
+	lo, hi := math.Log(float64(time.Second)), math.Log(float64(10*time.Minute))
+	d := time.Duration(math.Exp(lo + n.rng.Float64()*(hi-lo))).Round(time.Millisecond)
+	if n.rng.IntN(2) == 0 {
+		d = -d
+	}
+	return n.setClock(d, 1)
+}
+
+// clockSkew makes a random node's clock run 4 to 20 times too fast or too
+// slow: a drift no NTP would leave, so that a window of seconds moves
+// every timeout the node measures.
+func (n *Nemesis) clockSkew(aim) ([]string, error) {
+	rate := 4 + 16*n.rng.Float64()
+	if n.rng.IntN(2) == 0 {
+		rate = 1 / rate
+	}
+	return n.setClock(0, math.Round(rate*1000)/1000)
+}
+
+// setClock gives a random node, broker or controller, that clock; the
+// heal sets it right.
+func (n *Nemesis) setClock(offset time.Duration, rate float64) ([]string, error) {
+	clocks, ok := n.rt.(cluster.Clocks)
+	if !ok {
+		return nil, fmt.Errorf("the runtime cannot set a node's clock")
+	}
+	ids := n.brokers()
+	if !n.cfg.NoController {
+		ids = append([]int{0}, ids...)
+	}
+	id := ids[n.rng.IntN(len(ids))]
+	n.clocked[id] = true
+	what := fmt.Sprintf("%s clock %+v", n.name(id), offset)
+	if rate != 1 {
+		what = fmt.Sprintf("%s clock x%g", n.name(id), rate)
+	}
+	return []string{what}, clocks.SetClock(id, offset, rate)
 }
 
 // step is a fault's step after its start: do, wait after the step before.

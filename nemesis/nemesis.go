@@ -285,6 +285,9 @@ type Nemesis struct {
 	// heldBrokers are the brokers whose requests from the workload's
 	// clients this lane holds (delay-client), released at the heal.
 	heldBrokers map[int]bool
+	// clocked are the nodes whose clock this lane set wrong, set right at
+	// the heal.
+	clocked map[int]bool
 	// crashedMembers and pausedMembers are the consumer group members to
 	// restart and to resume at heal.
 	crashedMembers, pausedMembers map[int]bool
@@ -389,7 +392,7 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 func newLane(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder, sh *shared, k int) *Nemesis {
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
-		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, heldBrokers: map[int]bool{}, zombieSessions: map[int]bool{}, shared: sh, lane: k}
+		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, heldBrokers: map[int]bool{}, zombieSessions: map[int]bool{}, clocked: map[int]bool{}, shared: sh, lane: k}
 }
 
 // Lane is the nemesis that runs lane i of an overlapping schedule
@@ -1056,6 +1059,13 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		delete(n.zombieSessions, i)
 		note(n.cfg.Producers.Wake(i))
 		targets = append(targets, fmt.Sprintf("wake producer %d (a zombie)", i))
+	}
+	for _, id := range sortedKeys(n.clocked) {
+		delete(n.clocked, id)
+		if clocks, ok := n.rt.(cluster.Clocks); ok {
+			note(clocks.SetClock(id, 0, 1))
+			targets = append(targets, n.name(id)+" clock set right")
+		}
 	}
 	for _, b := range sortedKeys(n.heldBrokers) {
 		delete(n.heldBrokers, b)

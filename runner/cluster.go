@@ -70,6 +70,16 @@ type Cluster struct {
 	stop   func()
 }
 
+// SetClock is the runtime's cluster.Clocks, where it offers one (the
+// local runtime; Spec.Validate refuses clock faults elsewhere).
+func (c *Cluster) SetClock(id int, offset time.Duration, rate float64) error {
+	k, ok := c.Cluster.(cluster.Clocks)
+	if !ok {
+		return fmt.Errorf("this runtime cannot set a node's clock")
+	}
+	return k.SetClock(id, offset, rate)
+}
+
 // Close stops the cluster and its network faults.
 func (c *Cluster) Close() { c.stop() }
 

@@ -265,6 +265,10 @@ func (s Spec) Validate() error {
 		field("nemesis", strings.Join(s.Faults, ","), "a fault of the transactional sessions without them",
 			"--workload txn with pause-producer: it pauses a transactional session, which only the txn workload runs")
 	}
+	if s.Runtime == RuntimeDocker && nemesis.NeedsClock(append(slices.Clone(s.Faults), s.Windows.Kinds()...)) {
+		field("nemesis", strings.Join(s.Faults, ","), "a clock fault in the docker runtime",
+			"--runtime local or sim with clock-jump and clock-skew: a node reads its clock fault from a file in its data directory, which the docker runtime does not write into its containers")
+	}
 	switch {
 	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:
 		field("nemesis-overlap", s.NemesisOverlap, "out of range", "1 to 3 fault kinds at once (1: one at a time)")

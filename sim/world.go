@@ -16,6 +16,7 @@ import (
 	"github.com/chaos-isr/chaos/broker/memdriver"
 	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/internal/clockfault"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/runner"
 )
@@ -185,6 +186,18 @@ func (r runtime) Restart(_ context.Context, id int) error {
 		return nil
 	}
 	r.w.c.Restart(int32(id))
+	return nil
+}
+
+var _ cluster.Clocks = runtime{}
+
+// SetClock sets the clock node id reads (memdriver.Cluster.SetClock).
+func (r runtime) SetClock(id int, offset time.Duration, rate float64) error {
+	node := int32(id)
+	if id == 0 {
+		node = memdriver.ControllerID
+	}
+	r.w.c.SetClock(node, clockfault.Fault{Offset: offset, Rate: rate})
 	return nil
 }
 

@@ -71,6 +71,7 @@ const (
 	ZombieNotFenced
 	ELRKeepsUnclean
 	ELRHWBelowMin
+	DeadlinesOnWallClock
 	count
 )
 
@@ -280,6 +281,13 @@ var registry = [count]Info{
 		Mirrors:  "KIP-966's strict min ISR rule (Kafka 4.0's Partition.maybeIncrementLeaderHW): the ELR is sound only because the high watermark stands still below the minimum",
 		Why:      "the rule the ELR rests on: with it broken an ELR election truncates committed records even when no disk loses anything",
 		Scenario: "acks=1, min.insync.replicas=2, --election elr, slow-followers-kill-leader every 5 s: the leader, alone in the ISR, commits acks=1 writes that consumers read; it is killed and an ELR member without them is elected (inconsistent-offsets, lost-write of read records)",
+	},
+	{
+		Bug: DeadlinesOnWallClock, Name: "deadlines-on-wall-clock", Node: Broker,
+		Breaks:   "the broker keeps its deadlines (the next heartbeat, fetch, ISR check, retry) on the clock as it reads it, so a clock stepped back leaves each of them that far in the future: the broker sends nothing, the controller fences it, and it stays out of every ISR for as long as the step",
+		Mirrors:  "timers on the wall clock rather than a monotonic one: Kafka's scheduler and request timeouts use System.nanoTime for this reason, and hosts whose clock NTP steps back (or a VM restored from a snapshot) are where it bites",
+		Why:      "the one clock bug: a liveness failure that only a clock fault shows, and that no amount of killing or partitioning reaches",
+		Scenario: "acks=-1, min.insync.replicas=2, clock-jump every second: a broker whose clock was stepped forward is set right at the window's end, and waits out the step before it heartbeats or fetches again (no-convergence, stuck-partition)",
 	},
 }
 

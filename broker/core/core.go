@@ -185,6 +185,10 @@ type Broker struct {
 	cfg  Config
 	logs storage.Factory
 	now  int64
+	// wall is the clock's last reading, which now follows forward only
+	// (setNow).
+	wall      int64
+	clockRead bool
 
 	effects []Effect
 	nextID  uint64
@@ -296,7 +300,7 @@ func (b *Broker) Metadata() *control.Snapshot { return b.md }
 // across them, so the real driver gives wall-clock time (as of its start,
 // then monotonic) rather than time since its start.
 func (b *Broker) Tick(now int64) {
-	b.now = now
+	b.setNow(now)
 	b.controllerSession()
 	b.expireProduces()
 	b.expireFetches()
@@ -383,9 +387,28 @@ func (b *Broker) previousEpoch() int64 {
 	return b.prevEpoch
 }
 
+// setNow reads the driver's clock. The broker's deadlines run on b.now,
+// which moves with the clock's forward steps only: a clock stepped back
+// (a host's wall clock set right) would otherwise leave every deadline set
+// before the step that far in the future, and the broker silent for as
+// long (no heartbeat, no fetch; found by clock-jump). A step forward
+// still makes the timeouts that span it expire early, as in Kafka, whose
+// lag and session checks read the wall clock.
+func (b *Broker) setNow(now int64) {
+	switch {
+	case !b.clockRead || b.cfg.Bugs.Has(bug.DeadlinesOnWallClock):
+		// (Planted bug deadlines-on-wall-clock takes every reading as
+		// it is, breaking the rule that a step back stalls nothing.)
+		b.now = now
+	case now > b.wall:
+		b.now += now - b.wall
+	}
+	b.wall, b.clockRead = now, true
+}
+
 // Request handles a client or peer request arriving on conn.
 func (b *Broker) Request(now int64, conn ConnID, corr int32, req kmsg.Request) {
-	b.now = now
+	b.setNow(now)
 	switch r := req.(type) {
 	case *kmsg.ProduceRequest:
 		b.handleProduce(conn, corr, r)
@@ -460,7 +483,7 @@ func (b *Broker) ConnClosed(conn ConnID) {
 // Response delivers the answer to an earlier Send (or err if it failed or
 // timed out).
 func (b *Broker) Response(now int64, id uint64, resp any, err error) {
-	b.now = now
+	b.setNow(now)
 	if what, ok := b.controllerReqs[id]; ok {
 		delete(b.controllerReqs, id)
 		b.controllerResponse(id, what, resp, err)

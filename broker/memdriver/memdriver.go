@@ -14,6 +14,7 @@ import (
 	"github.com/chaos-isr/chaos/broker/core"
 	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/broker/wire"
+	"github.com/chaos-isr/chaos/internal/clockfault"
 )
 
 // ClientID is the node id of test clients in link cuts and traces.
@@ -149,6 +150,8 @@ type Cluster struct {
 	net *netFaults
 	// inv is the invariant watch, nil unless Options.OnViolation is set.
 	inv *invariantWatch
+	// clocks are the nodes' clock faults (SetClock), by node id.
+	clocks map[int32]clockfault.Clock
 }
 
 type sendKey struct {
@@ -180,6 +183,31 @@ func New(opts Options) *Cluster {
 		c.startBroker(n)
 	}
 	return c
+}
+
+// SetClock gives node id (a broker, or ControllerID) the clock fault f
+// from now on; the zero Fault gives it the true time again. Its timers
+// still fire on the virtual clock, as a real process's do on the
+// monotonic one.
+func (c *Cluster) SetClock(id int32, f clockfault.Fault) {
+	if f.True() {
+		delete(c.clocks, id)
+		c.tracef("node %d clock set right", id)
+		return
+	}
+	if c.clocks == nil {
+		c.clocks = map[int32]clockfault.Clock{}
+	}
+	c.clocks[id] = clockfault.Clock{Since: c.now, Fault: f}
+	c.tracef("node %d clock %v, rate %g", id, f.Offset, f.Rate)
+}
+
+// clockOf is node id's time: the virtual time as its clock fault shows it.
+func (c *Cluster) clockOf(id int32) int64 {
+	if k, ok := c.clocks[id]; ok {
+		return k.Read(c.now)
+	}
+	return c.now
 }
 
 // Now is the virtual time in milliseconds.
@@ -230,7 +258,7 @@ func (c *Cluster) startBroker(n *node) {
 	c.tracef("b%d start (incarnation %d)", n.id, n.incarnation)
 	if c.step(n, func() {
 		n.b = core.New(cfg, n.logs)
-		n.b.Tick(c.now)
+		n.b.Tick(c.clockOf(n.id))
 	}) {
 		c.drain(n)
 	}
@@ -418,12 +446,12 @@ func (c *Cluster) RunUntil(ms int64, cond func() bool) bool {
 func (c *Cluster) tick() {
 	if c.ctrlUp {
 		c.stepController(func() {
-			c.ctrl.Tick(c.now)
+			c.ctrl.Tick(c.clockOf(ControllerID))
 			c.controllerStep()
 		})
 	}
 	for _, n := range c.nodes {
-		if n.up && !n.paused && c.step(n, func() { n.b.Tick(c.now) }) {
+		if n.up && !n.paused && c.step(n, func() { n.b.Tick(c.clockOf(n.id)) }) {
 			c.drain(n)
 		}
 	}
@@ -463,7 +491,7 @@ func (c *Cluster) deliver(m *msg) {
 		}
 		var resp any
 		if !c.stepController(func() {
-			resp = c.ctrl.Handle(c.now, m.req)
+			resp = c.ctrl.Handle(c.clockOf(ControllerID), m.req)
 			if !c.opts.NoTrace {
 				c.tracef("controller <- b%d %s", m.from, describe(m.req))
 			}
@@ -500,7 +528,7 @@ func (c *Cluster) deliver(m *msg) {
 			c.answer(m, wire.ApiVersionsResponse(av.Version, features), nil)
 			return
 		}
-		if !c.step(n, func() { n.b.Request(c.now, m.conn, m.corr, m.req.(kmsg.Request)) }) {
+		if !c.step(n, func() { n.b.Request(c.clockOf(n.id), m.conn, m.corr, m.req.(kmsg.Request)) }) {
 			return
 		}
 	case kResponse, kTimeout:
@@ -515,7 +543,7 @@ func (c *Cluster) deliver(m *msg) {
 		if !c.opts.NoTrace {
 			c.tracef("b%d <- %s answer #%d %s", n.id, name(m.from), m.sendID, describeResp(m.resp, m.err))
 		}
-		if !c.step(n, func() { n.b.Response(c.now, m.sendID, m.resp, m.err) }) {
+		if !c.step(n, func() { n.b.Response(c.clockOf(n.id), m.sendID, m.resp, m.err) }) {
 			return
 		}
 	}

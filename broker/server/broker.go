@@ -60,8 +60,7 @@ type Broker struct {
 	opts     BrokerOptions
 	ln       net.Listener
 	core     *core.Broker
-	start    time.Time
-	startMs  int64 // start on the wall clock, in milliseconds
+	clock    *faultClock
 	log      *log.Logger
 	requests chan inbound
 	results  chan peerResult
@@ -125,11 +124,13 @@ func StartBroker(ctx context.Context, opts BrokerOptions) (*Broker, error) {
 	// which the producer ids the core hands out rely on.
 	start := time.Now()
 	startMs := start.UnixMilli()
+	// A clock fault (clockfault) shows that time wrong.
+	clock := newFaultClock(ctx, opts.DataDir, func() int64 { return startMs + time.Since(start).Milliseconds() }, opts.Logger)
 	// The fsync interval is judged on the core's clock, whether the log
 	// or the core's timer asks.
-	opts.Storage.NowMs = func() int64 { return startMs + time.Since(start).Milliseconds() }
+	opts.Storage.NowMs = clock.now
 	b := &Broker{
-		opts: opts, ln: ln, start: start, startMs: startMs, log: opts.Logger,
+		opts: opts, ln: ln, clock: clock, log: opts.Logger,
 		core:     core.New(cfg, storage.DiskFactory{Dir: opts.DataDir, Options: opts.Storage}),
 		requests: make(chan inbound), results: make(chan peerResult, 64), closed: make(chan core.ConnID, 64),
 		replies: map[core.ConnID]chan core.Reply{}, lanes: map[string]*lane{}, conns: map[net.Conn]struct{}{},
@@ -157,7 +158,7 @@ func incarnation() string {
 	return fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(r[:]))
 }
 
-func (b *Broker) now() int64 { return b.startMs + time.Since(b.start).Milliseconds() }
+func (b *Broker) now() int64 { return b.clock.now() }
 
 func (b *Broker) accept(ctx context.Context) {
 	defer b.wg.Done()

@@ -38,7 +38,7 @@ type Controller struct {
 	opts  ControllerOptions
 	ln    net.Listener
 	ctrl  *controller.Controller
-	start time.Time
+	clock *faultClock
 	log   *log.Logger
 	calls chan controlCall
 	wg    sync.WaitGroup
@@ -72,8 +72,10 @@ func StartController(ctx context.Context, opts ControllerOptions) (*Controller, 
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{opts: opts, ln: ln, ctrl: controller.New(opts.Config, restored), start: time.Now(),
+	start := time.Now()
+	c := &Controller{opts: opts, ln: ln, ctrl: controller.New(opts.Config, restored),
 		log: opts.Logger, calls: make(chan controlCall)}
+	c.clock = newFaultClock(ctx, opts.DataDir, func() int64 { return time.Since(start).Milliseconds() }, opts.Logger)
 	c.saved = c.ctrl.Version()
 	c.log.Printf("listening on %s, cluster %s, data %s, metadata version %d, session timeout %dms",
 		ln.Addr(), cmp.Or(opts.Config.ClusterID, control.DefaultClusterID), opts.DataDir, c.ctrl.Version(), opts.Config.SessionTimeoutMs)
@@ -124,7 +126,7 @@ func (c *Controller) persist() error {
 	return nil
 }
 
-func (c *Controller) now() int64 { return time.Since(c.start).Milliseconds() }
+func (c *Controller) now() int64 { return c.clock.now() }
 
 func (c *Controller) loop(ctx context.Context) {
 	defer c.wg.Done()

@@ -63,10 +63,11 @@ func TestEveryFault(t *testing.T) {
 
 	// The cluster's faults: those of the client family act on a
 	// workload's own clients (its consumer group, its requests, its
-	// transactional sessions), which this test has none of.
+	// transactional sessions), which this test has none of; the clock
+	// faults are the local and sim runtimes' alone.
 	var kinds []string
 	for _, f := range nemesis.Names() {
-		if k, _ := nemesis.Lookup(f); !nemesis.NeedsGroup([]string{f}) && k.Family() != nemesis.FamilyClient {
+		if k, _ := nemesis.Lookup(f); !nemesis.NeedsGroup([]string{f}) && k.Family() != nemesis.FamilyClient && !k.Clock {
 			kinds = append(kinds, f)
 		}
 	}
