@@ -16,11 +16,11 @@ import (
 // before a restarting process handles it, and kill it); the node's timers
 // keep real time.
 type faultClock struct {
-	dir      string
-	trueNow  func() int64
-	log      *log.Logger
-	cur      atomic.Pointer[clockfault.Clock]
-	lastErr  string
+	dir     string
+	trueNow func() int64
+	log     *log.Logger
+	cur     atomic.Pointer[clockfault.Clock]
+	lastErr string
 }
 
 func newFaultClock(ctx context.Context, dir string, trueNow func() int64, lg *log.Logger) *faultClock {
