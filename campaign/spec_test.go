@@ -90,7 +90,7 @@ func TestSeedPresetLosesUnsynced(t *testing.T) {
 			t.Errorf("%s: prediction %q, want lost-write permitted (F2, the last replica standing)", c.Label, c.Prediction)
 		}
 	}
-	if found != 12 {
-		t.Errorf("%d lose-unsynced cells, want one per configuration (12)", found)
+	if found != 18 {
+		t.Errorf("%d lose-unsynced cells, want one per configuration (18)", found)
 	}
 }

@@ -237,7 +237,7 @@ func TestSeedSummaryFits120(t *testing.T) {
 			t.Errorf("a line of %d columns:\n%s", len([]rune(l)), l)
 		}
 	}
-	if !strings.Contains(out, "verdict: INVALID (exit 1): 600 runs:") || strings.Count(out, "\n  ") < 60 {
+	if !strings.Contains(out, "verdict: INVALID (exit 1): 1080 runs:") || strings.Count(out, "\n  ") < 60 {
 		t.Errorf("the summary:\n%s", out)
 	}
 }

@@ -27,10 +27,10 @@ func (b *hb) crash(broker int32, ci history.CrashInfo) int64 {
 // says why.
 func TestCrashForbiddenEverywhere(t *testing.T) {
 	for _, acks := range []int{0, 1, -1} {
-		for _, election := range []string{"clean", "unclean"} {
+		for _, election := range Elections() {
 			for _, lose := range []bool{false, true} {
 				cfg := Config{Acks: acks, MinInsyncReplicas: 1, ReplicationFactor: 3, Election: election, MaxInFlight: 2,
-					ClientRetries: true, LoseUnsynced: lose, Declared: []FaultRun{{"kill-all", 3}}}
+					ClientRetries: true, LoseUnsynced: lose, Declared: []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}}
 				for _, class := range []string{FaultsNone, FaultsF1, FaultsF2, FaultsF3} {
 					p := PermittedUnder(cfg, class)[CrashName]
 					if p.Permitted || !strings.Contains(p.Why, "bug of the system under test") {

@@ -183,6 +183,9 @@ var classRank = map[string]int{FaultsNone: 0, FaultsF1: 1, FaultsF2: 2, FaultsF3
 type FaultRun struct {
 	Kind          string `json:"kind"`
 	KilledBrokers int    `json:"killed_brokers,omitempty"`
+	// DamagedBrokers are the brokers whose data directory it damaged
+	// (the disk faults): they lose data whatever the storage settings.
+	DamagedBrokers int `json:"damaged_brokers,omitempty"`
 }
 
 // FaultClass is the most severe class among the fault windows that ran,
@@ -191,8 +194,9 @@ type FaultRun struct {
 //   - no window: none;
 //   - a window that killed brokers that lose their unsynced writes
 //     (cfg.LoseUnsynced, and an fsync policy other than "always", under
-//     which nothing is unsynced) is F2 if it killed one, F3 if several at
-//     once;
+//     which nothing is unsynced), or damaged brokers' data directories
+//     (the disk faults, whatever the settings), is F2 if it did so to one,
+//     F3 if to several at once;
 //   - every other window is F1: process faults with the disk intact,
 //     network faults, and kinds the model knows nothing of. A fault that
 //     destroys data must say so (by the brokers it killed); guessing that
@@ -213,11 +217,14 @@ func runClass(cfg Config, r FaultRun) string {
 	if name == "" || name == "none" {
 		return FaultsNone
 	}
-	destroys := cfg.LoseUnsynced && !strings.EqualFold(strings.TrimSpace(cfg.Fsync), "always")
+	lost := r.DamagedBrokers
+	if cfg.LoseUnsynced && !strings.EqualFold(strings.TrimSpace(cfg.Fsync), "always") {
+		lost = max(lost, r.KilledBrokers)
+	}
 	switch {
-	case !destroys || r.KilledBrokers == 0:
+	case lost == 0:
 		return FaultsF1
-	case r.KilledBrokers >= 2:
+	case lost >= 2:
 		return FaultsF3
 	}
 	return FaultsF2
@@ -299,6 +306,7 @@ func (l *faultLog) finish(ops []history.Op) {
 		r := FaultRun{Kind: w.Fault}
 		if start.Value != nil && start.Value.FaultInfo != nil {
 			r.KilledBrokers = len(start.Value.KilledBrokers)
+			r.DamagedBrokers = len(start.Value.DamagedBrokers)
 		}
 		l.started = append(l.started, r)
 	}

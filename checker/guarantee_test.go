@@ -18,22 +18,25 @@ func TestFaultClass(t *testing.T) {
 	}{
 		{Config{}, nil, FaultsNone},
 		{Config{}, []FaultRun{{Kind: "none"}}, FaultsNone},
-		{Config{}, []FaultRun{{"kill", 1}, {"pause", 0}, {"partition", 0}, {"slow-follower", 0}}, FaultsF1},
+		{Config{}, []FaultRun{{Kind: "kill", KilledBrokers: 1}, {Kind: "pause", KilledBrokers: 0}, {Kind: "partition", KilledBrokers: 0}, {Kind: "slow-follower", KilledBrokers: 0}}, FaultsF1},
 		// Names mean nothing to the model: only what a window killed.
-		{lazy, []FaultRun{{"lose-unsynced-multi", 0}, {"something-new", 0}}, FaultsF1},
+		{lazy, []FaultRun{{Kind: "lose-unsynced-multi", KilledBrokers: 0}, {Kind: "something-new", KilledBrokers: 0}}, FaultsF1},
 		// With brokers that keep unsynced writes in memory, every kill
 		// loses them: one broker is F2, several at once F3.
-		{lazy, []FaultRun{{"kill", 1}}, FaultsF2},
-		{lazy, []FaultRun{{"kill-leader", 1}, {"pause", 0}}, FaultsF2},
-		{lazy, []FaultRun{{"kill-all", 3}}, FaultsF3},
-		{lazy, []FaultRun{{"kill-minority", 2}}, FaultsF3},
-		{lazy, []FaultRun{{"kill-controller", 0}, {"stop", 0}}, FaultsF1},
-		{Config{Fsync: "interval:100ms", LoseUnsynced: true}, []FaultRun{{"slow-followers-kill-leader", 1}}, FaultsF2},
+		{lazy, []FaultRun{{Kind: "kill", KilledBrokers: 1}}, FaultsF2},
+		{lazy, []FaultRun{{Kind: "kill-leader", KilledBrokers: 1}, {Kind: "pause", KilledBrokers: 0}}, FaultsF2},
+		{lazy, []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}, FaultsF3},
+		{lazy, []FaultRun{{Kind: "kill-minority", KilledBrokers: 2}}, FaultsF3},
+		{lazy, []FaultRun{{Kind: "kill-controller", KilledBrokers: 0}, {Kind: "stop", KilledBrokers: 0}}, FaultsF1},
+		{Config{Fsync: "interval:100ms", LoseUnsynced: true}, []FaultRun{{Kind: "slow-followers-kill-leader", KilledBrokers: 1}}, FaultsF2},
 		// Nothing is unsynced under fsync always; without the storage
 		// mode a kill leaves the page cache intact.
-		{Config{Fsync: "always", LoseUnsynced: true}, []FaultRun{{"lose-unsynced", 1}}, FaultsF1},
-		{Config{Fsync: " Always ", LoseUnsynced: true}, []FaultRun{{"kill-all", 3}}, FaultsF1},
-		{Config{Fsync: "never"}, []FaultRun{{"kill-all", 3}}, FaultsF1},
+		{Config{Fsync: "always", LoseUnsynced: true}, []FaultRun{{Kind: "lose-unsynced", KilledBrokers: 1}}, FaultsF1},
+		// A damaged disk loses data whatever the storage settings.
+		{Config{Fsync: "always"}, []FaultRun{{Kind: "corrupt", KilledBrokers: 1, DamagedBrokers: 1}}, FaultsF2},
+		{Config{}, []FaultRun{{Kind: "stale-disk", KilledBrokers: 1, DamagedBrokers: 1}, {Kind: "truncate-file", KilledBrokers: 1, DamagedBrokers: 1}}, FaultsF2},
+		{Config{Fsync: " Always ", LoseUnsynced: true}, []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}, FaultsF1},
+		{Config{Fsync: "never"}, []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}, FaultsF1},
 	} {
 		if got := FaultClass(c.cfg, c.runs); got != c.want {
 			t.Errorf("FaultClass(%+v, %v) = %s, want %s", c.cfg, c.runs, got, c.want)
@@ -47,8 +50,8 @@ func TestPermittedMatrix(t *testing.T) {
 	f1 := []string{"kill", "partition"}
 	// F2 and F3: brokers that lose unsynced writes, killed one at a time
 	// or several at once.
-	f2 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{"kill", 1}}; return c }
-	f3 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{"kill-all", 3}}; return c }
+	f2 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{Kind: "kill", KilledBrokers: 1}}; return c }
+	f3 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}; return c }
 	// Letters: the anomalies checked for each row, in this order.
 	// ack-below-min-isr is forbidden wherever acks=-1 and
 	// min.insync.replicas > 1, whatever the election and the faults.

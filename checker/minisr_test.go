@@ -395,7 +395,7 @@ func TestAckBelowMinISRPermission(t *testing.T) {
 	}{
 		{Config{Acks: -1, MinInsyncReplicas: 2}, false},
 		{Config{Acks: -1, MinInsyncReplicas: 2, Election: "unclean"}, false},
-		{Config{Acks: -1, MinInsyncReplicas: 2, LoseUnsynced: true, Declared: []FaultRun{{"kill-all", 3}}}, false},
+		{Config{Acks: -1, MinInsyncReplicas: 2, LoseUnsynced: true, Declared: []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}}, false},
 		{Config{Acks: -1, MinInsyncReplicas: 2, ClientRetries: true, MaxInFlight: 5}, false},
 		{Config{Acks: -1, MinInsyncReplicas: 1}, true},
 		{Config{Acks: 1, MinInsyncReplicas: 2}, true},

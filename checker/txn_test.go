@@ -456,7 +456,7 @@ func TestQueueHistoryHasNoTxnResults(t *testing.T) {
 // only where committed truncation is.
 func TestTxnModel(t *testing.T) {
 	f2 := strict
-	f2.LoseUnsynced, f2.Declared = true, []FaultRun{{"kill", 1}}
+	f2.LoseUnsynced, f2.Declared = true, []FaultRun{{Kind: "kill", KilledBrokers: 1}}
 	unclean := strict
 	unclean.Election = "unclean"
 	for _, c := range []struct {

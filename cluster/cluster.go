@@ -26,6 +26,17 @@ type Clocks interface {
 	SetClock(id int, offset time.Duration, rate float64) error
 }
 
+// Disks is a Runtime that can damage a down node's data directory, as the
+// disk faults do: DamageDisk corrupts or cuts one of its files
+// (storage.DamageCorrupt, storage.DamageTruncate) at a place drawn from
+// seed and says which; SnapshotDisk copies it aside and RestoreDisk puts
+// the copy back in its place.
+type Disks interface {
+	DamageDisk(id int, what string, seed uint64) (string, error)
+	SnapshotDisk(id int) error
+	RestoreDisk(id int) error
+}
+
 // Crash is a node that died without the runtime killing or stopping it
 // (a panic, a fatal error, an exit of any kind): what the runtime knows of
 // how it died.

@@ -423,7 +423,50 @@ func (l *Local) signalAndWait(id int, sig syscall.Signal, timeout time.Duration)
 	return nil
 }
 
-var _ Clocks = (*Local)(nil)
+var (
+	_ Clocks = (*Local)(nil)
+	_ Disks  = (*Local)(nil)
+)
+
+// DamageDisk damages down node id's data directory (DamageDir).
+func (l *Local) DamageDisk(id int, what string, seed uint64) (string, error) {
+	n, err := l.downNode(id)
+	if err != nil {
+		return "", err
+	}
+	return DamageDir(n.DataDir, what, seed)
+}
+
+// SnapshotDisk copies down node id's data directory aside (SnapshotDir).
+func (l *Local) SnapshotDisk(id int) error {
+	n, err := l.downNode(id)
+	if err != nil {
+		return err
+	}
+	return SnapshotDir(n.DataDir)
+}
+
+// RestoreDisk puts the copy of down node id's data directory back.
+func (l *Local) RestoreDisk(id int) error {
+	n, err := l.downNode(id)
+	if err != nil {
+		return err
+	}
+	return RestoreDir(n.DataDir)
+}
+
+// downNode is node id, which must not be running: a disk is damaged or
+// copied only while nothing writes it.
+func (l *Local) downNode(id int) (*Node, error) {
+	n, err := l.Node(id)
+	if err != nil {
+		return nil, err
+	}
+	if n.cmd != nil && !n.isExited() {
+		return nil, fmt.Errorf("%s is running: its disk is damaged or copied only while it is down", n.name())
+	}
+	return n, nil
+}
 
 // SetClock sets node id's clock fault in its data directory, which the
 // node reads within 100 ms, and at its next start if it is down

@@ -23,6 +23,7 @@ const (
 	ActDelay     Action = "delay"     // delay every link
 	ActDrop      Action = "drop"      // reset connections at random
 	ActClock     Action = "clock"     // set a node's clock wrong, or right
+	ActDisk      Action = "disk"      // damage a down node's data directory, or restore an old copy
 )
 
 // CommandActions are the actions a command can apply (an external

@@ -210,6 +210,10 @@ type FaultInfo struct {
 	Fault         string   `json:"fault,omitempty"`
 	Targets       []string `json:"targets,omitempty"`
 	KilledBrokers []int32  `json:"killed_brokers,omitempty"`
+	// DamagedBrokers are the brokers whose data directory the window
+	// damaged while they were down (corrupted, cut, or restored from an
+	// old copy): they lose data whatever the storage settings.
+	DamagedBrokers []int32 `json:"damaged_brokers,omitempty"`
 	// Commands are the commands the operation ran on a cluster the tester
 	// did not start (the external runtime's fault commands), in order: a
 	// fault is only what its commands did, so the history keeps them.

@@ -91,7 +91,7 @@ func (o DrawOptions) kinds() []string {
 	var out []string
 	for _, name := range nemesis.Names() {
 		f, _ := nemesis.Lookup(name)
-		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers && !f.Requests) && (o.ELR || o.Config || name != elrKind) && !f.Clock {
+		if (o.Group || !f.Client && !f.GroupAimed) && (o.Txn || !f.Producers && !f.Requests) && (o.ELR || o.Config || name != elrKind) && !f.Clock && !f.Disk {
 			out = append(out, name)
 		}
 	}
@@ -110,8 +110,8 @@ const elrKind = "stop-followers-kill-leader"
 // shapes (a zombie, a late EndTxn) are transactions'. A hunt of another
 // workload draws delay-client when --nemesis names it. Likewise
 // stop-followers-kill-leader is drawn where the election may be elr, and
-// the clock faults when --nemesis names them (a hunt's seeds draw the
-// scenarios they drew before these kinds existed).
+// the clock and disk faults when --nemesis names them (a hunt's seeds draw
+// the scenarios they drew before these kinds existed).
 func Kinds() []string { return DrawOptions{}.kinds() }
 
 type drawer struct{ rng, trig, rf, lane, elr *rand.Rand }
@@ -205,7 +205,7 @@ func (d drawer) schedule(s *runner.Spec, kinds []string) {
 	kinds = slices.Clone(kinds)
 	d.rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	subset := kinds[:1+d.rng.IntN(min(4, len(kinds)))]
-	lossy := s.Settings.LoseUnsynced || slices.ContainsFunc(subset, func(k string) bool { f, _ := nemesis.Lookup(k); return f != nil && f.LosesUnsynced })
+	lossy := s.Settings.LoseUnsynced || nemesis.DestroysData(subset)
 	overlap := 1
 	if !lossy && len(subset) > 1 {
 		overlap = one(d, 1, 1, 2, 3)

@@ -51,6 +51,11 @@ type Fault struct {
 	// coordinator, as the group's members know it (Config.Consumers), so
 	// it too needs a workload with a group.
 	GroupAimed bool
+	// Disk: the fault damages a down broker's data directory
+	// (cluster.Disks), which the runtime must offer; the history records
+	// the broker as damaged, which the guarantee model classes as data
+	// lost on that node.
+	Disk bool
 	// Clock: the fault sets a node's clock (cluster.Clocks), which the
 	// runtime must offer.
 	Clock bool
@@ -193,6 +198,7 @@ const (
 	NeedDelay     = string(history.ActDelay)
 	NeedDrop      = string(history.ActDrop)
 	NeedClock     = string(history.ActClock)
+	NeedDisk      = string(history.ActDisk)
 	// What else a fault needs of the cluster.
 	NeedController   = "controller"    // a controller node to aim at
 	NeedLoseUnsynced = "lose-unsynced" // brokers that keep unsynced writes in memory (chaos's own)
@@ -214,6 +220,7 @@ var (
 	needsDrop                = []string{NeedDrop, NeedHeal}
 	needsLoseUnsynced        = []string{NeedKill, NeedStart, NeedLoseUnsynced}
 	needsClock               = []string{NeedClock}
+	needsDisk                = []string{NeedKill, NeedStart, NeedDisk}
 )
 
 // Missing says which of the faults need what have does not offer, one
@@ -262,6 +269,7 @@ func ApartController(names []string) map[string]string {
 var faults = []*Fault{
 	{Name: "clock-jump", Simulated: true, Needs: needsClock, Clock: true, Doc: "step the clock of a random node (broker or controller) forward or back by 1 s to 10 min, and back to the true time at the end: timeouts measured across the step (replica lag, sessions, transactions) see the time it claims", Kills: none, start: (*Nemesis).clockJump},
 	{Name: "clock-skew", Simulated: true, Needs: needsClock, Clock: true, Doc: "run the clock of a random node (broker or controller) 4 to 20 times too fast or too slow for the window, and set it right at the end: every timeout it measures expires that much early or late", Kills: none, start: (*Nemesis).clockSkew},
+	{Name: "corrupt", Simulated: true, Needs: needsDisk, Disk: true, Doc: "kill -9 a random broker, flip one bit of one of its segment or checkpoint files, and restart it at the end: it must find the damage (batch CRCs, the HW checkpoint's checksum), cut its log there and fetch the rest again, never serve it", Kills: one, start: (*Nemesis).corruptDisk},
 	{Name: "crash-consumer", Simulated: true, Client: true, Doc: "crash a random member of the consumer group (--sub-via subscribe): its client stops at once, without leaving the group, and a new process joins in its place at the end of the window", Kills: none, start: (*Nemesis).crashConsumer},
 	{Name: "delay-client", Simulated: true, Requests: true, Doc: "hold every request the workload's clients send to a random broker for twice their timeout: they time out and ask again, and once the window ends their new requests go through while the held ones arrive late, after them (a message that outlives its timeout, the shape of KAFKA-17754)", Kills: none, start: (*Nemesis).delayClient},
 	{Name: "drop", Simulated: true, Needs: needsDrop, Doc: "reset connections between nodes at random (2% of deliveries)", Network: true, Kills: none, start: (*Nemesis).drop},
@@ -301,6 +309,7 @@ var faults = []*Fault{
 	// needs two steps in order, so it is one fault.
 	{Name: "slow-followers-kill-leader", Simulated: true, Needs: needsSlowKill, Doc: "slow every follower of a partition until the ISR is the leader alone, then kill -9 the leader; restart and heal at the end", Network: true, LeaderAimed: true, Kills: one,
 		start: (*Nemesis).slowFollowers, steps: []step{{(*Nemesis).isrShrinks, (*Nemesis).killAimedLeader}}},
+	{Name: "stale-disk", Simulated: true, Needs: needsDisk, Disk: true, Doc: "kill -9 a random broker, copy its data directory, restart it; at the end kill it again, put the copy back and restart it: a disk restored from a snapshot, as old as the window", Kills: one, start: (*Nemesis).staleDisk},
 	{Name: "stop", Simulated: true, Needs: needsStop, Doc: "stop a random broker gracefully (SIGTERM), restart it at the end", Kills: none, start: (*Nemesis).stopRandom},
 	// KIP-966's own case (docs/guarantees.md, the last replica standing
 	// with its followers down cleanly): what separates the three
@@ -311,6 +320,7 @@ var faults = []*Fault{
 			{func(n *Nemesis) time.Duration { return 2 * n.slowDelay() }, (*Nemesis).killAimedLeader},
 			{func(n *Nemesis) time.Duration { return n.slowDelay() / 2 }, (*Nemesis).restartAimedLeader},
 		}},
+	{Name: "truncate-file", Simulated: true, Needs: needsDisk, Disk: true, Doc: "kill -9 a random broker, cut the tail off one of its segment or checkpoint files, and restart it at the end: recovery must cut the log at the torn batch and fetch the rest again", Kills: one, start: (*Nemesis).truncateDisk},
 	{Name: "zombie-follower", Simulated: true, Needs: needsZombie, Doc: "drop the controller's messages to a follower of a random partition (to the broker a trigger's role names, when armed), not the way back: it keeps the leader and epoch it last heard of while the controller still hears its heartbeats, a zombie replica", Network: true, LeaderAimed: true, Kills: none, start: (*Nemesis).zombieFollower},
 }
 
@@ -323,6 +333,15 @@ const (
 	FamilyClock   = "clock"   // sets a node's clock wrong
 )
 
+// Damages is how many brokers' data directories the fault damages at
+// once: one for the disk faults.
+func (f *Fault) Damages() int {
+	if f.Disk {
+		return 1
+	}
+	return 0
+}
+
 // Family is the fault's family: a composite's is its first kind's (the
 // history records each part as a window of its own).
 func (f *Fault) Family() string {
@@ -332,7 +351,7 @@ func (f *Fault) Family() string {
 	switch {
 	case f.Client, f.Requests, f.Producers:
 		return FamilyClient
-	case f.LosesUnsynced:
+	case f.LosesUnsynced, f.Disk:
 		return FamilyDisk
 	case f.Clock:
 		return FamilyClock
@@ -435,6 +454,14 @@ func NeedsNetwork(names []string) bool { return anyOf(names, func(f *Fault) bool
 // unsynced writes in memory.
 func LosesUnsynced(names []string) bool {
 	return anyOf(names, func(f *Fault) bool { return f.LosesUnsynced })
+}
+
+// DestroysData says whether any fault of names (or a part of one) is
+// meant to destroy data on a broker: it loses unsynced writes, or damages
+// a data directory. The guarantee model judges such loss per window, so
+// their windows must not overlap.
+func DestroysData(names []string) bool {
+	return anyOf(names, func(f *Fault) bool { return f.LosesUnsynced || f.Disk })
 }
 
 // NeedsClock says whether any fault of names (or a part of one) sets a
@@ -707,6 +734,60 @@ func (n *Nemesis) slowFollowers(at aim) ([]string, error) {
 func (n *Nemesis) isrShrinks() time.Duration {
 	d := n.slowDelay()
 	return 2*d + d/2
+}
+
+var errNoDisks = errors.New("the runtime cannot damage a node's disk")
+
+// damageDisk kills a random broker and damages its data directory as what
+// says; the heal restarts it.
+func (n *Nemesis) damageDisk(what string) ([]string, error) {
+	disks, ok := n.rt.(cluster.Disks)
+	if !ok {
+		return nil, errNoDisks
+	}
+	b, err := n.randomBroker()
+	if err != nil {
+		return nil, err
+	}
+	t, err := n.kill(b)
+	if err != nil {
+		return t, err
+	}
+	did, err := disks.DamageDisk(b, what, n.rng.Uint64())
+	if err == nil {
+		n.damages = append(n.damages, n.brokerID(b))
+	}
+	return append(t, did), err
+}
+
+func (n *Nemesis) corruptDisk(aim) ([]string, error)  { return n.damageDisk(cluster.DamageCorrupt) }
+func (n *Nemesis) truncateDisk(aim) ([]string, error) { return n.damageDisk(cluster.DamageTruncate) }
+
+// staleDisk kills a random broker, copies its data directory and restarts
+// it; the heal puts the copy back (Nemesis.stale).
+func (n *Nemesis) staleDisk(aim) ([]string, error) {
+	disks, ok := n.rt.(cluster.Disks)
+	if !ok {
+		return nil, errNoDisks
+	}
+	b, err := n.randomBroker()
+	if err != nil {
+		return nil, err
+	}
+	t, err := n.kill(b)
+	if err != nil {
+		return t, err
+	}
+	if err := disks.SnapshotDisk(b); err != nil {
+		return t, err
+	}
+	if err := n.rt.Restart(context.Background(), b); err != nil {
+		return append(t, "restart failed"), err
+	}
+	delete(n.killed, b)
+	n.stale[b] = true
+	n.damages = append(n.damages, n.brokerID(b))
+	return append(t, "its disk copied, restarted; the copy goes back at the end"), nil
 }
 
 // clockJump steps a random node's clock by 1 s to 10 min either way.

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -276,7 +277,11 @@ type Nemesis struct {
 	mu      sync.Mutex
 	killed  map[int]bool // nodes to restart at heal
 	kills   []int32      // brokers the window starting now killed
-	parts   []string     // the kinds the open window started (a composite's, in order)
+	damages []int32      // and those whose data directory it damaged
+	// stale are the brokers whose data directory a heal puts back as it
+	// was at the window's start (stale-disk).
+	stale   map[int]bool
+	parts   []string // the kinds the open window started (a composite's, in order)
 	paused  map[int]bool
 	netHurt bool
 	// zombieSessions are the transactional sessions this lane paused
@@ -392,7 +397,7 @@ func New(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder) *Ne
 func newLane(cfg Config, rt Runtime, net Network, leaders Leaders, rec Recorder, sh *shared, k int) *Nemesis {
 	return &Nemesis{cfg: cfg, rt: rt, net: net, leaders: leaders, rec: rec,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x746172+uint64(k))), killed: map[int]bool{}, paused: map[int]bool{},
-		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, heldBrokers: map[int]bool{}, zombieSessions: map[int]bool{}, clocked: map[int]bool{}, shared: sh, lane: k}
+		crashedMembers: map[int]bool{}, pausedMembers: map[int]bool{}, heldBrokers: map[int]bool{}, zombieSessions: map[int]bool{}, clocked: map[int]bool{}, stale: map[int]bool{}, shared: sh, lane: k}
 }
 
 // Lane is the nemesis that runs lane i of an overlapping schedule
@@ -625,7 +630,7 @@ func (n *Nemesis) open(ev Event, end time.Time) *Opening {
 	n.setWindow(&Window{Fault: ev.Fault, End: end})
 	o := &Opening{n: n, ev: ev, end: end, until: -1}
 	n.mu.Lock()
-	n.kills = nil
+	n.kills, n.damages = nil, nil
 	n.mu.Unlock()
 	f, ok := Lookup(ev.Fault)
 	switch {
@@ -720,10 +725,10 @@ func (o *Opening) Step(ctx context.Context, now time.Duration) (wait time.Durati
 	n.setWindow(w)
 	k := Kind(o.ev.Fault)
 	n.mu.Lock()
-	killed := n.kills
+	killed, damaged := n.kills, n.damages
 	n.parts = append(n.parts, k)
 	n.mu.Unlock()
-	return 0, true, n.record(history.StartF(k), k, o.targets, killed, err)
+	return 0, true, n.recordDamage(history.StartF(k), k, o.targets, killed, damaged, err)
 }
 
 // stepParts starts a composite's kinds in turn, part i a share i/(k+1)
@@ -842,7 +847,11 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // says what could not be done). killed are the brokers a window's start
 // killed, for the guarantee model.
 func (n *Nemesis) record(f, fault string, targets []string, killed []int32, err error) error {
-	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets, KilledBrokers: killed}}
+	return n.recordDamage(f, fault, targets, killed, nil, err)
+}
+
+func (n *Nemesis) recordDamage(f, fault string, targets []string, killed, damaged []int32, err error) error {
+	v := &history.Value{FaultInfo: &history.FaultInfo{Fault: fault, Targets: targets, KilledBrokers: killed, DamagedBrokers: damaged}}
 	n.shared.recMu.Lock()
 	defer n.shared.recMu.Unlock()
 	if _, rerr := n.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: v}); rerr != nil {
@@ -1040,6 +1049,18 @@ func (n *Nemesis) heal(ctx context.Context, restart bool) ([]string, error) {
 		}
 		note(n.rt.Resume(id))
 		targets = append(targets, "resume "+n.name(id))
+	}
+	for _, id := range sortedKeys(n.stale) {
+		// Down again, its disk put back as it was, to restart below.
+		delete(n.stale, id)
+		disks, _ := n.rt.(cluster.Disks)
+		if err := n.rt.Kill(id); err != nil || disks == nil {
+			note(cmp.Or(err, errNoDisks))
+			continue
+		}
+		n.killed[id] = true
+		note(disks.RestoreDisk(id))
+		targets = append(targets, "kill "+n.name(id)+", restore its old disk")
 	}
 	for _, id := range sortedKeys(n.killed) {
 		if !restart {

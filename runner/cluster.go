@@ -70,14 +70,42 @@ type Cluster struct {
 	stop   func()
 }
 
-// SetClock is the runtime's cluster.Clocks, where it offers one (the
-// local runtime; Spec.Validate refuses clock faults elsewhere).
+// SetClock is the runtime's cluster.Clocks (the local and docker runtimes
+// offer it).
 func (c *Cluster) SetClock(id int, offset time.Duration, rate float64) error {
 	k, ok := c.Cluster.(cluster.Clocks)
 	if !ok {
 		return fmt.Errorf("this runtime cannot set a node's clock")
 	}
 	return k.SetClock(id, offset, rate)
+}
+
+// DamageDisk, SnapshotDisk and RestoreDisk are the runtime's
+// cluster.Disks (the local and docker runtimes offer them).
+func (c *Cluster) DamageDisk(id int, what string, seed uint64) (string, error) {
+	k, ok := c.Cluster.(cluster.Disks)
+	if !ok {
+		return "", fmt.Errorf("this runtime cannot damage a node's disk")
+	}
+	return k.DamageDisk(id, what, seed)
+}
+
+// SnapshotDisk: see DamageDisk.
+func (c *Cluster) SnapshotDisk(id int) error {
+	k, ok := c.Cluster.(cluster.Disks)
+	if !ok {
+		return fmt.Errorf("this runtime cannot copy a node's disk")
+	}
+	return k.SnapshotDisk(id)
+}
+
+// RestoreDisk: see DamageDisk.
+func (c *Cluster) RestoreDisk(id int) error {
+	k, ok := c.Cluster.(cluster.Disks)
+	if !ok {
+		return fmt.Errorf("this runtime cannot restore a node's disk")
+	}
+	return k.RestoreDisk(id)
 }
 
 // Close stops the cluster and its network faults.

@@ -81,7 +81,7 @@ func TestApplySchedule(t *testing.T) {
 		{[]string{"--runtime", "external", "--bootstrap", "127.0.0.1:1", "--schedule", "partition@1s+2s", "--time-limit", "5s"}, "partition cannot run on this external cluster"},
 		{[]string{"--runtime", "external", "--bootstrap", "127.0.0.1:1", "--node", "a=127.0.0.1:1", "--kill-cmd", "true", "--start-cmd", "true",
 			"--schedule", "lose-unsynced@1s+2s", "--time-limit", "5s"}, "only chaos's own brokers keep unsynced writes"},
-		{[]string{"--schedule", "partition+kill@1s+2s,lose-unsynced@4s+1s", "--time-limit", "6s"}, "while brokers lose unsynced writes: not supported"},
+		{[]string{"--schedule", "partition+kill@1s+2s,lose-unsynced@4s+1s", "--time-limit", "6s"}, "while brokers lose unsynced writes or disks are damaged: not supported"},
 	} {
 		if _, err := parseRun(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)

@@ -265,18 +265,14 @@ func (s Spec) Validate() error {
 		field("nemesis", strings.Join(s.Faults, ","), "a fault of the transactional sessions without them",
 			"--workload txn with pause-producer: it pauses a transactional session, which only the txn workload runs")
 	}
-	if s.Runtime == RuntimeDocker && nemesis.NeedsClock(append(slices.Clone(s.Faults), s.Windows.Kinds()...)) {
-		field("nemesis", strings.Join(s.Faults, ","), "a clock fault in the docker runtime",
-			"--runtime local or sim with clock-jump and clock-skew: a node reads its clock fault from a file in its data directory, which the docker runtime does not write into its containers")
-	}
 	switch {
 	case s.NemesisOverlap < 0 || s.NemesisOverlap > 3:
 		field("nemesis-overlap", s.NemesisOverlap, "out of range", "1 to 3 fault kinds at once (1: one at a time)")
-	case overlaps && (s.Settings.LoseUnsynced || nemesis.LosesUnsynced(s.Faults)):
+	case overlaps && (s.Settings.LoseUnsynced || nemesis.DestroysData(s.Faults)):
 		// The guarantee model classes data loss per window: kills that
 		// overlap where brokers lose unsynced writes would lose them on
 		// several nodes at once unnoticed.
-		bad("faults overlap (a composite, windows open at once, or nemesis_overlap %d) while brokers lose unsynced writes: not supported, the guarantee model judges data loss per window", s.NemesisOverlap)
+		bad("faults overlap (a composite, windows open at once, or nemesis_overlap %d) while brokers lose unsynced writes or disks are damaged: not supported, the guarantee model judges data loss per window", s.NemesisOverlap)
 	}
 	if len(s.Windows) > 0 {
 		if err := s.Windows.Check(s.TimeLimit); err != nil {
@@ -372,14 +368,14 @@ func DeclaredFaults(names []string, brokers int) []checker.FaultRun {
 		if ok && f.Parts != nil {
 			// A composite starts each of its kinds as a window of its own.
 			for _, p := range f.Parts {
-				out = append(out, checker.FaultRun{Kind: p.Name, KilledBrokers: p.Kills(brokers)})
+				out = append(out, checker.FaultRun{Kind: p.Name, KilledBrokers: p.Kills(brokers), DamagedBrokers: p.Damages()})
 			}
 			continue
 		}
 		// A triggered kind's windows are its kind's.
 		r := checker.FaultRun{Kind: nemesis.Kind(name)}
 		if ok {
-			r.KilledBrokers = f.Kills(brokers)
+			r.KilledBrokers, r.DamagedBrokers = f.Kills(brokers), f.Damages()
 		}
 		out = append(out, r)
 	}

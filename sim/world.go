@@ -201,6 +201,32 @@ func (r runtime) SetClock(id int, offset time.Duration, rate float64) error {
 	return nil
 }
 
+var _ cluster.Disks = runtime{}
+
+// DamageDisk damages down broker id's storage (memdriver.Cluster.Damage).
+func (r runtime) DamageDisk(id int, what string, seed uint64) (string, error) {
+	if id == 0 {
+		return "", errors.New("the controller's disk is not simulated")
+	}
+	return r.w.c.Damage(int32(id), what, seed)
+}
+
+// SnapshotDisk copies down broker id's storage aside.
+func (r runtime) SnapshotDisk(id int) error {
+	if id == 0 {
+		return errors.New("the controller's disk is not simulated")
+	}
+	return r.w.c.SnapshotDisk(int32(id))
+}
+
+// RestoreDisk puts back the copy of broker id's storage.
+func (r runtime) RestoreDisk(id int) error {
+	if id == 0 {
+		return errors.New("the controller's disk is not simulated")
+	}
+	return r.w.c.RestoreDisk(int32(id))
+}
+
 var errPauseController = errors.New("pausing the controller is not simulated")
 
 func (r runtime) Pause(id int) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/chaos-isr/chaos/broker/control"
+	"github.com/chaos-isr/chaos/broker/storage"
 )
 
 type pendingCreate struct {
@@ -104,6 +105,13 @@ func (b *Broker) applyMetadata(md *control.Snapshot) {
 				if err != nil {
 					b.logf("%s-%d: cannot open log: %v", t.Name, p.Partition, err)
 					continue
+				}
+				if r, ok := log.(interface{ Recovery() storage.Recovery }); ok {
+					// What recovery cut or refused, for whoever reads the
+					// log after a crash or a damaged disk.
+					if rec := r.Recovery(); rec.TruncatedAt >= 0 || rec.HighWatermarkDamaged {
+						b.logf("%s-%d: recovered: %s", t.Name, p.Partition, rec)
+					}
 				}
 				r = &replica{key: tp{t.Name, p.Partition}, log: log, leaderEpoch: -1, partitionEpoch: -1, producers: producers{}}
 				b.rebuildProducers(r)

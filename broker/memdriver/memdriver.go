@@ -85,7 +85,8 @@ type node struct {
 	up, paused  bool
 	crashed     bool // down since its state machine panicked
 	incarnation int
-	backlog     []*msg // delivered while paused
+	backlog     []*msg                  // delivered while paused
+	snapshot    *storage.MemorySnapshot // a copy of its disk (SnapshotDisk)
 }
 
 type msgKind int
@@ -276,6 +277,45 @@ func (c *Cluster) Kill(id int32, loseUnsynced bool) {
 		n.logs.LoseUnsynced()
 	}
 	c.tracef("b%d killed (lose unsynced: %v)", id, loseUnsynced)
+}
+
+// Damage damages down broker id's storage as a disk fault does
+// (storage.MemoryFactory.Damage), drawing the place from seed.
+func (c *Cluster) Damage(id int32, what string, seed uint64) (string, error) {
+	n := c.node(id)
+	if n.up {
+		return "", fmt.Errorf("b%d is up: only a down broker's disk is damaged", id)
+	}
+	did, err := n.logs.Damage(what, rand.New(rand.NewPCG(seed, 0x6469736b)))
+	c.tracef("b%d disk: %s %v", id, did, err)
+	return did, err
+}
+
+// SnapshotDisk keeps a copy of down broker id's storage; RestoreDisk puts
+// it back.
+func (c *Cluster) SnapshotDisk(id int32) error {
+	n := c.node(id)
+	if n.up {
+		return fmt.Errorf("b%d is up: a disk is copied while its broker is down", id)
+	}
+	n.snapshot = n.logs.Snapshot()
+	c.tracef("b%d disk copied", id)
+	return nil
+}
+
+// RestoreDisk puts back the copy SnapshotDisk kept of down broker id's
+// storage.
+func (c *Cluster) RestoreDisk(id int32) error {
+	n := c.node(id)
+	switch {
+	case n.up:
+		return fmt.Errorf("b%d is up: a disk is restored while its broker is down", id)
+	case n.snapshot == nil:
+		return fmt.Errorf("b%d: no copy of its disk to restore", id)
+	}
+	n.logs.Restore(n.snapshot)
+	c.tracef("b%d disk restored from its copy", id)
+	return nil
 }
 
 // Restart starts a killed broker on its old storage.

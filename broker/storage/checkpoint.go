@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,9 +13,13 @@ import (
 )
 
 // Checkpoint file names in a partition directory. The epoch file uses
-// Kafka's format (version 0, a count, then "epoch startOffset" lines); the
-// HW file, which Kafka keeps per log directory, is per partition here:
-// version 0 and the HW.
+// Kafka's format (version 0, a count, then "epoch startOffset" lines); it
+// is only cross-checked, as the batches say the epochs. The HW file, which
+// Kafka keeps per log directory, is per partition here: version 1, the
+// HW and a CRC-32C of the HW's line, so that a damaged file is read as
+// none (a lower HW is safe; a higher one would serve what is not
+// committed) rather than as another number; version 0, without the
+// checksum, is still read.
 const (
 	hwFile    = "high-watermark"
 	epochFile = "leader-epoch-checkpoint"
@@ -22,12 +27,21 @@ const (
 )
 
 func formatHW(hw int64) []byte {
-	return []byte("0\n" + strconv.FormatInt(hw, 10) + "\n")
+	line := strconv.FormatInt(hw, 10)
+	return []byte("1\n" + line + "\n" + strconv.FormatUint(uint64(crc32.Checksum([]byte(line), castagnoli)), 10) + "\n")
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func parseHW(b []byte) (int64, error) {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) != 2 || lines[0] != "0" {
+	switch {
+	case len(lines) == 2 && lines[0] == "0":
+	case len(lines) == 3 && lines[0] == "1":
+		if sum, err := strconv.ParseUint(lines[2], 10, 32); err != nil || uint32(sum) != crc32.Checksum([]byte(lines[1]), castagnoli) {
+			return 0, fmt.Errorf("storage: %s fails its checksum", hwFile)
+		}
+	default:
 		return 0, fmt.Errorf("storage: malformed %s", hwFile)
 	}
 	return strconv.ParseInt(lines[1], 10, 64)

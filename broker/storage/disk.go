@@ -80,11 +80,29 @@ type Recovery struct {
 	// HighWatermarkClamped: the checkpointed HW was beyond the recovered log
 	// end offset and was lowered to it.
 	HighWatermarkClamped bool
+	// HighWatermarkDamaged: the HW checkpoint failed its checksum, or could
+	// not be read as one, and was taken as none (an HW of 0).
+	HighWatermarkDamaged bool
 	// EpochCheckpointDiffers: the leader-epoch-checkpoint file, less entries
 	// beyond the log end, is not a prefix of the cache rebuilt from the
 	// batches (or is unreadable). The batches win; this can happen
 	// legitimately after a truncation that was not checkpointed.
 	EpochCheckpointDiffers bool
+}
+
+// String says what recovery cut or distrusted, for a log line.
+func (r Recovery) String() string {
+	var parts []string
+	if r.TruncatedAt >= 0 {
+		parts = append(parts, fmt.Sprintf("cut at offset %d (%s), %d bytes and %d later segments dropped", r.TruncatedAt, r.Reason, r.TruncatedBytes, r.DeletedSegments))
+	}
+	if r.HighWatermarkDamaged {
+		parts = append(parts, "the HW checkpoint failed its checksum and was read as none")
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%d batches in %d segments, whole", r.Batches, r.Segments)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Disk is a Log in a directory of segment files in Kafka's layout, so that
@@ -225,6 +243,8 @@ func (d *Disk) recover() error {
 		if hw, err := parseHW(b); err == nil {
 			d.hw = d.idx.clampHW(hw)
 			d.rec.HighWatermarkClamped = hw > d.hw
+		} else {
+			d.rec.HighWatermarkDamaged = true
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err

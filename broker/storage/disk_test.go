@@ -259,7 +259,7 @@ func TestDiskCheckpointFiles(t *testing.T) {
 		}
 		return string(b)
 	}
-	if s := read(hwFile); s != "0\n7\n" {
+	if s := read(hwFile); s != "1\n7\n3058990603\n" {
 		t.Fatalf("%s: %q", hwFile, s)
 	}
 	if s := read(epochFile); s != "0\n2\n0 0\n3 5\n" {

@@ -30,6 +30,9 @@ type Memory struct {
 	lastSyncMs int64
 	closed     bool
 	bugs       bug.Set // planted storage bugs (package bug)
+	// damaged: a disk fault changed buf (MemoryFactory.Damage), so the
+	// next reopen recovers; ckDamaged: it damaged the HW checkpoint.
+	damaged, ckDamaged bool
 }
 
 // NewMemory returns an empty log with FsyncNever.
@@ -194,6 +197,8 @@ func (m *Memory) Close() error {
 // sees the log as it stands and the last checkpointed HW.
 func (m *Memory) reopen() {
 	m.closed = false
+	m.recover()
+	m.ckDamaged = false
 	m.hw = m.idx.clampHW(m.ckHW)
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/chaos-isr/chaos/cluster"
+	"github.com/chaos-isr/chaos/internal/clockfault"
 	waitfor "github.com/chaos-isr/chaos/internal/wait"
 	"github.com/chaos-isr/chaos/netfault"
 )
@@ -703,4 +704,50 @@ func (c *Cluster) Close() {
 		unlock()
 	}
 	_ = c.cli.Close()
+}
+
+var (
+	_ cluster.Clocks = (*Cluster)(nil)
+	_ cluster.Disks  = (*Cluster)(nil)
+)
+
+// SetClock sets node id's clock fault in its data directory, which is
+// bind-mounted as the container's /data: the node reads it within 100 ms
+// (package clockfault).
+func (c *Cluster) SetClock(id int, offset time.Duration, rate float64) error {
+	n, err := c.Node(id)
+	if err != nil {
+		return err
+	}
+	return clockfault.Write(n.DataDir, clockfault.Fault{Offset: offset, Rate: rate})
+}
+
+// DamageDisk damages node id's data directory, on the host side of its
+// bind mount (cluster.DamageDir); the caller has killed the node.
+func (c *Cluster) DamageDisk(id int, what string, seed uint64) (string, error) {
+	n, err := c.Node(id)
+	if err != nil {
+		return "", err
+	}
+	return cluster.DamageDir(n.DataDir, what, seed)
+}
+
+// SnapshotDisk copies node id's data directory aside (cluster.SnapshotDir);
+// the caller has killed the node.
+func (c *Cluster) SnapshotDisk(id int) error {
+	n, err := c.Node(id)
+	if err != nil {
+		return err
+	}
+	return cluster.SnapshotDir(n.DataDir)
+}
+
+// RestoreDisk puts the copy of node id's data directory back
+// (cluster.RestoreDir); the caller has killed the node.
+func (c *Cluster) RestoreDisk(id int) error {
+	n, err := c.Node(id)
+	if err != nil {
+		return err
+	}
+	return cluster.RestoreDir(n.DataDir)
 }

@@ -63,11 +63,10 @@ func TestEveryFault(t *testing.T) {
 
 	// The cluster's faults: those of the client family act on a
 	// workload's own clients (its consumer group, its requests, its
-	// transactional sessions), which this test has none of; the clock
-	// faults are the local and sim runtimes' alone.
+	// transactional sessions), which this test has none of.
 	var kinds []string
 	for _, f := range nemesis.Names() {
-		if k, _ := nemesis.Lookup(f); !nemesis.NeedsGroup([]string{f}) && k.Family() != nemesis.FamilyClient && !k.Clock {
+		if k, _ := nemesis.Lookup(f); !nemesis.NeedsGroup([]string{f}) && k.Family() != nemesis.FamilyClient {
 			kinds = append(kinds, f)
 		}
 	}
