@@ -50,8 +50,14 @@ func TestPermittedMatrix(t *testing.T) {
 	f1 := []string{"kill", "partition"}
 	// F2 and F3: brokers that lose unsynced writes, killed one at a time
 	// or several at once.
-	f2 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{Kind: "kill", KilledBrokers: 1}}; return c }
-	f3 := func(c Config) Config { c.LoseUnsynced, c.Declared = true, []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}; return c }
+	f2 := func(c Config) Config {
+		c.LoseUnsynced, c.Declared = true, []FaultRun{{Kind: "kill", KilledBrokers: 1}}
+		return c
+	}
+	f3 := func(c Config) Config {
+		c.LoseUnsynced, c.Declared = true, []FaultRun{{Kind: "kill-all", KilledBrokers: 3}}
+		return c
+	}
 	// Letters: the anomalies checked for each row, in this order.
 	// ack-below-min-isr is forbidden wherever acks=-1 and
 	// min.insync.replicas > 1, whatever the election and the faults.
