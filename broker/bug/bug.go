@@ -273,14 +273,14 @@ var registry = [count]Info{
 		Breaks:   "under --election elr, a broker that registers after an unclean shutdown stays in every ELR it was in, so a replica that lost its unsynced writes can still be elected as one that holds every committed record",
 		Mirrors:  "KIP-966's unclean-shutdown rule (KAFKA-15586: a broker that registers without its previous broker epoch left uncleanly and leaves the ELR); without it ELR only moves the last-replica-standing loss, it does not close it",
 		Why:      "the ELR's membership rule: the set is safe only while each member is known to have kept what it had",
-		Scenario: "acks=-1, min.insync.replicas=2, --election elr, --lose-unsynced, slow-followers-kill-leader every 5 s with partition-controller: the ISR shrinks to the leader, which dies losing its unsynced writes while the followers are fenced; it comes back first, still eligible, and is elected without the records the followers have (lost-write)",
+		Scenario: "acks=-1, min.insync.replicas=2, --election elr, stop-followers-kill-leader every 5 s: the followers stop cleanly and the ISR shrinks to the leader, which dies losing its unsynced writes and comes back first, still eligible, and is elected without the records the followers have (lost-write)",
 	},
 	{
 		Bug: ELRHWBelowMin, Name: "elr-hw-below-min", Node: Broker,
 		Breaks:   "under --election elr, the leader advances its high watermark while the ISR is below min.insync.replicas, as clean election allows, so a replica that left the ISR then (an ELR member) lacks records below the high watermark",
 		Mirrors:  "KIP-966's strict min ISR rule (Kafka 4.0's Partition.maybeIncrementLeaderHW): the ELR is sound only because the high watermark stands still below the minimum",
 		Why:      "the rule the ELR rests on: with it broken an ELR election truncates committed records even when no disk loses anything",
-		Scenario: "acks=1, min.insync.replicas=2, --election elr, slow-followers-kill-leader every 5 s: the leader, alone in the ISR, commits acks=1 writes that consumers read; it is killed and an ELR member without them is elected (inconsistent-offsets, lost-write of read records)",
+		Scenario: "acks=-1, min.insync.replicas=2, --election elr, stop-followers-kill-leader every 5 s: the leader, alone in the ISR, commits the writes it had taken before the followers left, which consumers read; it dies losing them, and the ELR follower elected lacks them (inconsistent-offsets, lost-write)",
 	},
 	{
 		Bug: DeadlinesOnWallClock, Name: "deadlines-on-wall-clock", Node: Broker,
