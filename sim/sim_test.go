@@ -183,12 +183,12 @@ func TestScenario3(t *testing.T) {
 	}
 }
 
-// f1 are the fault kinds of class F1: every kind but lose-unsynced (whose
-// kill loses unsynced writes).
+// f1 are the fault kinds of class F1: every kind but those that destroy
+// data (lose-unsynced, stop-followers-kill-leader, the disk faults).
 func f1() []string {
 	var out []string
 	for _, f := range nemesis.Names() {
-		if k, _ := nemesis.Lookup(f); !k.LosesUnsynced && !nemesis.NeedsGroup([]string{f}) && !nemesis.NeedsTxn([]string{f}) {
+		if !nemesis.DestroysData([]string{f}) && !nemesis.NeedsGroup([]string{f}) && !nemesis.NeedsTxn([]string{f}) {
 			out = append(out, f)
 		}
 	}

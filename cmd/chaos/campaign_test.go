@@ -338,8 +338,8 @@ func TestCampaignSeedsReplay(t *testing.T) {
 		for _, m := range planSeed.FindAllStringSubmatch(out, -1) {
 			seeds = append(seeds, m[1])
 		}
-		if z := preset(t, "seed").Size(); len(seeds) != z.Cells*z.Runs || len(seeds) != 60 {
-			t.Fatalf("the seed preset planned %d runs, want %d (60):\n%s", len(seeds), z.Cells*z.Runs, out)
+		if z := preset(t, "seed").Size(); len(seeds) != z.Cells*z.Runs || len(seeds) != 108 {
+			t.Fatalf("the seed preset planned %d runs, want %d (108):\n%s", len(seeds), z.Cells*z.Runs, out)
 		}
 		return seeds
 	}
@@ -378,7 +378,7 @@ func planCells(spec campaign.Spec, store string) ([]campaign.Cell, error) {
 }
 
 func TestCampaignPresetsAndModel(t *testing.T) {
-	for name, want := range map[string]int{"smoke": 2, "seed": 60} {
+	for name, want := range map[string]int{"smoke": 2, "seed": 108} {
 		cells, err := planCells(preset(t, name), "store")
 		if err != nil || len(cells) != want {
 			t.Fatalf("preset %s: %d cells, %v", name, len(cells), err)
@@ -401,8 +401,14 @@ func TestCampaignPresetsAndModel(t *testing.T) {
 		{"kill-all", []string{"--lose-unsynced"}, "lost-write permitted"},
 		{"lose-unsynced", nil, "lost-write permitted"},
 		{"lose-unsynced", []string{"--fsync", "always"}, "lost-write forbidden"},
+		// A damaged disk loses data whatever the storage settings.
+		{"corrupt", []string{"--fsync", "always"}, "lost-write permitted"},
+		// KIP-966's case: clean election permits the loss, ELR does not.
+		{"stop-followers-kill-leader", nil, "lost-write permitted"},
+		{"stop-followers-kill-leader elr", nil, "lost-write forbidden"},
 	} {
-		spec := campaign.Spec{CampaignSpec: results.CampaignSpec{Cells: []campaign.CellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: c.nemesis}}, TimeLimit: results.Duration(30 * time.Second),
+		nemesis, election, _ := strings.Cut(c.nemesis, " ")
+		spec := campaign.Spec{CampaignSpec: results.CampaignSpec{Cells: []campaign.CellSpec{{Acks: -1, MinInsyncReplicas: 2, Nemesis: nemesis, Election: election}}, TimeLimit: results.Duration(30 * time.Second),
 			NemesisInterval: results.Duration(5 * time.Second), RunArgs: c.args}}
 		cells, err := planCells(spec, "store")
 		if err != nil || cells[0].Prediction != c.want {
