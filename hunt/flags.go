@@ -59,7 +59,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Election, "election", "clean", "leader election policy of every scenario: clean, unclean or elr")
 	fs.StringVar(&f.Workload, "workload", runner.DefaultWorkload, "every scenario's workload: "+runner.WorkloadDocs())
 	fs.StringVar(&f.SubVia, "sub-via", results.SubViaAssign, "how every scenario's consumers read: assign, or subscribe (as one consumer group; the group's faults, crash-consumer, pause-consumer and partition-coordinator, are then drawn too)")
-	fs.StringVar(&f.Nemesis, "nemesis", "", "the fault kinds windows are drawn from, a comma list (default: every kind): "+strings.Join(nemesis.Names(), ", "))
+	fs.StringVar(&f.Nemesis, "nemesis", "", "the fault kinds windows are drawn from, a comma list (default: every kind but the clock and disk faults, those of a consumer group or transactional sessions the workload does not have, and stop-followers-kill-leader unless the election may be elr): "+strings.Join(nemesis.Names(), ", "))
 	fs.StringVar(&f.Store, "store", "store", "the result store directory (a hunt keeps only the runs that were not valid, and its record and page under STORE/hunts)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress display")
 	runner.BugFlag(fs, &f.Bugs)
