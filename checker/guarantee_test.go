@@ -221,3 +221,24 @@ func TestCheckVerdicts(t *testing.T) {
 		t.Fatal("a non-verdict must not map to 0, 1 or 2")
 	}
 }
+
+// TestELROneAtATime: under ELR, data lost on one node and then another
+// before the cluster could have recovered counts as lost on several at
+// once (F3), where windows far apart stay F2; clean election is not
+// concerned (F2 permits its loss either way).
+func TestELROneAtATime(t *testing.T) {
+	sec := int64(1e9)
+	cfg := Config{Election: "elr", LoseUnsynced: true, LivenessBoundMs: 10000}
+	far := []FaultRun{{Kind: "lose-unsynced", KilledBrokers: 1, StartNs: 1 * sec, EndNs: 2 * sec}, {Kind: "lose-unsynced", KilledBrokers: 1, StartNs: 9 * sec, EndNs: 10 * sec}}
+	near := []FaultRun{{Kind: "lose-unsynced", KilledBrokers: 1, StartNs: 1 * sec, EndNs: 2 * sec}, {Kind: "kill", KilledBrokers: 1, StartNs: 2*sec + sec/10, EndNs: 3 * sec}}
+	if got := FaultClass(cfg, far); got != FaultsF2 {
+		t.Errorf("windows 7 s apart: %s, want F2", got)
+	}
+	if got := FaultClass(cfg, near); got != FaultsF3 {
+		t.Errorf("windows 100 ms apart: %s, want F3", got)
+	}
+	cfg.Election = "clean"
+	if got := FaultClass(cfg, near); got != FaultsF2 {
+		t.Errorf("clean election, windows 100 ms apart: %s, want F2", got)
+	}
+}

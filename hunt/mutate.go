@@ -75,7 +75,7 @@ func Mutate(parent runner.Spec, seed uint64, base runner.Spec, o DrawOptions) ru
 // any two in a run that loses unsynced writes (Spec.Validate refuses
 // overlaps there).
 func clashes(s *runner.Spec) func(a, b string) bool {
-	lossy := s.Settings.LoseUnsynced || nemesis.LosesUnsynced(s.Windows.Kinds())
+	lossy := s.Settings.LoseUnsynced || nemesis.DestroysData(s.Windows.Kinds())
 	return func(a, b string) bool { return lossy || !nemesis.CanOverlap(a, b) }
 }
 
@@ -146,14 +146,14 @@ func time_(rng *rand.Rand, d time.Duration) time.Duration {
 }
 
 // fixOverlapLoss keeps a mutated schedule one the guarantee model judges:
-// windows that lose unsynced writes never come with overlapping ones (two
-// kills at once would lose them on several nodes), so where both are, each
-// composite keeps its first kind.
+// windows that lose unsynced writes or damage disks never come with
+// overlapping ones (two kills at once would lose them on several nodes),
+// so where both are, each composite keeps its first kind.
 func fixOverlapLoss(s *runner.Spec) {
 	lossy, composite := s.Settings.LoseUnsynced, false
 	for _, ev := range s.Windows {
 		f, ok := nemesis.Lookup(ev.Fault)
-		lossy = lossy || (ok && f.LosesUnsynced)
+		lossy = lossy || (ok && (f.LosesUnsynced || f.Disk))
 		composite = composite || len(history.FaultParts(ev.Fault)) > 1
 	}
 	if !lossy || !composite {
