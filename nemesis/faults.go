@@ -738,18 +738,25 @@ func (n *Nemesis) isrShrinks() time.Duration {
 
 var errNoDisks = errors.New("the runtime cannot damage a node's disk")
 
-// damageDisk kills a random broker and damages its data directory as what
-// says; the heal restarts it.
-func (n *Nemesis) damageDisk(what string) ([]string, error) {
+// killForDisk is a disk fault's first step: a random broker killed, so
+// that its data directory may be touched.
+func (n *Nemesis) killForDisk() (cluster.Disks, int, []string, error) {
 	disks, ok := n.rt.(cluster.Disks)
 	if !ok {
-		return nil, errNoDisks
+		return nil, 0, nil, errNoDisks
 	}
 	b, err := n.randomBroker()
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	t, err := n.kill(b)
+	return disks, b, t, err
+}
+
+// damageDisk kills a random broker and damages its data directory as what
+// says; the heal restarts it.
+func (n *Nemesis) damageDisk(what string) ([]string, error) {
+	disks, b, t, err := n.killForDisk()
 	if err != nil {
 		return t, err
 	}
@@ -766,15 +773,7 @@ func (n *Nemesis) truncateDisk(aim) ([]string, error) { return n.damageDisk(clus
 // staleDisk kills a random broker, copies its data directory and restarts
 // it; the heal puts the copy back (Nemesis.stale).
 func (n *Nemesis) staleDisk(aim) ([]string, error) {
-	disks, ok := n.rt.(cluster.Disks)
-	if !ok {
-		return nil, errNoDisks
-	}
-	b, err := n.randomBroker()
-	if err != nil {
-		return nil, err
-	}
-	t, err := n.kill(b)
+	disks, b, t, err := n.killForDisk()
 	if err != nil {
 		return t, err
 	}

@@ -16,6 +16,30 @@ const (
 // Elections lists the policies, in the order flags and docs give them.
 func Elections() []string { return []string{Clean, Unclean, ELR} }
 
+// ForwardClock is the time a state machine's deadlines run on: the
+// driver's clock readings, moved by their forward steps only. A clock
+// stepped back (a host's wall clock set right) would otherwise leave every
+// deadline set before the step that far in the future, and the node silent
+// for as long (found by the clock-jump fault); a step forward still makes
+// the timeouts that span it expire early, as Kafka's wall-clock lag and
+// session checks do. The zero value takes its first reading as it is.
+type ForwardClock struct {
+	now, wall int64
+	read      bool
+}
+
+// Read takes the driver's reading and returns the deadlines' time.
+func (c *ForwardClock) Read(reading int64) int64 {
+	switch {
+	case !c.read:
+		c.now, c.read = reading, true
+	case reading > c.wall:
+		c.now += reading - c.wall
+	}
+	c.wall = reading
+	return c.now
+}
+
 // NoLeader marks a partition that is offline.
 const NoLeader int32 = -1
 

@@ -85,9 +85,8 @@ type Controller struct {
 	refused       map[int32]string // the cluster id last refused, by broker
 	started       bool
 	log           []string
-	// now and wall are the clock as the sessions run on it and its last
-	// reading (clock).
-	now, wall int64
+	// clock is the time the sessions run on (control.ForwardClock).
+	clock control.ForwardClock
 }
 
 // New returns a controller, resuming from a persisted snapshot if not nil.
@@ -136,7 +135,7 @@ func (c *Controller) begin(now int64) {
 
 // Handle answers one broker request.
 func (c *Controller) Handle(now int64, req any) any {
-	now = c.clock(now)
+	now = c.clock.Read(now)
 	c.begin(now)
 	switch r := req.(type) {
 	case *control.RegisterRequest:
@@ -154,7 +153,7 @@ func (c *Controller) Handle(now int64, req any) any {
 
 // Tick fences brokers whose session expired.
 func (c *Controller) Tick(now int64) {
-	now = c.clock(now)
+	now = c.clock.Read(now)
 	c.begin(now)
 	var expired []int32
 	for i := range c.md.Brokers {
@@ -166,22 +165,6 @@ func (c *Controller) Tick(now int64) {
 		expired = append(expired, b.ID)
 	}
 	c.fence(expired...)
-}
-
-// clock turns a reading of the driver's clock into the time the sessions
-// run on, which moves with the clock's forward steps only: a clock
-// stepped back would otherwise make every broker's last heartbeat look
-// that far in the future, and no session expire for as long. A step
-// forward still expires sessions, as in Kafka.
-func (c *Controller) clock(now int64) int64 {
-	switch {
-	case !c.started:
-		c.now = now
-	case now > c.wall:
-		c.now += now - c.wall
-	}
-	c.wall = now
-	return c.now
 }
 
 func (c *Controller) bump() { c.md.Version++ }

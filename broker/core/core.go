@@ -185,10 +185,8 @@ type Broker struct {
 	cfg  Config
 	logs storage.Factory
 	now  int64
-	// wall is the clock's last reading, which now follows forward only
-	// (setNow).
-	wall      int64
-	clockRead bool
+	// clock turns the driver's readings into now (setNow).
+	clock control.ForwardClock
 
 	effects []Effect
 	nextID  uint64
@@ -387,23 +385,15 @@ func (b *Broker) previousEpoch() int64 {
 	return b.prevEpoch
 }
 
-// setNow reads the driver's clock. The broker's deadlines run on b.now,
-// which moves with the clock's forward steps only: a clock stepped back
-// (a host's wall clock set right) would otherwise leave every deadline set
-// before the step that far in the future, and the broker silent for as
-// long (no heartbeat, no fetch; found by clock-jump). A step forward
-// still makes the timeouts that span it expire early, as in Kafka, whose
-// lag and session checks read the wall clock.
+// setNow reads the driver's clock: the broker's deadlines run on a
+// control.ForwardClock, so that a clock stepped back stalls nothing.
 func (b *Broker) setNow(now int64) {
-	switch {
-	case !b.clockRead || b.cfg.Bugs.Has(bug.DeadlinesOnWallClock):
-		// (Planted bug deadlines-on-wall-clock takes every reading as
-		// it is, breaking the rule that a step back stalls nothing.)
+	b.now = b.clock.Read(now)
+	if b.cfg.Bugs.Has(bug.DeadlinesOnWallClock) {
+		// Planted bug deadlines-on-wall-clock takes every reading as it
+		// is, breaking the rule that a step back stalls nothing.
 		b.now = now
-	case now > b.wall:
-		b.now += now - b.wall
 	}
-	b.wall, b.clockRead = now, true
 }
 
 // Request handles a client or peer request arriving on conn.

@@ -94,15 +94,20 @@ func (m *Memory) recover() {
 // Snapshot is a copy of the node's logs as they are, for Restore: a disk
 // image taken while the node is down.
 func (f *MemoryFactory) Snapshot() *MemorySnapshot {
-	s := &MemorySnapshot{logs: map[memKey]*Memory{}, keys: slices.Clone(f.keys), cleanEpoch: f.cleanEpoch}
-	for k, m := range f.logs {
+	return &MemorySnapshot{logs: cloneLogs(f.logs), keys: slices.Clone(f.keys), cleanEpoch: f.cleanEpoch}
+}
+
+// cloneLogs is a deep copy of logs: neither side's writes reach the other.
+func cloneLogs(logs map[memKey]*Memory) map[memKey]*Memory {
+	out := make(map[memKey]*Memory, len(logs))
+	for k, m := range logs {
 		c := *m
 		c.buf = slices.Clone(m.buf)
 		c.idx.entries = slices.Clone(m.idx.entries)
 		c.idx.epochs = slices.Clone(m.idx.epochs)
-		s.logs[k] = &c
+		out[k] = &c
 	}
-	return s
+	return out
 }
 
 // MemorySnapshot is a MemoryFactory's logs at one moment.
@@ -116,12 +121,5 @@ type MemorySnapshot struct {
 // Open of each is a restart on that old disk. A log created since s is
 // gone, as on a restored disk.
 func (f *MemoryFactory) Restore(s *MemorySnapshot) {
-	f.logs, f.keys, f.cleanEpoch = map[memKey]*Memory{}, slices.Clone(s.keys), s.cleanEpoch
-	for k, m := range s.logs {
-		c := *m
-		c.buf = slices.Clone(m.buf)
-		c.idx.entries = slices.Clone(m.idx.entries)
-		c.idx.epochs = slices.Clone(m.idx.epochs)
-		f.logs[k] = &c
-	}
+	f.logs, f.keys, f.cleanEpoch = cloneLogs(s.logs), slices.Clone(s.keys), s.cleanEpoch
 }
