@@ -3,8 +3,6 @@ package checker
 import (
 	"fmt"
 	"slices"
-
-	"github.com/chaos-isr/chaos/history"
 )
 
 // LostWrite finds writes that are gone: a value known to have been
@@ -91,7 +89,7 @@ func LostWrites(h *History) []LostAck {
 		v := &h.vals[w.vid]
 		p := h.parts[v.home()]
 		fr := &h.finals[p.final]
-		op := &h.Ops[w.pos]
+		op := h.ops.op(w.pos)
 		out = append(out, LostAck{Value: v.str, Topic: p.key.Topic, Partition: p.key.Partition, Offset: v.obsOff,
 			Op: op.Index, Time: op.Time, Acked: w.acked, Cause: w.cause, FinalRead: h.index(fr.done), Reach: fr.reach})
 	})
@@ -366,7 +364,7 @@ func (h *History) copiesOf(vid int32) *copySightings {
 				continue
 			}
 			for _, rec := range h.finals[p.final].recs {
-				if v, ok := h.valID[rec.Value]; ok && h.vals[v].flags&observedTwice != 0 && at(v).survivor.part < 0 {
+				if v := rec.vid; h.vals[v].flags&observedTwice != 0 && at(v).survivor.part < 0 {
 					at(v).survivor = observation{part: h.finals[p.final].part, offset: rec.Offset}
 				}
 			}
@@ -753,7 +751,7 @@ func GarbageRead(h *History) Result {
 		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, by, h.index(pos)), h.index(pos))
 	}
 	for _, pos := range h.corrupt {
-		f.add(Unexplained, fmt.Sprintf("%s (op %d) got records that do not decode: %s", h.Ops[pos].F, h.index(pos), h.Ops[pos].Error), h.index(pos))
+		f.add(Unexplained, fmt.Sprintf("%s (op %d) got records that do not decode: %s", h.ops.fn(pos), h.index(pos), h.ops.errText(pos)), h.index(pos))
 	}
 	if !h.anyRecords() && len(h.corrupt) == 0 {
 		f.noEvidence("no read returned a record")
@@ -815,7 +813,7 @@ func ReplicaDivergence(h *History) Result {
 					continue
 				}
 				f.stat("pairs-compared", 1)
-				n, first, va, vb := diverge(sortedRecs(a.recs), sortedRecs(b.recs), min(a.hw, b.hw))
+				n, first, va, vb := h.diverge(sortedRecs(a.recs), sortedRecs(b.recs), min(a.hw, b.hw))
 				if n == 0 {
 					continue
 				}
@@ -836,7 +834,7 @@ func (h *History) written(part int32) bool {
 // diverge counts the offsets below limit where two logs sorted by offset
 // differ (one lacks a record the other has, or the values differ) and
 // describes the first difference.
-func diverge(a, b []history.Record, limit int64) (n int, first int64, va, vb string) {
+func (h *History) diverge(a, b []record, limit int64) (n int, first int64, va, vb string) {
 	i, j := 0, 0
 	for {
 		oa, ob := limit, limit
@@ -849,13 +847,13 @@ func diverge(a, b []history.Record, limit int64) (n int, first int64, va, vb str
 		if oa >= limit && ob >= limit {
 			return
 		}
-		var x, y *history.Record
+		var x, y *record
 		switch {
 		case oa == ob:
 			x, y = &a[i], &b[j]
 			i++
 			j++
-			if x.Value == y.Value {
+			if x.vid == y.vid {
 				continue
 			}
 		case oa < ob:
@@ -866,23 +864,23 @@ func diverge(a, b []history.Record, limit int64) (n int, first int64, va, vb str
 			j++
 		}
 		if n == 0 {
-			first, va, vb = min(oa, ob), describeRecord(x), describeRecord(y)
+			first, va, vb = min(oa, ob), h.describeRecord(x), h.describeRecord(y)
 		}
 		n++
 	}
 }
 
-func describeRecord(r *history.Record) string {
+func (h *History) describeRecord(r *record) string {
 	if r == nil {
 		return "nothing"
 	}
-	return fmt.Sprintf("%q", r.Value)
+	return fmt.Sprintf("%q", h.str(*r))
 }
 
 // sortedRecs returns the records in offset order: a log read is sorted
 // already, but a foreign history need not be.
-func sortedRecs(recs []history.Record) []history.Record {
-	less := func(x, y history.Record) int { return cmpInt(x.Offset, y.Offset) }
+func sortedRecs(recs []record) []record {
+	less := func(x, y record) int { return cmpInt(x.Offset, y.Offset) }
 	if slices.IsSortedFunc(recs, less) {
 		return recs
 	}

@@ -42,7 +42,14 @@ func checkers() []func(*History) Result {
 // Check runs every checker on ops, marks the anomalies cfg permits as
 // expected, and gives the verdict (see Results.Valid).
 func Check(ops []history.Op, cfg Config, opts Options) *Results {
-	h := NewHistory(ops, cfg)
+	return CheckHistory(NewHistory(ops, cfg), opts)
+}
+
+// CheckHistory is Check of a history already indexed (by NewHistory, or
+// a Builder that read it as it streamed past), under the configuration it
+// was indexed for.
+func CheckHistory(h *History, opts Options) *Results {
+	cfg := h.asked
 	checks := checkers()
 	if h.cfg.Transactions {
 		// Reported only for a history judged with transactions: a

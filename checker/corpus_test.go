@@ -39,7 +39,9 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := renderVerdict(Check(ops, cfg, Options{}))
+			res := Check(ops, cfg, Options{})
+			got := renderVerdict(res)
+			sameAsStreamed(t, ops, cfg, Options{}, res)
 			if *update {
 				if err := os.WriteFile(wantPath, []byte(head+got), 0o644); err != nil {
 					t.Fatal(err)

@@ -32,7 +32,7 @@ const CrashName = "crash"
 func Crash(h *History) Result {
 	f := h.newFinding(CrashName)
 	for _, pos := range h.crashes {
-		op := &h.Ops[pos]
+		op := h.ops.op(pos)
 		f.add(Unexplained, crashDetail(op), op.Index)
 	}
 	return f.result()

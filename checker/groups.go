@@ -213,15 +213,15 @@ func unreadBelowCommit(h *History, f *finding, events []groupEvent) {
 		f.noEvidence("no member fetched the group's committed offsets")
 		return
 	}
-	delivered := map[string]bool{}
+	delivered := map[int32]bool{}
 	for i := range h.polls {
 		r := &h.polls[i]
-		op := &h.Ops[r.done]
+		op := h.ops.op(r.done)
 		if op.Value == nil || op.Value.GroupInfo == nil || op.Value.Group != last.group {
 			continue
 		}
 		for _, rec := range r.recs {
-			delivered[rec.Value] = true
+			delivered[rec.vid] = true
 		}
 	}
 	judged := 0
@@ -236,7 +236,7 @@ func unreadBelowCommit(h *History, f *finding, events []groupEvent) {
 		judged++
 		unread, first := 0, int64(-1)
 		for _, rec := range h.finals[h.parts[part].final].recs {
-			if rec.Offset < o.Offset && !delivered[rec.Value] {
+			if rec.Offset < o.Offset && !delivered[rec.vid] {
 				if unread++; first < 0 {
 					first = rec.Offset
 				}
@@ -273,8 +273,8 @@ func stuckGroup(h *History, f *finding, events []groupEvent) {
 	case tried == 0:
 		f.noEvidence("the final phase did not join the group")
 	case joined:
-	case h.Ops[lastTry].Time < heal+bound:
-		f.missing("the final phase's attempts to join the group ended at %s, before the liveness bound after the last heal had passed", secs(h.Ops[lastTry].Time))
+	case h.at(lastTry) < heal+bound:
+		f.missing("the final phase's attempts to join the group ended at %s, before the liveness bound after the last heal had passed", secs(h.at(lastTry)))
 	default:
 		f.add(Unexplained, fmt.Sprintf("after the last heal, %d attempts of a new member to join the group and fetch its offsets failed, until past the liveness bound (the last at op %d)", tried, h.index(lastTry)), h.index(lastTry))
 	}

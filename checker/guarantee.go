@@ -303,18 +303,18 @@ func (l *faultLog) add(op *history.Op, pos int32) {
 }
 
 // finish judges the windows read.
-func (l *faultLog) finish(ops []history.Op) {
+func (l *faultLog) finish(op func(int32) *history.Op) {
 	last := int32(-1) // the last stop or heal completed
 	for _, w := range l.windows.Windows() {
 		last = max(last, w.Stop.Done)
 		if w.Start.Done < 0 {
 			continue // a start that never completed is not known to have run
 		}
-		start := &ops[w.Start.Done]
+		start := op(w.Start.Done)
 		// A start that reported an error may not have taken effect:
 		// counting it could permit what it never caused, so it does not
 		// count.
-		if !w.Opened(ops) {
+		if start.Error != "" {
 			if l.failed == 0 {
 				l.firstErr = fmt.Sprintf("%s (op %d): %s", start.F, start.Index, start.Error)
 			}
@@ -326,7 +326,7 @@ func (l *faultLog) finish(ops []history.Op) {
 		}
 		r := FaultRun{Kind: w.Fault, StartNs: start.Time}
 		if w.Stop.Done >= 0 {
-			r.EndNs = ops[w.Stop.Done].Time
+			r.EndNs = op(w.Stop.Done).Time
 		}
 		if start.Value != nil && start.Value.FaultInfo != nil {
 			r.KilledBrokers = len(start.Value.KilledBrokers)
@@ -337,8 +337,8 @@ func (l *faultLog) finish(ops []history.Op) {
 	for _, h := range l.windows.Heals() {
 		last = max(last, h.Done)
 	}
-	if last >= 0 && ops[last].Error != "" {
-		op := &ops[last]
+	if last >= 0 && op(last).Error != "" {
+		op := op(last)
 		l.unhealed = fmt.Sprintf("%s (op %d) reported an error: %s", op.F, op.Index, op.Error)
 	}
 }

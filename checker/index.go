@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -18,13 +19,17 @@ import (
 // Positions (int32) index Ops; results report history.Op.Index, which is
 // what a user finds in history.jsonl.
 type History struct {
-	// Ops is the history as given.
-	Ops []history.Op
+	// ops is what is kept of the history's operations.
+	ops opTable
 
 	// cfg is the configuration the history is judged under, model what
 	// the guarantee model permits there (for the faults that ran), and
 	// faults the fault windows the history records.
-	cfg    Config
+	cfg   Config
+	asked Config // cfg as given, before the history told more
+	// shared: the operations indexed outlive the History (NewHistory's
+	// caller holds them), so what it keeps of them need not be copied.
+	shared bool
 	model  map[string]Permission
 	faults faultLog
 
@@ -129,7 +134,7 @@ type readOp struct {
 	// group: a member resumes from the group's committed offset when its
 	// generation changes, so its polls are compared within one.
 	gen  int32
-	recs []history.Record
+	recs []record
 	// reach is how far the read got: its HW, or past its highest record
 	// if it reported no HW (or a smaller one).
 	reach int64
@@ -432,84 +437,140 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 			}
 		}
 	}
-	h := &History{
-		Ops:    ops,
-		cfg:    cfg,
-		keyID:  map[history.Key]int32{},
-		valID:  make(map[string]int32, sends),
-		vals:   make([]valueInfo, 0, sends),
-		sends:  make([]sendOp, 0, sends),
-		polls:  make([]readOp, 0, polls),
-		ends:   make([]readOp, 0, ends),
-		counts: map[string]*OpCounts{},
-
-		lastConverge: -1,
-	}
+	b := NewBuilder(cfg)
+	// The caller holds ops as long as the History: sharing their memory
+	// costs nothing, and copying it would.
+	b.h.shared, b.h.ops.src = true, ops
+	h := b.h
+	h.tries = make([]readTry, 0, polls)
+	h.valID = make(map[string]int32, sends)
+	h.vals = make([]valueInfo, 0, sends)
+	h.sends = make([]sendOp, 0, sends)
+	h.polls = make([]readOp, 0, polls)
+	h.ends = make([]readOp, 0, ends)
 	if txns > 0 {
 		h.txn.ops = make([]txnOp, 0, txns)
 	}
+	for i := range ops {
+		b.Add(&ops[i])
+	}
+	return b.History()
+}
+
+// Builder indexes a history as it streams past, one operation at a time,
+// so that a history on disk is judged without holding it whole: what it
+// keeps is the index (see History), and of each operation its fixed
+// fields. NewHistory is a Builder fed a slice.
+type Builder struct {
+	h *History
 	// Clients, the monitor and the cluster's crashes are paired each by
 	// history's rule on its own, as each is read for itself.
-	var clients, monitor, crashes history.Pairer
-	for i := range ops {
-		op := &ops[i]
-		pos := int32(i)
-		c := h.counts[op.F]
-		if c == nil {
-			c = &OpCounts{}
-			h.counts[op.F] = c
-		}
-		switch op.Type {
-		case history.Invoke:
-			c.Invoke++
-		case history.OK:
-			c.OK++
-		case history.Fail:
-			c.Fail++
-		case history.Info:
-			c.Info++
-		}
-		switch op.Process {
-		case history.NemesisProcess:
-			h.faults.add(op, pos)
-			continue
-		case history.MonitorProcess:
-			if op.F == history.Monitor && op.Value != nil {
-				h.addSample(op, pos, monitor.Add(op, pos))
-			}
-			continue
-		case history.ClusterProcess:
-			if op.F == history.Invariant && op.Type != history.Invoke {
-				h.violations = append(h.violations, pos)
-			}
-			if op.F == history.Crash {
-				h.addCrash(op, pos, crashes.Add(op, pos))
-			}
-			continue
-		}
-		h.clientOps++
-		st := clients.Add(op, pos)
-		if st.Problem != "" {
-			h.problem(st.Problem)
-		}
-		if st.Orphan >= 0 {
-			h.complete(st.Orphan, -1)
-		}
-		if op.Type != history.Invoke {
-			h.complete(st.Invoke, pos)
+	clients, monitor, crashes history.Pairer
+	// open are the client invokes not yet completed, by position: their
+	// completion reads them.
+	open map[int32]*history.Op
+}
+
+// NewBuilder starts indexing a history for judging under cfg (see
+// NewHistory).
+func NewBuilder(cfg Config) *Builder {
+	return &Builder{h: &History{
+		ops:    newOpTable(),
+		cfg:    cfg,
+		asked:  cfg,
+		keyID:  map[history.Key]int32{},
+		valID:  map[string]int32{},
+		counts: map[string]*OpCounts{},
+
+		lastConverge: -1,
+	}, open: map[int32]*history.Op{}}
+}
+
+// Add indexes the history's next operation. The builder may keep op: the
+// caller must not change it afterwards.
+func (b *Builder) Add(op *history.Op) {
+	h := b.h
+	keep := keepWhole(op)
+	kept := op
+	if keep && h.ops.src == nil {
+		// Without its records (the read tables have them), and a copy of
+		// its own unless the caller holds op anyway: a kept op must not
+		// hold on to its decoder's buffers.
+		kept = stripped(op)
+		if !h.shared {
+			kept = history.Detached(kept)
 		}
 	}
+	pos := h.ops.add(kept, keep)
+	c := h.counts[op.F]
+	if c == nil {
+		c = &OpCounts{}
+		h.counts[h.own(op.F)] = c
+	}
+	switch op.Type {
+	case history.Invoke:
+		c.Invoke++
+	case history.OK:
+		c.OK++
+	case history.Fail:
+		c.Fail++
+	case history.Info:
+		c.Info++
+	}
+	switch op.Process {
+	case history.NemesisProcess:
+		h.faults.add(op, pos)
+		return
+	case history.MonitorProcess:
+		if op.F == history.Monitor && op.Value != nil {
+			h.addSample(op, pos, b.monitor.Add(op, pos))
+		}
+		return
+	case history.ClusterProcess:
+		if op.F == history.Invariant && op.Type != history.Invoke {
+			h.violations = append(h.violations, pos)
+		}
+		if op.F == history.Crash {
+			h.addCrash(op, pos, b.crashes.Add(op, pos))
+		}
+		return
+	}
+	h.clientOps++
+	st := b.clients.Add(op, pos)
+	if st.Problem != "" {
+		h.problem(st.Problem)
+	}
+	if st.Orphan >= 0 {
+		h.complete(st.Orphan, -1, b.open[st.Orphan], nil)
+		delete(b.open, st.Orphan)
+	}
+	if op.Type == history.Invoke {
+		b.open[pos] = op
+		return
+	}
+	var inv *history.Op
+	if st.Invoke >= 0 {
+		inv = b.open[st.Invoke]
+		delete(b.open, st.Invoke)
+	}
+	h.complete(st.Invoke, pos, inv, op)
+}
+
+// History finishes the index; the builder is spent.
+func (b *Builder) History() *History {
+	h := b.h
 	// Invokes the history ended before completing are unknown, like info.
-	for _, j := range clients.Open() {
-		h.complete(j, -1)
+	for _, j := range b.clients.Open() {
+		h.complete(j, -1, b.open[j], nil)
 	}
+	b.open = nil
 	// A crash's invoke and completion are recorded at once: an invoke the
 	// history ends with is a crash all the same, its completion torn off.
-	for _, j := range crashes.Open() {
+	for _, j := range b.crashes.Open() {
 		h.crashes = append(h.crashes, j)
-		h.faults.crash(&ops[j])
+		h.faults.crash(h.ops.op(j))
 	}
-	h.faults.finish(ops)
+	h.faults.finish(h.ops.op)
 	h.finish()
 	return h
 }
@@ -550,7 +611,7 @@ func (h *History) addSample(op *history.Op, pos int32, st history.Step) {
 func (h *History) addCrash(op *history.Op, pos int32, st history.Step) {
 	if st.Orphan >= 0 {
 		h.crashes = append(h.crashes, st.Orphan)
-		h.faults.crash(&h.Ops[st.Orphan])
+		h.faults.crash(h.ops.op(st.Orphan))
 	}
 	if op.Type != history.Invoke {
 		h.crashes = append(h.crashes, pos)
@@ -564,6 +625,30 @@ func (h *History) problem(p string) {
 	}
 }
 
+// own is s as the History keeps it: a copy, unless the operations are
+// shared.
+func (h *History) own(s string) string {
+	if h.shared {
+		return s
+	}
+	return strings.Clone(s)
+}
+
+// Recorded says whether the history holds an operation of function f.
+func (h *History) Recorded(f string) bool { return h.counts[f] != nil }
+
+// NotSupported marks the check name as one the history gives no evidence
+// for (Config.Unsupported), with the reason: found out only once the
+// history was read, as when nothing says its recorder watched for
+// crashes.
+func (h *History) NotSupported(name, why string) {
+	h.asked.Unsupported = maps.Clone(h.asked.Unsupported)
+	if h.asked.Unsupported == nil {
+		h.asked.Unsupported = map[string]string{}
+	}
+	h.asked.Unsupported[name] = why
+}
+
 // Problems lists malformations found in the history (at most 100).
 func (h *History) Problems() []string { return h.problems }
 
@@ -571,6 +656,7 @@ func (h *History) keyOf(k history.Key) int32 {
 	if id, ok := h.keyID[k]; ok {
 		return id
 	}
+	k.Topic = h.own(k.Topic)
 	id := int32(len(h.keys))
 	h.keyID[k] = id
 	h.keys = append(h.keys, k)
@@ -582,22 +668,57 @@ func (h *History) valueOf(s string) int32 {
 	if id, ok := h.valID[s]; ok {
 		return id
 	}
+	// A copy of its own: a decoder's string may share memory with the
+	// rest of the line it came from, which would then stay too.
+	s = h.own(s)
 	id := int32(len(h.vals))
 	h.valID[s] = id
 	h.vals = append(h.vals, valueInfo{str: s, part: -1, failPos: -1, readPos: -1, repPos: -1, obsPart: -1, obsPos: -1})
 	return id
 }
 
+// record is a record as the index keeps it: its offset, and its value
+// interned (History.vals), so that a value read a hundred times is held
+// once.
+type record struct {
+	Offset int64
+	vid    int32
+}
+
+// records interns rs, records of partition part. Most records are read
+// again where they were seen before (polls that overlap, the final and
+// replica reads), so the value already seen at a record's offset is
+// tried before the table of every value.
+func (h *History) records(part int32, rs []history.Record) []record {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]record, len(rs))
+	obs := &h.parts[part].obs
+	for i, r := range rs {
+		vid := int32(-1)
+		if s := obs.lookup(r.Offset); s != nil {
+			switch {
+			case s.readVid != 0 && h.vals[s.readVid-1].str == r.Value:
+				vid = s.readVid - 1
+			case s.ackVid != 0 && h.vals[s.ackVid-1].str == r.Value:
+				vid = s.ackVid - 1
+			}
+		}
+		if vid < 0 {
+			vid = h.valueOf(r.Value)
+		}
+		out[i] = record{Offset: r.Offset, vid: vid}
+	}
+	return out
+}
+
+// str is the value of a record.
+func (h *History) str(r record) string { return h.vals[r.vid].str }
+
 // complete indexes one operation given its invoke and completion positions
-// (either may be -1, not both).
-func (h *History) complete(inv, done int32) {
-	var invOp, doneOp *history.Op
-	if inv >= 0 {
-		invOp = &h.Ops[inv]
-	}
-	if done >= 0 {
-		doneOp = &h.Ops[done]
-	}
+// (either may be -1, not both) and the operations there.
+func (h *History) complete(inv, done int32, invOp, doneOp *history.Op) {
 	if doneOp == nil {
 		if invOp.Type == history.Invoke {
 			if c := h.counts[invOp.F]; c != nil {
@@ -711,7 +832,7 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	if v == nil || v.Value == "" {
 		if done >= 0 {
-			h.problem(fmt.Sprintf("op %d: a send without a value", h.Ops[done].Index))
+			h.problem(fmt.Sprintf("op %d: a send without a value", h.index(done)))
 		}
 		return
 	}
@@ -759,11 +880,12 @@ func sessionOf(ops ...*history.Op) *int32 {
 
 func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	v := doneOp.Value
-	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1, broker: -1, gen: -1, recs: v.Records}
+	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1, broker: -1, gen: -1}
 	if v.GroupInfo != nil {
 		r.gen = v.Generation
 	}
 	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
+	r.recs = h.records(r.part, v.Records)
 	if v.From != nil {
 		r.from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
@@ -797,7 +919,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		// A replica's log is judged by replica-divergence only: it may
 		// hold an unacknowledged tail that no client could read.
 		for _, rec := range r.recs {
-			val := &h.vals[h.valueOf(rec.Value)]
+			val := &h.vals[rec.vid]
 			val.flags |= readByReplica
 			if val.repPos < 0 {
 				val.repPos = done
@@ -817,7 +939,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		h.txn.rcReads = true
 	}
 	for _, rec := range r.recs {
-		vid := h.valueOf(rec.Value)
+		vid := rec.vid
 		val := &h.vals[vid]
 		val.flags |= seen
 		if val.readPos < 0 {
@@ -898,7 +1020,7 @@ func (h *History) finish() {
 			continue
 		}
 		for _, rec := range h.finals[p.final].recs {
-			val := &h.vals[h.valID[rec.Value]]
+			val := &h.vals[rec.vid]
 			if val.home() == int32(part) {
 				val.flags |= inOwnFinal
 			}
@@ -1029,7 +1151,7 @@ func (h *History) index(pos int32) int64 {
 	if pos < 0 {
 		return -1
 	}
-	return h.Ops[pos].Index
+	return h.ops.index(pos)
 }
 
 // callTime is when the operation was invoked; an operation seen only by its
@@ -1038,7 +1160,7 @@ func (h *History) callTime(inv int32) int64 {
 	if inv < 0 {
 		return math.MinInt64 / 2
 	}
-	return h.Ops[inv].Time
+	return h.ops.time(inv)
 }
 
 func (h *History) key(part int32) history.Key { return h.keys[part] }

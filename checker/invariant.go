@@ -28,7 +28,7 @@ func ISRInvariant(h *History) Result {
 		return f.result()
 	}
 	for _, pos := range h.violations {
-		op := &h.Ops[pos]
+		op := h.ops.op(pos)
 		f.add(Unexplained, invariantDetail(op), op.Index)
 	}
 	return f.result()

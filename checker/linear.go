@@ -97,37 +97,35 @@ const (
 )
 
 // linOp is one operation of the model; porcupine receives it as the input
-// (the output is unused: the result is part of the operation).
+// (the output is unused: the result is part of the operation). A history
+// has one per acknowledged send and read, so it is kept small: what it
+// says of itself (its value, its function) is read from the history
+// when it is described.
 type linOp struct {
-	part    int
-	kind    linKind
-	offset  int64 // send: its offset
-	commit  bool  // send: acknowledged with acks=-1
-	unknown bool  // send: info or never completed
-	hw      int64 // read: the HW it reported, -1 if none
-	reach   int64 // read: max(hw, last record + 1)
-	call    int64
-	ret     int64
-	pos     int32   // the op to cite: the completion, or the invoke of an unknown send
-	vid     int32   // send: its value
-	rd      *readOp // read: what it returned
-	f       string
-	value   string
-	from    int64
-	nrecs   int
-	seg     int // porcupine partition: a segment or a window
-	// linStart: the state to start from.
-	startLeo, startHW int64
+	call, ret int64
+	offset    int64   // send: its offset; linStart: the log end to start from
+	hw        int64   // read: the HW it reported, -1 if none; linStart: the HW to start from
+	reach     int64   // read: max(hw, last record + 1)
+	from      int64   // read: where it read from, -1 if it did not say
+	rd        *readOp // read: what it returned
+	part      int32
+	pos       int32 // the op to cite: the completion, or the invoke of an unknown send
+	vid       int32 // send: its value
+	nrecs     int32
+	seg       int32 // porcupine partition: a segment or a window
+	kind      linKind
+	commit    bool // send: acknowledged with acks=-1
+	unknown   bool // send: info or never completed
 }
 
-func (op *linOp) part32() int32 { return int32(op.part) }
+func (op *linOp) part32() int32 { return op.part }
 
 // raises is what an operation establishes once linearized: a log end
 // (leo) and a HW (hw) that everything after it must respect.
 func (op *linOp) raises() (leo, hw int64) {
 	switch op.kind {
 	case linStart:
-		return op.startLeo, op.startHW
+		return op.offset, op.hw
 	case linSend:
 		if op.commit {
 			return op.offset + 1, op.offset + 1
@@ -137,20 +135,29 @@ func (op *linOp) raises() (leo, hw int64) {
 	return op.reach, op.reach
 }
 
-func (op *linOp) describe() string {
+// describe says what op did; h, where given, names its value and
+// function (tests of the model alone have no history).
+func (op *linOp) describe(h *History) string {
+	value, f := fmt.Sprintf("#%d", op.vid), "read"
+	if h != nil && op.vid >= 0 && int(op.vid) < len(h.vals) {
+		value = fmt.Sprintf("%q", h.vals[op.vid].str)
+	}
+	if h != nil && op.pos >= 0 && op.kind == linRead {
+		f = h.ops.fn(op.pos)
+	}
 	switch {
 	case op.kind == linStart:
-		return fmt.Sprintf("earlier segments: log end >= %d, hw >= %d", op.startLeo, op.startHW)
+		return fmt.Sprintf("earlier segments: log end >= %d, hw >= %d", op.offset, op.hw)
 	case op.kind == linSend && op.unknown:
-		return fmt.Sprintf("send %q -> unknown, read at offset %d", op.value, op.offset)
+		return fmt.Sprintf("send %s -> unknown, read at offset %d", value, op.offset)
 	case op.kind == linSend:
-		return fmt.Sprintf("send %q -> offset %d", op.value, op.offset)
-	case op.f == history.EndOffset:
+		return fmt.Sprintf("send %s -> offset %d", value, op.offset)
+	case f == history.EndOffset:
 		return fmt.Sprintf("end-offset -> %d", op.hw)
 	case op.from >= 0:
-		return fmt.Sprintf("%s from %d -> %d records, hw %d", op.f, op.from, op.nrecs, op.hw)
+		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, op.from, op.nrecs, op.hw)
 	}
-	return fmt.Sprintf("%s -> %d records, hw %d", op.f, op.nrecs, op.hw)
+	return fmt.Sprintf("%s -> %d records, hw %d", f, op.nrecs, op.hw)
 }
 
 type linState struct{ leo, hw int64 }
@@ -180,12 +187,12 @@ func (c checks) step(state, input, _ any) (bool, any) {
 		s.hw = max(s.hw, op.reach)
 		s.leo = max(s.leo, op.reach)
 	case linStart:
-		s.leo, s.hw = max(s.leo, op.startLeo), max(s.hw, op.startHW)
+		s.leo, s.hw = max(s.leo, op.offset), max(s.hw, op.hw)
 	}
 	return true, s
 }
 
-func linModel(c checks) porcupine.Model {
+func linModel(h *History, c checks) porcupine.Model {
 	return porcupine.Model{
 		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
 			var out [][]porcupine.Operation
@@ -204,7 +211,7 @@ func linModel(c checks) porcupine.Model {
 			s := state.(linState)
 			return uint64(s.leo)*0x9e3779b97f4a7c15 ^ uint64(s.hw)
 		},
-		DescribeOperation: func(input, _ any) string { return input.(*linOp).describe() },
+		DescribeOperation: func(input, _ any) string { return input.(*linOp).describe(h) },
 		DescribeState: func(state any) string {
 			s := state.(linState)
 			return fmt.Sprintf("log end >= %d, hw >= %d", s.leo, s.hw)
@@ -227,14 +234,14 @@ func linOps(h *History, stats func(string, int64)) [][]*linOp {
 	acked := make(map[int32]int64, len(h.sends))
 	for i := range h.sends {
 		s := &h.sends[i]
-		op := &linOp{part: int(s.part), kind: linSend, value: h.vals[s.vid].str, f: history.Send, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
+		op := &linOp{part: s.part, kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
 		case outOK:
 			if s.offset < 0 {
 				stats("sends-without-offset", 1)
 				continue
 			}
-			op.offset, op.commit, op.ret = s.offset, acks < 0, h.Ops[s.done].Time
+			op.offset, op.commit, op.ret = s.offset, acks < 0, h.at(s.done)
 			if at, ok := acked[s.vid]; ok && at == s.offset {
 				// A retry acknowledged at the same offset (an idempotent
 				// producer's deduplicated batch) is the same record.
@@ -272,8 +279,8 @@ func linOps(h *History, stats func(string, int64)) [][]*linOp {
 	for _, rs := range [][]readOp{h.polls, h.ends, h.finals} {
 		for i := range rs {
 			r := &rs[i]
-			op := &linOp{part: int(r.part), kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.Ops[r.done].Time,
-				pos: r.done, f: h.Ops[r.done].F, from: r.from, nrecs: len(r.recs), vid: -1, rd: r}
+			op := &linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.at(r.done),
+				pos: r.done, from: r.from, nrecs: int32(len(r.recs)), vid: -1, rd: r}
 			if op.hw < 0 && op.reach < 0 {
 				continue
 			}
@@ -503,28 +510,34 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 var (
 	segmentOps    = 2000 // a variable so that tests can cut small histories
 	maxSegmentOps = 50_000
+	chunkOps      = 20_000
 )
 
 // searchOps turns one partition's operations into porcupine's for the
 // given checks: tightened, cut into segments numbered from *seg on (it sets
-// each operation's seg), each later segment opened by a linStart. It returns how many operations were
+// each operation's seg), each later segment opened by a linStart. It
+// gives them to search in chunks of whole segments, of about chunkOps
+// operations, until search returns false: each chunk is searched on its
+// own (it starts from the state the earlier ones established), so memory
+// follows a chunk, not the history. It returns how many operations were
 // left out (segments over maxSegmentOps) and whether the partition could
 // be tightened.
-func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, meta func(*linOp) any) (ops []porcupine.Operation, skipped int, tightened bool) {
+func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, meta func(*linOp) any, search func([]porcupine.Operation) bool) (skipped int, tightened bool) {
 	calls, rets, tightened := tighten(part, c)
 	var leo, hw int64
+	var ops []porcupine.Operation
 	for k, idx := range segments(calls, rets) {
 		if len(idx) > maxSegmentOps {
 			skipped += len(idx)
 		} else {
 			if k > 0 {
 				first := calls[idx[0]]
-				start := &linOp{part: part[0].part, kind: linStart, seg: *seg, startLeo: leo, startHW: hw, pos: part[idx[0]].pos}
+				start := &linOp{part: part[0].part, kind: linStart, seg: int32(*seg), offset: leo, hw: hw, pos: part[idx[0]].pos, vid: -1}
 				ops = append(ops, porcupine.Operation{ClientId: client(start), Input: start, Call: first - 1, Return: first - 1})
 			}
 			for _, i := range idx {
 				op := part[i]
-				op.seg = *seg
+				op.seg = int32(*seg)
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: calls[i], Return: rets[i], Metadata: meta(op)})
 			}
 			*seg++
@@ -533,8 +546,17 @@ func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, meta 
 			l, w := part[i].raises()
 			leo, hw = max(leo, l), max(hw, w)
 		}
+		if len(ops) >= chunkOps {
+			if !search(ops) {
+				return skipped, tightened
+			}
+			ops = nil
+		}
 	}
-	return ops, skipped, tightened
+	if len(ops) > 0 {
+		search(ops)
+	}
+	return skipped, tightened
 }
 
 // segments splits operations (given their intervals) into segments of at
@@ -590,7 +612,7 @@ func window(part []*linOp, w witness, seg int) []*linOp {
 	}
 	for i, op := range out {
 		c := *op
-		c.seg = seg
+		c.seg = int32(seg)
 		out[i] = &c
 	}
 	return out
@@ -621,9 +643,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 		return Unexplained, true
 	}
 	for _, rec := range r.recs {
-		vid, ok := h.valID[rec.Value]
-		switch {
-		case !ok:
+		switch vid := rec.vid; {
 		case vid == w.after.vid:
 			return Unexplained, true
 		case rec.Offset == w.after.offset:
@@ -658,7 +678,7 @@ func Linearizability(h *History, opts Options) []Result {
 	parts := linOps(h, stats)
 	clients := map[int]int{}
 	client := func(op *linOp) int {
-		p := h.Ops[op.pos].Process
+		p := h.ops.process(op.pos)
 		c, ok := clients[p]
 		if !ok {
 			c = len(clients)
@@ -691,17 +711,17 @@ func Linearizability(h *History, opts Options) []Result {
 		c, decided := h.cause(sendF, w)
 		if w.bound < 0 {
 			sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
-				h.key(w.after.part32()), w.before.describe(), h.index(w.before.pos), w.after.describe(), h.index(w.after.pos), w.after.offset),
+				h.key(w.after.part32()), w.before.describe(h), h.index(w.before.pos), w.after.describe(h), h.index(w.after.pos), w.after.offset),
 				h.index(w.before.pos), h.index(w.after.pos))
 			continue
 		}
 		sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the log to offset %d",
-			h.key(w.after.part32()), w.after.describe(), h.index(w.after.pos), w.before.describe(), h.index(w.before.pos), w.bound),
+			h.key(w.after.part32()), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 	for _, w := range readW {
 		readF.add(Unexplained, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the high watermark to %d",
-			h.key(w.after.part32()), w.after.describe(), h.index(w.after.pos), w.before.describe(), h.index(w.before.pos), w.bound),
+			h.key(w.after.part32()), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 
@@ -715,11 +735,33 @@ func Linearizability(h *History, opts Options) []Result {
 	c := checks{sends: len(sendW) == 0, reads: len(readW) == 0}
 	full := porcupine.CheckResult("")
 	if c.sends || c.reads {
-		var ops []porcupine.Operation
+		// Chunk by chunk: any illegal chunk makes the history illegal,
+		// and one without a verdict in the time left makes it unknown.
+		full = porcupine.Ok
+		model := linModel(h, c)
+		search := func(ops []porcupine.Operation) bool {
+			left := timeout - time.Since(began)
+			if left <= 0 {
+				full = porcupine.Unknown
+				return false
+			}
+			stats("porcupine-chunks", 1)
+			switch r := porcupine.CheckOperationsTimeout(model, ops, left); r {
+			case porcupine.Illegal:
+				full = r
+				return false
+			case porcupine.Unknown:
+				full = r
+				return false
+			}
+			return true
+		}
 		seg, skipped := 0, 0
 		for _, part := range parts {
-			pops, skip, tightened := searchOps(part, c, &seg, client, meta)
-			ops = append(ops, pops...)
+			if full != porcupine.Ok {
+				break
+			}
+			skip, tightened := searchOps(part, c, &seg, client, meta, search)
 			skipped += skip
 			if !tightened && len(part) > 0 {
 				stats("partitions-not-tightened", 1)
@@ -733,7 +775,6 @@ func Linearizability(h *History, opts Options) []Result {
 			}
 		}
 		stats("segments", int64(seg))
-		full = porcupine.CheckOperationsTimeout(linModel(c), ops, timeout)
 		if full == porcupine.Ok && skipped > 0 {
 			full = porcupine.Unknown
 		}
@@ -762,7 +803,7 @@ func Linearizability(h *History, opts Options) []Result {
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret, Metadata: meta(op)})
 			}
 		}
-		model := linModel(bothChecks)
+		model := linModel(h, bothChecks)
 		res, info := porcupine.CheckOperationsVerbose(model, ops, max(timeout-time.Since(began), timeout/10))
 		stats("porcupine-windows", int64(len(ws)))
 		stats("porcupine-windows-"+strings.ToLower(string(res)), 1)

@@ -150,7 +150,7 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	for _, op := range linOps(reversed(60), func(string, int64) {})[0] {
 		plain = append(plain, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
 	}
-	if r := porcupine.CheckOperationsTimeout(linModel(bothChecks), plain, 300*time.Millisecond); r != porcupine.Unknown {
+	if r := porcupine.CheckOperationsTimeout(linModel(nil, bothChecks), plain, 300*time.Millisecond); r != porcupine.Unknown {
 		t.Errorf("a plain search of 60 reversed unknown sends: %s", r)
 	}
 	if r := Linearizability(reversed(60), Options{LinearizableTimeout: time.Second}); r[0].Valid != Valid {
@@ -210,8 +210,8 @@ func TestManyUnknownSendsDoNotBlowUp(t *testing.T) {
 // when a pair of that kind contradicts it; and tightening the intervals and
 // cutting them into segments never changes porcupine's verdict.
 func TestWitnessesMatchPorcupine(t *testing.T) {
-	defer func(n int) { segmentOps = n }(segmentOps)
-	segmentOps = 2
+	defer func(n, c int) { segmentOps, chunkOps = n, c }(segmentOps, chunkOps)
+	segmentOps, chunkOps = 2, 5
 	rng := rand.New(rand.NewPCG(1, 2))
 	illegal, cuts := 0, 0
 	for trial := range 20000 {
@@ -236,7 +236,7 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 		}
 		sw, rw := witnesses(ops)
 		for _, c := range []checks{{true, true}, {true, false}, {false, true}} {
-			model := linModel(c)
+			model := linModel(nil, c)
 			var pops []porcupine.Operation
 			for _, op := range ops {
 				op.seg = 0 // searchOps numbers segments in place
@@ -247,16 +247,21 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			if legal == pairs {
 				var desc []string
 				for _, op := range ops {
-					desc = append(desc, fmt.Sprintf("[%d,%d] %s reach %d", op.call, op.ret, op.describe(), op.reach))
+					desc = append(desc, fmt.Sprintf("[%d,%d] %s reach %d", op.call, op.ret, op.describe(nil), op.reach))
 				}
 				t.Fatalf("trial %d, checks %+v: porcupine legal=%v, pairs %d+%d:\n%s", trial, c, legal, len(sw), len(rw), strings.Join(desc, "\n"))
 			}
 			seg := 0
-			tops, _, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(*linOp) any { return nil })
+			// Chunks of a few segments, each searched on its own.
+			chunked := true
+			_, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(*linOp) any { return nil }, func(chunk []porcupine.Operation) bool {
+				chunked = chunked && porcupine.CheckOperations(model, chunk)
+				return true
+			})
 			if !tightened && legal {
 				t.Fatalf("trial %d, checks %+v: tightening failed on a legal history", trial, c)
 			}
-			if porcupine.CheckOperations(model, tops) != legal {
+			if chunked != legal {
 				t.Fatalf("trial %d, checks %+v: tightening or segments changed the verdict (legal=%v, %d segments)", trial, c, legal, seg)
 			}
 			cuts += seg - 1

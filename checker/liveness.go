@@ -93,7 +93,7 @@ func (h *History) at(pos int32) int64 {
 	if pos < 0 {
 		return -1
 	}
-	return h.Ops[pos].Time
+	return h.ops.time(pos)
 }
 
 // convObs is what the tester saw of a partition's convergence after
@@ -122,7 +122,7 @@ func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost st
 		if s.done < 0 || s.inv < 0 {
 			continue
 		}
-		op := &h.Ops[s.done]
+		op := h.ops.op(s.done)
 		switch {
 		case s.view:
 			if s.epoch < epoch {
@@ -149,7 +149,7 @@ func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost st
 		if c.parts != nil && !slices.Contains(c.parts, k.Partition) {
 			continue
 		}
-		op := &h.Ops[c.done]
+		op := h.ops.op(c.done)
 		seen := fmt.Sprintf("the final phase gave up waiting: %s (op %d)", op.Error, op.Index)
 		obs = append(obs, convObs{done, false, seen})
 		if done-h.at(c.inv) >= bound {
@@ -336,7 +336,7 @@ func StuckPartition(h *History) Result {
 			f.undecide(Unexplained, "stuck-partition-undecided", 1)
 			return
 		}
-		op := &h.Ops[c.lastPos]
+		op := h.ops.op(c.lastPos)
 		f.add(Unexplained, fmt.Sprintf("no %s of %s succeeded after the last heal (at %s): they failed from %s to %s (op %d: %s); the liveness bound is %s",
 			what, h.key(int32(pi)), secs(heal), secs(c.first), secs(c.last), op.Index, describeFailure(op), secs(bound)), op.Index)
 	}
@@ -405,8 +405,8 @@ func StuckConsumer(h *History) Result {
 		}
 		if s.end-s.start > limit {
 			f.add(Unexplained, fmt.Sprintf("reads of %s from offset %d returned no records for %s (%d reads, op %d to op %d), though the high watermark they reported was above it (%d); %s",
-				h.key(k.part), k.from, secs(s.end-s.start), s.n, h.Ops[s.first].Index, h.Ops[s.last].Index, s.hw, why),
-				h.Ops[s.first].Index, h.Ops[s.last].Index)
+				h.key(k.part), k.from, secs(s.end-s.start), s.n, h.index(s.first), h.index(s.last), s.hw, why),
+				h.index(s.first), h.index(s.last))
 		}
 	}
 	// ordered are the open stalls' keys in a fixed order, so that the

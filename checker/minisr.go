@@ -166,8 +166,8 @@ func AckBelowMinISR(h *History) Result {
 	// replicas: completion times, in order.
 	refused := make([][]int64, len(h.parts))
 	for i := range h.sends {
-		if s := &h.sends[i]; s.done >= 0 && s.typ != outOK && strings.HasPrefix(h.Ops[s.done].Error, notEnoughReplicas) {
-			refused[s.part] = append(refused[s.part], h.Ops[s.done].Time)
+		if s := &h.sends[i]; s.done >= 0 && s.typ != outOK && strings.HasPrefix(h.ops.errText(s.done), notEnoughReplicas) {
+			refused[s.part] = append(refused[s.part], h.at(s.done))
 		}
 	}
 	deaf := h.controllerCut(lag)
@@ -195,7 +195,7 @@ func AckBelowMinISR(h *History) Result {
 			}
 			// Rule 4: a leader that refused a send in the run (or within
 			// the lag of it) was enforcing the minimum.
-			lo, hi := h.Ops[p.samples[r.first].done].Time-lag, h.Ops[p.samples[r.last].done].Time+lag
+			lo, hi := h.at(p.samples[r.first].done)-lag, h.at(p.samples[r.last].done)+lag
 			// Rule 6: while a fault window cut the controller off (or
 			// killed it), the brokers' views were frozen however long it
 			// lasted, and an ISR the controller grew just before stays
@@ -230,7 +230,7 @@ func AckBelowMinISR(h *History) Result {
 		if s.inv < 0 {
 			continue
 		}
-		ti, td := h.Ops[s.inv].Time, h.Ops[s.done].Time
+		ti, td := h.at(s.inv), h.at(s.done)
 		rs := runs[s.part]
 		// The last run whose window opens before ti.
 		k, _ := slices.BinarySearchFunc(rs, ti, func(r belowRun, t int64) int { return cmpInt(r.from, t) })
@@ -282,15 +282,15 @@ func belowRuns(h *History, ss []sample, minISR int32, lag int64) []belowRun {
 		}
 		j := i
 		for j+1 < len(ss) && below(&ss[j+1]) && ss[j+1].leader == ss[i].leader && ss[j+1].epoch == ss[i].epoch &&
-			h.Ops[ss[j+1].done].Time-h.Ops[ss[j].done].Time <= int64(MaxSampleGap) {
+			h.at(ss[j+1].done)-h.at(ss[j].done) <= int64(MaxSampleGap) {
 			j++
 		}
 		// The last sample's view was read after its predecessor (in
 		// the run, since j > i) completed; with j == i there is none,
 		// and no send fits.
-		r := belowRun{first: i, last: j, from: h.Ops[ss[i].done].Time + lag, to: math.MinInt64}
+		r := belowRun{first: i, last: j, from: h.at(ss[i].done) + lag, to: math.MinInt64}
 		if j > i {
-			r.to = h.Ops[ss[j-1].done].Time - lag
+			r.to = h.at(ss[j-1].done) - lag
 		}
 		out = append(out, r)
 		i = j + 1
@@ -322,12 +322,12 @@ func shrankInEpoch(ss []sample, first int, minISR int32) bool {
 func (h *History) bracket(part int32, r *belowRun, ti, td, lag int64) (before, after int) {
 	ss := h.parts[part].samples
 	before = r.first
-	for k := r.first; k <= r.last && h.Ops[ss[k].done].Time+lag < ti; k++ {
+	for k := r.first; k <= r.last && h.at(ss[k].done)+lag < ti; k++ {
 		before = k
 	}
 	after = r.last
 	for k := r.first + 1; k <= r.last; k++ {
-		if h.Ops[ss[k-1].done].Time-lag > td {
+		if h.at(ss[k-1].done)-lag > td {
 			after = k
 			break
 		}
@@ -351,7 +351,7 @@ func (h *History) describeBelow(s *sendOp, r *belowRun, ti, td, lag int64) strin
 	first := &ss[b]
 	return fmt.Sprintf("value %q acknowledged %s of %s (op %d, invoked at %s, acknowledged at %s) under acks=-1, while every monitor sample from op %d (%s) to op %d (%s), %d samples, saw leader %d (epoch %d) with isr %v, below min.insync.replicas %d",
 		h.vals[s.vid].str, at, h.key(s.part), h.index(s.done), secs(ti), secs(td),
-		h.index(first.done), secs(h.Ops[first.done].Time), h.index(ss[a].done), secs(h.Ops[ss[a].done].Time), a-b+1,
+		h.index(first.done), secs(h.at(first.done)), h.index(ss[a].done), secs(h.at(ss[a].done)), a-b+1,
 		first.leader, first.epoch, first.isr, h.cfg.MinInsyncReplicas)
 }
 
@@ -365,16 +365,16 @@ func secs(t int64) string { return fmt.Sprintf("%.3fs", float64(t)/1e9) }
 func (h *History) controllerCut(lag int64) [][2]int64 {
 	var out [][2]int64
 	for _, w := range h.faults.windows.Windows() {
-		if !w.Opened(h.Ops) || !slices.ContainsFunc(h.Ops[w.Start.Done].Value.FaultTargets(), func(t string) bool {
+		if w.Start.Done < 0 || h.ops.errText(w.Start.Done) != "" || !slices.ContainsFunc(h.ops.op(w.Start.Done).Value.FaultTargets(), func(t string) bool {
 			return strings.Contains(t, "controller")
 		}) {
 			continue
 		}
 		to := int64(math.MaxInt64)
 		if w.Stop.Done >= 0 {
-			to = h.Ops[w.Stop.Done].Time + lag
+			to = h.at(w.Stop.Done) + lag
 		}
-		out = append(out, [2]int64{h.Ops[w.Start.Done].Time, to})
+		out = append(out, [2]int64{h.at(w.Start.Done), to})
 	}
 	return out
 }

@@ -119,7 +119,7 @@ func (h *History) addTxn(invOp, doneOp *history.Op, inv, done int32) {
 	abort := (meant != nil && meant.Abort) || (got != nil && got.Abort)
 	switch {
 	case abort && t.typ == outOK:
-		h.problem(fmt.Sprintf("op %d: a transaction meant to abort completed ok; judged as committed", h.Ops[done].Index))
+		h.problem(fmt.Sprintf("op %d: a transaction meant to abort completed ok; judged as committed", h.index(done)))
 	case abort:
 		t.typ = outFail
 	}
@@ -189,7 +189,7 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 	type partRead struct {
 		part int32
 		from int64
-		recs []history.Record
+		recs []record
 		own  bool // recs is a slice of its own, not a poll's
 	}
 	var parts []partRead
@@ -205,13 +205,13 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 				if pr.From != nil {
 					from = *pr.From
 				}
-				parts = append(parts, partRead{part: part, from: from, recs: pr.Records})
+				parts = append(parts, partRead{part: part, from: from, recs: h.records(part, pr.Records)})
 				continue
 			}
 			if !parts[i].own {
 				parts[i].recs, parts[i].own = slices.Clone(parts[i].recs), true
 			}
-			parts[i].recs = append(parts[i].recs, pr.Records...)
+			parts[i].recs = append(parts[i].recs, h.records(part, pr.Records)...)
 		}
 	}
 	seen := readByClient
@@ -232,7 +232,7 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, broker: -1, gen: gen, recs: p.recs, reach: -1}
 		for _, rec := range p.recs {
 			r.reach = max(r.reach, rec.Offset+1)
-			vid := h.valueOf(rec.Value)
+			vid := rec.vid
 			val := &h.vals[vid]
 			val.flags |= seen
 			if val.readPos < 0 {
@@ -286,14 +286,18 @@ func (h *History) hiddenFromFinal(v *valueInfo, p *partition) bool {
 // readsCommitted: the read was read_committed (its operation says so, on
 // its completion or its invoke).
 func (h *History) readsCommitted(r *readOp) bool {
-	if r.done >= 0 && h.Ops[r.done].Value.ReadCommitted() {
-		return true
+	// Only an operation kept whole can say so: one with transaction
+	// information is.
+	for _, pos := range [2]int32{r.done, r.inv} {
+		if op := h.ops.whole(pos); op != nil && op.Value.ReadCommitted() {
+			return true
+		}
 	}
-	return r.inv >= 0 && h.Ops[r.inv].Value.ReadCommitted()
+	return false
 }
 
 // isTxn: the operation at pos is a transaction's.
-func (h *History) isTxn(pos int32) bool { return pos >= 0 && h.Ops[pos].F == history.Txn }
+func (h *History) isTxn(pos int32) bool { return pos >= 0 && h.ops.fn(pos) == history.Txn }
 
 // txnOf is the transaction that sent vid, nil for none.
 func (h *History) txnOf(vid int32) (*txnOp, int32) {
@@ -323,7 +327,7 @@ func (h *History) readerName(r *readOp) string {
 	if h.readsCommitted(r) {
 		iso = history.ReadCommitted
 	}
-	what := h.Ops[r.done].F
+	what := h.ops.fn(r.done)
 	if what == history.Txn {
 		what = "transaction's poll"
 	}
@@ -365,7 +369,7 @@ func (h *History) abortedTxnReads(f *finding) {
 		for i := range rs {
 			r := &rs[i]
 			for _, rec := range r.recs {
-				vid := h.valID[rec.Value]
+				vid := rec.vid
 				if v := &h.vals[vid]; v.flags&sentInTxn == 0 || !v.onlyFailed() {
 					continue
 				}
@@ -422,7 +426,7 @@ func PrecommittedRead(h *History) Result {
 		for i := range rs {
 			r := &rs[i]
 			for _, rec := range r.recs {
-				t, w := h.txnOf(h.valID[rec.Value])
+				t, w := h.txnOf(rec.vid)
 				if t == nil {
 					continue
 				}
@@ -432,16 +436,16 @@ func PrecommittedRead(h *History) Result {
 				if bound < 0 {
 					bound, asked = h.callTime(t.inv), "began"
 				}
-				if !own && (t.typ == outFail || h.Ops[r.done].Time >= bound) {
+				if !own && (t.typ == outFail || h.at(r.done) >= bound) {
 					continue
 				}
 				if k := (pair{r.done, w}); !found[k] {
 					found[k] = true
 					detail := fmt.Sprintf("%s polled %q at offset %d of %s, which it sent itself, before it committed",
-						h.describeTxn(t), rec.Value, rec.Offset, h.key(r.part))
+						h.describeTxn(t), h.str(rec), rec.Offset, h.key(r.part))
 					if !own {
 						detail = fmt.Sprintf("a %s returned %q at offset %d of %s, completing at %s, before %s, which sent it, %s (at %s)",
-							h.readerName(r), rec.Value, rec.Offset, h.key(r.part), secs(h.Ops[r.done].Time), h.describeTxn(t), asked, secs(bound))
+							h.readerName(r), h.str(rec), rec.Offset, h.key(r.part), secs(h.at(r.done)), h.describeTxn(t), asked, secs(bound))
 					}
 					f.add(h.readCause(r), detail, h.index(t.pos()), h.index(r.done))
 				}

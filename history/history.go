@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -367,4 +368,45 @@ func FaultKind(name string) string {
 		parts[i], _, _ = strings.Cut(p, ":")
 	}
 	return JoinFault(parts...)
+}
+
+// Detached is a deep copy of op that shares no memory with it, strings
+// included: a reader that keeps a few operations of a long history keeps
+// only them, not the buffers they were decoded from (a decoder's strings
+// may point into the buffer that held the whole line, and more).
+func Detached(op *Op) *Op {
+	c := reflect.New(reflect.TypeFor[Op]())
+	deepCopy(c.Elem(), reflect.ValueOf(op).Elem())
+	return c.Interface().(*Op)
+}
+
+// deepCopy copies src into dst (settable, of src's type), allocating
+// every pointer, slice and string anew.
+func deepCopy(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.String:
+		dst.SetString(strings.Clone(src.String()))
+	case reflect.Pointer:
+		if src.IsNil() {
+			return
+		}
+		p := reflect.New(src.Type().Elem())
+		deepCopy(p.Elem(), src.Elem())
+		dst.Set(p)
+	case reflect.Slice:
+		if src.IsNil() {
+			return
+		}
+		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		for i := range src.Len() {
+			deepCopy(s.Index(i), src.Index(i))
+		}
+		dst.Set(s)
+	case reflect.Struct:
+		for i := range src.NumField() {
+			deepCopy(dst.Field(i), src.Field(i))
+		}
+	default:
+		dst.Set(src)
+	}
 }

@@ -3,10 +3,13 @@ package history
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestWriteReadAndTornTail(t *testing.T) {
@@ -111,5 +114,31 @@ func TestEmbeddedPartsStayFlat(t *testing.T) {
 	}
 	if buf.String() != line {
 		t.Fatalf("re-encoded:\n%s\nwant:\n%s", buf.String(), line)
+	}
+}
+
+// TestDetached: a detached op equals the original and shares no memory
+// with it: changing what the copy points to leaves the original as it was.
+func TestDetached(t *testing.T) {
+	op := &Op{Index: 1, Type: OK, F: "start-kill", Error: "e", Value: &Value{Topic: "t", Offset: Int64(3),
+		Records:   []Record{{Offset: 1, Value: "a"}},
+		FaultInfo: &FaultInfo{Fault: "kill", Targets: []string{"broker-1"}, Commands: []Command{{Node: "n"}}},
+		TxnInfo:   &TxnInfo{Mops: []Mop{{F: Send, MopSend: &MopSend{Topic: "t", Value: "v"}}}},
+	}}
+	want := fmt.Sprintf("%+v %+v %+v", *op.Value, *op.Value.FaultInfo, *op.Value.TxnInfo.Mops[0].MopSend)
+	c := Detached(op)
+	if !reflect.DeepEqual(c, op) {
+		t.Fatalf("copy %+v differs from %+v", c, op)
+	}
+	*c.Value.Offset = 9
+	c.Value.Records[0].Value = "b"
+	c.Value.Targets[0] = "x"
+	c.Value.Commands[0].Node = "y"
+	c.Value.Mops[0].Value = "w"
+	if got := fmt.Sprintf("%+v %+v %+v", *op.Value, *op.Value.FaultInfo, *op.Value.TxnInfo.Mops[0].MopSend); got != want {
+		t.Fatalf("changing the copy changed the original:\n%s\n%s", got, want)
+	}
+	if unsafe.StringData(c.F) == unsafe.StringData(op.F) || unsafe.StringData(c.Value.Topic) == unsafe.StringData(op.Value.Topic) {
+		t.Fatal("the copy's strings share memory with the original's")
 	}
 }

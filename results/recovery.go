@@ -97,60 +97,108 @@ func ReadStoredResults(path string) (StoredResults, error) {
 // is read between its partition's previous completion and its own, so
 // that first one may still show the window. What a window is compared
 // with is the last sample of the partition before the start.
-func Recoveries(ops []history.Op) []WindowRecovery { return RecoveriesOf(history.NewIndex(ops)) }
+func Recoveries(ops []history.Op) []WindowRecovery {
+	var r RecoveryReader
+	for i := range ops {
+		r.Add(&ops[i])
+	}
+	return r.Recoveries()
+}
 
 // RecoveriesOf is Recoveries of a history already indexed.
-func RecoveriesOf(ix *history.Index) []WindowRecovery {
-	ops := ix.Ops
+func RecoveriesOf(ix *history.Index) []WindowRecovery { return Recoveries(ix.Ops) }
+
+// RecoveryReader computes Recoveries as a history streams past, keeping
+// only what the table needs: the nemesis's operations, the monitor's
+// samples, and the times of the acknowledgements and send errors.
+type RecoveryReader struct {
+	pairs   history.Pairer
+	windows history.Windows
+	n       int32
+	// nemesis are the nemesis's operations by position; invoked the times
+	// of the sends invoked and not yet completed.
+	nemesis  map[int32]*history.Op
+	invoked  map[int32]int64
+	anyAck   bool
+	samples  []sample
+	acks     []ack
+	sendErrs []int64
+}
+
+// Add reads the history's next operation. The reader may keep op: the
+// caller must not change it afterwards.
+func (r *RecoveryReader) Add(op *history.Op) {
+	pos := r.n
+	r.n++
+	st := r.pairs.Add(op, pos)
+	r.windows.Add(op, pos, st)
+	if op.Process == history.NemesisProcess {
+		if r.nemesis == nil {
+			r.nemesis = map[int32]*history.Op{}
+		}
+		r.nemesis[pos] = history.Detached(op)
+	}
+	if st.Orphan >= 0 {
+		delete(r.invoked, st.Orphan)
+	}
+	switch {
+	case op.F == history.Send && op.Type == history.Invoke:
+		if r.invoked == nil {
+			r.invoked = map[int32]int64{}
+		}
+		r.invoked[pos] = op.Time
+	case op.F == history.Send:
+		t, paired := r.invoked[st.Invoke]
+		delete(r.invoked, st.Invoke)
+		if op.Type == history.OK {
+			r.anyAck = true
+			if st.Invoke >= 0 && paired {
+				r.acks = append(r.acks, ack{invoked: t, done: op.Time})
+			}
+		} else {
+			r.sendErrs = append(r.sendErrs, op.Time)
+		}
+	case op.F == history.Monitor && op.Type == history.OK && op.Value != nil && op.Value.Sample != nil:
+		s := sample{at: op.Time, key: op.Key().String(), leader: -1, epoch: -1, isr: op.Value.ISR, replicas: op.Value.Replicas}
+		if op.Value.Leader != nil {
+			s.leader = *op.Value.Leader
+		}
+		if op.Value.Epoch != nil {
+			s.epoch = *op.Value.Epoch
+		}
+		r.samples = append(r.samples, s)
+	}
+}
+
+// Recoveries is the table of the history read so far.
+func (r *RecoveryReader) Recoveries() []WindowRecovery {
 	var (
 		out      []WindowRecovery
 		starts   []int64 // each window's start
 		stops    []int64 // -1: no stop
 		killed   []bool
-		anyAck   bool
-		samples  []sample
-		acks     []ack
-		sendErrs []int64
+		anyAck   = r.anyAck
+		samples  = r.samples
+		acks     = r.acks
+		sendErrs = r.sendErrs
 	)
 	// A window runs from its start's completion to its stop's: a start
 	// that failed may not have taken effect, and is left out.
-	for _, w := range ix.Windows {
-		if !w.Opened(ops) {
+	for _, w := range r.windows.Windows() {
+		if w.Start.Done < 0 || r.nemesis[w.Start.Done].Error != "" {
 			continue
 		}
-		start := &ops[w.Start.Done]
-		r := WindowRecovery{Fault: w.Fault, Start: Duration(ms(start.Time))}
-		stop := ix.Time(w.Stop.Done)
-		if stop >= 0 {
+		start := r.nemesis[w.Start.Done]
+		wr := WindowRecovery{Fault: w.Fault, Start: Duration(ms(start.Time))}
+		stop := int64(-1)
+		if w.Stop.Done >= 0 {
+			stop = r.nemesis[w.Stop.Done].Time
 			d := Duration(ms(stop))
-			r.Stop = &d
+			wr.Stop = &d
 		}
-		out = append(out, r)
+		out = append(out, wr)
 		starts, stops = append(starts, start.Time), append(stops, stop)
 		killed = append(killed, start.Value != nil && start.Value.FaultInfo != nil && len(start.Value.KilledBrokers) > 0)
-	}
-	for i := range ops {
-		op := &ops[i]
-		switch {
-		case op.F == history.Send && op.Type != history.Invoke:
-			if op.Type == history.OK {
-				anyAck = true
-				if j := ix.Pair[i]; j >= 0 {
-					acks = append(acks, ack{invoked: ops[j].Time, done: op.Time})
-				}
-			} else {
-				sendErrs = append(sendErrs, op.Time)
-			}
-		case op.F == history.Monitor && op.Type == history.OK && op.Value != nil && op.Value.Sample != nil:
-			s := sample{at: op.Time, key: op.Key().String(), leader: -1, epoch: -1, isr: op.Value.ISR, replicas: op.Value.Replicas}
-			if op.Value.Leader != nil {
-				s.leader = *op.Value.Leader
-			}
-			if op.Value.Epoch != nil {
-				s.epoch = *op.Value.Epoch
-			}
-			samples = append(samples, s)
-		}
 	}
 	byPart := map[string][]sample{}
 	var parts []string

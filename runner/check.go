@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -63,19 +61,6 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	if err := c.override(&cfg); err != nil {
 		return nil, err
 	}
-	ops, err := ReadHistory(out, path)
-	if err != nil {
-		return nil, err
-	}
-	if !stored && !slices.ContainsFunc(ops, func(op history.Op) bool { return op.F == history.Crash }) {
-		// Nothing says whoever recorded it watched the nodes: no crash
-		// recorded is not no crash.
-		cfg.Unsupported = maps.Clone(cfg.Unsupported)
-		if cfg.Unsupported == nil {
-			cfg.Unsupported = map[string]string{}
-		}
-		cfg.Unsupported[checker.CrashName] = "the history comes without its run's test.json: nothing says the tool that recorded it watched the nodes for crashes"
-	}
 	// The rules chaos run applies to its flags: a configuration no run
 	// could have is refused, not judged.
 	if err := CheckConfigFlags(cfg); err != nil {
@@ -84,18 +69,37 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 		}
 		return nil, err
 	}
+	// The history is judged as it is read, never held whole: what the
+	// checkers keep is their index, and the recovery table its times.
+	b := checker.NewBuilder(cfg)
+	var rec results.RecoveryReader
+	n, err := ScanHistory(out, path, func(op *history.Op) {
+		b.Add(op)
+		if c.Out != "" {
+			rec.Add(op)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := b.History()
+	if !stored && !h.Recorded(history.Crash) {
+		// Nothing says whoever recorded it watched the nodes: no crash
+		// recorded is not no crash.
+		h.NotSupported(checker.CrashName, "the history comes without its run's test.json: nothing says the tool that recorded it watched the nodes for crashes")
+	}
 	opts := checker.Options{LinearizableTimeout: c.LinearizableTimeout, SkipLinearizability: c.SkipLinearizability}
 	if dir != "" {
 		opts.VisualizationPath = filepath.Join(dir, results.LinearizabilityFile)
 	}
-	if len(ops) == 0 {
+	if n == 0 {
 		fmt.Fprintf(out, "%s holds no operations: there is nothing to judge\n", path)
 	}
-	res := checker.Check(ops, cfg, opts)
+	res := checker.CheckHistory(h, opts)
 	report.WriteVerdict(out, res)
 	if c.Out != "" {
 		// What a run would have stored: the windows' recovery too.
-		data, _ := json.MarshalIndent(results.StoredResults{Results: res, Recovery: results.Recoveries(ops)}, "", "  ")
+		data, _ := json.MarshalIndent(results.StoredResults{Results: res, Recovery: rec.Recoveries()}, "", "  ")
 		if err := results.WriteFileAtomic(c.Out, append(data, '\n')); err != nil {
 			return nil, err
 		}
@@ -177,21 +181,27 @@ func (c Check) override(cfg *checker.Config) error {
 	return nil
 }
 
-// ReadHistory reads the history at path for judging. A torn last line
-// (the tester was killed while writing it) is noted on out and left out;
-// a file of which not one line is an operation is refused, saying what
-// to pass instead (results.NotHistory).
-func ReadHistory(out io.Writer, path string) ([]history.Op, error) {
-	ops, err := history.ReadFile(path)
+// ScanHistory reads the history at path for judging, giving fn each
+// operation as it is read, and returns how many there were. A torn last
+// line (the tester was killed while writing it) is noted on out and left
+// out; a file of which not one line is an operation is refused, saying
+// what to pass instead (results.NotHistory).
+func ScanHistory(out io.Writer, path string, fn func(*history.Op)) (int, error) {
+	n := 0
+	err := history.ScanFile(path, func(op *history.Op) error {
+		n++
+		fn(op)
+		return nil
+	})
 	var pe *fs.PathError
-	if err != nil && len(ops) == 0 && !errors.Is(err, history.ErrTornTail) && !errors.As(err, &pe) {
-		return nil, results.NotHistory(path, err)
+	if err != nil && n == 0 && !errors.Is(err, history.ErrTornTail) && !errors.As(err, &pe) {
+		return 0, results.NotHistory(path, err)
 	}
 	if errors.Is(err, history.ErrTornTail) {
-		fmt.Fprintf(out, "note: %s ends in a torn line (the tester was killed while writing); judging the %d operations before it\n", path, len(ops))
+		fmt.Fprintf(out, "note: %s ends in a torn line (the tester was killed while writing); judging the %d operations before it\n", path, n)
 		err = nil
 	}
-	return ops, err
+	return n, err
 }
 
 // CheckConfigFlags refuses, naming the flag, a configuration no run could

@@ -1,0 +1,194 @@
+package checker
+
+import (
+	"strings"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// opTable is what the checkers keep of each operation once it has been
+// indexed: a few fixed fields of every operation, and the whole of the few
+// that a checker reads further (the nemesis's, the monitor's, the
+// cluster's, transactions, group operations, and client operations that
+// did not complete ok or read nothing). A history is judged from it
+// without holding the operations it was read from: most operations are
+// sends and reads, whose records and values the index tables keep in
+// their own form, so memory follows what must be remembered, not the
+// history's size in JSON.
+type opTable struct {
+	meta  []opMeta
+	fns   []string
+	fnID  map[string]uint16
+	errs  []string
+	errID map[string]int32
+	kept  map[int32]*history.Op
+	// src, when set, are the operations themselves, which the caller
+	// holds (NewHistory): the table reads them, and keeps nothing.
+	src []history.Op
+	n   int32
+}
+
+// opMeta is one operation's fixed fields; fn and err index opTable's
+// string tables (err 0 is no error).
+type opMeta struct {
+	index   int64
+	time    int64
+	process int32
+	err     int32
+	fn      uint16
+	typ     outcome // outOpen stands for an invoke
+}
+
+// opType is the history's type of an operation that completed so, or
+// invoke.
+func (o outcome) opType() history.Type {
+	switch o {
+	case outOK:
+		return history.OK
+	case outFail:
+		return history.Fail
+	case outInfo:
+		return history.Info
+	}
+	return history.Invoke
+}
+
+func newOpTable() opTable {
+	return opTable{fnID: map[string]uint16{}, errs: []string{""}, errID: map[string]int32{"": 0}, kept: map[int32]*history.Op{}}
+}
+
+// add records op at the next position, keeping it whole if keep says so.
+func (t *opTable) add(op *history.Op, keep bool) int32 {
+	if t.src != nil {
+		t.n++
+		return t.n - 1
+	}
+	pos := int32(len(t.meta))
+	fn, ok := t.fnID[op.F]
+	if !ok && len(t.fns) < 1<<16-1 {
+		fn = uint16(len(t.fns))
+		// Copies of their own, here and below: a decoder's string may
+		// share memory with the rest of its line.
+		f := strings.Clone(op.F)
+		t.fnID[f] = fn
+		t.fns = append(t.fns, f)
+	} else if !ok {
+		keep = true // a history of 65535 functions keeps the rest whole
+	}
+	e, ok := t.errID[op.Error]
+	if !ok {
+		e = int32(len(t.errs))
+		msg := strings.Clone(op.Error)
+		t.errID[msg] = e
+		t.errs = append(t.errs, msg)
+	}
+	t.meta = append(t.meta, opMeta{index: op.Index, time: op.Time, process: int32(op.Process), err: e, fn: fn, typ: outcomeOf(op.Type)})
+	if keep {
+		t.kept[pos] = op
+	}
+	return pos
+}
+
+// op returns the operation at pos: the whole of it if it was kept, else
+// its fixed fields without a value.
+func (t *opTable) op(pos int32) *history.Op {
+	if t.src != nil {
+		return &t.src[pos]
+	}
+	if op, ok := t.kept[pos]; ok {
+		return op
+	}
+	m := &t.meta[pos]
+	return &history.Op{Index: m.index, Time: m.time, Process: int(m.process), Type: m.typ.opType(), F: t.fn(pos), Error: t.errs[m.err]}
+}
+
+// whole is the operation at pos if it was kept whole, else nil (also for
+// a position of none).
+func (t *opTable) whole(pos int32) *history.Op {
+	if t.src != nil && pos >= 0 {
+		return &t.src[pos]
+	}
+	return t.kept[pos]
+}
+
+func (t *opTable) fn(pos int32) string {
+	if t.src != nil {
+		return t.src[pos].F
+	}
+	m := &t.meta[pos]
+	if op, ok := t.kept[pos]; ok && int(m.fn) >= len(t.fns) {
+		return op.F
+	}
+	return t.fns[m.fn]
+}
+
+func (t *opTable) errText(pos int32) string {
+	if t.src != nil {
+		return t.src[pos].Error
+	}
+	return t.errs[t.meta[pos].err]
+}
+
+func (t *opTable) time(pos int32) int64 {
+	if t.src != nil {
+		return t.src[pos].Time
+	}
+	return t.meta[pos].time
+}
+
+func (t *opTable) index(pos int32) int64 {
+	if t.src != nil {
+		return t.src[pos].Index
+	}
+	return t.meta[pos].index
+}
+
+func (t *opTable) process(pos int32) int {
+	if t.src != nil {
+		return t.src[pos].Process
+	}
+	return int(t.meta[pos].process)
+}
+
+// keepWhole says whether a checker reads more of op than its fixed fields
+// and the index tables: every operation but the sends and reads of
+// clients that completed ok (or are invokes) and carry no group or
+// transaction information. A read that got nothing is kept, since the
+// liveness checks describe it by its high watermark.
+func keepWhole(op *history.Op) bool {
+	if op.Process < 0 {
+		return true
+	}
+	switch op.F {
+	case history.Send, history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
+	default:
+		return true
+	}
+	v := op.Value
+	switch {
+	case op.Type == history.Fail || op.Type == history.Info:
+		return true
+	case v == nil:
+		return false
+	case v.Sample != nil || v.FaultInfo != nil || v.CrashInfo != nil || v.GroupInfo != nil || v.TxnInfo != nil:
+		return true
+	case op.Type == history.OK && op.F != history.Send && op.F != history.EndOffset && len(v.Records) == 0:
+		return true
+	}
+	return false
+}
+
+// stripped is op as kept whole: a client's read without its records,
+// which the read tables hold (a group member's polls are kept for their
+// group, and would otherwise hold every record twice). op itself is not
+// changed.
+func stripped(op *history.Op) *history.Op {
+	if op.Process < 0 || op.Value == nil || len(op.Value.Records) == 0 {
+		return op
+	}
+	v := *op.Value
+	v.Records = nil
+	c := *op
+	c.Value = &v
+	return &c
+}
