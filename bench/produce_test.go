@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -71,6 +72,14 @@ func BenchmarkProduceClusterLeaderAck(b *testing.B) {
 // the broker side.
 func BenchmarkProduceInProcess(b *testing.B) {
 	runProduce(b, envs.get(b, "in-process", startInProcess), "acks-all", -1)
+}
+
+// BenchmarkProduceKfake is BenchmarkProduceCluster against franz-go's
+// kfake, an in-memory Kafka of three brokers in this process that neither
+// replicates nor writes to disk: the yardstick the broker is measured
+// against, in the same run and with the same client.
+func BenchmarkProduceKfake(b *testing.B) {
+	runProduce(b, envs.get(b, "kfake", startKfake), "acks-all", -1)
 }
 
 // runProduce produces b.N records to topic at acks -1 or 1.
@@ -339,6 +348,15 @@ func startInProcess() (*env, error) {
 		addrs = append(addrs, addr)
 	}
 	return &env{name: "in-process", bootstrap: addrs, topics: map[string]bool{}, counts: map[string]int64{}, stop: stop}, nil
+}
+
+// startKfake starts kfake's three brokers.
+func startKfake() (*env, error) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(nodes))
+	if err != nil {
+		return nil, err
+	}
+	return &env{name: "kfake", bootstrap: c.ListenAddrs(), topics: map[string]bool{}, counts: map[string]int64{}, stop: c.Close}, nil
 }
 
 // ensureTopic creates the topic (partitions, replication factor 3) once and

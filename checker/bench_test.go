@@ -1,8 +1,11 @@
 package checker
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -257,6 +260,44 @@ func BenchmarkCheckAllButLinearizability(b *testing.B) {
 	b.ReportMetric(float64(len(ops)), "ops")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "check-heap-MB")
+}
+
+// BenchmarkCheckStream is BenchmarkCheckAllButLinearizability as chaos
+// check does it: the history as a JSON Lines file, decoded and indexed as
+// it streams past (history.ScanFile into a Builder), never held whole.
+// peak-heap-MB is the live heap at its highest (garbage not yet collected
+// included), the whole of what the check holds.
+func BenchmarkCheckStream(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "history.jsonl")
+	func() {
+		var buf bytes.Buffer
+		for _, op := range synth(bigConfig) {
+			if err := encodeOp(&buf, op); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	base := liveHeap()
+	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
+	var peak uint64
+	b.ResetTimer()
+	for b.Loop() {
+		stop := heapPeak()
+		bl := NewBuilder(cfg)
+		if err := history.ScanFile(path, func(op *history.Op) error { bl.Add(op); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		res := CheckHistory(bl.History(), Options{SkipLinearizability: true})
+		peak = max(peak, stop())
+		if res.Valid == Invalid {
+			b.Fatalf("the synthetic history is invalid: %v", res.Unexpected)
+		}
+	}
+	b.ReportMetric(float64(bigConfig.ops), "ops")
+	b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "peak-heap-MB")
 }
 
 // BenchmarkLinearizability runs porcupine on a 10,000-operation history of

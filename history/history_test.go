@@ -142,3 +142,37 @@ func TestDetached(t *testing.T) {
 		t.Fatal("the copy's strings share memory with the original's")
 	}
 }
+
+// TestScanAcrossChunks: lines cut by the reader's chunks (even lines longer
+// than a chunk), blank lines and a torn tail read as they do whole.
+func TestScanAcrossChunks(t *testing.T) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"history":"chaos","version":1}` + "\n\n")
+	var want []Op
+	for i := range 50 {
+		op := Op{Index: int64(i), Time: int64(i), Type: OK, F: Poll, Value: &Value{Topic: "t"}}
+		for j := range i % 7 {
+			op.Value.Records = append(op.Value.Records, Record{Offset: int64(j), Value: strings.Repeat("v", i)})
+		}
+		want = append(want, op)
+		if err := encodeLine(&buf, op); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 0 {
+			buf.WriteString("  \r\n")
+		}
+	}
+	buf.WriteString(`{"index":50,"ti`)
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	for _, n := range []int{1, 7, 64, 1000, 1 << 20} {
+		chunkBytes = n
+		got, err := Read(bytes.NewReader(buf.Bytes()))
+		if !errors.Is(err, ErrTornTail) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("chunks of %d bytes: %d ops (want %d), %v", n, len(got), len(want), err)
+		}
+		bad := bytes.Replace(buf.Bytes(), []byte(`"index":30,`), []byte(`"index":"x",`), 1)
+		if _, err := Read(bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "history line 39:") {
+			t.Fatalf("chunks of %d bytes: a bad line 39 read as %v", n, err)
+		}
+	}
+}

@@ -612,7 +612,10 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 func JudgeOps(dir *results.Run, tc results.TestConfig, ops []history.Op) (Outcome, error) {
 	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
 	written := func(err error) { o.Reported(dir, err) }
-	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path("linearizability.html")})
+	// A visualization left by a chaos check of the run while it was
+	// running is not this verdict's.
+	os.Remove(dir.Path(results.LinearizabilityFile))
+	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path(results.LinearizabilityFile)})
 	stored := results.StoredResults{Results: storedResults(dir, res), Recovery: results.Recoveries(ops)}
 	if err := dir.WriteJSON(results.ResultsFile, stored); err != nil {
 		written(report.WriteRun(dir.Dir))

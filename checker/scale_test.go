@@ -1,0 +1,63 @@
+package checker
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/chaos-isr/chaos/history"
+)
+
+// TestStreamedMemorySlope measures what judging a history as it streams
+// past (chaos check's way: history.Scan into a Builder, then CheckHistory)
+// costs per operation, on synthetic histories of 100,000 and 400,000
+// operations: the memory the index keeps once the history is read, and
+// the live heap at its highest while the history is read and judged.
+// What grows with the history is its index: each value written and where
+// it was seen, each operation's fixed fields, each read's records as
+// offsets and value ids (about 180 bytes per operation kept, 620 at the
+// peak, garbage collection's headroom included). A checker that held the
+// operations themselves (a kilobyte or more each, with their records)
+// fails it. Checkers that keep only what must be remembered (the values
+// and their sightings, not every operation) would bring the slope down to
+// a few dozen bytes; the bounds are to come down with them.
+func TestStreamedMemorySlope(t *testing.T) {
+	if testing.Short() {
+		t.Skip("judges half a million operations")
+	}
+	const maxKeptPerOp, maxPeakPerOp = 250, 900
+	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
+	measure := func(n int) (kept, peak uint64) {
+		var buf bytes.Buffer
+		for _, op := range synth(synthConfig{ops: n, producers: 8, consumers: 4, partitions: 4, endEvery: 10, seed: 5}) {
+			if err := encodeOp(&buf, op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		base := liveHeap()
+		stop := heapPeak()
+		b := NewBuilder(cfg)
+		if err := history.Scan(bytes.NewReader(buf.Bytes()), func(op *history.Op) error { b.Add(op); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		h := b.History()
+		kept = liveHeap() - base
+		runtime.KeepAlive(&buf)
+		res := CheckHistory(h, Options{})
+		peak = stop() - base
+		if res.Valid != Valid {
+			t.Fatalf("%d ops: %s %v", n, res.Valid, res.Unexpected)
+		}
+		runtime.KeepAlive(h)
+		return kept, peak
+	}
+	k1, p1 := measure(100_000)
+	k4, p4 := measure(400_000)
+	keptSlope := float64(int64(k4)-int64(k1)) / 300_000
+	peakSlope := float64(int64(p4)-int64(p1)) / 300_000
+	t.Logf("kept %d MB -> %d MB (%.0f B/op); peak %d MB -> %d MB (%.0f B/op)", k1>>20, k4>>20, keptSlope, p1>>20, p4>>20, peakSlope)
+	if keptSlope > maxKeptPerOp || peakSlope > maxPeakPerOp {
+		t.Fatalf("memory grows with the history by %.0f B/op kept (at most %d) and %.0f B/op at the peak (at most %d)",
+			keptSlope, maxKeptPerOp, peakSlope, maxPeakPerOp)
+	}
+}
