@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+
 	"github.com/spf13/cobra"
 
 	"github.com/chaos-isr/chaos/broker/control"
@@ -22,6 +27,7 @@ and replicates the partitions it is assigned. Restarted on the same --data direc
 it recovers its logs and rejoins the cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer cpuProfile(cmd, fmt.Sprintf("broker-%d", b.ID))()
 			return server.RunBroker(cmd.Context(), b, cmd.ErrOrStderr())
 		},
 	}
@@ -57,6 +63,7 @@ func newControllerCmd() *cobra.Command {
 		Short: "Run the controller (broker registry, leader election, ISR changes)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer cpuProfile(cmd, "controller")()
 			return server.RunController(cmd.Context(), c, cmd.ErrOrStderr())
 		},
 	}
@@ -67,4 +74,31 @@ func newControllerCmd() *cobra.Command {
 	runner.TopicFlags(fl, &c.Topics)
 	runner.BugFlag(fl, &c.Bugs)
 	return cmd
+}
+
+// cpuProfileEnv names a directory where each node writes a CPU profile of
+// its whole life (NAME.cpu.prof, NAME broker-ID or controller), for finding
+// where a broker spends its time under a real load: the nodes of chaos
+// cluster up, chaos run and the produce benchmarks inherit it.
+const cpuProfileEnv = "CHAOS_CPUPROFILE"
+
+// cpuProfile starts the node's CPU profile when cpuProfileEnv asks for
+// one, and returns what stops it.
+func cpuProfile(cmd *cobra.Command, name string) (stop func()) {
+	dir := os.Getenv(cpuProfileEnv)
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, name+".cpu.prof"))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: no CPU profile: %v\n", cpuProfileEnv, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
