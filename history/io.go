@@ -234,9 +234,27 @@ type batchLine struct {
 }
 
 func (b *lineBatch) parse() {
+	// The strings nearly every operation repeats (its type, function and
+	// topic) are shared within the batch: a reader that holds a whole
+	// history holds each once per batch, not once per operation.
+	seen := map[string]string{}
+	intern := func(s string) string {
+		if t, ok := seen[s]; ok {
+			return t
+		}
+		seen[s] = s
+		return s
+	}
 	for i := range b.lines {
 		l := &b.lines[i]
 		l.op, l.err = parseLine(b.data[l.from:l.to], l.num == 1)
+		if op := l.op; op != nil {
+			op.Type = Type(intern(string(op.Type)))
+			op.F = intern(op.F)
+			if op.Value != nil {
+				op.Value.Topic = intern(op.Value.Topic)
+			}
+		}
 	}
 	b.data = nil
 	close(b.done)

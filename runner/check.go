@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaos-isr/chaos/broker/node"
@@ -15,6 +17,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/internal/statusline"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
@@ -95,7 +98,10 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	if n == 0 {
 		fmt.Fprintf(out, "%s holds no operations: there is nothing to judge\n", path)
 	}
+	status := statusline.New(out)
+	status.Show(fmt.Sprintf("judging %d operations", n))
 	res := checker.CheckHistory(h, opts)
+	status.Show("")
 	report.WriteVerdict(out, res)
 	if c.Out != "" {
 		// What a run would have stored: the windows' recovery too.
@@ -186,13 +192,30 @@ func (c Check) override(cfg *checker.Config) error {
 // line (the tester was killed while writing it) is noted on out and left
 // out; a file of which not one line is an operation is refused, saying
 // what to pass instead (results.NotHistory).
+//
+// On a terminal it shows how far it has read, a long history taking
+// minutes.
 func ScanHistory(out io.Writer, path string, fn func(*history.Op)) (int, error) {
 	n := 0
-	err := history.ScanFile(path, func(op *history.Op) error {
+	line := statusline.New(out)
+	var read atomic.Int64
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	shown, showing := time.Now(), false
+	err := scanCounting(path, &read, func(op *history.Op) error {
 		n++
 		fn(op)
+		if line.TTY && n%4096 == 0 && time.Since(shown) >= 250*time.Millisecond {
+			shown, showing = time.Now(), true
+			line.Show(fmt.Sprintf("reading %s: %d operations, %d of %d MB", filepath.Base(path), n, read.Load()>>20, size>>20))
+		}
 		return nil
 	})
+	if showing {
+		line.Show("") // the verdict takes the line
+	}
 	var pe *fs.PathError
 	if err != nil && n == 0 && !errors.Is(err, history.ErrTornTail) && !errors.As(err, &pe) {
 		return 0, results.NotHistory(path, err)
@@ -201,6 +224,27 @@ func ScanHistory(out io.Writer, path string, fn func(*history.Op)) (int, error) 
 		fmt.Fprintf(out, "note: %s ends in a torn line (the tester was killed while writing); judging the %d operations before it\n", path, n)
 		err = nil
 	}
+	return n, err
+}
+
+// scanCounting is history.ScanFile, counting the bytes read in read.
+func scanCounting(path string, read *atomic.Int64, fn func(*history.Op) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return history.Scan(countingReader{f, read}, fn)
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
 	return n, err
 }
 
