@@ -368,11 +368,15 @@ func (n *Node) startFailure() error {
 	if n.exitErr != nil {
 		how = n.exitErr.Error()
 	}
-	busy := ""
-	if err := CheckFree(n.name(), n.Addr); err != nil {
-		busy = ": " + err.Error()
+	busy := CheckFree(n.name(), n.Addr)
+	if busy == nil {
+		return fmt.Errorf("%s exited during start-up (%s)\n%s ends:\n%s", n.name(), how, n.LogPath, tail(n.LogPath, 10))
 	}
-	return fmt.Errorf("%s exited during start-up (%s)%s\n%s ends:\n%s", n.name(), how, busy, n.LogPath, tail(n.LogPath, 10))
+	err := fmt.Errorf("%s exited during start-up (%s): %s\n%s ends:\n%s", n.name(), how, busy, n.LogPath, tail(n.LogPath, 10))
+	if errors.Is(busy, ErrPortInUse) {
+		err = portError{err}
+	}
+	return err
 }
 
 // logSince reports whether the log holds s past offset.

@@ -231,17 +231,28 @@ func (r *run) do(ctx context.Context) error {
 // test.json and creates the topic. halted: ctx ended first.
 func (r *run) start(ctx context.Context, start time.Time, clusterID string) (lc *Cluster, wcfg workload.Config, tc results.TestConfig, halted bool, err error) {
 	s, dir := r.spec, r.dir
-	base := s.BasePort
-	if base == 0 {
-		if base, err = cluster.FreeBasePort("127.0.0.1", s.Nodes); err != nil {
-			return nil, wcfg, tc, false, err
+	for attempt := 1; ; attempt++ {
+		base := s.BasePort
+		if base == 0 {
+			if base, err = cluster.FreeBasePort("127.0.0.1", s.Nodes); err != nil {
+				return nil, wcfg, tc, false, err
+			}
+		}
+		cspec := cluster.Spec{
+			Nodes: s.Nodes, BasePort: base, DataDir: dir.Path("cluster"), ClusterID: clusterID, Binary: s.Binary,
+			ControllerArgs: s.Settings.ControllerArgs(), BrokerArgs: s.Settings.BrokerArgs(),
+		}
+		lc, err = StartCluster(ctx, s.Runtime, cspec, nemesis.NeedsNetwork(s.Faults))
+		// Ports the tester chose were free when it looked; another
+		// process may have taken one since. Other ports, on a fresh
+		// directory, are as good.
+		if err == nil || s.BasePort != 0 || attempt == 5 || !errors.Is(err, cluster.ErrPortInUse) || ctx.Err() != nil {
+			break
+		}
+		if rerr := os.RemoveAll(dir.Path("cluster")); rerr != nil {
+			break
 		}
 	}
-	cspec := cluster.Spec{
-		Nodes: s.Nodes, BasePort: base, DataDir: dir.Path("cluster"), ClusterID: clusterID, Binary: s.Binary,
-		ControllerArgs: s.Settings.ControllerArgs(), BrokerArgs: s.Settings.BrokerArgs(),
-	}
-	lc, err = StartCluster(ctx, s.Runtime, cspec, nemesis.NeedsNetwork(s.Faults))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, wcfg, tc, true, nil
