@@ -584,3 +584,47 @@ func TestParseFsync(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskTailCache: what a Disk serves from the tail it keeps in memory
+// is what its file holds, as the tail fills, drops its older half, meets
+// a batch larger than itself, and is cut by a truncation and a roll: every
+// read, from every offset, equals the same read of the directory opened
+// afresh (which has no tail).
+func TestDiskTailCache(t *testing.T) {
+	defer func(n int) { tailLimit = n }(tailLimit)
+	tailLimit = 4096
+	dir := t.TempDir()
+	f := DiskFactory{Dir: dir, Options: Options{SegmentBytes: 64 << 10}}
+	l := mustOpen(t, f)
+	check := func(what string) {
+		t.Helper()
+		fresh, err := OpenDisk(PartitionDir(dir, "t", 0), Options{SegmentBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fresh.closeFiles()
+		for off := l.LogStartOffset(); off < l.LogEndOffset(); off += 7 {
+			got, err1 := l.Read(off, l.LogEndOffset(), 1<<20)
+			want, err2 := fresh.Read(off, l.LogEndOffset(), 1<<20)
+			if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s: read from %d: %d bytes (%v), the file %d (%v)", what, off, len(got), err1, len(want), err2)
+			}
+		}
+	}
+	sizes := []int{1, 3, 40, 2, 90, 1, 200, 5} // 200 records is a batch larger than the tail
+	for i := range 60 {
+		fill(t, l, 0, 1, sizes[i%len(sizes)])
+	}
+	check("filled")
+	if err := l.Truncate(l.LogEndOffset() - 150); err != nil {
+		t.Fatal(err)
+	}
+	check("truncated")
+	for i := range 200 {
+		fill(t, l, 1, 2, sizes[i%len(sizes)])
+	}
+	check("rolled")
+	if d := l.(*Disk); len(d.segs) < 3 || len(d.tail) == 0 || len(d.tail) > tailLimit {
+		t.Fatalf("%d segments, a tail of %d bytes: the test did not exercise the tail", len(d.segs), len(d.tail))
+	}
+}

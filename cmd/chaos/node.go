@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,14 @@ it recovers its logs and rejoins the cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			defer cpuProfile(cmd, fmt.Sprintf("broker-%d", b.ID))()
+			if os.Getenv("GOGC") == "" {
+				// A broker's live heap is small and nearly all it
+				// allocates is the batches it passes on: collecting at
+				// 5x the live heap rather than Go's 2x took its time
+				// collecting from 14% of its CPU to 1-2% in the produce
+				// benchmark, for a few MB.
+				debug.SetGCPercent(400)
+			}
 			return server.RunBroker(cmd.Context(), b, cmd.ErrOrStderr())
 		},
 	}
