@@ -53,6 +53,10 @@ func (o outcome) opType() history.Type {
 	return history.Invoke
 }
 
+// manyFns marks an operation whose function did not fit the table (a
+// history of 65,535 function names): it is kept whole.
+const manyFns = 1<<16 - 1
+
 func newOpTable() opTable {
 	return opTable{fnID: map[string]uint16{}, errs: []string{""}, errID: map[string]int32{"": 0}, kept: map[int32]*history.Op{}}
 }
@@ -65,7 +69,7 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 	}
 	pos := int32(len(t.meta))
 	fn, ok := t.fnID[op.F]
-	if !ok && len(t.fns) < 1<<16-1 {
+	if !ok && len(t.fns) < manyFns {
 		fn = uint16(len(t.fns))
 		// Copies of their own, here and below: a decoder's string may
 		// share memory with the rest of its line.
@@ -73,7 +77,7 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		t.fnID[f] = fn
 		t.fns = append(t.fns, f)
 	} else if !ok {
-		keep = true // a history of 65535 functions keeps the rest whole
+		fn, keep = manyFns, true // past the table's room the op says itself
 	}
 	e, ok := t.errID[op.Error]
 	if !ok {
@@ -116,8 +120,8 @@ func (t *opTable) fn(pos int32) string {
 		return t.src[pos].F
 	}
 	m := &t.meta[pos]
-	if op, ok := t.kept[pos]; ok && int(m.fn) >= len(t.fns) {
-		return op.F
+	if m.fn == manyFns {
+		return t.kept[pos].F
 	}
 	return t.fns[m.fn]
 }
