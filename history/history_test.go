@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -174,5 +177,46 @@ func TestScanAcrossChunks(t *testing.T) {
 		if _, err := Read(bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "history line 39:") {
 			t.Fatalf("chunks of %d bytes: a bad line 39 read as %v", n, err)
 		}
+	}
+}
+
+// afterReader fails the test if it is read once done is set.
+type afterReader struct {
+	r    io.Reader
+	done atomic.Bool
+	late atomic.Bool
+}
+
+func (a *afterReader) Read(p []byte) (int, error) {
+	if a.done.Load() {
+		a.late.Store(true)
+	}
+	return a.r.Read(p)
+}
+
+// TestScanStopsReading: once Scan returns, on fn's error, nothing reads
+// its reader any more: the caller may close or reuse it.
+func TestScanStopsReading(t *testing.T) {
+	var buf bytes.Buffer
+	for i := range 20_000 {
+		if err := encodeLine(&buf, Op{Index: int64(i), Type: Invoke, F: Send, Value: &Value{Topic: "t", Value: "v"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	chunkBytes = 1000
+	r := &afterReader{r: &buf}
+	stop := errors.New("enough")
+	n := 0
+	err := Scan(r, func(*Op) error {
+		if n++; n == 10 {
+			return stop
+		}
+		return nil
+	})
+	r.done.Store(true)
+	time.Sleep(50 * time.Millisecond)
+	if !errors.Is(err, stop) || n != 10 || r.late.Load() {
+		t.Fatalf("Scan returned %v after %d ops; read after it returned: %v", err, n, r.late.Load())
 	}
 }

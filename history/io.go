@@ -164,10 +164,15 @@ func Read(r io.Reader) ([]Op, error) {
 func Scan(r io.Reader, fn func(*Op) error) error {
 	batches := make(chan *lineBatch, scanAhead)
 	quit := make(chan struct{})
-	defer close(quit)
 	work := make(chan *lineBatch, scanAhead)
 	var readErr error
-	go func() {
+	var wg sync.WaitGroup
+	// Nothing reads r or decodes once Scan has returned: on an early
+	// return the reader stops at its next batch, and Scan waits for it
+	// and the decoders.
+	defer wg.Wait()
+	defer close(quit)
+	wg.Go(func() {
 		defer close(batches)
 		defer close(work)
 		readErr = splitLines(r, func(b *lineBatch) bool {
@@ -183,13 +188,13 @@ func Scan(r io.Reader, fn func(*Op) error) error {
 				return false
 			}
 		})
-	}()
+	})
 	for range runtime.GOMAXPROCS(0) {
-		go func() {
+		wg.Go(func() {
 			for b := range work {
 				b.parse()
 			}
-		}()
+		})
 	}
 	for b := range batches {
 		<-b.done
