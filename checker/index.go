@@ -25,11 +25,8 @@ type History struct {
 	// cfg is the configuration the history is judged under, model what
 	// the guarantee model permits there (for the faults that ran), and
 	// faults the fault windows the history records.
-	cfg   Config
-	asked Config // cfg as given, before the history told more
-	// shared: the operations indexed outlive the History (NewHistory's
-	// caller holds them), so what it keeps of them need not be copied.
-	shared bool
+	cfg    Config
+	asked  Config // cfg as given, before the history told more
 	model  map[string]Permission
 	faults faultLog
 
@@ -440,7 +437,7 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 	b := NewBuilder(cfg)
 	// The caller holds ops as long as the History: sharing their memory
 	// costs nothing, and copying it would.
-	b.h.shared, b.h.ops.src = true, ops
+	b.h.ops.src = ops
 	h := b.h
 	h.tries = make([]readTry, 0, polls)
 	h.valID = make(map[string]int32, sends)
@@ -490,16 +487,13 @@ func NewBuilder(cfg Config) *Builder {
 // caller must not change it afterwards.
 func (b *Builder) Add(op *history.Op) {
 	h := b.h
-	keep := keepWhole(op)
+	// Over a slice the table keeps nothing: the caller holds every op.
+	keep := h.ops.src == nil && keepWhole(op)
 	kept := op
-	if keep && h.ops.src == nil {
+	if keep {
 		// Without its records (the read tables have them), and a copy of
-		// its own unless the caller holds op anyway: a kept op must not
-		// hold on to its decoder's buffers.
-		kept = stripped(op)
-		if !h.shared {
-			kept = history.Detached(kept)
-		}
+		// its own: a kept op must not hold on to its decoder's buffers.
+		kept = history.Detached(stripped(op))
 	}
 	pos := h.ops.add(kept, keep)
 	c := h.counts[op.F]
@@ -625,10 +619,10 @@ func (h *History) problem(p string) {
 	}
 }
 
-// own is s as the History keeps it: a copy, unless the operations are
-// shared.
+// own is s as the History keeps it: a copy, unless the caller holds the
+// operations (NewHistory), whose strings then outlive the History anyway.
 func (h *History) own(s string) string {
-	if h.shared {
+	if h.ops.src != nil {
 		return s
 	}
 	return strings.Clone(s)

@@ -118,8 +118,6 @@ type linOp struct {
 	unknown   bool // send: info or never completed
 }
 
-func (op *linOp) part32() int32 { return op.part }
-
 // raises is what an operation establishes once linearized: a log end
 // (leo) and a HW (hw) that everything after it must respect.
 func (op *linOp) raises() (leo, hw int64) {
@@ -711,17 +709,17 @@ func Linearizability(h *History, opts Options) []Result {
 		c, decided := h.cause(sendF, w)
 		if w.bound < 0 {
 			sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
-				h.key(w.after.part32()), w.before.describe(h), h.index(w.before.pos), w.after.describe(h), h.index(w.after.pos), w.after.offset),
+				h.key(w.after.part), w.before.describe(h), h.index(w.before.pos), w.after.describe(h), h.index(w.after.pos), w.after.offset),
 				h.index(w.before.pos), h.index(w.after.pos))
 			continue
 		}
 		sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the log to offset %d",
-			h.key(w.after.part32()), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
+			h.key(w.after.part), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 	for _, w := range readW {
 		readF.add(Unexplained, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the high watermark to %d",
-			h.key(w.after.part32()), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
+			h.key(w.after.part), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 
@@ -771,7 +769,7 @@ func Linearizability(h *History, opts Options) []Result {
 				if c.sends {
 					f = sendF
 				}
-				f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(part[0].part32()), skip)
+				f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(part[0].part), skip)
 			}
 		}
 		stats("segments", int64(seg))

@@ -149,7 +149,23 @@ var ErrTornTail = errors.New("history: the last line is incomplete")
 // naming its line number.
 func Read(r io.Reader) ([]Op, error) {
 	var ops []Op
+	// The strings nearly every operation repeats (its type, function and
+	// topic) are held once, not once per operation: a reader that holds
+	// a whole history holds millions of operations.
+	seen := map[string]string{}
+	intern := func(s string) string {
+		if t, ok := seen[s]; ok {
+			return t
+		}
+		seen[s] = s
+		return s
+	}
 	err := Scan(r, func(op *Op) error {
+		op.Type = Type(intern(string(op.Type)))
+		op.F = intern(op.F)
+		if op.Value != nil {
+			op.Value.Topic = intern(op.Value.Topic)
+		}
 		ops = append(ops, *op)
 		return nil
 	})
@@ -239,27 +255,9 @@ type batchLine struct {
 }
 
 func (b *lineBatch) parse() {
-	// The strings nearly every operation repeats (its type, function and
-	// topic) are shared within the batch: a reader that holds a whole
-	// history holds each once per batch, not once per operation.
-	seen := map[string]string{}
-	intern := func(s string) string {
-		if t, ok := seen[s]; ok {
-			return t
-		}
-		seen[s] = s
-		return s
-	}
 	for i := range b.lines {
 		l := &b.lines[i]
 		l.op, l.err = parseLine(b.data[l.from:l.to], l.num == 1)
-		if op := l.op; op != nil {
-			op.Type = Type(intern(string(op.Type)))
-			op.F = intern(op.F)
-			if op.Value != nil {
-				op.Value.Topic = intern(op.Value.Topic)
-			}
-		}
 	}
 	b.data = nil
 	close(b.done)
@@ -278,24 +276,19 @@ func splitLines(r io.Reader, emit func(*lineBatch) bool) error {
 		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
 		buf = buf[:len(carry)+n]
 		end := err == io.EOF || err == io.ErrUnexpectedEOF
-		if err != nil && !end {
-			// What was read before the error is judged; the line it cut
-			// is not.
-			b := &lineBatch{data: buf, done: make(chan struct{})}
-			num = b.split(num, false)
-			if len(b.lines) > 0 && !emit(b) {
-				return nil
-			}
-			return err
+		if end {
+			err = nil
 		}
+		// At the end of r a last line without its newline is listed, as
+		// incomplete; after a read error the line it cut is not.
 		b := &lineBatch{data: buf, done: make(chan struct{})}
 		num = b.split(num, end)
 		carry = buf[b.rest:]
 		if len(b.lines) > 0 && !emit(b) {
 			return nil
 		}
-		if end {
-			return nil
+		if end || err != nil {
+			return err
 		}
 	}
 }

@@ -105,9 +105,6 @@ func Recoveries(ops []history.Op) []WindowRecovery {
 	return r.Recoveries()
 }
 
-// RecoveriesOf is Recoveries of a history already indexed.
-func RecoveriesOf(ix *history.Index) []WindowRecovery { return Recoveries(ix.Ops) }
-
 // RecoveryReader computes Recoveries as a history streams past, keeping
 // only what the table needs: the nemesis's operations, the monitor's
 // samples, and the times of the acknowledgements and send errors.
@@ -173,14 +170,10 @@ func (r *RecoveryReader) Add(op *history.Op) {
 // Recoveries is the table of the history read so far.
 func (r *RecoveryReader) Recoveries() []WindowRecovery {
 	var (
-		out      []WindowRecovery
-		starts   []int64 // each window's start
-		stops    []int64 // -1: no stop
-		killed   []bool
-		anyAck   = r.anyAck
-		samples  = r.samples
-		acks     = r.acks
-		sendErrs = r.sendErrs
+		out    []WindowRecovery
+		starts []int64 // each window's start
+		stops  []int64 // -1: no stop
+		killed []bool
 	)
 	// A window runs from its start's completion to its stop's: a start
 	// that failed may not have taken effect, and is left out.
@@ -202,7 +195,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 	}
 	byPart := map[string][]sample{}
 	var parts []string
-	for _, s := range samples {
+	for _, s := range r.samples {
 		if _, ok := byPart[s.key]; !ok {
 			parts = append(parts, s.key)
 		}
@@ -231,10 +224,10 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if shrink {
 			w.Bit = append(w.Bit, BitISRShrink)
 		}
-		if anyAck && slices.ContainsFunc(sendErrs, func(t int64) bool { return t >= starts[i] && (stops[i] < 0 || t <= stops[i]) }) {
+		if r.anyAck && slices.ContainsFunc(r.sendErrs, func(t int64) bool { return t >= starts[i] && (stops[i] < 0 || t <= stops[i]) }) {
 			w.Bit = append(w.Bit, BitSendErrors)
 		}
-		w.FirstAck, w.FirstAckUnobserved = firstAck(acks, anyAck, starts[i], next)
+		w.FirstAck, w.FirstAckUnobserved = firstAck(r.acks, r.anyAck, starts[i], next)
 		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
 			w.Bit = append(w.Bit, BitStall)
 		}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
-	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/results"
 )
 
@@ -187,10 +186,10 @@ func liveness(l *checker.Liveness) *livenessView {
 }
 
 // observed sets the header's observation and the recovery table from
-// the results and the history's windows (ix, the history indexed).
-func (v *reportView) observed(d RunData, ix *history.Index) {
+// the results and the history's windows.
+func (v *reportView) observed(d RunData) {
 	v.Stall = results.StallAfter.String()
-	rec := results.RecoveriesOf(ix)
+	rec := results.Recoveries(d.Ops)
 	for i, w := range rec {
 		row := recoveryRow{N: i + 1, Fault: w.Fault, Start: fmt.Sprintf("%.3f s", time.Duration(w.Start).Seconds()), Stop: "never healed", Bit: "nothing seen"}
 		if w.Stop != nil {

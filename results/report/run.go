@@ -322,7 +322,7 @@ func buildReport(d RunData) *reportView {
 	}
 	lost := checker.LostWrites(checker.NewHistory(d.Ops, d.checkerConfig()))
 	v.verdict(d)
-	v.observed(d, tl.ix)
+	v.observed(d)
 	v.guarantees(d)
 	v.config(d)
 	v.opCounts(tl)
