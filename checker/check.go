@@ -85,7 +85,7 @@ func CheckHistory(h *History, opts Options) *Results {
 
 	ran := h.faults.ran(cfg)
 	out := &Results{Config: cfg, FaultClass: FaultClass(cfg, ran), Faults: kindsOf(ran), Ops: map[string]OpCounts{}, Problems: h.problems,
-		Liveness: LivenessSummary(h)}
+		Liveness: LivenessSummary(h), LostWrites: LostWrites(h)}
 	for _, r := range ran {
 		if k := strings.TrimSpace(r.Kind); k != "" && k != "none" {
 			if out.FaultWindows == nil {

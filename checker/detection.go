@@ -43,6 +43,46 @@ type Detection struct {
 // one. ok is false when res has no forbidden instance whose operations
 // it names and ops holds.
 func FirstDetection(ops []history.Op, res *Results) (d Detection, ok bool) {
+	r := NewDetector(res)
+	if r == nil {
+		return d, false
+	}
+	for i := range ops {
+		r.Add(&ops[i])
+	}
+	return r.Detection()
+}
+
+// Detector is FirstDetection of a history read as it streams past: Add
+// each operation, in order, then ask Detection.
+type Detector struct {
+	want    map[int64]string
+	pairs   history.Pairer
+	pos     int32
+	clients int64 // client completions so far
+	// malformed: the history broke the pairing rule somewhere, so each
+	// op stands for itself (own), not for its completion (paired).
+	malformed   bool
+	own, paired candidate
+	// open are named invokes not yet completed, by position.
+	open map[int32]candidate
+}
+
+// candidate is a named op: where it is detected (at), its own position
+// (order among candidates detected at one place), and what Detection
+// reports of it.
+type candidate struct {
+	at, pos int32
+	d       Detection
+}
+
+func (c candidate) before(o candidate) bool {
+	return o.at < 0 || c.at < o.at || (c.at == o.at && c.pos < o.pos)
+}
+
+// NewDetector returns a Detector for res, or nil when res has no
+// forbidden instance to look for.
+func NewDetector(res *Results) *Detector {
 	want := map[int64]string{}
 	for _, r := range res.Results {
 		for _, i := range r.ForbiddenOps() {
@@ -52,40 +92,69 @@ func FirstDetection(ops []history.Op, res *Results) (d Detection, ok bool) {
 		}
 	}
 	if len(want) == 0 {
-		return d, false
+		return nil
 	}
-	pairs, err := history.Pairs(ops)
-	if err != nil {
-		pairs = nil // a malformed history: each op stands for itself
-	}
-	best := -1
-	for i, op := range ops {
-		name, named := want[op.Index]
-		if !named || (op.Process < 0 && op.Process != history.ClusterProcess) {
-			continue
-		}
-		at := i
-		if op.Type == history.Invoke && pairs != nil && pairs[i] >= 0 {
-			at = pairs[i]
-		}
-		if best < 0 || at < best {
-			best, d.Anomaly = at, name
-		}
-	}
-	if best < 0 {
-		return Detection{}, false
-	}
-	d.Op, d.Time = ops[best].Index, ops[best].Time
-	for _, op := range ops[:best+1] {
-		if op.Process >= 0 && op.Type != history.Invoke {
-			d.Ops++
-		}
-	}
-	return d, true
+	none := candidate{at: -1}
+	return &Detector{want: want, own: none, paired: none, open: map[int32]candidate{}}
 }
 
-// opRef is how a result's details name an operation: "(op 12)" or
-// "(op 12, ...)".
+// Add reads the history's next operation.
+func (r *Detector) Add(op *history.Op) {
+	pos := r.pos
+	r.pos++
+	st := r.pairs.Add(op, pos)
+	if st.Problem != "" {
+		r.malformed = true
+	}
+	if op.Process >= 0 && op.Type != history.Invoke {
+		r.clients++
+	}
+	here := Detection{Op: op.Index, Time: op.Time, Ops: r.clients}
+	if st.Invoke >= 0 {
+		if c, ok := r.open[st.Invoke]; ok {
+			delete(r.open, st.Invoke)
+			c.at, c.d.Op, c.d.Time, c.d.Ops = pos, here.Op, here.Time, here.Ops
+			r.offer(&r.paired, c)
+		}
+	}
+	name, named := r.want[op.Index]
+	if !named || (op.Process < 0 && op.Process != history.ClusterProcess) {
+		return
+	}
+	c := candidate{at: pos, pos: pos, d: here}
+	c.d.Anomaly = name
+	r.offer(&r.own, c)
+	if op.Type == history.Invoke {
+		r.open[pos] = c
+		return
+	}
+	r.offer(&r.paired, c)
+}
+
+func (r *Detector) offer(best *candidate, c candidate) {
+	if c.before(*best) {
+		*best = c
+	}
+}
+
+// Detection is the first detection point of the history read so far (see
+// FirstDetection).
+func (r *Detector) Detection() (Detection, bool) {
+	best := r.paired
+	if r.malformed {
+		best = r.own
+	} else {
+		// An invoke never completed stands for itself.
+		for _, c := range r.open {
+			r.offer(&best, c)
+		}
+	}
+	if best.at < 0 {
+		return Detection{}, false
+	}
+	return best.d, true
+}
+
 var opRef = regexp.MustCompile(`\(op (\d+)[,)]`)
 
 // ForbiddenOps returns the op indexes the result names as part of its

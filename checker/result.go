@@ -414,6 +414,10 @@ type Results struct {
 	// Liveness is what the liveness checks saw of the recovery after the
 	// last heal; nil when no bound was set.
 	Liveness *Liveness `json:"liveness,omitempty"`
+	// LostWrites are every lost write LostWrite counts (its Result keeps
+	// only examples): the report lists them without judging the history
+	// again.
+	LostWrites []LostAck `json:"lost_writes,omitempty"`
 	// Weakened are the kinds of Faults that ran weaker than documented
 	// (Config.Weakened), with what they lacked: the verdict speaks of
 	// them as they ran.

@@ -220,3 +220,53 @@ func TestScanStopsReading(t *testing.T) {
 		t.Fatalf("Scan returned %v after %d ops; read after it returned: %v", err, n, r.late.Load())
 	}
 }
+
+// TestScanAt: the operations ScanAt gives are those at the same positions
+// in what Read returns, with and without a header, across chunk
+// boundaries, and the lines it was not asked for are not decoded (a bad
+// one goes unnoticed, a bad wanted one does not).
+func TestScanAt(t *testing.T) {
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	for _, header := range []string{`{"history":"chaos","version":1}` + "\n\n", "\n"} {
+		var buf bytes.Buffer
+		buf.WriteString(header)
+		for i := range 40 {
+			op := Op{Index: int64(i), Time: int64(i), Type: OK, F: Send, Value: &Value{Topic: "t", Value: strings.Repeat("v", i%9)}}
+			if err := encodeLine(&buf, op); err != nil {
+				t.Fatal(err)
+			}
+			if i%6 == 0 {
+				buf.WriteString(" \n")
+			}
+		}
+		all, err := Read(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wanted := map[int]bool{0: true, 1: true, 17: true, 39: true}
+		for _, n := range []int{1, 13, 1 << 20} {
+			chunkBytes = n
+			got := map[int]Op{}
+			err := ScanAt(bytes.NewReader(buf.Bytes()), func(p int) bool { return wanted[p] }, func(p int, op *Op) error {
+				got[p] = *op
+				return nil
+			})
+			if err != nil || len(got) != len(wanted) {
+				t.Fatalf("chunks of %d: %d ops, %v", n, len(got), err)
+			}
+			for p := range wanted {
+				if !reflect.DeepEqual(got[p], all[p]) {
+					t.Fatalf("chunks of %d: op at %d is %v, want %v", n, p, got[p], all[p])
+				}
+			}
+			badSkipped := bytes.Replace(buf.Bytes(), []byte(`"index":25,`), []byte(`"index":"x",`), 1)
+			if err := ScanAt(bytes.NewReader(badSkipped), func(p int) bool { return wanted[p] }, func(int, *Op) error { return nil }); err != nil {
+				t.Fatalf("chunks of %d: a bad line nobody asked for: %v", n, err)
+			}
+			badWanted := bytes.Replace(buf.Bytes(), []byte(`"index":17,`), []byte(`"index":"x",`), 1)
+			if err := ScanAt(bytes.NewReader(badWanted), func(p int) bool { return wanted[p] }, func(int, *Op) error { return nil }); err == nil {
+				t.Fatalf("chunks of %d: a bad wanted line went unnoticed", n)
+			}
+		}
+	}
+}

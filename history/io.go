@@ -178,6 +178,38 @@ func Read(r io.Reader) ([]Op, error) {
 // whatever its length. Lines are decoded on every CPU while fn runs on
 // the caller's goroutine. It stops at fn's first error and returns it.
 func Scan(r io.Reader, fn func(*Op) error) error {
+	return scan(r, nil, func(_ int, op *Op) error { return fn(op) })
+}
+
+// ScanAt gives fn the operations of a history at the positions at asks
+// for (numbered from 0, in the order Scan gives them), decoding only the
+// lines that may hold them: a second look at a few operations of a
+// history too long to hold. The lines it does not decode are not checked,
+// so it is for a history already read once.
+func ScanAt(r io.Reader, at func(pos int) bool, fn func(pos int, op *Op) error) error {
+	// A line's position is its place among the non-blank lines, less one
+	// if the first of them is a header: which is known only once it is
+	// decoded, so the line after each wanted one is decoded too.
+	want := func(seq int) bool { return seq == 0 || at(seq) || at(seq-1) }
+	hdr := 0
+	return scan(r, want, func(seq int, op *Op) error {
+		if op == nil {
+			if seq == 0 {
+				hdr = 1
+			}
+			return nil
+		}
+		if pos := seq - hdr; at(pos) {
+			return fn(pos, op)
+		}
+		return nil
+	})
+}
+
+// scan is Scan, decoding only the lines whose place among the non-blank
+// lines want accepts (all of them for a nil want), and giving fn each
+// decoded line's place and op (nil for a header).
+func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) error {
 	batches := make(chan *lineBatch, scanAhead)
 	quit := make(chan struct{})
 	work := make(chan *lineBatch, scanAhead)
@@ -208,7 +240,7 @@ func Scan(r io.Reader, fn func(*Op) error) error {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for b := range work {
-				b.parse()
+				b.parse(want)
 			}
 		})
 	}
@@ -217,12 +249,13 @@ func Scan(r io.Reader, fn func(*Op) error) error {
 		for i := range b.lines {
 			l := &b.lines[i]
 			switch {
+			case l.skipped:
 			case l.err != nil && !l.complete:
 				return ErrTornTail
 			case l.err != nil:
 				return fmt.Errorf("history line %d: %w", l.num, l.err)
-			case l.op != nil:
-				if err := fn(l.op); err != nil {
+			case l.op != nil || want != nil:
+				if err := fn(l.seq, l.op); err != nil {
 					return err
 				}
 			}
@@ -249,14 +282,20 @@ type lineBatch struct {
 type batchLine struct {
 	from, to int
 	num      int // 1-based line number
+	seq      int // 0-based place among the non-blank lines
 	complete bool
+	skipped  bool // not decoded: not wanted
 	op       *Op
 	err      error
 }
 
-func (b *lineBatch) parse() {
+func (b *lineBatch) parse(want func(seq int) bool) {
 	for i := range b.lines {
 		l := &b.lines[i]
+		if want != nil && !want(l.seq) {
+			l.skipped = true
+			continue
+		}
 		l.op, l.err = parseLine(b.data[l.from:l.to], l.num == 1)
 	}
 	b.data = nil
@@ -268,7 +307,7 @@ func (b *lineBatch) parse() {
 // line cut by the chunk's end moves to the next chunk; reading in chunks
 // copies each byte once.
 func splitLines(r io.Reader, emit func(*lineBatch) bool) error {
-	num := 0
+	num, seq := 0, 0
 	var carry []byte
 	for {
 		buf := make([]byte, len(carry), max(chunkBytes, 2*len(carry)))
@@ -282,7 +321,7 @@ func splitLines(r io.Reader, emit func(*lineBatch) bool) error {
 		// At the end of r a last line without its newline is listed, as
 		// incomplete; after a read error the line it cut is not.
 		b := &lineBatch{data: buf, done: make(chan struct{})}
-		num = b.split(num, end)
+		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
 		if len(b.lines) > 0 && !emit(b) {
 			return nil
@@ -293,11 +332,11 @@ func splitLines(r io.Reader, emit func(*lineBatch) bool) error {
 	}
 }
 
-// split lists the data's non-blank lines, numbered on from num, and
-// returns the last number; rest is where the line the data ends inside
-// begins, or with last the data's end, that line being listed as
-// incomplete.
-func (b *lineBatch) split(num int, last bool) int {
+// split lists the data's non-blank lines, numbered on from num (and
+// placed on from seq), and returns the last number and the next place;
+// rest is where the line the data ends inside begins, or with last the
+// data's end, that line being listed as incomplete.
+func (b *lineBatch) split(num, seq int, last bool) (int, int) {
 	start := 0
 	for start < len(b.data) {
 		i := bytes.IndexByte(b.data[start:], '\n')
@@ -314,12 +353,13 @@ func (b *lineBatch) split(num int, last bool) int {
 		from := start + len(seg) - len(left)
 		end := from + len(bytes.TrimRightFunc(left, unicode.IsSpace))
 		if from < end {
-			b.lines = append(b.lines, batchLine{from: from, to: end, num: num, complete: i >= 0})
+			b.lines = append(b.lines, batchLine{from: from, to: end, num: num, seq: seq, complete: i >= 0})
+			seq++
 		}
 		start = to
 	}
 	b.rest = start
-	return num
+	return num, seq
 }
 
 func parseLine(b []byte, first bool) (*Op, error) {

@@ -602,8 +602,20 @@ func (r *run) judge(tc results.TestConfig) error {
 // the report, and returns the verdict: what is stored is what is checked,
 // so "chaos check" on the run gives the same verdict. A history that cannot
 // be read is an error, with a report that says what is damaged.
+//
+// The history is read as a stream, never held whole, so a run of hours
+// is judged in the memory its index takes: the checkers' index and the
+// recovery table in one reading, the first detection (when the run is
+// invalid) and the report in others.
 func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
-	ops, err := history.ReadFile(dir.Path(results.HistoryFile))
+	path := dir.Path(results.HistoryFile)
+	b := checker.NewBuilder(tc.CheckerConfig())
+	var rec results.RecoveryReader
+	err := history.ScanFile(path, func(op *history.Op) error {
+		b.Add(op)
+		rec.Add(op)
+		return nil
+	})
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
 	}
@@ -614,27 +626,47 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 		o.Reported(dir, report.WriteRun(dir.Dir))
 		return o, err
 	}
-	return JudgeOps(dir, tc, ops)
+	detect := func(res *checker.Results) (checker.Detection, bool) {
+		r := checker.NewDetector(res)
+		if r == nil {
+			return checker.Detection{}, false
+		}
+		err := history.ScanFile(path, func(op *history.Op) error { r.Add(op); return nil })
+		if err != nil && !errors.Is(err, history.ErrTornTail) {
+			return checker.Detection{}, false
+		}
+		return r.Detection()
+	}
+	return judge(dir, tc, b.History(), rec.Recoveries, detect, nil)
 }
 
 // JudgeOps is Judge of the ops the run's history.jsonl holds, given in
 // memory by a caller that wrote them (history.Writer.Keep): the same
 // results, without decoding the file again.
 func JudgeOps(dir *results.Run, tc results.TestConfig, ops []history.Op) (Outcome, error) {
+	recovery := func() []results.WindowRecovery { return results.Recoveries(ops) }
+	detect := func(res *checker.Results) (checker.Detection, bool) { return checker.FirstDetection(ops, res) }
+	return judge(dir, tc, checker.NewHistory(ops, tc.CheckerConfig()), recovery, detect, ops)
+}
+
+// judge is Judge of the history h indexes; ops is the history when the
+// caller holds it, else the report reads the file.
+func judge(dir *results.Run, tc results.TestConfig, h *checker.History, recovery func() []results.WindowRecovery,
+	detect func(*checker.Results) (checker.Detection, bool), ops []history.Op) (Outcome, error) {
 	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
 	written := func(err error) { o.Reported(dir, err) }
 	// A visualization left by a chaos check of the run while it was
 	// running is not this verdict's.
 	os.Remove(dir.Path(results.LinearizabilityFile))
-	res := checker.Check(ops, tc.CheckerConfig(), checker.Options{VisualizationPath: dir.Path(results.LinearizabilityFile)})
-	stored := results.StoredResults{Results: storedResults(dir, res), Recovery: results.Recoveries(ops)}
+	res := checker.CheckHistory(h, checker.Options{VisualizationPath: dir.Path(results.LinearizabilityFile)})
+	stored := results.StoredResults{Results: storedResults(dir, res), Recovery: recovery()}
 	if err := dir.WriteJSON(results.ResultsFile, stored); err != nil {
 		written(report.WriteRun(dir.Dir))
 		return o, err
 	}
 	o.Verdict, o.Results = res.Valid, res
 	if len(res.Unexpected) > 0 {
-		if d, ok := checker.FirstDetection(ops, res); ok {
+		if d, ok := detect(res); ok {
 			o.Detection = &d
 		}
 	}

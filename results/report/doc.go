@@ -28,5 +28,10 @@
 // A report reads whatever a run left: a torn history, no results.json or
 // no test.json still give a page that says what is missing. Long runs stay
 // small: plots keep a bounded number of points per time column, and the
-// history view is an excerpt. docs/report.md describes the pages.
+// history view is an excerpt. They are read small too: the history is
+// read as a stream into a timeline of about 50 bytes per operation
+// (never the operations themselves), the lost writes come from
+// results.json, and the few thousand operations the page shows in full
+// are read again from the file (history.ScanAt). docs/report.md describes
+// the pages.
 package report

@@ -57,12 +57,12 @@ func newExcerpt(tl *timeline, res *checker.Results, lost []checker.LostAck) *exc
 		}
 	}
 	for i := range tl.ops {
-		if tl.ops[i].Process == history.NemesisProcess {
+		if tl.ops[i].process == history.NemesisProcess {
 			e.add(i, 0, false)
 		}
 	}
 	for i := range tl.ops {
-		if f := tl.ops[i].F; tl.ops[i].Process >= 0 && (f == history.FinalRead || f == history.ReplicaRead) {
+		if f := tl.f(&tl.ops[i]); tl.ops[i].process >= 0 && (f == history.FinalRead || f == history.ReplicaRead) {
 			e.add(i, 0, false)
 		}
 	}
@@ -96,6 +96,17 @@ func (e *excerpt) add(pos, ctx int, mark bool) {
 		take(pos - d)
 		take(pos + d)
 	}
+}
+
+// positions are the positions of the ops the view shows.
+func (e *excerpt) positions() []int32 {
+	out := make([]int32, 0, e.n)
+	for i, in := range e.in {
+		if in {
+			out = append(out, int32(i))
+		}
+	}
+	return out
 }
 
 // has reports whether the view shows the op with this index.
@@ -139,20 +150,24 @@ func (e *excerpt) rows() ([]historyRow, string) {
 // row renders the op at pos. It has no element id: only the history
 // view's copy of an op has one, so ids stay unique.
 func (e *excerpt) row(pos int, mark bool) historyRow {
-	op := &e.tl.ops[pos]
-	r := historyRow{Index: op.Index, InView: e.has(op.Index), Time: secs(op.Time), Type: string(op.Type), F: op.F,
-		Error: clip(op.Error, 200), Pair: -1, Mark: mark}
-	switch op.Process {
+	o := &e.tl.ops[pos]
+	r := historyRow{Index: o.index, InView: e.has(o.index), Time: secs(o.time), Type: string(o.Type()), F: e.tl.f(o),
+		Error: clip(e.tl.errText(o), 200), Pair: -1, Mark: mark}
+	switch o.process {
 	case history.NemesisProcess:
 		r.Process = "nemesis"
 	case history.MonitorProcess:
 		r.Process = "monitor"
 	default:
-		r.Process = "p" + strconv.Itoa(op.Process)
+		r.Process = "p" + strconv.Itoa(int(o.process))
 	}
 	if q := e.tl.pair[pos]; q >= 0 {
-		r.Pair = e.tl.ops[q].Index
+		r.Pair = e.tl.ops[q].index
 		r.PairLink = e.has(r.Pair)
+	}
+	op := e.tl.full(int32(pos))
+	if op == nil {
+		return r
 	}
 	if v := op.Value; v != nil {
 		if v.Topic != "" {

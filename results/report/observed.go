@@ -187,9 +187,9 @@ func liveness(l *checker.Liveness) *livenessView {
 
 // observed sets the header's observation and the recovery table from
 // the results and the history's windows.
-func (v *reportView) observed(d RunData) {
+func (v *reportView) observed(d RunData, tl *timeline) {
 	v.Stall = results.StallAfter.String()
-	rec := results.Recoveries(d.Ops)
+	rec := tl.recovery
 	for i, w := range rec {
 		row := recoveryRow{N: i + 1, Fault: w.Fault, Start: fmt.Sprintf("%.3f s", time.Duration(w.Start).Seconds()), Stop: "never healed", Bit: "nothing seen"}
 		if w.Stop != nil {

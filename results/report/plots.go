@@ -21,25 +21,57 @@ const maxLanes = 24
 var typeShape = [3]string{kOK: "circle", kInfo: "tri", kFail: "cross"}
 var typeName = [3]string{kOK: "ok", kInfo: "info", kFail: "fail"}
 
-func latencyPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotView {
+// latency is the latency plot's points, downsampled, before it is drawn:
+// the ops they stand for are fetched whole for their titles.
+type latency struct {
+	series      [2][3][]pt // [group][type]: group 0 sends, 1 reads
+	lo, hi      int64
+	total, kept int
+}
+
+func newLatency(tl *timeline, xs xScale) *latency {
+	l := &latency{lo: math.MaxInt64}
+	for _, c := range tl.clients {
+		inv, done := &tl.ops[c.inv], &tl.ops[c.done]
+		lat := max(done.time-inv.time, 1)
+		g := 1
+		if tl.f(done) == history.Send {
+			g = 0
+		}
+		k := typeSlot(done.Type())
+		l.series[g][k] = append(l.series[g][k], pt{t: inv.time, v: float64(lat), pos: c.done})
+		l.lo, l.hi = min(l.lo, lat), max(l.hi, lat)
+	}
+	for g := range l.series {
+		for k, ps := range l.series[g] {
+			l.total += len(ps)
+			ps = downsampleScatter(ps, xs, xBuckets)
+			l.kept += len(ps)
+			l.series[g][k] = ps
+		}
+	}
+	return l
+}
+
+// positions are the ops the drawn points stand for.
+func (l *latency) positions() []int32 {
+	var out []int32
+	for g := range l.series {
+		for _, ps := range l.series[g] {
+			for _, q := range ps {
+				out = append(out, q.pos)
+			}
+		}
+	}
+	return out
+}
+
+func latencyPlot(tl *timeline, l *latency, lost []checker.LostAck, xs xScale) *plotView {
 	p := newPlot("plot-latency", "Latency over time", 360, tl, xs)
 	p.Caption = "Each client operation at the time it was invoked, at the height of how long it took (log scale). " +
 		"ok: it happened; info: unknown (timeout, connection lost); fail: it definitely did not happen. " +
 		"Sends are filled, reads hollow. Shaded bands are fault windows; ▼ on top marks when a write that was later lost was acknowledged."
-	// series[group][type]: group 0 sends, 1 reads.
-	var series [2][3][]pt
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for _, c := range tl.clients {
-		inv, done := &tl.ops[c.inv], &tl.ops[c.done]
-		lat := max(done.Time-inv.Time, 1)
-		g := 1
-		if done.F == history.Send {
-			g = 0
-		}
-		k := typeSlot(done.Type)
-		series[g][k] = append(series[g][k], pt{t: inv.Time, v: float64(lat), pos: c.done})
-		lo, hi = min(lo, lat), max(hi, lat)
-	}
+	lo, hi := l.lo, l.hi
 	if hi == 0 {
 		p.Empty = "No completed client operation in this history: nothing to plot."
 		return p
@@ -52,21 +84,16 @@ func latencyPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotView {
 		p.YTicks = append(p.YTicks, tick{Pos: ls.y(int64(math.Pow(10, d))), Label: dur(int64(math.Pow(10, d)))})
 	}
 	p.YLabel = "latency"
-	total, kept := 0, 0
-	for g := range series {
-		for k := range series[g] {
-			ps := series[g][k]
-			total += len(ps)
-			ps = downsampleScatter(ps, xs, xBuckets)
-			kept += len(ps)
+	for g := range l.series {
+		for k, ps := range l.series[g] {
 			cls := typeName[k]
 			if g == 1 {
 				cls += " read"
 			}
 			for _, q := range ps {
-				op := &tl.ops[q.pos]
-				m := mark{Shape: typeShape[k], X: xs.x(tl.ops[tl.pair[q.pos]].Time), Y: ls.y(int64(q.v)), Class: cls,
-					Title: fmt.Sprintf("op %d: %s %s, %s, invoked at %s%s", op.Index, op.F, op.Type, dur(int64(q.v)), secs(tl.ops[tl.pair[q.pos]].Time), opWhere(tl, q.pos))}
+				o := &tl.ops[q.pos]
+				m := mark{Shape: typeShape[k], X: xs.x(q.t), Y: ls.y(int64(q.v)), Class: cls,
+					Title: fmt.Sprintf("op %d: %s %s, %s, invoked at %s%s", o.index, tl.f(o), o.Type(), dur(int64(q.v)), secs(q.t), opWhere(tl, q.pos))}
 				if m.Shape != "circle" {
 					m.D = shapeD(m.Shape, m.X, m.Y)
 				}
@@ -74,8 +101,8 @@ func latencyPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotView {
 			}
 		}
 	}
-	if kept < total {
-		p.Note = strings.TrimSpace(p.Note + fmt.Sprintf(" %d of %d operations are drawn: of each sliver of time and kind, the fastest, the quartiles, the 95th percentile and the slowest.", kept, total))
+	if l.kept < l.total {
+		p.Note = strings.TrimSpace(p.Note + fmt.Sprintf(" %d of %d operations are drawn: of each sliver of time and kind, the fastest, the quartiles, the 95th percentile and the slowest.", l.kept, l.total))
 	}
 	p.Marks = append(p.Marks, lostMarks(lost, xs, p.Y0+4)...)
 	p.Legend = []legendItem{
@@ -90,7 +117,11 @@ func latencyPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotView {
 
 // opWhere names the partition of an op, for titles.
 func opWhere(tl *timeline, pos int32) string {
-	v := tl.ops[pos].Value
+	op := tl.full(pos)
+	if op == nil {
+		return ""
+	}
+	v := op.Value
 	if v == nil || v.Topic == "" {
 		return ""
 	}
@@ -146,12 +177,12 @@ func throughputPlot(tl *timeline, xs xScale) *plotView {
 	// counts[b]: send ok, info, fail, reads ok, reads not ok.
 	counts := make([][5]int, n)
 	for _, c := range tl.clients {
-		op := &tl.ops[c.done]
-		b := min(int(max(op.Time, 0)/width), n-1)
+		o := &tl.ops[c.done]
+		b := min(int(max(o.time, 0)/width), n-1)
 		switch {
-		case op.F == history.Send:
-			counts[b][typeSlot(op.Type)]++
-		case op.Type == history.OK:
+		case tl.f(o) == history.Send:
+			counts[b][typeSlot(o.Type())]++
+		case o.Type() == history.OK:
 			counts[b][3]++
 		default:
 			counts[b][4]++
@@ -379,22 +410,7 @@ func hwPlot(tl *timeline, xs xScale) *plotView {
 	} else {
 		// Without a monitor, what consumers saw is the next best thing.
 		source = "what consumers saw (the HW of polls and end-offset reads; there are no monitor samples)"
-		for _, c := range tl.clients {
-			op := &tl.ops[c.done]
-			if op.Type != history.OK || c.part < 0 || op.Value == nil {
-				continue
-			}
-			var hw *int64
-			switch op.F {
-			case history.Poll:
-				hw = op.Value.HW
-			case history.EndOffset:
-				hw = op.Value.Offset
-			}
-			if hw != nil {
-				series[c.part] = append(series[c.part], pt{t: op.Time, v: float64(*hw), pos: c.done})
-			}
-		}
+		series = tl.readHW
 	}
 	p.Caption = "The high watermark (the offset below which records are committed) of each partition over time, from " + source + ". A drop means the log was truncated."
 	peak := 0.0

@@ -31,13 +31,20 @@ type RunData struct {
 	// Results is results.json; nil if the checkers never ran (an
 	// interrupted run) or it could not be read.
 	Results *checker.Results
-	// Ops is the history, or the prefix of it that could be read.
+	// Ops is the history, when the caller holds it in memory (a run just
+	// judged, a test). LoadRun leaves it nil and reads History instead.
 	Ops []history.Op
+	// History is the history file, read as a stream when Ops is nil:
+	// the report keeps what it draws, never the history whole.
+	History string
 	// Linearizability is a link, relative to the report, to porcupine's
 	// visualization; empty if there is none.
 	Linearizability string
 	// Notes tell the reader what is missing or damaged.
 	Notes []string
+
+	// tl is the history as LoadRun read it.
+	tl *timeline
 }
 
 // LoadRun reads a run directory for its report. It never fails: what
@@ -50,23 +57,19 @@ func LoadRun(runDir string) RunData {
 	} else {
 		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the configuration is unknown.", results.TestFile, shortErr(err)))
 	}
-	ops, err := history.ReadFile(filepath.Join(runDir, results.HistoryFile))
-	d.Ops = ops
-	switch {
-	case errors.Is(err, history.ErrTornTail):
-		d.Notes = append(d.Notes, fmt.Sprintf("%s ends in a torn line (the tester stopped while writing it); the report shows the %d operations before it.", results.HistoryFile, len(ops)))
-	case err != nil && len(ops) > 0:
-		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v); the report shows the %d operations before the damage.", results.HistoryFile, shortErr(err), len(ops)))
-	case err != nil:
-		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): there are no operations to show.", results.HistoryFile, shortErr(err)))
-	}
+	var resNote string
 	var pe *fs.PathError
 	if res, err := results.ReadResults(filepath.Join(runDir, results.ResultsFile)); err == nil {
 		d.Results = res
 	} else if errors.As(err, &pe) {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). %s.", results.ResultsFile, shortErr(err), judgeAgain(runDir)))
+		resNote = fmt.Sprintf("%s could not be read (%v): the checkers have not judged this run (was it interrupted?). %s.", results.ResultsFile, shortErr(err), judgeAgain(runDir))
 	} else {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v): there is no verdict. %s.", results.ResultsFile, errors.Unwrap(err), judgeAgain(runDir)))
+		resNote = fmt.Sprintf("%s is damaged (%v): there is no verdict. %s.", results.ResultsFile, errors.Unwrap(err), judgeAgain(runDir))
+	}
+	d.History = filepath.Join(runDir, results.HistoryFile)
+	d.tl = d.load()
+	if resNote != "" {
+		d.Notes = append(d.Notes, resNote)
 	}
 	d.Linearizability = linearizabilityLink(runDir)
 	return d
@@ -103,7 +106,73 @@ func WriteRun(runDir string) error { return writeRunReport(LoadRun(runDir)) }
 // WriteJudgedRun writes the report of a run that was just judged, from
 // what the judging already holds, so the history is not read again.
 func WriteJudgedRun(runDir string, tc results.TestConfig, res *checker.Results, ops []history.Op) error {
-	return writeRunReport(RunData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir)})
+	d := RunData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir)}
+	if ops == nil {
+		d.History = filepath.Join(runDir, results.HistoryFile)
+	}
+	return writeRunReport(d)
+}
+
+// load reads the history into the report's timeline (see RunData.History),
+// noting what could not be read.
+func (d *RunData) load() *timeline {
+	r := newTimelineReader()
+	if d.needsIndex() {
+		r.check = checker.NewBuilder(d.checkerConfig())
+	}
+	var sched results.Schedule
+	if d.Config != nil {
+		sched = d.Config.Schedule
+	}
+	if d.Ops != nil || d.History == "" {
+		for i := range d.Ops {
+			r.add(&d.Ops[i])
+		}
+		tl := r.finish(sched)
+		tl.src = d.Ops
+		return tl
+	}
+	err := history.ScanFile(d.History, func(op *history.Op) error {
+		r.add(op)
+		return nil
+	})
+	n := len(r.tl.ops)
+	switch {
+	case errors.Is(err, history.ErrTornTail):
+		d.Notes = append(d.Notes, fmt.Sprintf("%s ends in a torn line (the tester stopped while writing it); the report shows the %d operations before it.", results.HistoryFile, n))
+	case err != nil && n > 0:
+		d.Notes = append(d.Notes, fmt.Sprintf("%s is damaged (%v); the report shows the %d operations before the damage.", results.HistoryFile, shortErr(err), n))
+	case err != nil:
+		d.Notes = append(d.Notes, fmt.Sprintf("%s could not be read (%v): there are no operations to show.", results.HistoryFile, shortErr(err)))
+	}
+	return r.finish(sched)
+}
+
+// needsIndex says whether the report needs the checkers' index of the
+// history: for what results.json would hold (the lost writes, the fault
+// class) when there is none, or one written before it held the lost
+// writes.
+func (d *RunData) needsIndex() bool {
+	if d.Results == nil {
+		return true
+	}
+	if d.Results.LostWrites != nil {
+		return false
+	}
+	for _, r := range d.Results.Results {
+		if r.Name == checker.LostWriteName && r.Count > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lostWrites are the history's lost writes, every one.
+func (d *RunData) lostWrites(tl *timeline) []checker.LostAck {
+	if tl.checked != nil {
+		return checker.LostWrites(tl.checked)
+	}
+	return d.Results.LostWrites
 }
 
 func writeRunReport(d RunData) error {
@@ -307,23 +376,22 @@ func (d RunData) checkerConfig() checker.Config {
 }
 
 func buildReport(d RunData) *reportView {
+	tl := d.tl
+	if tl == nil {
+		tl = d.load()
+	}
 	v := &reportView{Dir: d.Dir, Notes: d.Notes, Lin: d.Linearizability}
 	v.Title = "chaos run"
 	if d.Config != nil && d.Config.Name != "" {
 		v.Title = d.Config.Name
 	}
-	var sched results.Schedule
-	if d.Config != nil {
-		sched = d.Config.Schedule
-	}
-	tl := newTimeline(d.Ops, sched)
 	if d.Config != nil {
 		tl.families = d.Config.FaultFamilies
 	}
-	lost := checker.LostWrites(checker.NewHistory(d.Ops, d.checkerConfig()))
+	lost := d.lostWrites(tl)
 	v.verdict(d)
-	v.observed(d)
-	v.guarantees(d)
+	v.observed(d, tl)
+	v.guarantees(d, tl)
 	v.config(d)
 	v.opCounts(tl)
 	xs := newXScale(tl.end)
@@ -331,14 +399,20 @@ func buildReport(d RunData) *reportView {
 	if d.Config != nil {
 		rf, minISR = int(d.Config.Cluster.ReplicationFactor), int(d.Config.Cluster.MinInsyncReplicas)
 	}
+	// The page shows a few thousand operations in full (the excerpt, the
+	// latency plot's points): read again, the rest never held.
+	ex := newExcerpt(tl, d.Results, lost)
+	lat := newLatency(tl, xs)
+	if err := tl.fetch(d.History, ex.positions(), lat.positions()); err != nil {
+		v.Notes = append(v.Notes, fmt.Sprintf("%s could not be read again for the operations shown in full (%v): they are shown without their values.", results.HistoryFile, shortErr(err)))
+	}
 	v.Plots = []*plotView{
-		latencyPlot(tl, lost, xs),
+		latencyPlot(tl, lat, lost, xs),
 		throughputPlot(tl, xs),
 		isrPlot(tl, xs, rf, minISR),
 		hwPlot(tl, xs),
 		unavailabilityPlot(tl, lost, xs),
 	}
-	ex := newExcerpt(tl, d.Results, lost)
 	v.anomalies(d, tl, ex)
 	v.lost(lost, ex)
 	v.History, v.HistNote = ex.rows()
@@ -407,7 +481,7 @@ func (v *reportView) verdict(d RunData) {
 	}
 }
 
-func (v *reportView) guarantees(d RunData) {
+func (v *reportView) guarantees(d RunData, tl *timeline) {
 	var perm map[string]checker.Permission
 	switch {
 	case d.Results != nil:
@@ -419,7 +493,7 @@ func (v *reportView) guarantees(d RunData) {
 		v.ModelNote = fmt.Sprintf("Judged for acks=%d, min.insync.replicas=%d, %s election, fault class %s (%s).", c.Acks, c.MinInsyncReplicas, cmp.Or(c.Election, "clean"), d.Results.FaultClass, ran)
 	case d.Config != nil:
 		cfg := d.Config.CheckerConfig()
-		class := checker.NewHistory(d.Ops, cfg).FaultClass()
+		class := tl.checked.FaultClass()
 		perm = checker.PermittedUnder(cfg, class)
 		v.ModelNote = fmt.Sprintf("What the guarantee model permits for acks=%d, min.insync.replicas=%d, %s election, fault class %s (the faults the history shows started). Nothing was checked: there are no results.",
 			cfg.Acks, cfg.MinInsyncReplicas, cmp.Or(cfg.Election, "clean"), class)
@@ -880,10 +954,10 @@ func (v *reportView) opCounts(tl *timeline) {
 		return r
 	}
 	for i := range tl.ops {
-		op := &tl.ops[i]
-		r := get(op.F)
-		r.IsClient = r.IsClient || op.Process != history.NemesisProcess
-		switch op.Type {
+		o := &tl.ops[i]
+		r := get(tl.f(o))
+		r.IsClient = r.IsClient || o.process != history.NemesisProcess
+		switch o.Type() {
 		case history.Invoke:
 			r.Invoke++
 			if tl.pair[i] < 0 {
@@ -1074,21 +1148,19 @@ func (v *reportView) anomalies(d RunData, tl *timeline, ex *excerpt) {
 			a.Lin = d.Linearizability
 		}
 		if r.Name == checker.CrashName && r.Count > 0 {
-			a.Crashes = crashes(d.Ops)
+			a.Crashes = crashes(tl)
 		}
 		v.Anomalies = append(v.Anomalies, a)
 	}
 }
 
-// crashes are the crash operations of ops (each completion), the first
-// MaxExamples of them, as the crash anomaly's details are.
-func crashes(ops []history.Op) []crashView {
+// crashes are the crash operations of the history (each completion), the
+// first MaxExamples of them, as the crash anomaly's details are.
+func crashes(tl *timeline) []crashView {
 	var out []crashView
-	for _, op := range ops {
+	for _, pos := range tl.crashes[:min(len(tl.crashes), checker.MaxExamples)] {
+		op := tl.kept[pos]
 		c := op.Value.Crashed()
-		if op.F != history.Crash || op.Type == history.Invoke || c == nil || len(out) == checker.MaxExamples {
-			continue
-		}
 		var how []string
 		if c.Exit != "" {
 			how = append(how, c.Exit)

@@ -535,8 +535,8 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	bad := strings.Replace(string(data), `"type":"ok"`, `"type":"maybe"`, 3)
 	writeRun(t, dir, nil, []byte(bad), nil)
 	d := LoadRun(dir)
-	if len(d.Ops) == 0 || len(d.Ops) >= len(h.ops) || !strings.Contains(strings.Join(d.Notes, " "), "damaged") {
-		t.Fatalf("damaged history: %d ops, notes %q", len(d.Ops), d.Notes)
+	if n := len(d.tl.ops); n == 0 || n >= len(h.ops) || !strings.Contains(strings.Join(d.Notes, " "), "damaged") {
+		t.Fatalf("damaged history: %d ops, notes %q", n, d.Notes)
 	}
 }
 
@@ -733,27 +733,44 @@ func TestFaultSendsCountedPerWindow(t *testing.T) {
 }
 
 // TestJudgedReportIsTheStoredOne: the report chaos run writes from what it
-// just judged (no second read of the history) is the page chaos report
-// renders later from the stored files, byte for byte.
+// just judged (the history in memory) is the page chaos report renders
+// later from the stored files, byte for byte: read as a stream, with the
+// operations shown in full read again. So is the page of a results.json
+// written before it listed the lost writes (the report then finds them
+// itself). The long history's page is an excerpt with downsampled plots.
 func TestJudgedReportIsTheStoredOne(t *testing.T) {
-	d := synthReport(2000, 5)
-	dir := t.TempDir()
-	writeRun(t, dir, d.Config, historyBytes(t, d.Ops), d.Results)
-	// What the judge holds is what it stored: the history as written.
-	ops, err := history.ReadFile(filepath.Join(dir, results.HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteJudgedRun(dir, *d.Config, d.Results, ops); err != nil {
-		t.Fatal(err)
-	}
-	judged, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
-	if err := WriteRun(dir); err != nil {
-		t.Fatal(err)
-	}
-	stored, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
-	if len(judged) == 0 || !bytes.Equal(judged, stored) {
-		t.Fatalf("the judged report (%d bytes) differs from the one rendered from the store (%d bytes)", len(judged), len(stored))
+	for _, n := range []int{2000, 30_000} {
+		d := synthReport(n, 5)
+		if lost, _ := d.Results.Get(checker.LostWriteName); (n > 2000 && lost.Count == 0) || len(d.Results.LostWrites) != lost.Count {
+			t.Fatalf("%d ops: %d lost writes listed of %d", n, len(d.Results.LostWrites), lost.Count)
+		}
+		dir := t.TempDir()
+		writeRun(t, dir, d.Config, historyBytes(t, d.Ops), d.Results)
+		// What the judge holds is what it stored: the history as written.
+		ops, err := history.ReadFile(filepath.Join(dir, results.HistoryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJudgedRun(dir, *d.Config, d.Results, ops); err != nil {
+			t.Fatal(err)
+		}
+		judged, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
+		stored := func() []byte {
+			if err := WriteRun(dir); err != nil {
+				t.Fatal(err)
+			}
+			page, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
+			return page
+		}
+		if page := stored(); len(judged) == 0 || !bytes.Equal(judged, page) {
+			t.Fatalf("%d ops: the judged report (%d bytes) differs from the one rendered from the store (%d bytes)", n, len(judged), len(page))
+		}
+		old := *d.Results
+		old.LostWrites = nil
+		writeRun(t, dir, d.Config, historyBytes(t, d.Ops), &old)
+		if page := stored(); !bytes.Equal(judged, page) {
+			t.Fatalf("%d ops: the report of a results.json without its lost writes (%d bytes) differs (%d bytes)", n, len(page), len(judged))
+		}
 	}
 }
 
@@ -936,5 +953,27 @@ func TestLivenessShown(t *testing.T) {
 	tc.LivenessBound = 0
 	if page := render(t, RunData{Config: tc, Results: check(h.ops, tc), Ops: h.ops}); strings.Contains(page, `id="liveness"`) {
 		t.Error("a liveness section without a bound")
+	}
+}
+
+// TestTimelineManyFunctions: a history of more function names than the
+// timeline's ids hold names its first ones, and the rest as what they
+// are, never as another function.
+func TestTimelineManyFunctions(t *testing.T) {
+	const n = 70_000
+	ops := make([]history.Op, n)
+	for i := range ops {
+		ops[i] = history.Op{Index: int64(i), Time: int64(i), Process: history.ClusterProcess, Type: history.Info, F: fmt.Sprintf("f%d", i)}
+	}
+	tl := newTimeline(ops, nil)
+	for _, i := range []int{0, 1000, 65_533} {
+		if f := tl.f(&tl.ops[i]); f != ops[i].F {
+			t.Fatalf("op %d is named %q, want %q", i, f, ops[i].F)
+		}
+	}
+	for _, i := range []int{65_534, 65_535, n - 1} {
+		if f := tl.f(&tl.ops[i]); strings.HasPrefix(f, "f") {
+			t.Fatalf("op %d (%s) is named %q", i, ops[i].F, f)
+		}
 	}
 }

@@ -2,25 +2,43 @@ package report
 
 import (
 	"cmp"
+	"errors"
+	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/results"
 )
 
 // timeline is what the report's plots and tables read from a history,
-// gathered in one pass over it. Times are nanoseconds since the test
-// started, as in the history.
+// gathered in one pass over it as it streams past: the history is never
+// held whole. Of each operation it keeps a few fixed fields (op); what
+// the plots draw of values and samples is taken as they pass; the few
+// operations the page shows in full are read again (fetch). Times are
+// nanoseconds since the test started, as in the history.
 type timeline struct {
-	ops  []history.Op
-	ix   *history.Index // ops read once (pairs, fault windows)
-	pair []int32        // position of each op's invoke or completion, -1
+	ops  []op
+	fns  []string          // op.fn's names
+	errs []string          // op.err's texts; errs[0] is none
+	ids  map[string]uint32 // fns' and errs' ids, by text
+	pair []int32           // position of each op's invoke or completion, -1
 	// byIndex maps an op index to its position when indexes are not
 	// simply positions (a foreign or damaged history); nil otherwise.
 	byIndex map[int64]int
+	// kept are the operations kept whole: the nemesis's (their windows'
+	// targets and commands) and crashes; detail the ones fetched for the
+	// page to show in full.
+	kept    map[int32]*history.Op
+	nemesis []int32 // positions of the nemesis's completions
+	crashes []int32 // positions of crash completions
+	detail  map[int32]*history.Op
+	// src is the history, when the caller holds it whole.
+	src []history.Op
 
 	end     int64 // the last op's time, at least one second
 	finalAt int64 // the first final or replica read's invoke, -1
@@ -37,6 +55,10 @@ type timeline struct {
 	parts   []history.Key // partitions seen, sorted
 	partIdx map[history.Key]int
 	samples [][]sample // monitor samples per partition, in time order
+	// readHW are the HWs polls and end-offset reads reported, per
+	// partition: the HW plot's source in a history without monitor
+	// samples (dropped when it has them).
+	readHW [][]pt
 	// sendOK holds the completion times of ok sends per partition;
 	// sendSpan the first send invoke and last send completion.
 	sendOK    [][]int64
@@ -45,7 +67,36 @@ type timeline struct {
 	// families are test.json's fault families, by kind, for the
 	// bands' colours.
 	families map[string]string
+
+	// recovery is the fault windows' recovery table; checked is the
+	// checkers' index of the history, built only when the report needs
+	// what results.json does not hold (see load).
+	recovery []results.WindowRecovery
+	checked  *checker.History
 }
+
+// op is what the timeline keeps of one operation: 32 bytes, where the
+// operation itself, with its value, takes hundreds.
+type op struct {
+	index, time int64
+	process     int32
+	part        int32  // index into timeline.parts of its (or its invoke's) partition, -1
+	err         uint32 // index into timeline.errs
+	fn          uint16 // index into timeline.fns
+	typ         uint8  // index into opTypes
+}
+
+// opTypes are op.typ's types.
+var opTypes = [...]history.Type{history.Invoke, history.OK, history.Fail, history.Info}
+
+// Type is how the op ended (history.Info for a type no other names).
+func (o *op) Type() history.Type { return opTypes[o.typ] }
+
+// f is the op's function.
+func (tl *timeline) f(o *op) string { return tl.fns[o.fn] }
+
+// errText is the op's error, empty for none.
+func (tl *timeline) errText(o *op) string { return tl.errs[o.err] }
 
 // clientOp is one completed client operation.
 type clientOp struct {
@@ -108,90 +159,214 @@ func typeSlot(t history.Type) int {
 	return kInfo
 }
 
-// newTimeline analyses ops. It never fails: a malformed history (a
-// completion without an invoke, a torn tail) loses only what cannot be
-// paired. sched is the planned schedule, used only when the history has
-// no nemesis operations.
-func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
-	tl := &timeline{ops: ops, finalAt: -1, partIdx: map[history.Key]int{}}
-	for i := range ops {
-		if ops[i].Index != int64(i) {
-			tl.byIndex = make(map[int64]int, len(ops))
-			for j := range ops {
-				if _, dup := tl.byIndex[ops[j].Index]; !dup {
-					tl.byIndex[ops[j].Index] = j
+// timelineReader builds a timeline from a history's operations as they
+// stream past. It never fails: a malformed history (a completion without
+// an invoke, a torn tail) loses only what cannot be paired.
+type timelineReader struct {
+	tl      *timeline
+	pairs   history.Pairer
+	windows history.Windows
+	rec     results.RecoveryReader
+	// check is the checkers' index being built, when the report needs it.
+	check *checker.Builder
+}
+
+func newTimelineReader() *timelineReader {
+	tl := &timeline{finalAt: -1, partIdx: map[history.Key]int{}, errs: []string{""}, ids: map[string]uint32{}, kept: map[int32]*history.Op{}}
+	return &timelineReader{tl: tl}
+}
+
+// id is the id of a function name or error text in list, adding it.
+func (tl *timeline) id(list *[]string, s string) uint32 {
+	if s == "" && list == &tl.errs {
+		return 0
+	}
+	key := s
+	if list == &tl.errs {
+		key = "\x00" + s // an error may read like a function name
+	}
+	if i, ok := tl.ids[key]; ok {
+		return i
+	}
+	i := uint32(len(*list))
+	*list = append(*list, strings.Clone(s))
+	tl.ids[key] = i
+	return i
+}
+
+// fnID is the id of a function name. A history of more names than an
+// id holds (none chaos writes) has the rest share one that says so.
+func (tl *timeline) fnID(f string) uint16 {
+	const other = math.MaxUint16 - 1
+	if i, ok := tl.ids[f]; ok {
+		return uint16(i)
+	}
+	if len(tl.fns) < other {
+		return uint16(tl.id(&tl.fns, f))
+	}
+	if len(tl.fns) == other {
+		tl.fns = append(tl.fns, "(one of too many functions to name)")
+	}
+	return other
+}
+
+// part is the index of a partition, in the order first seen (sorted by
+// finish).
+func (tl *timeline) part(v *history.Value) int32 {
+	if v == nil || v.Topic == "" {
+		return -1
+	}
+	k := history.Key{Topic: v.Topic, Partition: v.Partition}
+	i, ok := tl.partIdx[k]
+	if !ok {
+		i = len(tl.parts)
+		k.Topic = strings.Clone(k.Topic)
+		tl.partIdx[k] = i
+		tl.parts = append(tl.parts, k)
+		tl.samples = append(tl.samples, nil)
+		tl.readHW = append(tl.readHW, nil)
+		tl.sendOK = append(tl.sendOK, nil)
+		tl.sendSpan = append(tl.sendSpan, [2]int64{-1, -1})
+	}
+	return int32(i)
+}
+
+// add reads the history's next operation; it keeps op only where it is
+// kept whole, so op may be reused afterwards unless it was.
+func (r *timelineReader) add(hop *history.Op) {
+	tl := r.tl
+	pos := int32(len(tl.ops))
+	if tl.byIndex == nil && hop.Index != int64(pos) {
+		tl.byIndex = make(map[int64]int, pos+1)
+		for j := range int(pos) {
+			tl.byIndex[int64(j)] = j
+		}
+	}
+	if tl.byIndex != nil {
+		if _, dup := tl.byIndex[hop.Index]; !dup {
+			tl.byIndex[hop.Index] = int(pos)
+		}
+	}
+	st := r.pairs.Add(hop, pos)
+	r.windows.Add(hop, pos, st)
+	r.rec.Add(hop)
+	if r.check != nil {
+		r.check.Add(hop)
+	}
+	tl.pair = append(tl.pair, -1)
+	var inv int32 = -1
+	if st.Invoke >= 0 {
+		inv = st.Invoke
+		tl.pair[pos], tl.pair[inv] = inv, pos
+	}
+	o := op{index: hop.Index, time: hop.Time, process: int32(hop.Process), part: tl.part(hop.Value),
+		fn: tl.fnID(hop.F), err: tl.id(&tl.errs, hop.Error), typ: 3}
+	if t := slices.Index(opTypes[:], hop.Type); t >= 0 {
+		o.typ = uint8(t)
+	}
+	if o.part < 0 && inv >= 0 {
+		o.part = tl.ops[inv].part
+	}
+	tl.ops = append(tl.ops, o)
+	tl.end = max(tl.end, hop.Time)
+	part := int(o.part)
+	crash := hop.F == history.Crash && hop.Type != history.Invoke && hop.Value.Crashed() != nil
+	if hop.Process == history.NemesisProcess || crash {
+		tl.kept[pos] = history.Detached(hop)
+	}
+	if crash {
+		tl.crashes = append(tl.crashes, pos)
+	}
+	switch {
+	case hop.Process == history.NemesisProcess:
+		// Its windows are read at the end, from Windows.
+		if hop.Type != history.Invoke {
+			tl.nemesis = append(tl.nemesis, pos)
+		}
+	case hop.Process == history.MonitorProcess && hop.F == history.Monitor:
+		if hop.Type != history.Invoke && part >= 0 {
+			tl.samples[part] = append(tl.samples[part], monitorSample(hop, pos))
+		}
+	case hop.Process >= 0:
+		if hop.Type == history.Invoke {
+			if (hop.F == history.FinalRead || hop.F == history.ReplicaRead) && tl.finalAt < 0 {
+				tl.finalAt = hop.Time
+			}
+			if hop.F == history.Send && part >= 0 {
+				if s := &tl.sendSpan[part]; s[0] < 0 {
+					s[0] = hop.Time
 				}
 			}
-			break
+			return
 		}
-	}
-	// Partitions first, so their indexes follow their sorted order.
-	for i := range ops {
-		if v := ops[i].Value; v != nil && v.Topic != "" {
-			k := history.Key{Topic: v.Topic, Partition: v.Partition}
-			if _, ok := tl.partIdx[k]; !ok {
-				tl.partIdx[k] = -1
-				tl.parts = append(tl.parts, k)
+		if inv < 0 {
+			return
+		}
+		tl.clients = append(tl.clients, clientOp{inv: inv, done: pos, part: part})
+		switch {
+		case hop.F == history.Send && part >= 0:
+			tl.sendSpan[part][1] = hop.Time
+			if hop.Type == history.OK {
+				tl.sendOK[part] = append(tl.sendOK[part], hop.Time)
+				tl.anySendOK = true
+			}
+		case hop.Type == history.OK && part >= 0 && hop.Value != nil:
+			hw := hop.Value.HW
+			if hop.F == history.EndOffset {
+				hw = hop.Value.Offset
+			} else if hop.F != history.Poll {
+				hw = nil
+			}
+			if hw != nil {
+				tl.readHW[part] = append(tl.readHW[part], pt{t: hop.Time, v: float64(*hw), pos: pos})
 			}
 		}
 	}
-	slices.SortFunc(tl.parts, func(a, b history.Key) int {
-		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+}
+
+// finish completes the timeline once the history has been read. sched is
+// the planned schedule, used only when the history has no nemesis
+// operations.
+func (r *timelineReader) finish(sched results.Schedule) *timeline {
+	tl := r.tl
+	// Partitions in sorted order, their tables with them.
+	order := make([]int, len(tl.parts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(tl.parts[a].Topic, tl.parts[b].Topic), cmp.Compare(tl.parts[a].Partition, tl.parts[b].Partition))
 	})
+	renum := make([]int32, len(order))
+	for to, from := range order {
+		renum[from] = int32(to)
+	}
+	tl.parts = permute(tl.parts, order)
+	tl.samples, tl.readHW = permute(tl.samples, order), permute(tl.readHW, order)
+	tl.sendOK, tl.sendSpan = permute(tl.sendOK, order), permute(tl.sendSpan, order)
 	for i, k := range tl.parts {
 		tl.partIdx[k] = i
 	}
-	n := len(tl.parts)
-	tl.samples = make([][]sample, n)
-	tl.sendOK = make([][]int64, n)
-	tl.sendSpan = make([][2]int64, n)
-	for i := range tl.sendSpan {
-		tl.sendSpan[i] = [2]int64{-1, -1}
+	for i := range tl.ops {
+		if p := tl.ops[i].part; p >= 0 {
+			tl.ops[i].part = renum[p]
+		}
 	}
+	for i := range tl.clients {
+		if p := tl.clients[i].part; p >= 0 {
+			tl.clients[i].part = int(renum[p])
+		}
+	}
+	if tl.hasSamples() {
+		tl.readHW = nil
+	}
+	tl.ids = nil
 
-	ix := history.NewIndex(ops)
-	tl.ix, tl.pair = ix, ix.Pair
-	for i := range ops {
-		op := &ops[i]
-		tl.end = max(tl.end, op.Time)
-		var inv int32 = -1
-		if op.Type != history.Invoke {
-			inv = ix.Pair[i]
-		}
-		part := tl.partOf(op, inv)
-		switch {
-		case op.Process == history.NemesisProcess:
-			// Read below, as history's windows.
-		case op.Process == history.MonitorProcess && op.F == history.Monitor:
-			if op.Type != history.Invoke && part >= 0 {
-				tl.samples[part] = append(tl.samples[part], monitorSample(op, int32(i)))
-			}
-		case op.Process >= 0:
-			if op.Type == history.Invoke {
-				if (op.F == history.FinalRead || op.F == history.ReplicaRead) && tl.finalAt < 0 {
-					tl.finalAt = op.Time
-				}
-				if op.F == history.Send && part >= 0 {
-					if s := &tl.sendSpan[part]; s[0] < 0 {
-						s[0] = op.Time
-					}
-				}
-				continue
-			}
-			if inv < 0 {
-				continue
-			}
-			tl.clients = append(tl.clients, clientOp{inv: inv, done: int32(i), part: part})
-			if op.F == history.Send && part >= 0 {
-				tl.sendSpan[part][1] = op.Time
-				if op.Type == history.OK {
-					tl.sendOK[part] = append(tl.sendOK[part], op.Time)
-					tl.anySendOK = true
-				}
-			}
-		}
+	tl.readWindows(r.windows.Windows(), r.windows.Heals())
+	tl.recovery = r.rec.Recoveries()
+	if r.check != nil {
+		tl.checked = r.check.History()
 	}
-	tl.readWindows(ix)
 	tl.end = max(tl.end, int64(time.Second))
 	// A heal closed every window open before it, so a window still open
 	// lasted to the end of the history.
@@ -216,17 +391,23 @@ func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
 	return tl
 }
 
-// partOf is the partition an op names, or its invoke names (a completion
-// may leave the value out), or -1.
-func (tl *timeline) partOf(op *history.Op, inv int32) int {
-	v := op.Value
-	if (v == nil || v.Topic == "") && inv >= 0 {
-		v = tl.ops[inv].Value
+func permute[T any](s []T, order []int) []T {
+	out := make([]T, len(order))
+	for to, from := range order {
+		out[to] = s[from]
 	}
-	if v == nil || v.Topic == "" {
-		return -1
+	return out
+}
+
+// newTimeline reads a history held in memory.
+func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
+	r := newTimelineReader()
+	for i := range ops {
+		r.add(&ops[i])
 	}
-	return tl.partIdx[history.Key{Topic: v.Topic, Partition: v.Partition}]
+	tl := r.finish(sched)
+	tl.src = ops
+	return tl
 }
 
 // readWindows draws history's fault windows: each from its start (the
@@ -236,16 +417,15 @@ func (tl *timeline) partOf(op *history.Op, inv int32) int {
 // window it ended. Commands of operations that belong to no window (a
 // final heal with nothing open) are kept apart: what they did to the
 // cluster still has to be shown.
-func (tl *timeline) readWindows(ix *history.Index) {
-	ops := tl.ops
+func (tl *timeline) readWindows(windows []history.Window, heals []history.Span) {
 	owner := map[int32]int{} // a completion's position -> its window
-	for k, w := range ix.Windows {
-		start := &ops[w.Start.At()]
+	for k, w := range windows {
+		start := tl.kept[w.Start.At()]
 		f := faultWindow{Fault: w.Fault, Start: start.Time, End: -1, StartOp: start.Index, EndOp: -1, Open: true}
 		f.Targets = start.Value.FaultTargets()
 		if e := w.Ended(); e.At() >= 0 {
-			end := &ops[e.At()]
-			f.End, f.EndOp, f.Open = end.Time, end.Index, false
+			end := &tl.ops[e.At()]
+			f.End, f.EndOp, f.Open = end.time, end.index, false
 		}
 		tl.faults = append(tl.faults, f)
 		for _, done := range []int32{w.Start.Done, w.Stop.Done, w.Heal.Done} {
@@ -254,27 +434,24 @@ func (tl *timeline) readWindows(ix *history.Index) {
 			}
 		}
 	}
-	for _, h := range ix.Heals {
-		tl.heals = append(tl.heals, ops[h.At()].Time)
+	for _, h := range heals {
+		tl.heals = append(tl.heals, tl.ops[h.At()].time)
 	}
-	for i := range ops {
-		op := &ops[i]
-		if op.Process != history.NemesisProcess || op.Type == history.Invoke {
-			continue
-		}
+	for _, i := range tl.nemesis {
+		op := tl.kept[i]
 		var cmds []faultCmd
 		if op.Value != nil && op.Value.FaultInfo != nil {
 			for _, c := range op.Value.Commands {
 				cmds = append(cmds, faultCmd{F: op.F, Op: op.Index, Command: c})
 			}
 		}
-		k, ok := owner[int32(i)]
+		k, ok := owner[i]
 		if !ok {
 			tl.strayCmds = append(tl.strayCmds, cmds...)
 			continue
 		}
-		f, w := &tl.faults[k], &ix.Windows[k]
-		if t := op.Value.FaultTargets(); w.Start.Done == int32(i) && len(t) > 0 {
+		f, w := &tl.faults[k], &windows[k]
+		if t := op.Value.FaultTargets(); w.Start.Done == i && len(t) > 0 {
 			f.Targets = t
 		}
 		if op.Error != "" {
@@ -321,8 +498,8 @@ func (tl *timeline) countFaultSends() {
 	}
 	var done [3][]int64 // completion times by outcome slot
 	for _, c := range tl.clients {
-		if op := &tl.ops[c.done]; op.F == history.Send {
-			done[typeSlot(op.Type)] = append(done[typeSlot(op.Type)], op.Time)
+		if o := &tl.ops[c.done]; tl.f(o) == history.Send {
+			done[typeSlot(o.Type())] = append(done[typeSlot(o.Type())], o.time)
 		}
 	}
 	for _, ts := range done {
@@ -457,4 +634,57 @@ func noLeader(ss []sample, end int64) (leaderless, blind []window) {
 		blind = append(blind, *curBlind)
 	}
 	return leaderless, blind
+}
+
+// full is the op at pos whole: kept, fetched, or in the caller's memory;
+// nil if none of these has it.
+func (tl *timeline) full(pos int32) *history.Op {
+	if op := tl.kept[pos]; op != nil {
+		return op
+	}
+	if op := tl.detail[pos]; op != nil {
+		return op
+	}
+	if pos >= 0 && int(pos) < len(tl.src) {
+		return &tl.src[pos]
+	}
+	return nil
+}
+
+// fetch reads the ops at the given positions again from the history file
+// at path, for full: the page shows a few thousand operations of a
+// history whose millions it did not keep. A history in memory needs no
+// second reading. If it fails, the ops are shown as the timeline keeps
+// them.
+func (tl *timeline) fetch(path string, positions ...[]int32) error {
+	if tl.src != nil || path == "" {
+		return nil
+	}
+	want := make([]uint64, (len(tl.ops)+63)/64)
+	n := 0
+	for _, ps := range positions {
+		for _, p := range ps {
+			if p >= 0 && int(p) < len(tl.ops) && tl.kept[p] == nil {
+				want[p/64] |= 1 << (p % 64)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tl.detail = make(map[int32]*history.Op, n)
+	err = history.ScanAt(f, func(p int) bool { return p < len(tl.ops) && want[p/64]&(1<<(p%64)) != 0 }, func(p int, op *history.Op) error {
+		tl.detail[int32(p)] = op
+		return nil
+	})
+	if errors.Is(err, history.ErrTornTail) {
+		err = nil
+	}
+	return err
 }
