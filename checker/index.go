@@ -270,10 +270,11 @@ type sample struct {
 	view bool
 	// full: the ISR holds every replica (as many as the sample lists, or
 	// the replication factor where it lists none).
-	full   bool
-	leader int32
-	epoch  int32
-	isr    []int32
+	full     bool
+	leader   int32
+	epoch    int32
+	isr      []int32
+	replicas []int32
 }
 
 // slot is what is known about one offset. Value ids are stored +1 so the
@@ -590,7 +591,7 @@ func (h *History) addSample(op *history.Op, pos int32, st history.Step) {
 	if op.Type != history.OK || v.Sample == nil || v.Leader == nil || *v.Leader < 0 || v.Epoch == nil || len(v.ISR) == 0 {
 		return
 	}
-	s.view, s.leader, s.epoch, s.isr = true, *v.Leader, *v.Epoch, v.ISR
+	s.view, s.leader, s.epoch, s.isr, s.replicas = true, *v.Leader, *v.Epoch, v.ISR, v.Replicas
 	want := len(v.Replicas)
 	if want == 0 {
 		want = h.cfg.ReplicationFactor

@@ -225,12 +225,46 @@ func linModel(h *History, c checks) porcupine.Model {
 
 // linOps builds the model's operations of every partition, grouped by
 // partition, with statistics of what was left out.
-func linOps(h *History, stats func(string, int64)) [][]*linOp {
-	acks := h.cfg.Acks
-	parts := make([][]*linOp, len(h.parts))
-	modelled := map[int32]bool{}
-	acked := make(map[int32]int64, len(h.sends))
+// linSources are, per partition, the sends (indexes into History.sends)
+// and reads (which table, and the index in it) its model is made of: the
+// model's operations are built one partition at a time (linOps), a
+// history's worth of them at once being most of what the check held.
+type linSources struct {
+	sends [][]int32
+	reads [][]readRef
+}
+
+type readRef struct {
+	table uint8 // 0 polls, 1 ends, 2 finals
+	i     int32
+}
+
+func newLinSources(h *History) linSources {
+	src := linSources{sends: make([][]int32, len(h.parts)), reads: make([][]readRef, len(h.parts))}
 	for i := range h.sends {
+		p := h.sends[i].part
+		src.sends[p] = append(src.sends[p], int32(i))
+	}
+	for t, rs := range h.readTables() {
+		for i := range rs {
+			p := rs[i].part
+			src.reads[p] = append(src.reads[p], readRef{uint8(t), int32(i)})
+		}
+	}
+	return src
+}
+
+// readTables are the reads the model is made of, in readRef.table's order.
+func (h *History) readTables() [3][]readOp { return [3][]readOp{h.polls, h.ends, h.finals} }
+
+// linOps are the model's operations of partition p, sends first, each in
+// history order; stats counts what was left out.
+func linOps(h *History, src linSources, p int, stats func(string, int64)) []*linOp {
+	acks := h.cfg.Acks
+	var part []*linOp
+	modelled := map[int32]bool{}
+	acked := map[int32]int64{}
+	for _, i := range src.sends[p] {
 		s := &h.sends[i]
 		op := &linOp{part: s.part, kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
@@ -272,34 +306,33 @@ func linOps(h *History, stats func(string, int64)) [][]*linOp {
 		}
 		op.call = min(op.call, op.ret)
 		stats("sends", 1)
-		parts[s.part] = append(parts[s.part], op)
+		part = append(part, op)
 	}
-	for _, rs := range [][]readOp{h.polls, h.ends, h.finals} {
-		for i := range rs {
-			r := &rs[i]
-			op := &linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.at(r.done),
-				pos: r.done, from: r.from, nrecs: int32(len(r.recs)), vid: -1, rd: r}
-			if op.hw < 0 && op.reach < 0 {
-				continue
-			}
-			if op.hw >= 0 && op.reach > op.hw {
-				// Records at or above the HW the read reported: the
-				// reported HW cannot be trusted as a freshness bound.
-				stats("reads-beyond-their-hw", 1)
-				op.hw = -1
-			}
-			if op.hw >= 0 && h.readsCommitted(r) {
-				// A read_committed read reports the last stable offset,
-				// which an open transaction holds below the HW: a bound
-				// on the HW from below, never a stale one.
-				op.hw = -1
-			}
-			op.call = min(op.call, op.ret)
-			stats("reads", 1)
-			parts[r.part] = append(parts[r.part], op)
+	tables := h.readTables()
+	for _, ref := range src.reads[p] {
+		r := &tables[ref.table][ref.i]
+		op := &linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.at(r.done),
+			pos: r.done, from: r.from, nrecs: int32(len(r.recs)), vid: -1, rd: r}
+		if op.hw < 0 && op.reach < 0 {
+			continue
 		}
+		if op.hw >= 0 && op.reach > op.hw {
+			// Records at or above the HW the read reported: the
+			// reported HW cannot be trusted as a freshness bound.
+			stats("reads-beyond-their-hw", 1)
+			op.hw = -1
+		}
+		if op.hw >= 0 && h.readsCommitted(r) {
+			// A read_committed read reports the last stable offset,
+			// which an open transaction holds below the HW: a bound
+			// on the HW from below, never a stale one.
+			op.hw = -1
+		}
+		op.call = min(op.call, op.ret)
+		stats("reads", 1)
+		part = append(part, op)
 	}
-	return parts
+	return part
 }
 
 // witness is a pair of operations that contradicts the model on its own:
@@ -519,8 +552,9 @@ var (
 // own (it starts from the state the earlier ones established), so memory
 // follows a chunk, not the history. It returns how many operations were
 // left out (segments over maxSegmentOps) and whether the partition could
-// be tightened.
-func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, meta func(*linOp) any, search func([]porcupine.Operation) bool) (skipped int, tightened bool) {
+// be tightened. The operations carry no metadata: only a visualization
+// reads it, and a chunk is never drawn.
+func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool) (skipped int, tightened bool) {
 	calls, rets, tightened := tighten(part, c)
 	var leo, hw int64
 	var ops []porcupine.Operation
@@ -536,7 +570,7 @@ func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, meta 
 			for _, i := range idx {
 				op := part[i]
 				op.seg = int32(*seg)
-				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: calls[i], Return: rets[i], Metadata: meta(op)})
+				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: calls[i], Return: rets[i]})
 			}
 			*seg++
 		}
@@ -598,7 +632,9 @@ func window(part []*linOp, w witness, seg int) []*linOp {
 		if len(out) >= maxWindowOps {
 			break
 		}
-		if op == w.before || op == w.after || op.ret == math.MaxInt64 {
+		// The pair's operations are matched by the op they cite: the
+		// partition's operations may have been built again since.
+		if op.pos == w.before.pos || op.pos == w.after.pos || op.ret == math.MaxInt64 {
 			continue
 		}
 		for _, t := range at {
@@ -673,7 +709,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 func Linearizability(h *History, opts Options) []Result {
 	sendF, readF := h.newFinding(NonlinearizableSendName), h.newFinding(StaleReadName)
 	stats := func(k string, v int64) { sendF.stat(k, v); readF.stat(k, v) }
-	parts := linOps(h, stats)
+	src := newLinSources(h)
 	clients := map[int]int{}
 	client := func(op *linOp) int {
 		p := h.ops.process(op.pos)
@@ -686,22 +722,24 @@ func Linearizability(h *History, opts Options) []Result {
 	}
 	meta := func(op *linOp) any { return h.index(op.pos) }
 
+	// Each partition's operations are built for the pairs, again for
+	// porcupine, and again for a window: never all at once.
+	nostats := func(string, int64) {}
 	nops := 0
-	for _, part := range parts {
-		nops += len(part)
-	}
-	if nops == 0 {
-		sendF.noEvidence("no send was acknowledged and no read reported an offset")
-		readF.noEvidence("no read reported an offset")
-		return []Result{sendF.result(), readF.result()}
-	}
 	var sendW, readW []witness
-	for _, part := range parts {
+	for p := range h.parts {
+		part := linOps(h, src, p, stats)
+		nops += len(part)
 		if len(part) > 0 {
 			stats("partitions", 1)
 			sw, rw := witnesses(part)
 			sendW, readW = append(sendW, sw...), append(readW, rw...)
 		}
+	}
+	if nops == 0 {
+		sendF.noEvidence("no send was acknowledged and no read reported an offset")
+		readF.noEvidence("no read reported an offset")
+		return []Result{sendF.result(), readF.result()}
 	}
 	slices.SortStableFunc(sendW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
 	slices.SortStableFunc(readW, func(a, b witness) int { return cmpInt(a.after.call, b.after.call) })
@@ -755,11 +793,12 @@ func Linearizability(h *History, opts Options) []Result {
 			return true
 		}
 		seg, skipped := 0, 0
-		for _, part := range parts {
+		for p := range h.parts {
 			if full != porcupine.Ok {
 				break
 			}
-			skip, tightened := searchOps(part, c, &seg, client, meta, search)
+			part := linOps(h, src, p, nostats)
+			skip, tightened := searchOps(part, c, &seg, client, search)
 			skipped += skip
 			if !tightened && len(part) > 0 {
 				stats("partitions-not-tightened", 1)
@@ -796,8 +835,12 @@ func Linearizability(h *History, opts Options) []Result {
 	var artifacts []string
 	if ws := firstN(slices.Concat(firstN(sendW, maxWindows/2), readW, sendW[min(len(sendW), maxWindows/2):]), maxWindows); len(ws) > 0 {
 		var ops []porcupine.Operation
+		built, part := -1, []*linOp(nil)
 		for i, w := range ws {
-			for _, op := range window(parts[w.after.part], w, i) {
+			if int(w.after.part) != built {
+				built, part = int(w.after.part), linOps(h, src, int(w.after.part), nostats)
+			}
+			for _, op := range window(part, w, i) {
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret, Metadata: meta(op)})
 			}
 		}

@@ -147,7 +147,8 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	}
 	// Sixty of them already defeat a plain search.
 	var plain []porcupine.Operation
-	for _, op := range linOps(reversed(60), func(string, int64) {})[0] {
+	r60 := reversed(60)
+	for _, op := range linOps(r60, newLinSources(r60), 0, func(string, int64) {}) {
 		plain = append(plain, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
 	}
 	if r := porcupine.CheckOperationsTimeout(linModel(nil, bothChecks), plain, 300*time.Millisecond); r != porcupine.Unknown {
@@ -254,7 +255,7 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			seg := 0
 			// Chunks of a few segments, each searched on its own.
 			chunked := true
-			_, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(*linOp) any { return nil }, func(chunk []porcupine.Operation) bool {
+			_, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(chunk []porcupine.Operation) bool {
 				chunked = chunked && porcupine.CheckOperations(model, chunk)
 				return true
 			})

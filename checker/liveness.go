@@ -122,7 +122,6 @@ func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost st
 		if s.done < 0 || s.inv < 0 {
 			continue
 		}
-		op := h.ops.op(s.done)
 		switch {
 		case s.view:
 			if s.epoch < epoch {
@@ -132,9 +131,9 @@ func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost st
 			if t < heal {
 				continue
 			}
-			obs = append(obs, convObs{t, s.full, fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, s.isr, op.Value.Replicas, op.Index)})
-		case op.Type == history.OK && t >= heal:
-			obs = append(obs, convObs{t, false, fmt.Sprintf("no leader (op %d)", op.Index)})
+			obs = append(obs, convObs{t, s.full, fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, s.isr, s.replicas, h.index(s.done))})
+		case h.ops.op(s.done).Type == history.OK && t >= heal:
+			obs = append(obs, convObs{t, false, fmt.Sprintf("no leader (op %d)", h.index(s.done))})
 		}
 	}
 	for _, c := range h.converges {

@@ -22,16 +22,19 @@ type opTable struct {
 	errs  []string
 	errID map[string]int32
 	kept  map[int32]*history.Op
+	// indexes are the operations' indexes where they are not their
+	// positions (a foreign or damaged history); nil while none is.
+	indexes map[int32]int64
 	// src, when set, are the operations themselves, which the caller
 	// holds (NewHistory): the table reads them, and keeps nothing.
 	src []history.Op
 	n   int32
 }
 
-// opMeta is one operation's fixed fields; fn and err index opTable's
+// opMeta is one operation's fixed fields (its index is its position,
+// unless opTable.indexes says otherwise); fn and err index opTable's
 // string tables (err 0 is no error).
 type opMeta struct {
-	index   int64
 	time    int64
 	process int32
 	err     int32
@@ -86,7 +89,13 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		t.errID[msg] = e
 		t.errs = append(t.errs, msg)
 	}
-	t.meta = append(t.meta, opMeta{index: op.Index, time: op.Time, process: int32(op.Process), err: e, fn: fn, typ: outcomeOf(op.Type)})
+	if op.Index != int64(pos) {
+		if t.indexes == nil {
+			t.indexes = map[int32]int64{}
+		}
+		t.indexes[pos] = op.Index
+	}
+	t.meta = append(t.meta, opMeta{time: op.Time, process: int32(op.Process), err: e, fn: fn, typ: outcomeOf(op.Type)})
 	if keep {
 		t.kept[pos] = op
 	}
@@ -103,7 +112,7 @@ func (t *opTable) op(pos int32) *history.Op {
 		return op
 	}
 	m := &t.meta[pos]
-	return &history.Op{Index: m.index, Time: m.time, Process: int(m.process), Type: m.typ.opType(), F: t.fn(pos), Error: t.errs[m.err]}
+	return &history.Op{Index: t.index(pos), Time: m.time, Process: int(m.process), Type: m.typ.opType(), F: t.fn(pos), Error: t.errs[m.err]}
 }
 
 // whole is the operation at pos if it was kept whole, else nil (also for
@@ -144,7 +153,10 @@ func (t *opTable) index(pos int32) int64 {
 	if t.src != nil {
 		return t.src[pos].Index
 	}
-	return t.meta[pos].index
+	if i, ok := t.indexes[pos]; ok {
+		return i
+	}
+	return int64(pos)
 }
 
 func (t *opTable) process(pos int32) int {
@@ -155,11 +167,15 @@ func (t *opTable) process(pos int32) int {
 }
 
 // keepWhole says whether a checker reads more of op than its fixed fields
-// and the index tables: every operation but the sends and reads of
-// clients that completed ok (or are invokes) and carry no group or
-// transaction information. A read that got nothing is kept, since the
+// and the index tables: every operation but the monitor's samples and
+// the sends and reads of clients that completed ok (or are invokes) and
+// carry no group or transaction information. A read that got nothing is kept, since the
 // liveness checks describe it by its high watermark.
 func keepWhole(op *history.Op) bool {
+	if op.Process == history.MonitorProcess && op.F == history.Monitor {
+		// The partition's samples hold what the checkers read of it.
+		return false
+	}
 	if op.Process < 0 {
 		return true
 	}

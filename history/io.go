@@ -32,9 +32,11 @@ type Writer struct {
 	next int64
 	buf  bytes.Buffer
 	err  error
-	// kept holds every op written, when Keep asked for them.
-	kept []Op
-	keep bool
+	// kept holds every op written, when Keep asked for them, up to
+	// keepMax of them (past it, none).
+	kept    []Op
+	keep    bool
+	keepMax int
 }
 
 // Create creates (truncating) a history file and writes its header.
@@ -101,22 +103,28 @@ func (w *Writer) Append(op Op) (Op, error) {
 	w.next++
 	if w.keep {
 		w.kept = append(w.kept, op)
+		if len(w.kept) > w.keepMax {
+			w.kept, w.keep = nil, false
+		}
 	}
 	return op, nil
 }
 
-// Keep makes the writer keep every op it writes from now on, for Kept: a
-// caller that judges the history at once (a simulation, where reading the
-// file back would be a third of the run) need not decode what it just
-// encoded. The ops are the values given to Append, so the caller must not
-// change what they point to after appending them.
-func (w *Writer) Keep() {
+// Keep makes the writer keep every op it writes from now on, for Kept, as
+// long as they are at most max: a caller that judges the history at once
+// (a simulation, where reading the file back would be a third of the run)
+// need not decode what it just encoded, and a history longer than that
+// is read back as a stream rather than held. The ops are the values given
+// to Append, so the caller must not change what they point to after
+// appending them.
+func (w *Writer) Keep(max int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.keep = true
+	w.keep, w.keepMax = true, max
 }
 
-// Kept returns the ops written since Keep, in index order.
+// Kept returns the ops written since Keep, in index order; nil if there
+// were more than Keep's max.
 func (w *Writer) Kept() []Op {
 	w.mu.Lock()
 	defer w.mu.Unlock()

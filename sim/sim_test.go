@@ -384,10 +384,12 @@ func TestInterrupted(t *testing.T) {
 }
 
 // TestJudgedFromMemoryAsFromFile: a simulated run is judged from the ops
-// it wrote, kept in memory; judging its history.jsonl read back (as chaos
-// check does) gives the same results.json, byte for byte, across fault
-// kinds that kill, lose unsynced writes, cut the network and read
-// replicas, and with a planted bug that makes anomalies to describe.
+// it wrote, kept in memory; judging its history.jsonl read back as a
+// stream (as chaos run and a long simulation do) gives the same
+// results.json and report.html, byte for byte, and the same first
+// detection, across fault kinds that kill, lose unsynced writes, cut the
+// network and read replicas, and with a planted bug that makes anomalies
+// to describe.
 func TestJudgedFromMemoryAsFromFile(t *testing.T) {
 	for i, c := range []struct {
 		faults []string
@@ -400,20 +402,39 @@ func TestJudgedFromMemoryAsFromFile(t *testing.T) {
 		s := spec(t, uint64(11+i), c.faults...)
 		s.Settings.Bugs = c.bugs
 		o := run(t, s)
-		mem := file(t, o, results.ResultsFile)
+		mem, memReport := file(t, o, results.ResultsFile), file(t, o, results.ReportFile)
 		tc, err := results.ReadTestConfig(filepath.Join(o.Dir, results.TestFile))
 		if err != nil {
 			t.Fatal(err)
 		}
 		dir := &results.Run{Dir: o.Dir}
-		if _, err := runner.Judge(dir, tc); err != nil {
+		streamed, err := runner.Judge(dir, tc)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if fromFile := file(t, o, results.ResultsFile); !bytes.Equal(mem, fromFile) {
 			t.Errorf("%v %v: results.json judged from memory (%d bytes) and from the file (%d bytes) differ", c.faults, c.bugs, len(mem), len(fromFile))
 		}
+		if fromFile := file(t, o, results.ReportFile); !bytes.Equal(memReport, fromFile) {
+			t.Errorf("%v %v: report.html from memory (%d bytes) and from the file (%d bytes) differ", c.faults, c.bugs, len(memReport), len(fromFile))
+		}
+		if (o.Detection == nil) != (streamed.Detection == nil) || (o.Detection != nil && *o.Detection != *streamed.Detection) {
+			t.Errorf("%v %v: first detection from memory %+v, from the file %+v", c.faults, c.bugs, o.Detection, streamed.Detection)
+		}
 		if len(c.bugs) > 0 && o.Verdict != checker.Invalid {
 			t.Errorf("%v: the planted bug %v was not caught (%s), so the anomaly details went untested", c.faults, c.bugs, o.Verdict)
+		}
+		if i == 0 {
+			// A simulation too long to hold its history judges it
+			// from the file, to the same results.
+			long := func() runner.Outcome {
+				defer func(n int) { keepOps = n }(keepOps)
+				keepOps = 10
+				return run(t, s)
+			}()
+			if b := file(t, long, results.ResultsFile); !bytes.Equal(mem, b) {
+				t.Errorf("%v: results.json of a run that held its history (%d bytes) and of one that did not (%d bytes) differ", c.faults, len(mem), len(b))
+			}
 		}
 	}
 }
