@@ -90,3 +90,38 @@ func TestFirstDetectionClientOpsOnly(t *testing.T) {
 		t.Fatalf("a detection without a forbidden instance: %+v", d)
 	}
 }
+
+// TestDetectorPairing: an invoke an anomaly names is detected at its
+// completion, so an operation completed earlier comes first; an invoke
+// never completed is detected where it is; in a history that breaks the
+// pairing rule every operation stands for itself.
+func TestDetectorPairing(t *testing.T) {
+	op := func(i int, p int, typ history.Type, f string) history.Op {
+		return history.Op{Index: int64(i), Time: int64(10 * i), Process: p, Type: typ, F: f}
+	}
+	paired := []history.Op{
+		op(0, 1, history.Invoke, history.Send),
+		op(1, 2, history.Invoke, history.Poll),
+		op(2, 2, history.OK, history.Poll),
+		op(3, 1, history.OK, history.Send),
+	}
+	named := func(idx ...int64) *Results {
+		return &Results{Results: []Result{{Name: LostWriteName, Count: len(idx), Forbidden: len(idx), Examples: idx}}}
+	}
+	for _, c := range []struct {
+		name string
+		ops  []history.Op
+		res  *Results
+		want Detection
+	}{
+		{"completed earlier wins", paired, named(0, 2), Detection{Anomaly: LostWriteName, Op: 2, Time: 20, Ops: 1}},
+		{"invoke stands for its completion", paired, named(0), Detection{Anomaly: LostWriteName, Op: 3, Time: 30, Ops: 2}},
+		{"never completed", paired[:3], named(0), Detection{Anomaly: LostWriteName, Op: 0, Time: 0, Ops: 0}},
+		{"malformed", append(slices.Clone(paired), op(4, 3, history.OK, history.Send)), named(0, 2), Detection{Anomaly: LostWriteName, Op: 0, Time: 0, Ops: 0}},
+	} {
+		d, ok := FirstDetection(c.ops, c.res)
+		if !ok || d != c.want {
+			t.Errorf("%s: %+v %v, want %+v", c.name, d, ok, c.want)
+		}
+	}
+}

@@ -103,8 +103,10 @@ func shortErr(err error) error {
 // WriteRun renders the run directory's report into report.html, atomically.
 func WriteRun(runDir string) error { return writeRunReport(LoadRun(runDir)) }
 
-// WriteJudgedRun writes the report of a run that was just judged, from
-// what the judging already holds, so the history is not read again.
+// WriteJudgedRun writes the report of a run that was just judged, with
+// the results the judging holds and, when the caller holds them (ops not
+// nil), the history's operations; else the history is read from the run
+// directory as a stream.
 func WriteJudgedRun(runDir string, tc results.TestConfig, res *checker.Results, ops []history.Op) error {
 	d := RunData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir)}
 	if ops == nil {
