@@ -35,7 +35,7 @@ type History struct {
 	parts []*partition
 
 	vals  []valueInfo
-	valID map[string]int32
+	valID valueIDs
 
 	sends    []sendOp // every send, in completion order (open ones last)
 	polls    []readOp // ok polls, in completion order
@@ -441,7 +441,6 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 	b.h.ops.src = ops
 	h := b.h
 	h.tries = make([]readTry, 0, polls)
-	h.valID = make(map[string]int32, sends)
 	h.vals = make([]valueInfo, 0, sends)
 	h.sends = make([]sendOp, 0, sends)
 	h.polls = make([]readOp, 0, polls)
@@ -477,7 +476,6 @@ func NewBuilder(cfg Config) *Builder {
 		cfg:    cfg,
 		asked:  cfg,
 		keyID:  map[history.Key]int32{},
-		valID:  map[string]int32{},
 		counts: map[string]*OpCounts{},
 
 		lastConverge: -1,
@@ -660,15 +658,16 @@ func (h *History) keyOf(k history.Key) int32 {
 }
 
 func (h *History) valueOf(s string) int32 {
-	if id, ok := h.valID[s]; ok {
-		return id
+	i := h.valID.slot(s, h.vals)
+	if id := h.valID.slots[i]; id != 0 {
+		return id - 1
 	}
 	// A copy of its own: a decoder's string may share memory with the
 	// rest of the line it came from, which would then stay too.
 	s = h.own(s)
 	id := int32(len(h.vals))
-	h.valID[s] = id
 	h.vals = append(h.vals, valueInfo{str: s, part: -1, failPos: -1, readPos: -1, repPos: -1, obsPart: -1, obsPos: -1})
+	h.valID.put(i, id, h.vals)
 	return id
 }
 

@@ -16,7 +16,10 @@ import (
 // their own form, so memory follows what must be remembered, not the
 // history's size in JSON.
 type opTable struct {
-	meta  []opMeta
+	// meta holds every operation's fixed fields in blocks of metaBlock:
+	// the table of a long history grows without copying itself, or
+	// holding room it does not use.
+	meta  [][]opMeta
 	fns   []string
 	fnID  map[string]uint16
 	errs  []string
@@ -28,7 +31,7 @@ type opTable struct {
 	// src, when set, are the operations themselves, which the caller
 	// holds (NewHistory): the table reads them, and keeps nothing.
 	src []history.Op
-	n   int32
+	n   int32 // operations added
 }
 
 // opMeta is one operation's fixed fields (its index is its position,
@@ -41,6 +44,11 @@ type opMeta struct {
 	fn      uint16
 	typ     outcome // outOpen stands for an invoke
 }
+
+const metaBlock = 1 << 16
+
+// at is the fixed fields of the operation at pos.
+func (t *opTable) at(pos int32) *opMeta { return &t.meta[pos/metaBlock][pos%metaBlock] }
 
 // opType is the history's type of an operation that completed so, or
 // invoke.
@@ -70,7 +78,8 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		t.n++
 		return t.n - 1
 	}
-	pos := int32(len(t.meta))
+	pos := t.n
+	t.n++
 	fn, ok := t.fnID[op.F]
 	if !ok && len(t.fns) < manyFns {
 		fn = uint16(len(t.fns))
@@ -95,7 +104,11 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		}
 		t.indexes[pos] = op.Index
 	}
-	t.meta = append(t.meta, opMeta{time: op.Time, process: int32(op.Process), err: e, fn: fn, typ: outcomeOf(op.Type)})
+	if pos%metaBlock == 0 {
+		t.meta = append(t.meta, make([]opMeta, 0, metaBlock))
+	}
+	last := &t.meta[len(t.meta)-1]
+	*last = append(*last, opMeta{time: op.Time, process: int32(op.Process), err: e, fn: fn, typ: outcomeOf(op.Type)})
 	if keep {
 		t.kept[pos] = op
 	}
@@ -111,7 +124,7 @@ func (t *opTable) op(pos int32) *history.Op {
 	if op, ok := t.kept[pos]; ok {
 		return op
 	}
-	m := &t.meta[pos]
+	m := t.at(pos)
 	return &history.Op{Index: t.index(pos), Time: m.time, Process: int(m.process), Type: m.typ.opType(), F: t.fn(pos), Error: t.errs[m.err]}
 }
 
@@ -128,7 +141,7 @@ func (t *opTable) fn(pos int32) string {
 	if t.src != nil {
 		return t.src[pos].F
 	}
-	m := &t.meta[pos]
+	m := t.at(pos)
 	if m.fn == manyFns {
 		return t.kept[pos].F
 	}
@@ -139,14 +152,14 @@ func (t *opTable) errText(pos int32) string {
 	if t.src != nil {
 		return t.src[pos].Error
 	}
-	return t.errs[t.meta[pos].err]
+	return t.errs[t.at(pos).err]
 }
 
 func (t *opTable) time(pos int32) int64 {
 	if t.src != nil {
 		return t.src[pos].Time
 	}
-	return t.meta[pos].time
+	return t.at(pos).time
 }
 
 func (t *opTable) index(pos int32) int64 {
@@ -163,7 +176,7 @@ func (t *opTable) process(pos int32) int {
 	if t.src != nil {
 		return t.src[pos].Process
 	}
-	return int(t.meta[pos].process)
+	return int(t.at(pos).process)
 }
 
 // keepWhole says whether a checker reads more of op than its fixed fields
