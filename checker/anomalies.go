@@ -233,7 +233,7 @@ func (h *History) anyObserved() bool {
 func (h *History) clientRecords() bool {
 	for _, rs := range [][]readOp{h.polls, h.finals} {
 		for i := range rs {
-			if len(rs[i].recs) > 0 {
+			if rs[i].recs.len() > 0 {
 				return true
 			}
 		}
@@ -363,7 +363,7 @@ func (h *History) copiesOf(vid int32) *copySightings {
 			if p.final < 0 {
 				continue
 			}
-			for _, rec := range h.finals[p.final].recs {
+			for rec := range h.finals[p.final].recs.all() {
 				if v := rec.vid; h.vals[v].flags&observedTwice != 0 && at(v).survivor.part < 0 {
 					at(v).survivor = observation{part: h.finals[p.final].part, offset: rec.Offset}
 				}
@@ -589,7 +589,7 @@ func PollSkip(h *History) Result {
 // pollRecords: some poll returned a record.
 func (h *History) pollRecords() bool {
 	for i := range h.polls {
-		if len(h.polls[i].recs) > 0 {
+		if h.polls[i].recs.len() > 0 {
 			return true
 		}
 	}
@@ -649,16 +649,17 @@ func walkPolls(h *History,
 		// A transaction's reads of the partition are one read here: how
 		// they follow each other is the int-* checks' to judge, and only
 		// where they begin is held against the consumer's position.
-		recs, txn := r.recs, h.isTxn(r.done)
-		if txn && len(recs) > 1 {
-			recs = recs[:1]
+		n, txn := r.recs.len(), h.isTxn(r.done)
+		if txn && n > 1 {
+			n = 1
 		}
 		wentBack := false
-		for j, rec := range recs {
+		for j := range n {
+			rec := r.recs.at(j)
 			switch {
-			case j > 0 && rec.Offset <= r.recs[j-1].Offset:
+			case j > 0 && rec.Offset <= r.recs.at(j-1).Offset:
 				if back != nil && !wentBack {
-					back(r, rec.Offset, r.recs[j-1].Offset, true, r.done)
+					back(r, rec.Offset, r.recs.at(j-1).Offset, true, r.done)
 				}
 				wentBack = true
 				continue
@@ -675,10 +676,10 @@ func walkPolls(h *History,
 			}
 			c.next = rec.Offset + 1
 		}
-		if txn && len(r.recs) > 1 {
-			c.next = max(c.next, r.recs[len(r.recs)-1].Offset+1)
+		if txn && r.recs.len() > 1 {
+			c.next = max(c.next, r.recs.at(r.recs.len()-1).Offset+1)
 		}
-		if len(r.recs) > 0 {
+		if r.recs.len() > 0 {
 			c.pos = r.done
 		}
 	}
@@ -726,7 +727,7 @@ func (h *History) anyRecords() bool {
 		return true
 	}
 	for i := range h.replicas {
-		if len(h.replicas[i].recs) > 0 {
+		if h.replicas[i].recs.len() > 0 {
 			return true
 		}
 	}
@@ -813,7 +814,7 @@ func ReplicaDivergence(h *History) Result {
 					continue
 				}
 				f.stat("pairs-compared", 1)
-				n, first, va, vb := h.diverge(sortedRecs(a.recs), sortedRecs(b.recs), min(a.hw, b.hw))
+				n, first, va, vb := h.diverge(sortedRecs(a.recs.slice()), sortedRecs(b.recs.slice()), min(a.hw, b.hw))
 				if n == 0 {
 					continue
 				}

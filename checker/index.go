@@ -83,6 +83,10 @@ type History struct {
 	// txn is what the transactions of the history are (txn.go): empty
 	// for a history without.
 	txn txnIndex
+
+	// scratch is the buffer a read's records are interned into before
+	// they are packed (recList).
+	scratch []record
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -131,7 +135,7 @@ type readOp struct {
 	// group: a member resumes from the group's committed offset when its
 	// generation changes, so its polls are compared within one.
 	gen  int32
-	recs []record
+	recs recList
 	// reach is how far the read got: its HW, or past its highest record
 	// if it reported no HW (or a smaller one).
 	reach int64
@@ -679,17 +683,17 @@ type record struct {
 	vid    int32
 }
 
-// records interns rs, records of partition part. Most records are read
-// again where they were seen before (polls that overlap, the final and
-// replica reads), so the value already seen at a record's offset is
-// tried before the table of every value.
-func (h *History) records(part int32, rs []history.Record) []record {
+// records interns rs, records of partition part, appending them to dst.
+// Most records are read again where they were seen before (polls that
+// overlap, the final and replica reads), so the value already seen at a
+// record's offset is tried before the table of every value.
+func (h *History) records(dst []record, part int32, rs []history.Record) []record {
 	if len(rs) == 0 {
-		return nil
+		return dst
 	}
-	out := make([]record, len(rs))
+	out := slices.Grow(dst, len(rs))
 	obs := &h.parts[part].obs
-	for i, r := range rs {
+	for _, r := range rs {
 		vid := int32(-1)
 		if s := obs.lookup(r.Offset); s != nil {
 			switch {
@@ -702,7 +706,7 @@ func (h *History) records(part int32, rs []history.Record) []record {
 		if vid < 0 {
 			vid = h.valueOf(r.Value)
 		}
-		out[i] = record{Offset: r.Offset, vid: vid}
+		out = append(out, record{Offset: r.Offset, vid: vid})
 	}
 	return out
 }
@@ -879,7 +883,10 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		r.gen = v.Generation
 	}
 	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
-	r.recs = h.records(r.part, v.Records)
+	// The records are interned into a buffer the next read reuses, and
+	// kept packed.
+	recs := h.records(h.scratch[:0], r.part, v.Records)
+	h.scratch, r.recs = recs, pack(recs)
 	if v.From != nil {
 		r.from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
@@ -889,7 +896,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		r.hw = *v.HW
 	}
 	r.reach = r.hw
-	for _, rec := range r.recs {
+	for _, rec := range recs {
 		r.reach = max(r.reach, rec.Offset+1)
 	}
 	if v.Broker != nil {
@@ -912,7 +919,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	case history.ReplicaRead:
 		// A replica's log is judged by replica-divergence only: it may
 		// hold an unacknowledged tail that no client could read.
-		for _, rec := range r.recs {
+		for _, rec := range recs {
 			val := &h.vals[rec.vid]
 			val.flags |= readByReplica
 			if val.repPos < 0 {
@@ -932,7 +939,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		seen |= readCommitted
 		h.txn.rcReads = true
 	}
-	for _, rec := range r.recs {
+	for _, rec := range recs {
 		vid := rec.vid
 		val := &h.vals[vid]
 		val.flags |= seen
@@ -1013,7 +1020,7 @@ func (h *History) finish() {
 		if p.final < 0 {
 			continue
 		}
-		for _, rec := range h.finals[p.final].recs {
+		for rec := range h.finals[p.final].recs.all() {
 			val := &h.vals[rec.vid]
 			if val.home() == int32(part) {
 				val.flags |= inOwnFinal

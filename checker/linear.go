@@ -312,7 +312,7 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []*lin
 	for _, ref := range src.reads[p] {
 		r := &tables[ref.table][ref.i]
 		op := &linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.at(r.done),
-			pos: r.done, from: r.from, nrecs: int32(len(r.recs)), vid: -1, rd: r}
+			pos: r.done, from: r.from, nrecs: int32(r.recs.len()), vid: -1, rd: r}
 		if op.hw < 0 && op.reach < 0 {
 			continue
 		}
@@ -676,7 +676,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 	if r == nil {
 		return Unexplained, true
 	}
-	for _, rec := range r.recs {
+	for rec := range r.recs.all() {
 		switch vid := rec.vid; {
 		case vid == w.after.vid:
 			return Unexplained, true

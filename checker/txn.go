@@ -205,13 +205,13 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 				if pr.From != nil {
 					from = *pr.From
 				}
-				parts = append(parts, partRead{part: part, from: from, recs: h.records(part, pr.Records)})
+				parts = append(parts, partRead{part: part, from: from, recs: h.records(nil, part, pr.Records)})
 				continue
 			}
 			if !parts[i].own {
 				parts[i].recs, parts[i].own = slices.Clone(parts[i].recs), true
 			}
-			parts[i].recs = append(parts[i].recs, h.records(part, pr.Records)...)
+			parts[i].recs = append(parts[i].recs, h.records(nil, part, pr.Records)...)
 		}
 	}
 	seen := readByClient
@@ -229,7 +229,7 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 		if t.rc {
 			h.txn.rcReads = true
 		}
-		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, broker: -1, gen: gen, recs: p.recs, reach: -1}
+		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, broker: -1, gen: gen, recs: pack(p.recs), reach: -1}
 		for _, rec := range p.recs {
 			r.reach = max(r.reach, rec.Offset+1)
 			vid := rec.vid
@@ -368,7 +368,7 @@ func (h *History) abortedTxnReads(f *finding) {
 	for _, rs := range [][]readOp{h.polls, h.finals} {
 		for i := range rs {
 			r := &rs[i]
-			for _, rec := range r.recs {
+			for rec := range r.recs.all() {
 				vid := rec.vid
 				if v := &h.vals[vid]; v.flags&sentInTxn == 0 || !v.onlyFailed() {
 					continue
@@ -425,7 +425,7 @@ func PrecommittedRead(h *History) Result {
 	for _, rs := range [][]readOp{h.polls, h.finals} {
 		for i := range rs {
 			r := &rs[i]
-			for _, rec := range r.recs {
+			for rec := range r.recs.all() {
 				t, w := h.txnOf(rec.vid)
 				if t == nil {
 					continue

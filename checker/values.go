@@ -1,6 +1,10 @@
 package checker
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"iter"
+	"math"
+)
 
 // valueIDs finds a value's id (its index in History.vals) by its string:
 // an open-addressing table of ids, at most half full, whose strings are
@@ -48,4 +52,76 @@ func (t *valueIDs) put(i int, id int32, vals []valueInfo) {
 		}
 		t.slots[j] = v
 	}
+}
+
+// recList is a read's records, held compactly: most reads return
+// consecutive offsets, kept as the first offset and each record's value id
+// (4 bytes a record, where a record is 16); a read whose offsets are not
+// consecutive keeps each offset beside its value id.
+type recList struct {
+	// first is the first record's offset; spread when the offsets are
+	// not consecutive, and ids then holds (offset's high half, low half,
+	// value id) for each record.
+	first int64
+	ids   []int32
+}
+
+const spread = math.MinInt64
+
+// pack is rs as a recList.
+func pack(rs []record) recList {
+	if len(rs) == 0 {
+		return recList{}
+	}
+	consecutive := rs[0].Offset != spread
+	for i := 1; i < len(rs) && consecutive; i++ {
+		consecutive = rs[i].Offset == rs[0].Offset+int64(i)
+	}
+	if consecutive {
+		ids := make([]int32, len(rs))
+		for i, r := range rs {
+			ids[i] = r.vid
+		}
+		return recList{first: rs[0].Offset, ids: ids}
+	}
+	ids := make([]int32, 0, 3*len(rs))
+	for _, r := range rs {
+		ids = append(ids, int32(uint64(r.Offset)>>32), int32(uint32(r.Offset)), r.vid)
+	}
+	return recList{first: spread, ids: ids}
+}
+
+func (l recList) len() int {
+	if l.first == spread {
+		return len(l.ids) / 3
+	}
+	return len(l.ids)
+}
+
+func (l recList) at(i int) record {
+	if l.first == spread {
+		hi, lo := uint64(uint32(l.ids[3*i])), uint64(uint32(l.ids[3*i+1]))
+		return record{Offset: int64(hi<<32 | lo), vid: l.ids[3*i+2]}
+	}
+	return record{Offset: l.first + int64(i), vid: l.ids[i]}
+}
+
+// all is the records in order.
+func (l recList) all() iter.Seq[record] {
+	return func(yield func(record) bool) {
+		for i := range l.len() {
+			if !yield(l.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// slice is the records as a slice of their own.
+func (l recList) slice() []record {
+	out := make([]record, l.len())
+	for i := range out {
+		out[i] = l.at(i)
+	}
+	return out
 }

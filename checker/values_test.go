@@ -2,6 +2,8 @@ package checker
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 )
 
@@ -24,5 +26,35 @@ func TestValueIDs(t *testing.T) {
 	}
 	if id := h.valueOf(""); id != n || h.vals[n].str != "" {
 		t.Fatalf("the empty value got id %d", id)
+	}
+}
+
+// TestRecList: records packed are the records given, in order, whether
+// their offsets are consecutive (the compact form) or not, at either end
+// of the offsets' range.
+func TestRecList(t *testing.T) {
+	for _, rs := range [][]record{
+		nil,
+		{{Offset: 5, vid: 1}},
+		{{Offset: 5, vid: 1}, {Offset: 6, vid: 9}, {Offset: 7, vid: 2}},
+		{{Offset: 7, vid: 1}, {Offset: 5, vid: 9}},
+		{{Offset: 1 << 40, vid: 3}, {Offset: -1, vid: 4}, {Offset: math.MaxInt64, vid: 5}},
+		{{Offset: math.MinInt64, vid: 1}, {Offset: math.MinInt64 + 1, vid: 2}},
+		{{Offset: math.MaxInt64 - 1, vid: 1}, {Offset: math.MaxInt64, vid: 2}},
+	} {
+		l := pack(rs)
+		if got := l.slice(); l.len() != len(rs) || (len(rs) > 0 && !slices.Equal(got, rs)) {
+			t.Fatalf("%v packed reads back as %v", rs, got)
+		}
+		i := 0
+		for r := range l.all() {
+			if r != rs[i] {
+				t.Fatalf("%v: record %d is %v", rs, i, r)
+			}
+			i++
+		}
+	}
+	if l := pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}); len(l.ids) != 2 {
+		t.Fatalf("consecutive records take %d ids, want 2", len(l.ids))
 	}
 }
