@@ -273,9 +273,13 @@ func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) 
 	return readErr
 }
 
-// scanAhead bounds the batches read ahead of the caller; chunkBytes is
-// how much of the file a batch reads (more for a longer line).
-const scanAhead = 8
+// scanAhead bounds the batches read ahead of the caller, decoded or
+// waiting to be (each holds its chunk or its operations): enough to keep
+// every decoder busy, and no more, since a caller slower than the
+// decoders would otherwise hold the whole queue (8 held 40 MB more, for
+// 5% less time); chunkBytes is how much of the file a batch reads (more
+// for a longer line).
+const scanAhead = 3
 
 var chunkBytes = 1 << 20 // a variable so that tests can cut lines across chunks
 

@@ -26,13 +26,13 @@ type excerpt struct {
 }
 
 func newExcerpt(tl *timeline, res *checker.Results, lost []checker.LostAck) *excerpt {
-	e := &excerpt{tl: tl, in: make([]bool, len(tl.ops)), marked: make([]bool, len(tl.ops))}
-	if len(tl.ops) <= maxHistoryRows {
+	e := &excerpt{tl: tl, in: make([]bool, tl.len()), marked: make([]bool, tl.len())}
+	if tl.len() <= maxHistoryRows {
 		e.all = true
 		for i := range e.in {
 			e.in[i] = true
 		}
-		e.n = len(tl.ops)
+		e.n = tl.len()
 	}
 	if res != nil {
 		for _, r := range res.Results {
@@ -56,20 +56,20 @@ func newExcerpt(tl *timeline, res *checker.Results, lost []checker.LostAck) *exc
 			e.marked[p] = true
 		}
 	}
-	for i := range tl.ops {
-		if tl.ops[i].process == history.NemesisProcess {
+	for i := range tl.len() {
+		if tl.op(i).process == history.NemesisProcess {
 			e.add(i, 0, false)
 		}
 	}
-	for i := range tl.ops {
-		if f := tl.f(&tl.ops[i]); tl.ops[i].process >= 0 && (f == history.FinalRead || f == history.ReplicaRead) {
+	for i := range tl.len() {
+		if f := tl.f(tl.op(i)); tl.op(i).process >= 0 && (f == history.FinalRead || f == history.ReplicaRead) {
 			e.add(i, 0, false)
 		}
 	}
 	for _, l := range lost {
 		e.add(tl.pos(l.Op), 0, true)
 	}
-	for i := range min(len(tl.ops), 40) {
+	for i := range min(tl.len(), 40) {
 		e.add(i, 0, false)
 	}
 	return e
@@ -150,7 +150,7 @@ func (e *excerpt) rows() ([]historyRow, string) {
 // row renders the op at pos. It has no element id: only the history
 // view's copy of an op has one, so ids stay unique.
 func (e *excerpt) row(pos int, mark bool) historyRow {
-	o := &e.tl.ops[pos]
+	o := e.tl.op(pos)
 	r := historyRow{Index: o.index, InView: e.has(o.index), Time: secs(o.time), Type: string(o.Type()), F: e.tl.f(o),
 		Error: clip(e.tl.errText(o), 200), Pair: -1, Mark: mark}
 	switch o.process {
@@ -162,7 +162,7 @@ func (e *excerpt) row(pos int, mark bool) historyRow {
 		r.Process = "p" + strconv.Itoa(int(o.process))
 	}
 	if q := e.tl.pair[pos]; q >= 0 {
-		r.Pair = e.tl.ops[q].index
+		r.Pair = e.tl.op(int(q)).index
 		r.PairLink = e.has(r.Pair)
 	}
 	op := e.tl.full(int32(pos))

@@ -32,7 +32,7 @@ type latency struct {
 func newLatency(tl *timeline, xs xScale) *latency {
 	l := &latency{lo: math.MaxInt64}
 	for _, c := range tl.clients {
-		inv, done := &tl.ops[c.inv], &tl.ops[c.done]
+		inv, done := tl.op(int(c.inv)), tl.op(int(c.done))
 		lat := max(done.time-inv.time, 1)
 		g := 1
 		if tl.f(done) == history.Send {
@@ -91,7 +91,7 @@ func latencyPlot(tl *timeline, l *latency, lost []checker.LostAck, xs xScale) *p
 				cls += " read"
 			}
 			for _, q := range ps {
-				o := &tl.ops[q.pos]
+				o := tl.op(int(q.pos))
 				m := mark{Shape: typeShape[k], X: xs.x(q.t), Y: ls.y(int64(q.v)), Class: cls,
 					Title: fmt.Sprintf("op %d: %s %s, %s, invoked at %s%s", o.index, tl.f(o), o.Type(), dur(int64(q.v)), secs(q.t), opWhere(tl, q.pos))}
 				if m.Shape != "circle" {
@@ -177,7 +177,7 @@ func throughputPlot(tl *timeline, xs xScale) *plotView {
 	// counts[b]: send ok, info, fail, reads ok, reads not ok.
 	counts := make([][5]int, n)
 	for _, c := range tl.clients {
-		o := &tl.ops[c.done]
+		o := tl.op(int(c.done))
 		b := min(int(max(o.time, 0)/width), n-1)
 		switch {
 		case tl.f(o) == history.Send:

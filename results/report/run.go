@@ -138,7 +138,7 @@ func (d *RunData) load() *timeline {
 		r.add(op)
 		return nil
 	})
-	n := len(r.tl.ops)
+	n := r.tl.len()
 	switch {
 	case errors.Is(err, history.ErrTornTail):
 		d.Notes = append(d.Notes, fmt.Sprintf("%s ends in a torn line (the tester stopped while writing it); the report shows the %d operations before it.", results.HistoryFile, n))
@@ -955,8 +955,8 @@ func (v *reportView) opCounts(tl *timeline) {
 		}
 		return r
 	}
-	for i := range tl.ops {
-		o := &tl.ops[i]
+	for i := range tl.len() {
+		o := tl.op(i)
 		r := get(tl.f(o))
 		r.IsClient = r.IsClient || o.process != history.NemesisProcess
 		switch o.Type() {

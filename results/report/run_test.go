@@ -535,7 +535,7 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	bad := strings.Replace(string(data), `"type":"ok"`, `"type":"maybe"`, 3)
 	writeRun(t, dir, nil, []byte(bad), nil)
 	d := LoadRun(dir)
-	if n := len(d.tl.ops); n == 0 || n >= len(h.ops) || !strings.Contains(strings.Join(d.Notes, " "), "damaged") {
+	if n := d.tl.len(); n == 0 || n >= len(h.ops) || !strings.Contains(strings.Join(d.Notes, " "), "damaged") {
 		t.Fatalf("damaged history: %d ops, notes %q", n, d.Notes)
 	}
 }
@@ -967,12 +967,12 @@ func TestTimelineManyFunctions(t *testing.T) {
 	}
 	tl := newTimeline(ops, nil)
 	for _, i := range []int{0, 1000, 65_533} {
-		if f := tl.f(&tl.ops[i]); f != ops[i].F {
+		if f := tl.f(tl.op(i)); f != ops[i].F {
 			t.Fatalf("op %d is named %q, want %q", i, f, ops[i].F)
 		}
 	}
 	for _, i := range []int{65_534, 65_535, n - 1} {
-		if f := tl.f(&tl.ops[i]); strings.HasPrefix(f, "f") {
+		if f := tl.f(tl.op(i)); strings.HasPrefix(f, "f") {
 			t.Fatalf("op %d (%s) is named %q", i, ops[i].F, f)
 		}
 	}

@@ -26,8 +26,8 @@ func TestReportMemorySlope(t *testing.T) {
 		base := liveHeap()
 		loaded := LoadRun(dir)
 		kept = liveHeap() - base
-		if len(loaded.tl.ops) != ops || len(loaded.Notes) > 0 {
-			t.Fatalf("%d ops read of %d: %q", len(loaded.tl.ops), ops, loaded.Notes)
+		if loaded.tl.len() != ops || len(loaded.Notes) > 0 {
+			t.Fatalf("%d ops read of %d: %q", loaded.tl.len(), ops, loaded.Notes)
 		}
 		runtime.KeepAlive(loaded)
 		return kept, ops

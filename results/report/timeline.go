@@ -22,7 +22,11 @@ import (
 // operations the page shows in full are read again (fetch). Times are
 // nanoseconds since the test started, as in the history.
 type timeline struct {
-	ops  []op
+	// ops are the operations in blocks of opBlock: a long history's
+	// table grows without copying itself (hundreds of MB, twice over, at
+	// each growth) or holding room it does not use.
+	ops  [][]op
+	nops int
 	fns  []string          // op.fn's names
 	errs []string          // op.err's texts; errs[0] is none
 	ids  map[string]uint32 // fns' and errs' ids, by text
@@ -58,7 +62,8 @@ type timeline struct {
 	// readHW are the HWs polls and end-offset reads reported, per
 	// partition: the HW plot's source in a history without monitor
 	// samples (dropped when it has them).
-	readHW [][]pt
+	readHW  [][]pt
+	sampled bool // a monitor sample has been read: readHW is not kept
 	// sendOK holds the completion times of ok sends per partition;
 	// sendSpan the first send invoke and last send completion.
 	sendOK    [][]int64
@@ -91,6 +96,14 @@ var opTypes = [...]history.Type{history.Invoke, history.OK, history.Fail, histor
 
 // Type is how the op ended (history.Info for a type no other names).
 func (o *op) Type() history.Type { return opTypes[o.typ] }
+
+const opBlock = 1 << 16
+
+// op is the operation at position i.
+func (tl *timeline) op(i int) *op { return &tl.ops[i/opBlock][i%opBlock] }
+
+// len is the number of operations.
+func (tl *timeline) len() int { return tl.nops }
 
 // f is the op's function.
 func (tl *timeline) f(o *op) string { return tl.fns[o.fn] }
@@ -235,7 +248,7 @@ func (tl *timeline) part(v *history.Value) int32 {
 // kept whole, so op may be reused afterwards unless it was.
 func (r *timelineReader) add(hop *history.Op) {
 	tl := r.tl
-	pos := int32(len(tl.ops))
+	pos := int32(tl.len())
 	if tl.byIndex == nil && hop.Index != int64(pos) {
 		tl.byIndex = make(map[int64]int, pos+1)
 		for j := range int(pos) {
@@ -265,9 +278,13 @@ func (r *timelineReader) add(hop *history.Op) {
 		o.typ = uint8(t)
 	}
 	if o.part < 0 && inv >= 0 {
-		o.part = tl.ops[inv].part
+		o.part = tl.op(int(inv)).part
 	}
-	tl.ops = append(tl.ops, o)
+	if tl.nops%opBlock == 0 {
+		tl.ops = append(tl.ops, make([]op, 0, opBlock))
+	}
+	tl.ops[len(tl.ops)-1] = append(tl.ops[len(tl.ops)-1], o)
+	tl.nops++
 	tl.end = max(tl.end, hop.Time)
 	part := int(o.part)
 	crash := hop.F == history.Crash && hop.Type != history.Invoke && hop.Value.Crashed() != nil
@@ -286,6 +303,10 @@ func (r *timelineReader) add(hop *history.Op) {
 	case hop.Process == history.MonitorProcess && hop.F == history.Monitor:
 		if hop.Type != history.Invoke && part >= 0 {
 			tl.samples[part] = append(tl.samples[part], monitorSample(hop, pos))
+			if !tl.sampled {
+				tl.sampled = true
+				clear(tl.readHW)
+			}
 		}
 	case hop.Process >= 0:
 		if hop.Type == history.Invoke {
@@ -317,7 +338,7 @@ func (r *timelineReader) add(hop *history.Op) {
 			} else if hop.F != history.Poll {
 				hw = nil
 			}
-			if hw != nil {
+			if hw != nil && !tl.sampled {
 				tl.readHW[part] = append(tl.readHW[part], pt{t: hop.Time, v: float64(*hw), pos: pos})
 			}
 		}
@@ -347,9 +368,9 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 	for i, k := range tl.parts {
 		tl.partIdx[k] = i
 	}
-	for i := range tl.ops {
-		if p := tl.ops[i].part; p >= 0 {
-			tl.ops[i].part = renum[p]
+	for i := range tl.len() {
+		if p := tl.op(i).part; p >= 0 {
+			tl.op(i).part = renum[p]
 		}
 	}
 	for i := range tl.clients {
@@ -357,7 +378,7 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 			tl.clients[i].part = int(renum[p])
 		}
 	}
-	if tl.hasSamples() {
+	if tl.sampled {
 		tl.readHW = nil
 	}
 	tl.ids = nil
@@ -424,7 +445,7 @@ func (tl *timeline) readWindows(windows []history.Window, heals []history.Span) 
 		f := faultWindow{Fault: w.Fault, Start: start.Time, End: -1, StartOp: start.Index, EndOp: -1, Open: true}
 		f.Targets = start.Value.FaultTargets()
 		if e := w.Ended(); e.At() >= 0 {
-			end := &tl.ops[e.At()]
+			end := tl.op(int(e.At()))
 			f.End, f.EndOp, f.Open = end.time, end.index, false
 		}
 		tl.faults = append(tl.faults, f)
@@ -435,7 +456,7 @@ func (tl *timeline) readWindows(windows []history.Window, heals []history.Span) 
 		}
 	}
 	for _, h := range heals {
-		tl.heals = append(tl.heals, tl.ops[h.At()].time)
+		tl.heals = append(tl.heals, tl.op(int(h.At())).time)
 	}
 	for _, i := range tl.nemesis {
 		op := tl.kept[i]
@@ -498,7 +519,7 @@ func (tl *timeline) countFaultSends() {
 	}
 	var done [3][]int64 // completion times by outcome slot
 	for _, c := range tl.clients {
-		if o := &tl.ops[c.done]; tl.f(o) == history.Send {
+		if o := tl.op(int(c.done)); tl.f(o) == history.Send {
 			done[typeSlot(o.Type())] = append(done[typeSlot(o.Type())], o.time)
 		}
 	}
@@ -523,7 +544,7 @@ func (tl *timeline) pos(index int64) int {
 		}
 		return -1
 	}
-	if index < 0 || index >= int64(len(tl.ops)) {
+	if index < 0 || index >= int64(tl.len()) {
 		return -1
 	}
 	return int(index)
@@ -660,11 +681,11 @@ func (tl *timeline) fetch(path string, positions ...[]int32) error {
 	if tl.src != nil || path == "" {
 		return nil
 	}
-	want := make([]uint64, (len(tl.ops)+63)/64)
+	want := make([]uint64, (tl.len()+63)/64)
 	n := 0
 	for _, ps := range positions {
 		for _, p := range ps {
-			if p >= 0 && int(p) < len(tl.ops) && tl.kept[p] == nil {
+			if p >= 0 && int(p) < tl.len() && tl.kept[p] == nil {
 				want[p/64] |= 1 << (p % 64)
 				n++
 			}
@@ -679,7 +700,7 @@ func (tl *timeline) fetch(path string, positions ...[]int32) error {
 	}
 	defer f.Close()
 	tl.detail = make(map[int32]*history.Op, n)
-	err = history.ScanAt(f, func(p int) bool { return p < len(tl.ops) && want[p/64]&(1<<(p%64)) != 0 }, func(p int, op *history.Op) error {
+	err = history.ScanAt(f, func(p int) bool { return p < tl.len() && want[p/64]&(1<<(p%64)) != 0 }, func(p int, op *history.Op) error {
 		tl.detail[int32(p)] = op
 		return nil
 	})
