@@ -246,7 +246,7 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 	p.Caption = "One lane per partition: the ISR size the monitor sampled (solid line; dashed: min.insync.replicas). " +
 		"Ticks on top of a lane mark a new leader epoch; red: the partition had no leader; grey: the monitor got no answer. Hover for the ISR, leader and epoch."
 	p.Note = strings.TrimSpace(p.Note + capNote)
-	if !tl.hasSamples() {
+	if !tl.sampled {
 		p.Empty = "No monitor samples in this history (process -2, f \"monitor\"): the ISR was not observed during the run."
 		return p
 	}
@@ -294,15 +294,6 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 	p.Legend = []legendItem{{"isr", "line", "ISR size"}, {"minisr", "dash", "min.insync.replicas"},
 		{"epoch", "tick", "new leader epoch"}, {"noleader", "band", "no leader"}, {"blind", "band", "monitor got no answer"}}
 	return p
-}
-
-func (tl *timeline) hasSamples() bool {
-	for _, ss := range tl.samples {
-		if len(ss) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // stepPath draws a series as steps: each value holds until the next one.
@@ -399,7 +390,7 @@ func hwPlot(tl *timeline, xs xScale) *plotView {
 	p.Note = strings.TrimSpace(p.Note + capNote)
 	series := make([][]pt, len(tl.parts))
 	source := "the monitor's samples (the leader's answer to ListOffsets)"
-	if tl.hasSamples() {
+	if tl.sampled {
 		for i, ss := range tl.samples {
 			for _, s := range ss {
 				if s.ok && s.hw >= 0 {

@@ -127,12 +127,7 @@ func (d *RunData) load() *timeline {
 		sched = d.Config.Schedule
 	}
 	if d.Ops != nil || d.History == "" {
-		for i := range d.Ops {
-			r.add(&d.Ops[i])
-		}
-		tl := r.finish(sched)
-		tl.src = d.Ops
-		return tl
+		return r.read(d.Ops, sched)
 	}
 	err := history.ScanFile(d.History, func(op *history.Op) error {
 		r.add(op)

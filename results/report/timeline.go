@@ -63,7 +63,7 @@ type timeline struct {
 	// partition: the HW plot's source in a history without monitor
 	// samples (dropped when it has them).
 	readHW  [][]pt
-	sampled bool // a monitor sample has been read: readHW is not kept
+	sampled bool // a monitor sample has been read (readHW is then not kept)
 	// sendOK holds the completion times of ok sends per partition;
 	// sendSpan the first send invoke and last send completion.
 	sendOK    [][]int64
@@ -422,7 +422,12 @@ func permute[T any](s []T, order []int) []T {
 
 // newTimeline reads a history held in memory.
 func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
-	r := newTimelineReader()
+	return newTimelineReader().read(ops, sched)
+}
+
+// read adds ops, a history held in memory, and finishes the timeline,
+// which reads the ops again from memory when it needs them whole.
+func (r *timelineReader) read(ops []history.Op, sched results.Schedule) *timeline {
 	for i := range ops {
 		r.add(&ops[i])
 	}
