@@ -141,17 +141,34 @@ type Disk struct {
 	ckHW     int64
 	ckEpochs []EpochEntry
 	// tail is the end of the active segment's file as this process wrote
-	// it, from file position tailPos on: followers fetch, and consumers
+	// it, in chunks by file position: followers fetch, and consumers
 	// poll, what was just appended, and get it from memory rather than
 	// from a read of the file (a system call each, a tenth of a busy
-	// broker's time). It holds at most tailLimit, and never anything
-	// the file does not.
-	tail    []byte
-	tailPos int64
+	// broker's time). It holds at most tailLimit (and the rest of its
+	// last chunk), and never anything the file does not. Its chunks are
+	// only ever appended to, so a Read that falls in one is served as a
+	// slice of it, without a copy: the bytes under a slice once handed
+	// out are never written again.
+	tail      []tailChunk
+	tailBytes int
 }
 
-// tailLimit bounds Disk.tail (a variable so that tests can make it small).
-var tailLimit = 4 << 20
+// tailChunk is a run of the active segment's bytes from file position pos.
+type tailChunk struct {
+	pos int64
+	b   []byte
+}
+
+func (c *tailChunk) end() int64 { return c.pos + int64(len(c.b)) }
+
+// tailLimit bounds Disk.tail (a variable so that tests can make it small),
+// and tailChunkSize is the room a new chunk is made with: large enough
+// that a follower's fetch usually falls within one chunk, small enough
+// that dropping one frees little of what is still wanted.
+var (
+	tailLimit     = 4 << 20
+	tailChunkSize = 1 << 20
+)
 
 func segmentName(base int64) string { return fmt.Sprintf("%020d.log", base) }
 
@@ -428,7 +445,7 @@ func (d *Disk) roll() error {
 		return err
 	}
 	d.segs = append(d.segs, &segment{base: base, f: f})
-	d.tail, d.tailPos = d.tail[:0], 0
+	d.dropTail()
 	d.dirty = false
 	if d.opts.Fsync == FsyncNever {
 		return nil
@@ -464,6 +481,13 @@ func (d *Disk) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 		return nil, err
 	}
 	es := d.idx.entries[k : k+n]
+	if si := es[0].seg; si == es[n-1].seg && int(si) == len(d.segs)-1 {
+		// Batches just appended: a slice of the tail, if one chunk holds
+		// them all.
+		if b := d.tailSlice(es[0].pos, es[n-1].pos+int64(es[n-1].size)); b != nil {
+			return b, nil
+		}
+	}
 	total := 0
 	for i := range es {
 		total += int(es[i].size)
@@ -490,31 +514,79 @@ func (d *Disk) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 // pos, which is where its file ended.
 func (d *Disk) cacheTail(pos int64, b []byte) {
 	if len(b) >= tailLimit {
-		d.tail, d.tailPos = d.tail[:0], pos+int64(len(b))
+		d.dropTail()
 		return
 	}
-	if d.tailPos+int64(len(d.tail)) != pos {
-		d.tail, d.tailPos = d.tail[:0], pos
+	if len(d.tail) > 0 && d.tail[len(d.tail)-1].end() != pos {
+		d.dropTail()
 	}
-	if len(d.tail)+len(b) > tailLimit {
-		// Keep the newer half: what followers and consumers still lack.
-		drop := len(d.tail) + len(b) - tailLimit/2
-		drop = min(drop, len(d.tail))
-		n := copy(d.tail, d.tail[drop:])
-		d.tail, d.tailPos = d.tail[:n], d.tailPos+int64(drop)
+	if last := len(d.tail) - 1; last >= 0 && cap(d.tail[last].b)-len(d.tail[last].b) >= len(b) {
+		// Past the chunk's length: bytes no slice handed out covers.
+		d.tail[last].b = append(d.tail[last].b, b...)
+	} else {
+		c := make([]byte, len(b), max(len(b), tailChunkSize))
+		copy(c, b)
+		d.tail = append(d.tail, tailChunk{pos: pos, b: c})
 	}
-	d.tail = append(d.tail, b...)
+	d.tailBytes += len(b)
+	// Drop the oldest chunks past the limit: what followers and consumers
+	// still lack is the newest.
+	for len(d.tail) > 1 && d.tailBytes > tailLimit {
+		d.tailBytes -= len(d.tail[0].b)
+		d.tail[0] = tailChunk{}
+		d.tail = d.tail[1:]
+	}
+}
+
+// dropTail forgets the tail. Its chunks are left to the slices Read
+// handed out, never reused.
+func (d *Disk) dropTail() { d.tail, d.tailBytes = nil, 0 }
+
+// tailSlice returns the active segment's bytes [from, to) as a slice of
+// one tail chunk, or nil if no chunk holds them all.
+func (d *Disk) tailSlice(from, to int64) []byte {
+	for i := len(d.tail) - 1; i >= 0; i-- {
+		c := &d.tail[i]
+		if from >= c.pos {
+			if to > c.end() {
+				return nil
+			}
+			// The capacity is cut so that an append to the slice cannot
+			// write into the chunk.
+			return c.b[from-c.pos : to-c.pos : to-c.pos]
+		}
+	}
+	return nil
+}
+
+// copyTail copies the active segment's bytes [from, from+len(dst)) from
+// the tail, and says whether it holds them.
+func (d *Disk) copyTail(dst []byte, from int64) bool {
+	if len(d.tail) == 0 || from < d.tail[0].pos || from+int64(len(dst)) > d.tail[len(d.tail)-1].end() {
+		return false
+	}
+	for i := range d.tail {
+		c := &d.tail[i]
+		if len(dst) == 0 {
+			break
+		}
+		if from >= c.end() {
+			continue
+		}
+		n := copy(dst, c.b[from-c.pos:])
+		dst, from = dst[n:], from+int64(n)
+	}
+	return true
 }
 
 func (d *Disk) readSegment(si int32, from, to int64, dst []byte) error {
 	s := d.segs[si]
-	if from < s.size && int(si) == len(d.segs)-1 && from >= d.tailPos && min(to, s.size) <= d.tailPos+int64(len(d.tail)) {
+	if from < s.size {
 		n := min(to, s.size) - from
-		copy(dst[:n], d.tail[from-d.tailPos:])
-	} else if from < s.size {
-		n := min(to, s.size) - from
-		if _, err := s.f.ReadAt(dst[:n], from); err != nil {
-			return fmt.Errorf("storage: reading %s at %d: %w", s.f.Name(), from, err)
+		if int(si) != len(d.segs)-1 || !d.copyTail(dst[:n], from) {
+			if _, err := s.f.ReadAt(dst[:n], from); err != nil {
+				return fmt.Errorf("storage: reading %s at %d: %w", s.f.Name(), from, err)
+			}
 		}
 	}
 	if to > s.size {
@@ -540,7 +612,7 @@ func (d *Disk) Truncate(offset int64) error {
 		return nil
 	}
 	si, pos := int(d.idx.entries[k].seg), d.idx.entries[k].pos
-	d.tail, d.tailPos = d.tail[:0], 0 // what follows may be read from the file again
+	d.dropTail() // what follows may be read from the file again
 	if si < len(d.segs)-1 {
 		d.pending = nil // it belonged to a segment about to be deleted
 		for _, s := range d.segs[si+1:] {
@@ -680,7 +752,8 @@ func (d *Disk) closeFiles() error {
 	for _, s := range d.segs {
 		err = errors.Join(err, s.f.Close())
 	}
-	d.pending, d.tail = nil, nil
+	d.pending = nil
+	d.dropTail()
 	return err
 }
 

@@ -591,8 +591,8 @@ func TestParseFsync(t *testing.T) {
 // read, from every offset, equals the same read of the directory opened
 // afresh (which has no tail).
 func TestDiskTailCache(t *testing.T) {
-	defer func(n int) { tailLimit = n }(tailLimit)
-	tailLimit = 4096
+	defer func(n, c int) { tailLimit, tailChunkSize = n, c }(tailLimit, tailChunkSize)
+	tailLimit, tailChunkSize = 4096, 1024
 	dir := t.TempDir()
 	f := DiskFactory{Dir: dir, Options: Options{SegmentBytes: 64 << 10}}
 	l := mustOpen(t, f)
@@ -624,7 +624,7 @@ func TestDiskTailCache(t *testing.T) {
 		fill(t, l, 1, 2, sizes[i%len(sizes)])
 	}
 	check("rolled")
-	if d := l.(*Disk); len(d.segs) < 3 || len(d.tail) == 0 || len(d.tail) > tailLimit {
-		t.Fatalf("%d segments, a tail of %d bytes: the test did not exercise the tail", len(d.segs), len(d.tail))
+	if d := l.(*Disk); len(d.segs) < 3 || len(d.tail) < 2 || d.tailBytes > tailLimit+tailChunkSize {
+		t.Fatalf("%d segments, a tail of %d chunks and %d bytes: the test did not exercise the tail", len(d.segs), len(d.tail), d.tailBytes)
 	}
 }

@@ -22,8 +22,9 @@ type Log interface {
 	// that the first batch is always returned whole even if larger. Reading
 	// at LogEndOffset or at/after upTo returns nil. An offset below
 	// LogStartOffset or above LogEndOffset is an ErrOffsetOutOfRange.
-	// The returned slice must not be modified and is valid until the next
-	// Append or Truncate.
+	// The returned slice must not be modified; nor does the log modify it
+	// later, so it stays valid after later Appends and Truncates (a
+	// fetch's answer is written out after both may have happened).
 	Read(offset, upTo int64, maxBytes int) ([]byte, error)
 	// Truncate removes every batch whose last offset is >= offset, so that
 	// LogEndOffset becomes <= offset, and drops epoch entries starting at or
