@@ -209,8 +209,15 @@ func (b *Broker) serve(ctx context.Context, c net.Conn) {
 		}
 	}()
 	var out []byte
+	// in is the buffer the next request is read into. A produce's or a
+	// fetch's is read into the last one's: once answered, nothing of
+	// them is held (the log copies what it appends, and strings are
+	// copied as they are decoded). Other requests may leave their bytes
+	// in the broker's state (a group member's metadata), and get a new
+	// buffer after them.
+	var in []byte
 	for {
-		frame, err := wire.ReadFrame(c, b.opts.MaxFrame, nil)
+		frame, err := wire.ReadFrame(c, b.opts.MaxFrame, in)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				b.log.Printf("%s: closing: %v", c.RemoteAddr(), err)
@@ -263,6 +270,10 @@ func (b *Broker) serve(ctx context.Context, c net.Conn) {
 		}
 		if r.Resp != nil && !b.write(c, &out, req, r.Resp) {
 			return
+		}
+		in = nil
+		if (req.Key == 0 || req.Key == 1) && cap(frame) <= 4<<20 {
+			in = frame[:0]
 		}
 	}
 }

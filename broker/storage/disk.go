@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -151,7 +152,15 @@ type Disk struct {
 	// out are never written again.
 	tail      []tailChunk
 	tailBytes int
+	// unread counts the appends since the last Read. A log nobody reads
+	// (a follower's) keeps no tail: copying every write into memory
+	// would be a fifth of a follower's work. The first reads after it
+	// becomes a leader go to the file, and the tail starts again.
+	unread int
 }
+
+// unreadLimit is how many appends with no Read between them stop the tail.
+const unreadLimit = 64
 
 // tailChunk is a run of the active segment's bytes from file position pos.
 type tailChunk struct {
@@ -162,12 +171,11 @@ type tailChunk struct {
 func (c *tailChunk) end() int64 { return c.pos + int64(len(c.b)) }
 
 // tailLimit bounds Disk.tail (a variable so that tests can make it small),
-// and tailChunkSize is the room a new chunk is made with: large enough
-// that a follower's fetch usually falls within one chunk, small enough
-// that dropping one frees little of what is still wanted.
+// and tailChunkSize is the room a chunk for small writes is made with, so
+// that a fetch of several usually falls within one chunk.
 var (
 	tailLimit     = 4 << 20
-	tailChunkSize = 1 << 20
+	tailChunkSize = 256 << 10
 )
 
 func segmentName(base int64) string { return fmt.Sprintf("%020d.log", base) }
@@ -476,6 +484,7 @@ func (d *Disk) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 	if d.closed {
 		return nil, ErrClosed
 	}
+	d.unread = 0
 	k, n, err := d.idx.serve(offset, upTo, maxBytes)
 	if err != nil || n == 0 {
 		return nil, err
@@ -513,7 +522,7 @@ func (d *Disk) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 // cacheTail notes that b was written to the active segment's file at
 // pos, which is where its file ended.
 func (d *Disk) cacheTail(pos int64, b []byte) {
-	if len(b) >= tailLimit {
+	if d.unread++; d.unread > unreadLimit || len(b) >= tailLimit {
 		d.dropTail()
 		return
 	}
@@ -524,8 +533,15 @@ func (d *Disk) cacheTail(pos int64, b []byte) {
 		// Past the chunk's length: bytes no slice handed out covers.
 		d.tail[last].b = append(d.tail[last].b, b...)
 	} else {
-		c := make([]byte, len(b), max(len(b), tailChunkSize))
-		copy(c, b)
+		// A large write is a chunk of its own, made by copying it (which
+		// costs no zeroing, as room to spare would); small writes share
+		// a chunk.
+		var c []byte
+		if len(b) >= tailChunkSize/4 {
+			c = bytes.Clone(b)
+		} else {
+			c = append(make([]byte, 0, tailChunkSize), b...)
+		}
 		d.tail = append(d.tail, tailChunk{pos: pos, b: c})
 	}
 	d.tailBytes += len(b)

@@ -611,9 +611,17 @@ func TestDiskTailCache(t *testing.T) {
 			}
 		}
 	}
+	// A reader after every append, as a leader's followers fetch.
+	follow := func() {
+		t.Helper()
+		if _, err := l.Read(max(l.LogStartOffset(), l.LogEndOffset()-3), l.LogEndOffset(), 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sizes := []int{1, 3, 40, 2, 90, 1, 200, 5} // 200 records is a batch larger than the tail
 	for i := range 60 {
 		fill(t, l, 0, 1, sizes[i%len(sizes)])
+		follow()
 	}
 	check("filled")
 	if err := l.Truncate(l.LogEndOffset() - 150); err != nil {
@@ -622,9 +630,28 @@ func TestDiskTailCache(t *testing.T) {
 	check("truncated")
 	for i := range 200 {
 		fill(t, l, 1, 2, sizes[i%len(sizes)])
+		follow()
 	}
 	check("rolled")
-	if d := l.(*Disk); len(d.segs) < 3 || len(d.tail) < 2 || d.tailBytes > tailLimit+tailChunkSize {
+	d := l.(*Disk)
+	if len(d.segs) < 3 || len(d.tail) < 2 || d.tailBytes > tailLimit+tailChunkSize {
 		t.Fatalf("%d segments, a tail of %d chunks and %d bytes: the test did not exercise the tail", len(d.segs), len(d.tail), d.tailBytes)
 	}
+	// A log nobody reads (a follower's) stops keeping a tail, and starts
+	// again once read.
+	for i := range unreadLimit + 1 {
+		fill(t, l, 1, 3, sizes[i%len(sizes)])
+	}
+	if len(d.tail) != 0 {
+		t.Fatalf("a tail of %d chunks after %d appends nobody read", len(d.tail), unreadLimit+1)
+	}
+	check("unread")
+	for i := range 5 {
+		fill(t, l, 1, 4, sizes[i%len(sizes)])
+		follow()
+	}
+	if len(d.tail) == 0 {
+		t.Fatal("no tail after reads resumed")
+	}
+	check("read again")
 }
