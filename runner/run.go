@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -608,6 +609,7 @@ func (r *run) judge(tc results.TestConfig) error {
 // recovery table in one reading, the first detection (when the run is
 // invalid) and the report in others.
 func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
+	defer collectTighter()()
 	path := dir.Path(results.HistoryFile)
 	b := checker.NewBuilder(tc.CheckerConfig())
 	var rec results.RecoveryReader
@@ -730,4 +732,34 @@ func keptLogs(run *results.Run) string {
 	_ = os.Remove(filepath.Dir(run.Dir))
 	// The run's directory was printed when it was made.
 	return fmt.Sprintf(" (nothing stored: %s is removed)", run.Dir)
+}
+
+// judging counts the judges under way, which collect garbage at 1.5x the
+// live heap rather than Go's 2x while any is (unless GOGC is set, as chaos
+// check and chaos report do): what a judge holds only grows as it reads,
+// and all else is garbage at once, so the peak stays near what is held.
+var judging struct {
+	sync.Mutex
+	n       int
+	percent int
+}
+
+// collectTighter lowers the collector's target for a judge, and returns
+// what restores it when the last judge under way ends.
+func collectTighter() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	judging.Lock()
+	defer judging.Unlock()
+	if judging.n++; judging.n == 1 {
+		judging.percent = debug.SetGCPercent(50)
+	}
+	return func() {
+		judging.Lock()
+		defer judging.Unlock()
+		if judging.n--; judging.n == 0 {
+			debug.SetGCPercent(judging.percent)
+		}
+	}
 }
