@@ -504,11 +504,12 @@ func NonmonotonicSend(h *History) Result {
 		if s.typ != outOK || s.offset < 0 {
 			continue
 		}
-		k := producer{id: s.process, part: s.part}
-		who := fmt.Sprintf("process %d", s.process)
+		process := h.process(s)
+		k := producer{id: int32(process), part: s.part}
+		who := fmt.Sprintf("process %d", process)
 		if id, ok := h.sessions[i]; ok {
 			k = producer{session: true, id: id, part: s.part}
-			who = fmt.Sprintf("producer %d (process %d)", id, s.process)
+			who = fmt.Sprintf("producer %d (process %d)", id, process)
 		}
 		p, ok := prev[k]
 		if ok && p.pos == s.done && h.isTxn(s.done) {

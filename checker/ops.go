@@ -35,15 +35,33 @@ type opTable struct {
 }
 
 // opMeta is one operation's fixed fields (its index is its position,
-// unless opTable.indexes says otherwise); fn and err index opTable's
-// string tables (err 0 is no error).
+// unless opTable.indexes says otherwise), 16 bytes: a long history's
+// table is the largest thing the index holds. word packs the op's
+// function and error, which index opTable's string tables (error 0 is no
+// error), and its outcome (outOpen stands for an invoke).
 type opMeta struct {
 	time    int64
 	process int32
-	err     int32
-	fn      uint16
-	typ     outcome // outOpen stands for an invoke
+	word    uint32
 }
+
+const (
+	fnBits  = 16
+	errBits = 14
+	// manyFns and manyErrs mark an operation whose function or error did
+	// not fit its table (a history of 65,535 function names, or 16,383
+	// error texts): it is kept whole.
+	manyFns  = 1<<fnBits - 1
+	manyErrs = 1<<errBits - 1
+)
+
+func packMeta(fn uint16, err int32, typ outcome) uint32 {
+	return uint32(fn) | uint32(err)<<fnBits | uint32(typ)<<(fnBits+errBits)
+}
+
+func (m *opMeta) fn() uint16   { return uint16(m.word) }
+func (m *opMeta) err() int32   { return int32(m.word >> fnBits & manyErrs) }
+func (m *opMeta) typ() outcome { return outcome(m.word >> (fnBits + errBits)) }
 
 const metaBlock = 1 << 16
 
@@ -63,10 +81,6 @@ func (o outcome) opType() history.Type {
 	}
 	return history.Invoke
 }
-
-// manyFns marks an operation whose function did not fit the table (a
-// history of 65,535 function names): it is kept whole.
-const manyFns = 1<<16 - 1
 
 func newOpTable() opTable {
 	return opTable{fnID: map[string]uint16{}, errs: []string{""}, errID: map[string]int32{"": 0}, kept: map[int32]*history.Op{}}
@@ -92,11 +106,13 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		fn, keep = manyFns, true // past the table's room the op says itself
 	}
 	e, ok := t.errID[op.Error]
-	if !ok {
+	if !ok && len(t.errs) < manyErrs {
 		e = int32(len(t.errs))
 		msg := strings.Clone(op.Error)
 		t.errID[msg] = e
 		t.errs = append(t.errs, msg)
+	} else if !ok {
+		e, keep = manyErrs, true
 	}
 	if op.Index != int64(pos) {
 		if t.indexes == nil {
@@ -108,7 +124,7 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		t.meta = append(t.meta, make([]opMeta, 0, metaBlock))
 	}
 	last := &t.meta[len(t.meta)-1]
-	*last = append(*last, opMeta{time: op.Time, process: int32(op.Process), err: e, fn: fn, typ: outcomeOf(op.Type)})
+	*last = append(*last, opMeta{time: op.Time, process: int32(op.Process), word: packMeta(fn, e, outcomeOf(op.Type))})
 	if keep {
 		t.kept[pos] = op
 	}
@@ -125,7 +141,7 @@ func (t *opTable) op(pos int32) *history.Op {
 		return op
 	}
 	m := t.at(pos)
-	return &history.Op{Index: t.index(pos), Time: m.time, Process: int(m.process), Type: m.typ.opType(), F: t.fn(pos), Error: t.errs[m.err]}
+	return &history.Op{Index: t.index(pos), Time: m.time, Process: int(m.process), Type: m.typ().opType(), F: t.fn(pos), Error: t.errText(pos)}
 }
 
 // whole is the operation at pos if it was kept whole, else nil (also for
@@ -142,17 +158,21 @@ func (t *opTable) fn(pos int32) string {
 		return t.src[pos].F
 	}
 	m := t.at(pos)
-	if m.fn == manyFns {
+	if m.fn() == manyFns {
 		return t.kept[pos].F
 	}
-	return t.fns[m.fn]
+	return t.fns[m.fn()]
 }
 
 func (t *opTable) errText(pos int32) string {
 	if t.src != nil {
 		return t.src[pos].Error
 	}
-	return t.errs[t.at(pos).err]
+	m := t.at(pos)
+	if m.err() == manyErrs {
+		return t.kept[pos].Error
+	}
+	return t.errs[m.err()]
 }
 
 func (t *opTable) time(pos int32) int64 {
