@@ -35,6 +35,44 @@ func ops(t *testing.T, lines ...string) []Op {
 	return out
 }
 
+// Index is a whole history read once by the rules every reader shares
+// (Pairer, Windows), which every reader applies as the history streams
+// past: the tests' view of what those rules make of a history.
+type Index struct {
+	Ops []Op
+	// Pair is the position of each operation's invoke or completion, -1
+	// where it has none.
+	Pair []int32
+	// Windows are the fault windows, in the order they opened; Heals the
+	// nemesis's heals.
+	Windows []Window
+	Heals   []Span
+	// Problems says where the history broke the pairing rule, at most
+	// MaxProblems of them.
+	Problems []string
+}
+
+// NewIndex reads ops once.
+func NewIndex(ops []Op) *Index {
+	ix := &Index{Ops: ops, Pair: make([]int32, len(ops))}
+	var p Pairer
+	var w Windows
+	for i := range ops {
+		op, pos := &ops[i], int32(i)
+		ix.Pair[i] = -1
+		st := p.Add(op, pos)
+		if st.Problem != "" && len(ix.Problems) < MaxProblems {
+			ix.Problems = append(ix.Problems, st.Problem)
+		}
+		if st.Invoke >= 0 {
+			ix.Pair[i], ix.Pair[st.Invoke] = st.Invoke, pos
+		}
+		w.Add(op, pos, st)
+	}
+	ix.Windows, ix.Heals = w.Windows(), w.Heals()
+	return ix
+}
+
 func span(s Span) string { return fmt.Sprintf("%d/%d", s.Invoke, s.Done) }
 
 func windows(ix *Index) []string {

@@ -112,3 +112,7 @@ func Pairs(ops []Op) ([]int, error) {
 	}
 	return pair, nil
 }
+
+// MaxProblems bounds the problems a reader lists: a history broken
+// throughout says so in its first hundred.
+const MaxProblems = 100
