@@ -53,6 +53,9 @@ type peerResult struct {
 	id   uint64
 	resp any
 	err  error
+	// release, if set, hands the response's frame back to its lane for
+	// the next response, once the core is done with it.
+	release func()
 }
 
 // Broker is a running broker process.
@@ -306,6 +309,9 @@ func (b *Broker) loop(ctx context.Context) {
 			b.core.Request(b.now(), in.conn, in.corr, in.req)
 		case r := <-b.results:
 			b.core.Response(b.now(), r.id, r.resp, r.err)
+			if r.release != nil {
+				r.release()
+			}
 		case id := <-b.closed:
 			delete(b.replies, id)
 			b.core.ConnClosed(id)

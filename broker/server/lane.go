@@ -22,11 +22,15 @@ type lane struct {
 	results chan<- peerResult
 	done    chan struct{}
 	client  string
+	// spare is a fetch response's frame the broker is done with, for the
+	// next response to be read into: a follower's fetches are most of
+	// what it reads, and a new frame for each is zeroed memory.
+	spare chan []byte
 }
 
 func newLane(addr string, control bool, results chan<- peerResult, brokerID int32) *lane {
 	l := &lane{addr: addr, control: control, queue: make(chan core.Send, 1024), results: results,
-		done: make(chan struct{}), client: fmt.Sprintf("chaos-broker-%d", brokerID)}
+		done: make(chan struct{}), client: fmt.Sprintf("chaos-broker-%d", brokerID), spare: make(chan []byte, 1)}
 	go l.run()
 	return l
 }
@@ -65,6 +69,7 @@ func (l *lane) run() {
 		}
 		deadline := time.Now().Add(timeout)
 		var resp any
+		var frame []byte
 		var err error
 		if c == nil {
 			c, err = net.DialTimeout("tcp", l.addr, timeout)
@@ -77,46 +82,65 @@ func (l *lane) run() {
 		if err == nil {
 			_ = c.SetDeadline(deadline)
 			corr++
-			resp, buf, err = l.roundTrip(c, corr, s.Req, buf)
+			resp, frame, buf, err = l.roundTrip(c, corr, s.Req, buf)
 			if err != nil {
 				c.Close()
 				c = nil
 			}
 		}
+		res := peerResult{id: s.ID, resp: resp, err: err}
+		if _, ok := resp.(*kmsg.FetchResponse); ok && cap(frame) <= 16<<20 {
+			// The core copies what it keeps of a fetch's answer (the log
+			// appends a copy of the records): once it has handled it, the
+			// frame is free.
+			res.release = func() {
+				select {
+				case l.spare <- frame[:0]:
+				default:
+				}
+			}
+		}
 		select {
-		case l.results <- peerResult{id: s.ID, resp: resp, err: err}:
+		case l.results <- res:
 		case <-l.done:
 			return
 		}
 	}
 }
 
-func (l *lane) roundTrip(c net.Conn, corr int32, req any, buf []byte) (any, []byte, error) {
+// roundTrip sends req and reads its response, which may alias frame, the
+// buffer it was read into; buf is the request's, kept for the next.
+func (l *lane) roundTrip(c net.Conn, corr int32, req any, buf []byte) (resp any, frame, _ []byte, err error) {
 	if l.control {
 		if err := writeControl(c, req); err != nil {
-			return nil, buf, err
+			return nil, nil, buf, err
 		}
 		resp, err := readControl(c)
-		return resp, buf, err
+		return resp, nil, buf, err
 	}
 	kr, ok := req.(kmsg.Request)
 	if !ok {
-		return nil, buf, fmt.Errorf("peer request %T is not a Kafka request", req)
+		return nil, nil, buf, fmt.Errorf("peer request %T is not a Kafka request", req)
 	}
 	buf = wire.AppendRequest(buf[:0], corr, l.client, kr)
 	if _, err := c.Write(buf); err != nil {
-		return nil, buf, err
+		return nil, nil, buf, err
 	}
-	frame, err := wire.ReadFrame(c, 0, nil)
+	var in []byte
+	select {
+	case in = <-l.spare:
+	default:
+	}
+	frame, err = wire.ReadFrame(c, 0, in)
 	if err != nil {
-		return nil, buf, err
+		return nil, nil, buf, err
 	}
 	got, resp, err := wire.ParseResponse(frame, kr)
 	if err != nil {
-		return nil, buf, err
+		return nil, nil, buf, err
 	}
 	if got != corr {
-		return nil, buf, fmt.Errorf("response correlation id %d, expected %d", got, corr)
+		return nil, nil, buf, fmt.Errorf("response correlation id %d, expected %d", got, corr)
 	}
-	return resp, buf, nil
+	return resp, frame, buf, nil
 }
