@@ -151,7 +151,8 @@ func (e *excerpt) rows() ([]historyRow, string) {
 // view's copy of an op has one, so ids stay unique.
 func (e *excerpt) row(pos int, mark bool) historyRow {
 	o := e.tl.op(pos)
-	r := historyRow{Index: o.index, InView: e.has(o.index), Time: secs(o.time), Type: string(o.Type()), F: e.tl.f(o),
+	index := e.tl.index(pos)
+	r := historyRow{Index: index, InView: e.has(index), Time: secs(o.time), Type: string(o.Type()), F: e.tl.f(o),
 		Error: clip(e.tl.errText(o), 200), Pair: -1, Mark: mark}
 	switch o.process {
 	case history.NemesisProcess:
@@ -162,7 +163,7 @@ func (e *excerpt) row(pos int, mark bool) historyRow {
 		r.Process = "p" + strconv.Itoa(int(o.process))
 	}
 	if q := e.tl.pair[pos]; q >= 0 {
-		r.Pair = e.tl.op(int(q)).index
+		r.Pair = e.tl.index(int(q))
 		r.PairLink = e.has(r.Pair)
 	}
 	op := e.tl.full(int32(pos))

@@ -93,7 +93,7 @@ func latencyPlot(tl *timeline, l *latency, lost []checker.LostAck, xs xScale) *p
 			for _, q := range ps {
 				o := tl.op(int(q.pos))
 				m := mark{Shape: typeShape[k], X: xs.x(q.t), Y: ls.y(int64(q.v)), Class: cls,
-					Title: fmt.Sprintf("op %d: %s %s, %s, invoked at %s%s", o.index, tl.f(o), o.Type(), dur(int64(q.v)), secs(q.t), opWhere(tl, q.pos))}
+					Title: fmt.Sprintf("op %d: %s %s, %s, invoked at %s%s", tl.index(int(q.pos)), tl.f(o), o.Type(), dur(int64(q.v)), secs(q.t), opWhere(tl, q.pos))}
 				if m.Shape != "circle" {
 					m.D = shapeD(m.Shape, m.X, m.Y)
 				}

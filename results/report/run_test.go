@@ -977,3 +977,31 @@ func TestTimelineManyFunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineForeignIndexes: a history whose ops are numbered otherwise
+// than by their place (a filtered or foreign one) keeps each op's own
+// index, which the page shows and links by, and finds each op by it.
+func TestTimelineForeignIndexes(t *testing.T) {
+	ops := make([]history.Op, 200)
+	for i := range ops {
+		ops[i] = history.Op{Index: int64(i), Time: int64(i), Process: i % 3, Type: history.Invoke, F: history.Send}
+		if i%2 == 1 {
+			ops[i].Type = history.OK
+		}
+		if i >= 50 {
+			ops[i].Index = 1000 + 3*int64(i)
+		}
+	}
+	tl := newTimeline(ops, nil)
+	for i := range ops {
+		if got := tl.index(i); got != ops[i].Index {
+			t.Fatalf("op at %d: index %d, want %d", i, got, ops[i].Index)
+		}
+		if p := tl.pos(ops[i].Index); p != i {
+			t.Fatalf("index %d: at %d, want %d", ops[i].Index, p, i)
+		}
+	}
+	if page := render(t, RunData{Config: testConfig(), Ops: ops, Results: check(ops, testConfig())}); !strings.Contains(page, ">1597<") {
+		t.Fatalf("the page does not show the last op's index 1597")
+	}
+}

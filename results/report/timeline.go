@@ -32,8 +32,10 @@ type timeline struct {
 	ids  map[string]uint32 // fns' and errs' ids, by text
 	pair []int32           // position of each op's invoke or completion, -1
 	// byIndex maps an op index to its position when indexes are not
-	// simply positions (a foreign or damaged history); nil otherwise.
+	// simply positions (a foreign or damaged history), and indexes a
+	// position to its index where the two differ; nil otherwise.
 	byIndex map[int64]int
+	indexes map[int32]int64
 	// kept are the operations kept whole: the nemesis's (their windows'
 	// targets and commands) and crashes; detail the ones fetched for the
 	// page to show in full.
@@ -83,12 +85,12 @@ type timeline struct {
 // op is what the timeline keeps of one operation: 32 bytes, where the
 // operation itself, with its value, takes hundreds.
 type op struct {
-	index, time int64
-	process     int32
-	part        int32  // index into timeline.parts of its (or its invoke's) partition, -1
-	err         uint32 // index into timeline.errs
-	fn          uint16 // index into timeline.fns
-	typ         uint8  // index into opTypes
+	time    int64
+	process int32
+	part    int32  // index into timeline.parts of its (or its invoke's) partition, -1
+	err     uint32 // index into timeline.errs
+	fn      uint16 // index into timeline.fns
+	typ     uint8  // index into opTypes
 }
 
 // opTypes are op.typ's types.
@@ -259,6 +261,12 @@ func (r *timelineReader) add(hop *history.Op) {
 		if _, dup := tl.byIndex[hop.Index]; !dup {
 			tl.byIndex[hop.Index] = int(pos)
 		}
+		if tl.indexes == nil {
+			tl.indexes = map[int32]int64{}
+		}
+		if hop.Index != int64(pos) {
+			tl.indexes[pos] = hop.Index
+		}
 	}
 	st := r.pairs.Add(hop, pos)
 	r.windows.Add(hop, pos, st)
@@ -272,7 +280,7 @@ func (r *timelineReader) add(hop *history.Op) {
 		inv = st.Invoke
 		tl.pair[pos], tl.pair[inv] = inv, pos
 	}
-	o := op{index: hop.Index, time: hop.Time, process: int32(hop.Process), part: tl.part(hop.Value),
+	o := op{time: hop.Time, process: int32(hop.Process), part: tl.part(hop.Value),
 		fn: tl.fnID(hop.F), err: tl.id(&tl.errs, hop.Error), typ: 3}
 	if t := slices.Index(opTypes[:], hop.Type); t >= 0 {
 		o.typ = uint8(t)
@@ -451,7 +459,7 @@ func (tl *timeline) readWindows(windows []history.Window, heals []history.Span) 
 		f.Targets = start.Value.FaultTargets()
 		if e := w.Ended(); e.At() >= 0 {
 			end := tl.op(int(e.At()))
-			f.End, f.EndOp, f.Open = end.time, end.index, false
+			f.End, f.EndOp, f.Open = end.time, tl.index(int(e.At())), false
 		}
 		tl.faults = append(tl.faults, f)
 		for _, done := range []int32{w.Start.Done, w.Stop.Done, w.Heal.Done} {
@@ -539,6 +547,15 @@ func (tl *timeline) countFaultSends() {
 			f.sends[k] = max(to-from, 0)
 		}
 	}
+}
+
+// index is the index of the op at position i: its position, unless the
+// history numbers its ops otherwise.
+func (tl *timeline) index(i int) int64 {
+	if ix, ok := tl.indexes[int32(i)]; ok {
+		return ix
+	}
+	return int64(i)
 }
 
 // pos is the position of the op with the given index, or -1.
