@@ -504,12 +504,11 @@ func NonmonotonicSend(h *History) Result {
 		if s.typ != outOK || s.offset < 0 {
 			continue
 		}
-		process := h.process(s)
-		k := producer{id: int32(process), part: s.part}
-		who := fmt.Sprintf("process %d", process)
+		k := producer{id: s.process, part: s.part}
+		who := fmt.Sprintf("process %d", s.process)
 		if id, ok := h.sessions[i]; ok {
 			k = producer{session: true, id: id, part: s.part}
-			who = fmt.Sprintf("producer %d (process %d)", id, process)
+			who = fmt.Sprintf("producer %d (process %d)", id, s.process)
 		}
 		p, ok := prev[k]
 		if ok && p.pos == s.done && h.isTxn(s.done) {

@@ -97,16 +97,8 @@ type sendOp struct {
 	vid       int32
 	part      int32
 	offset    int64 // for ok with an offset, else -1
+	process   int32
 	typ       outcome
-}
-
-// process is the process that sent s, as its op table says: the
-// invoke's, or the completion's if it has none.
-func (h *History) process(s *sendOp) int {
-	if s.inv >= 0 {
-		return h.ops.process(s.inv)
-	}
-	return h.ops.process(s.done)
 }
 
 // outcome is how an operation completed.
@@ -826,10 +818,12 @@ func (h *History) tryReplica(invOp, doneOp *history.Op) {
 func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 	var v *history.Value
 	typ := history.Type("")
+	process := 0
 	if doneOp != nil {
-		v, typ = doneOp.Value, doneOp.Type
+		v, typ, process = doneOp.Value, doneOp.Type, doneOp.Process
 	}
 	if invOp != nil {
+		process = invOp.Process
 		if v == nil || v.Value == "" {
 			v = invOp.Value
 		}
@@ -840,7 +834,7 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 		}
 		return
 	}
-	s := sendOp{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), typ: outcomeOf(typ), offset: -1}
+	s := sendOp{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), process: int32(process), typ: outcomeOf(typ), offset: -1}
 	s.vid = h.valueOf(v.Value)
 	if p := sessionOf(invOp, doneOp); p != nil {
 		if h.sessions == nil {

@@ -168,7 +168,7 @@ func (h *History) addTxn(invOp, doneOp *history.Op, inv, done int32) {
 		if t.typ == outFail && val.failPos < 0 {
 			val.failPos = max(done, inv)
 		}
-		h.sends = append(h.sends, sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, typ: typ})
+		h.sends = append(h.sends, sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, process: t.process, typ: typ})
 		if s.offset >= 0 {
 			// The offset is a fact whether the transaction committed or
 			// not: its records are in the log, aborted ones too.
