@@ -446,6 +446,7 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 	h := b.h
 	h.tries = make([]readTry, 0, polls)
 	h.vals = make([]valueInfo, 0, sends)
+	h.valID.size(sends)
 	h.sends = make([]sendOp, 0, sends)
 	h.polls = make([]readOp, 0, polls)
 	h.ends = make([]readOp, 0, ends)
@@ -499,6 +500,9 @@ func (b *Builder) Add(op *history.Op) {
 		kept = history.Detached(stripped(op))
 	}
 	pos := h.ops.add(kept, keep)
+	if op.F == history.Txn {
+		h.txn.any = true
+	}
 	c := h.counts[op.F]
 	if c == nil {
 		c = &OpCounts{}

@@ -68,6 +68,9 @@ type txnIndex struct {
 	writer []int32
 	// rcReads: some read was read_committed.
 	rcReads bool
+	// any: the history has an operation of function txn, whatever came
+	// of it (most have none, and asking the op table costs a cache miss).
+	any bool
 	// graph is the dependency graph of the committed transactions, built
 	// on first use by whichever of G0 and G1c running at once needs it
 	// first.
@@ -297,7 +300,9 @@ func (h *History) readsCommitted(r *readOp) bool {
 }
 
 // isTxn: the operation at pos is a transaction's.
-func (h *History) isTxn(pos int32) bool { return pos >= 0 && h.ops.fn(pos) == history.Txn }
+func (h *History) isTxn(pos int32) bool {
+	return h.txn.any && pos >= 0 && h.ops.fn(pos) == history.Txn
+}
 
 // txnOf is the transaction that sent vid, nil for none.
 func (h *History) txnOf(vid int32) (*txnOp, int32) {

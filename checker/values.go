@@ -24,11 +24,21 @@ type valueIDs struct {
 	tag uint8
 }
 
+// size makes an empty table room for n values without growing (each
+// growth hashes every string again).
+func (t *valueIDs) size(n int) {
+	t.seed = maphash.MakeSeed()
+	m := 1024
+	for m < 2*n {
+		m *= 2
+	}
+	t.slots, t.tags = make([]int32, m), make([]uint8, m)
+}
+
 // slot is where s is in the table, or the empty slot where it belongs.
 func (t *valueIDs) slot(s string, vals []valueInfo) int {
 	if t.slots == nil {
-		t.seed = maphash.MakeSeed()
-		t.slots, t.tags = make([]int32, 1024), make([]uint8, 1024)
+		t.size(0)
 	}
 	mask := uint64(len(t.slots) - 1)
 	h := maphash.String(t.seed, s)
