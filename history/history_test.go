@@ -270,3 +270,40 @@ func TestScanAt(t *testing.T) {
 		}
 	}
 }
+
+// TestByteBudget: the read-ahead budget admits batches while they fit, a
+// batch larger than the whole budget only when nothing else is held, and
+// lets a waiting reader go when it is closed.
+func TestByteBudget(t *testing.T) {
+	b := newByteBudget(10)
+	if !b.take(6) || !b.take(4) {
+		t.Fatal("batches that fit were refused")
+	}
+	got := make(chan bool)
+	go func() { got <- b.take(25) }() // larger than the budget: waits for all to be given back
+	select {
+	case <-got:
+		t.Fatal("a batch larger than the budget was let in beside others")
+	case <-time.After(20 * time.Millisecond):
+	}
+	b.give(6)
+	select {
+	case <-got:
+		t.Fatal("a batch larger than the budget was let in while 4 bytes were held")
+	case <-time.After(20 * time.Millisecond):
+	}
+	b.give(4)
+	if ok := <-got; !ok {
+		t.Fatal("the large batch was refused once nothing was held")
+	}
+	go func() { got <- b.take(1) }()
+	select {
+	case <-got:
+		t.Fatal("a batch was let in beside one larger than the budget")
+	case <-time.After(20 * time.Millisecond):
+	}
+	b.close()
+	if ok := <-got; ok {
+		t.Fatal("a reader waiting on a closed budget was let in")
+	}
+}

@@ -221,17 +221,22 @@ func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) 
 	batches := make(chan *lineBatch, scanAhead)
 	quit := make(chan struct{})
 	work := make(chan *lineBatch, scanAhead)
+	ahead := newByteBudget(aheadBytes)
 	var readErr error
 	var wg sync.WaitGroup
 	// Nothing reads r or decodes once Scan has returned: on an early
 	// return the reader stops at its next batch, and Scan waits for it
 	// and the decoders.
 	defer wg.Wait()
+	defer ahead.close()
 	defer close(quit)
 	wg.Go(func() {
 		defer close(batches)
 		defer close(work)
 		readErr = splitLines(r, func(b *lineBatch) bool {
+			if !ahead.take(b.size) {
+				return false
+			}
 			select {
 			case work <- b:
 			case <-quit:
@@ -254,23 +259,33 @@ func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) 
 	}
 	for b := range batches {
 		<-b.done
-		for i := range b.lines {
-			l := &b.lines[i]
-			switch {
-			case l.skipped:
-			case l.err != nil && !l.complete:
-				return ErrTornTail
-			case l.err != nil:
-				return fmt.Errorf("history line %d: %w", l.num, l.err)
-			case l.op != nil || want != nil:
-				if err := fn(l.seq, l.op); err != nil {
-					return err
-				}
-			}
+		err := b.each(want, fn)
+		ahead.give(b.size)
+		if err != nil {
+			return err
 		}
 	}
 	// batches is closed only after the reader returned: readErr is set.
 	return readErr
+}
+
+// each gives fn the batch's decoded lines, in order.
+func (b *lineBatch) each(want func(seq int) bool, fn func(seq int, op *Op) error) error {
+	for i := range b.lines {
+		l := &b.lines[i]
+		switch {
+		case l.skipped:
+		case l.err != nil && !l.complete:
+			return ErrTornTail
+		case l.err != nil:
+			return fmt.Errorf("history line %d: %w", l.num, l.err)
+		case l.op != nil || want != nil:
+			if err := fn(l.seq, l.op); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // scanAhead bounds the batches read ahead of the caller, decoded or
@@ -283,9 +298,61 @@ const scanAhead = 3
 
 var chunkBytes = 1 << 20 // a variable so that tests can cut lines across chunks
 
+// aheadBytes bounds the bytes of the batches read ahead of the caller as
+// well: a batch larger than it is read only when nothing else is held.
+// The final phase's reads are lines of tens of MB in a long run (every
+// record of a partition), each decoded into as much again; read ahead
+// several at once, they held more than the rest of a judge.
+const aheadBytes = 32 << 20
+
+// byteBudget is a count of bytes held, waited on as a semaphore.
+type byteBudget struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	used   int
+	max    int
+	closed bool
+}
+
+func newByteBudget(max int) *byteBudget {
+	b := &byteBudget{max: max}
+	b.cond.L = &b.mu
+	return b
+}
+
+// take waits until n more bytes fit, or none are held (n alone may be
+// more than the budget), and says false if the budget was closed.
+func (b *byteBudget) take(n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !b.closed && b.used > 0 && b.used+n > b.max {
+		b.cond.Wait()
+	}
+	if b.closed {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *byteBudget) give(n int) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+func (b *byteBudget) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
 // lineBatch is lines read together, to be decoded by one worker.
 type lineBatch struct {
 	data  []byte
+	size  int // len(data) when read: what it holds of the read-ahead budget
 	lines []batchLine
 	rest  int // where the part of data that belongs to the next batch begins
 	done  chan struct{}
@@ -332,7 +399,7 @@ func splitLines(r io.Reader, emit func(*lineBatch) bool) error {
 		}
 		// At the end of r a last line without its newline is listed, as
 		// incomplete; after a read error the line it cut is not.
-		b := &lineBatch{data: buf, done: make(chan struct{})}
+		b := &lineBatch{data: buf, size: cap(buf), done: make(chan struct{})}
 		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
 		if len(b.lines) > 0 && !emit(b) {
