@@ -352,7 +352,7 @@ func (b *byteBudget) close() {
 // lineBatch is lines read together, to be decoded by one worker.
 type lineBatch struct {
 	data  []byte
-	size  int // len(data) when read: what it holds of the read-ahead budget
+	size  int // cap(data) when read: what it holds of the read-ahead budget
 	lines []batchLine
 	rest  int // where the part of data that belongs to the next batch begins
 	done  chan struct{}
