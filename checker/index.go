@@ -666,7 +666,7 @@ func (h *History) keyOf(k history.Key) int32 {
 }
 
 func (h *History) valueOf(s string) int32 {
-	i := h.valID.slot(s, h.vals)
+	i, tag := h.valID.slot(s, h.vals)
 	if id := h.valID.slots[i]; id != 0 {
 		return id - 1
 	}
@@ -675,7 +675,7 @@ func (h *History) valueOf(s string) int32 {
 	s = h.own(s)
 	id := int32(len(h.vals))
 	h.vals = append(h.vals, valueInfo{str: s, part: -1, failPos: -1, readPos: -1, repPos: -1, obsPart: -1, obsPos: -1})
-	h.valID.put(i, id, h.vals)
+	h.valID.put(i, tag, id, h.vals)
 	return id
 }
 

@@ -19,9 +19,6 @@ type valueIDs struct {
 	slots []int32 // id+1; 0 is empty
 	tags  []uint8 // the top byte of the slot's string's hash
 	n     int
-	// tag is the tag of the string slot last looked for, which put
-	// records.
-	tag uint8
 }
 
 // size makes an empty table room for n values without growing (each
@@ -35,25 +32,26 @@ func (t *valueIDs) size(n int) {
 	t.slots, t.tags = make([]int32, m), make([]uint8, m)
 }
 
-// slot is where s is in the table, or the empty slot where it belongs.
-func (t *valueIDs) slot(s string, vals []valueInfo) int {
+// slot is where s is in the table, or the empty slot where it belongs,
+// and the tag s has there.
+func (t *valueIDs) slot(s string, vals []valueInfo) (int, uint8) {
 	if t.slots == nil {
 		t.size(0)
 	}
 	mask := uint64(len(t.slots) - 1)
 	h := maphash.String(t.seed, s)
-	t.tag = uint8(h >> 56)
+	tag := uint8(h >> 56)
 	for i := h & mask; ; i = (i + 1) & mask {
-		if id := t.slots[i]; id == 0 || t.tags[i] == t.tag && vals[id-1].str == s {
-			return int(i)
+		if id := t.slots[i]; id == 0 || t.tags[i] == tag && vals[id-1].str == s {
+			return int(i), tag
 		}
 	}
 }
 
-// put records id, whose string is not in the table, at slot i (from
-// slot, the last call), growing the table to keep it at most half full.
-func (t *valueIDs) put(i int, id int32, vals []valueInfo) {
-	t.slots[i], t.tags[i] = id+1, t.tag
+// put records id, whose string is not in the table, at slot i with its
+// tag (from slot), growing the table to keep it at most half full.
+func (t *valueIDs) put(i int, tag uint8, id int32, vals []valueInfo) {
+	t.slots[i], t.tags[i] = id+1, tag
 	t.n++
 	if 2*t.n <= len(t.slots) {
 		return

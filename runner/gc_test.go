@@ -17,8 +17,8 @@ func gcPercent() int {
 func TestCollectTighter(t *testing.T) {
 	t.Setenv("GOGC", "")
 	defer debug.SetGCPercent(debug.SetGCPercent(123))
-	a := collectTighter()
-	b := collectTighter()
+	a := CollectTighter()
+	b := CollectTighter()
 	if p := gcPercent(); p != 50 {
 		t.Fatalf("judging: GOGC %d, want 50", p)
 	}
@@ -31,7 +31,7 @@ func TestCollectTighter(t *testing.T) {
 		t.Fatalf("after the judges: GOGC %d, want 123 as before", p)
 	}
 	t.Setenv("GOGC", "200")
-	collectTighter()()
+	CollectTighter()()
 	if p := gcPercent(); p != 123 {
 		t.Fatalf("with GOGC set: GOGC %d, want it left at 123", p)
 	}
