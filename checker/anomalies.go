@@ -50,8 +50,8 @@ func (w lostValue) describe(h *History) string {
 		how = fmt.Sprintf("acknowledged at offset %d (op %d) and read by a consumer (op %d)", v.obsOff, h.index(w.pos), h.index(v.readPos))
 	}
 	fr := &h.finals[p.final]
-	where := fmt.Sprintf("the final read of %s (op %d), which reached offset %d", p.key, h.index(fr.done), fr.reach)
-	if v.obsOff >= fr.reach {
+	where := fmt.Sprintf("the final read of %s (op %d), which reached offset %d", p.key, h.index(fr.done), fr.reach())
+	if v.obsOff >= fr.reach() {
 		where += ", nor any replica's log"
 	}
 	return fmt.Sprintf("value %q %s is missing from %s", v.str, how, where)
@@ -91,7 +91,7 @@ func LostWrites(h *History) []LostAck {
 		fr := &h.finals[p.final]
 		op := h.ops.op(w.pos)
 		out = append(out, LostAck{Value: v.str, Topic: p.key.Topic, Partition: p.key.Partition, Offset: v.obsOff,
-			Op: op.Index, Time: op.Time, Acked: w.acked, Cause: w.cause, FinalRead: h.index(fr.done), Reach: fr.reach})
+			Op: op.Index, Time: op.Time, Acked: w.acked, Cause: w.cause, FinalRead: h.index(fr.done), Reach: fr.reach()})
 	})
 	slices.SortStableFunc(out, func(a, b LostAck) int { return cmpInt(a.Op, b.Op) })
 	return out
@@ -178,7 +178,7 @@ func Unseen(h *History) Result {
 		case gone:
 			fr := &h.finals[h.parts[s.part].final]
 			f.add(h.truncation(s.vid), fmt.Sprintf("value %q acknowledged %s of %s (op %d) was never read; the final read (op %d) reached offset %d",
-				val.str, at, h.key(s.part), h.index(s.done), h.index(fr.done), fr.reach), h.index(s.done))
+				val.str, at, h.key(s.part), h.index(s.done), h.index(fr.done), fr.reach()), h.index(s.done))
 		case undecided, fateNone:
 			f.undecide(h.truncation(s.vid), "unseen-undecided", 1)
 		}
@@ -635,12 +635,13 @@ func walkPolls(h *History,
 		r := &h.polls[i]
 		k := int64(r.process)<<32 | int64(uint32(r.part))
 		c := cursors[k]
-		if c == nil || c.gen != r.gen {
+		gen := h.pollGen(i)
+		if c == nil || c.gen != gen {
 			// A group member in a new generation resumes from the group's
 			// committed offset, not from where it was: a skip or a step
 			// back across a rebalance is the group's (Jepsen permits
 			// them), and its polls are compared from there.
-			c = &cursor{next: r.from, pos: -1, gen: r.gen}
+			c = &cursor{next: r.from, pos: -1, gen: gen}
 			cursors[k] = c
 		}
 		if c.next < 0 {
@@ -768,7 +769,7 @@ func GarbageRead(h *History) Result {
 // replicas could not all be read, is not compared: unknown, never "none".
 func ReplicaDivergence(h *History) Result {
 	f := h.newFinding(ReplicaDivergenceName)
-	byPart := map[int32][]*readOp{}
+	byPart := map[int32][]*replicaRead{}
 	for i := range h.replicas {
 		r := &h.replicas[i]
 		rs := byPart[r.part]

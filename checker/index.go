@@ -41,7 +41,12 @@ type History struct {
 	polls    []readOp // ok polls, in completion order
 	ends     []readOp // ok end-offset reads
 	finals   []readOp // ok final reads
-	replicas []readOp // ok replica reads
+	replicas []replicaRead
+	// pollGens are the polls' group generations, by index in polls: a
+	// group member resumes from the group's committed offset when its
+	// generation changes, so its polls are compared within one. -1 for
+	// a poll of no group; nil while no poll was a member's.
+	pollGens []int32
 	// sessions are the producer sessions of the sends that name one
 	// (several requests in flight), by index in sends; nil if none does.
 	sessions map[int32]int32
@@ -57,9 +62,10 @@ type History struct {
 	copies     map[int32]*copySightings
 	copiesOnce sync.Once
 
-	// tries are every poll and final read, whatever its outcome, and
-	// converges the final phase's waits for convergence: the liveness
-	// checks' evidence.
+	// tries are the polls and final reads that polls and finals do not
+	// hold (those that did not complete ok with a value: eachTry gives
+	// them all), and converges the final phase's waits for convergence:
+	// the liveness checks' evidence.
 	tries     []readTry
 	converges []converge
 
@@ -124,21 +130,26 @@ func outcomeOf(t history.Type) outcome {
 }
 
 // readOp is one ok read: a poll, end-offset, final read or replica read.
+// A history holds one for nearly every other operation, so what few reads
+// have lives beside them: a replica read's broker (replicaRead), a group
+// member's poll's generation (History.pollGens).
 type readOp struct {
 	inv, done int32
 	part      int32
 	process   int32
 	from      int64 // -1 if absent
 	hw        int64 // -1 if absent; end-offset: the offset returned
-	broker    int32 // replica reads; -1 if absent
-	// gen is a group member's poll's generation, -1 for a poll of no
-	// group: a member resumes from the group's committed offset when its
-	// generation changes, so its polls are compared within one.
-	gen  int32
-	recs recList
-	// reach is how far the read got: its HW, or past its highest record
-	// if it reported no HW (or a smaller one).
-	reach int64
+	recs      recList
+}
+
+// reach is how far the read got: its HW, or past its highest record if it
+// reported no HW (or a smaller one).
+func (r *readOp) reach() int64 { return max(r.hw, r.recs.end()) }
+
+// replicaRead is a replica read and the broker whose log it read.
+type replicaRead struct {
+	readOp
+	broker int32
 }
 
 // readTry is one poll or final read, whatever came of it: progress when it
@@ -444,7 +455,6 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 	// costs nothing, and copying it would.
 	b.h.ops.src = ops
 	h := b.h
-	h.tries = make([]readTry, 0, polls)
 	h.vals = make([]valueInfo, 0, sends)
 	h.valID.size(sends)
 	h.sends = make([]sendOp, 0, sends)
@@ -753,7 +763,8 @@ func (h *History) complete(inv, done int32, invOp, doneOp *history.Op) {
 		if doneOp.F == history.Poll && doneOp.Value != nil && doneOp.Value.GroupInfo != nil {
 			h.hasGroups = true
 		}
-		if doneOp.F == history.Poll || doneOp.F == history.FinalRead {
+		if (doneOp.F == history.Poll || doneOp.F == history.FinalRead) && (doneOp.Type != history.OK || doneOp.Value == nil) {
+			// An ok one is its read's: eachTry reads it there.
 			h.addTry(invOp, doneOp, inv, done)
 		}
 		if doneOp.F == history.ReplicaRead {
@@ -794,6 +805,61 @@ func (h *History) addTry(invOp, doneOp *history.Op, inv, done int32) {
 		t.stalled = t.from >= 0 && t.hw > t.from
 	}
 	h.tries = append(h.tries, t)
+}
+
+// eachTry calls f with every poll and final read, whatever came of it, in
+// completion order: the ok ones from the read tables, the others from
+// tries. The try f gets is valid until it returns.
+func (h *History) eachTry(f func(t *readTry)) {
+	var t readTry
+	// A read of no topic was never a try, and a transaction's poll is
+	// its transaction's.
+	try := func(r *readOp) bool {
+		if h.keys[r.part].Topic == "" || h.isTxn(r.done) {
+			return false
+		}
+		t = readTry{inv: r.inv, done: r.done, part: r.part, from: -1, hw: -1}
+		if r.from >= 0 && r.hw >= 0 {
+			t.from, t.hw = r.from, r.hw
+		}
+		t.progress = r.recs.len() > 0 || t.from < 0 || t.hw <= t.from
+		t.stalled = !t.progress
+		// Only a stall asks (the op table's lookup).
+		t.committed = t.stalled && h.readsCommitted(r)
+		return true
+	}
+	p, fi := 0, 0
+	for i := 0; ; {
+		// The next to complete of the three.
+		next, which := int32(math.MaxInt32), -1
+		if p < len(h.polls) && h.polls[p].done < next {
+			next, which = h.polls[p].done, 0
+		}
+		if fi < len(h.finals) && h.finals[fi].done < next {
+			next, which = h.finals[fi].done, 1
+		}
+		if i < len(h.tries) && h.tries[i].done < next {
+			which = 2
+		}
+		switch which {
+		case -1:
+			return
+		case 0:
+			if try(&h.polls[p]) {
+				f(&t)
+			}
+			p++
+		case 1:
+			if try(&h.finals[fi]) {
+				f(&t)
+			}
+			fi++
+		case 2:
+			t = h.tries[i]
+			f(&t)
+			i++
+		}
+	}
 }
 
 // tryReplica notes that the final phase tried to read a replica's log,
@@ -882,15 +948,12 @@ func sessionOf(ops ...*history.Op) *int32 {
 
 func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	v := doneOp.Value
-	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1, broker: -1, gen: -1}
-	if v.GroupInfo != nil {
-		r.gen = v.Generation
-	}
+	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1}
 	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
 	// The records are interned into a buffer the next read reuses, and
 	// kept packed.
 	recs := h.records(h.scratch[:0], r.part, v.Records)
-	h.scratch, r.recs = recs, pack(recs)
+	h.scratch = recs
 	if v.From != nil {
 		r.from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
@@ -899,30 +962,30 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	if v.HW != nil {
 		r.hw = *v.HW
 	}
-	r.reach = r.hw
-	for _, rec := range recs {
-		r.reach = max(r.reach, rec.Offset+1)
-	}
-	if v.Broker != nil {
-		r.broker = *v.Broker
-	} else if invOp != nil && invOp.Value != nil && invOp.Value.Broker != nil {
-		r.broker = *invOp.Value.Broker
-	}
 	switch doneOp.F {
 	case history.Poll:
-		h.polls = append(h.polls, r)
+		gen := int32(-1)
+		if v.GroupInfo != nil {
+			gen = v.Generation
+		}
+		r.recs = pack(recs)
+		h.addPoll(r, gen)
 	case history.EndOffset:
 		if v.Offset == nil {
 			return
 		}
-		r.hw, r.reach = *v.Offset, *v.Offset
+		// The offset it returned is all it says: records a foreign
+		// history gives one are not kept, and its reach is the offset.
+		r.hw = *v.Offset
 		h.ends = append(h.ends, r)
 		return
 	case history.FinalRead:
+		r.recs = pack(recs)
 		h.finals = append(h.finals, r)
 	case history.ReplicaRead:
 		// A replica's log is judged by replica-divergence only: it may
 		// hold an unacknowledged tail that no client could read.
+		r.recs = pack(recs)
 		for _, rec := range recs {
 			val := &h.vals[rec.vid]
 			val.flags |= readByReplica
@@ -930,12 +993,18 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 				val.repPos = done
 			}
 		}
+		rr := replicaRead{readOp: r, broker: -1}
+		if v.Broker != nil {
+			rr.broker = *v.Broker
+		} else if invOp != nil && invOp.Value != nil && invOp.Value.Broker != nil {
+			rr.broker = *invOp.Value.Broker
+		}
 		p := h.parts[r.part]
 		if p.read == nil {
 			p.read = map[int32]int{}
 		}
-		p.read[r.broker] = len(h.replicas)
-		h.replicas = append(h.replicas, r)
+		p.read[rr.broker] = len(h.replicas)
+		h.replicas = append(h.replicas, rr)
 		return
 	}
 	seen := readByClient
@@ -952,6 +1021,26 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		}
 		h.observe(vid, r.part, rec.Offset, done, false)
 	}
+}
+
+// addPoll tables an ok poll of a group's member in generation gen (-1:
+// of no group).
+func (h *History) addPoll(r readOp, gen int32) {
+	if gen >= 0 && h.pollGens == nil {
+		h.pollGens = slices.Repeat([]int32{-1}, len(h.polls))
+	}
+	if h.pollGens != nil {
+		h.pollGens = append(h.pollGens, gen)
+	}
+	h.polls = append(h.polls, r)
+}
+
+// pollGen is the group generation of the i-th poll, -1 for none.
+func (h *History) pollGen(i int) int32 {
+	if h.pollGens == nil {
+		return -1
+	}
+	return h.pollGens[i]
 }
 
 // observe tables one sighting of value vid at (part, off), by an ack or a
@@ -1101,7 +1190,7 @@ func (h *History) fateOf(v *valueInfo) fate {
 			return gone
 		}
 		return undecided
-	case v.obsPart == v.home() && v.obsOff < h.finals[p.final].reach:
+	case v.obsPart == v.home() && v.obsOff < h.finals[p.final].reach():
 		return gone
 	case p.allRead && v.flags&readByReplica == 0:
 		return gone

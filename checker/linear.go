@@ -311,7 +311,7 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []*lin
 	tables := h.readTables()
 	for _, ref := range src.reads[p] {
 		r := &tables[ref.table][ref.i]
-		op := &linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach, call: h.callTime(r.inv), ret: h.at(r.done),
+		op := &linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
 			pos: r.done, from: r.from, nrecs: int32(r.recs.len()), vid: -1, rd: r}
 		if op.hw < 0 && op.reach < 0 {
 			continue

@@ -314,19 +314,18 @@ func StuckPartition(h *History) Result {
 			}
 		}
 	}
-	for i := range h.tries {
-		r := &h.tries[i]
+	h.eachTry(func(r *readTry) {
 		inv := h.at(r.inv)
 		if r.inv < 0 || r.done < 0 || inv < heal {
-			continue
+			return
 		}
 		c := &reads[r.part]
 		if r.progress {
 			c.tried, c.ok = true, true
-			continue
+			return
 		}
 		fail(c, inv, h.at(r.done), r.done)
-	}
+	})
 	judge := func(pi int, c tally, what string) {
 		if !c.tried || c.ok {
 			return
@@ -416,10 +415,9 @@ func StuckConsumer(h *History) Result {
 		return keys
 	}
 	reads := int64(0)
-	for i := range h.tries {
-		r := &h.tries[i]
+	h.eachTry(func(r *readTry) {
 		if r.from < 0 || r.inv < 0 || r.done < 0 || (!r.progress && !r.stalled) {
-			continue
+			return
 		}
 		reads++
 		// A read from beyond an offset ends its stall: the reader got
@@ -440,7 +438,7 @@ func StuckConsumer(h *History) Result {
 				end(k, s)
 				delete(open, k)
 			}
-			continue
+			return
 		}
 		if s == nil {
 			s = &stall{start: h.at(r.inv), first: r.inv, committed: true}
@@ -449,7 +447,7 @@ func StuckConsumer(h *History) Result {
 		s.committed = s.committed && r.committed
 		s.end, s.last, s.hw = h.at(r.done), r.done, r.hw
 		s.n++
-	}
+	})
 	// Stalls still open when the reads ended.
 	for _, k := range ordered() {
 		end(k, open[k])

@@ -232,9 +232,8 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 		if t.rc {
 			h.txn.rcReads = true
 		}
-		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, broker: -1, gen: gen, recs: pack(p.recs), reach: -1}
+		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, recs: pack(p.recs)}
 		for _, rec := range p.recs {
-			r.reach = max(r.reach, rec.Offset+1)
 			vid := rec.vid
 			val := &h.vals[vid]
 			val.flags |= seen
@@ -244,7 +243,7 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 			h.observe(vid, p.part, rec.Offset, t.done, false)
 			t.reads = append(t.reads, txnRecord{vid: vid, part: p.part, offset: rec.Offset})
 		}
-		h.polls = append(h.polls, r)
+		h.addPoll(r, gen)
 	}
 }
 

@@ -75,21 +75,32 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals []valueInfo) {
 // recList is a read's records, held compactly: most reads return
 // consecutive offsets, kept as the first offset and each record's value id
 // (4 bytes a record, where a record is 16); a read whose offsets are not
-// consecutive keeps each offset beside its value id.
+// consecutive keeps each offset beside its value id. Most polls return a
+// single record, which the list holds itself: a list of one needs no
+// memory of its own, where a slice of one cost its header and an
+// allocation.
 type recList struct {
 	// first is the first record's offset; spread when the offsets are
-	// not consecutive, and ids then holds (offset's high half, low half,
-	// value id) for each record.
+	// not consecutive.
 	first int64
-	ids   []int32
+	n     int32
+	// one is the value id of a list of one; more holds a longer list's:
+	// the ids of consecutive records, or for spread ones the highest
+	// offset past a record (see end: high half, low half), then (offset's
+	// high half, low half, value id) for each record.
+	one  int32
+	more *[]int32
 }
 
 const spread = math.MinInt64
 
 // pack is rs as a recList.
 func pack(rs []record) recList {
-	if len(rs) == 0 {
+	switch {
+	case len(rs) == 0:
 		return recList{}
+	case len(rs) == 1 && rs[0].Offset != spread:
+		return recList{first: rs[0].Offset, n: 1, one: rs[0].vid}
 	}
 	consecutive := rs[0].Offset != spread
 	for i := 1; i < len(rs) && consecutive; i++ {
@@ -100,28 +111,53 @@ func pack(rs []record) recList {
 		for i, r := range rs {
 			ids[i] = r.vid
 		}
-		return recList{first: rs[0].Offset, ids: ids}
+		return recList{first: rs[0].Offset, n: int32(len(rs)), more: &ids}
 	}
-	ids := make([]int32, 0, 3*len(rs))
+	end := int64(math.MinInt64)
+	for _, r := range rs {
+		end = max(end, r.Offset+1)
+	}
+	ids := make([]int32, 2, 2+3*len(rs))
+	ids[0], ids[1] = int32(uint64(end)>>32), int32(uint32(end))
 	for _, r := range rs {
 		ids = append(ids, int32(uint64(r.Offset)>>32), int32(uint32(r.Offset)), r.vid)
 	}
-	return recList{first: spread, ids: ids}
+	return recList{first: spread, n: int32(len(rs)), more: &ids}
 }
 
-func (l recList) len() int {
-	if l.first == spread {
-		return len(l.ids) / 3
-	}
-	return len(l.ids)
-}
+func (l recList) len() int { return int(l.n) }
 
 func (l recList) at(i int) record {
-	if l.first == spread {
-		hi, lo := uint64(uint32(l.ids[3*i])), uint64(uint32(l.ids[3*i+1]))
-		return record{Offset: int64(hi<<32 | lo), vid: l.ids[3*i+2]}
+	switch {
+	case l.first == spread:
+		ids := (*l.more)[2+3*i:]
+		return record{Offset: join(ids[0], ids[1]), vid: ids[2]}
+	case l.n == 1:
+		return record{Offset: l.first, vid: l.one}
 	}
-	return record{Offset: l.first + int64(i), vid: l.ids[i]}
+	return record{Offset: l.first + int64(i), vid: (*l.more)[i]}
+}
+
+func join(hi, lo int32) int64 { return int64(uint64(uint32(hi))<<32 | uint64(uint32(lo))) }
+
+// end is the highest of the records' offsets plus one, as int64 sums it
+// (an offset of MaxInt64 adds MinInt64), and MinInt64 for no records: a
+// read's reach is its high watermark or this, whichever is higher.
+func (l recList) end() int64 {
+	switch {
+	case l.n == 0:
+		return math.MinInt64
+	case l.first == spread:
+		return join((*l.more)[0], (*l.more)[1])
+	}
+	last := l.first + int64(l.n) - 1
+	switch {
+	case last != math.MaxInt64:
+		return last + 1
+	case l.n > 1:
+		return last // the record before it, plus one
+	}
+	return math.MinInt64
 }
 
 // all is the records in order.

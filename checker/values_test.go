@@ -31,7 +31,8 @@ func TestValueIDs(t *testing.T) {
 
 // TestRecList: records packed are the records given, in order, whether
 // their offsets are consecutive (the compact form) or not, at either end
-// of the offsets' range.
+// of the offsets' range; and end is one past the highest, as a read's
+// reach sums it.
 func TestRecList(t *testing.T) {
 	for _, rs := range [][]record{
 		nil,
@@ -41,8 +42,18 @@ func TestRecList(t *testing.T) {
 		{{Offset: 1 << 40, vid: 3}, {Offset: -1, vid: 4}, {Offset: math.MaxInt64, vid: 5}},
 		{{Offset: math.MinInt64, vid: 1}, {Offset: math.MinInt64 + 1, vid: 2}},
 		{{Offset: math.MaxInt64 - 1, vid: 1}, {Offset: math.MaxInt64, vid: 2}},
+		{{Offset: math.MaxInt64, vid: 1}},
+		{{Offset: math.MinInt64, vid: 1}},
+		{{Offset: 9, vid: 1}, {Offset: 2, vid: 2}, {Offset: 4, vid: 3}},
 	} {
 		l := pack(rs)
+		end := int64(math.MinInt64)
+		for _, r := range rs {
+			end = max(end, r.Offset+1)
+		}
+		if l.end() != end {
+			t.Fatalf("%v: end %d, want %d", rs, l.end(), end)
+		}
 		if got := l.slice(); l.len() != len(rs) || (len(rs) > 0 && !slices.Equal(got, rs)) {
 			t.Fatalf("%v packed reads back as %v", rs, got)
 		}
@@ -54,7 +65,10 @@ func TestRecList(t *testing.T) {
 			i++
 		}
 	}
-	if l := pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}); len(l.ids) != 2 {
-		t.Fatalf("consecutive records take %d ids, want 2", len(l.ids))
+	if l := pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}); len(*l.more) != 2 {
+		t.Fatalf("consecutive records take %d ids, want 2", len(*l.more))
+	}
+	if l := pack([]record{{Offset: 3, vid: 1}}); l.more != nil {
+		t.Fatalf("a record alone takes ids of its own: %v", *l.more)
 	}
 }
