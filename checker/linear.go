@@ -99,19 +99,18 @@ const (
 // linOp is one operation of the model; porcupine receives it as the input
 // (the output is unused: the result is part of the operation). A history
 // has one per acknowledged send and read, so it is kept small: what it
-// says of itself (its value, its function) is read from the history
-// when it is described.
+// says of itself (its value, its function, where a read read from and
+// what it got) is read from the history when it is described. A
+// partition's are held in one slice (no pointer, or allocation, each).
 type linOp struct {
 	call, ret int64
 	offset    int64   // send: its offset; linStart: the log end to start from
 	hw        int64   // read: the HW it reported, -1 if none; linStart: the HW to start from
 	reach     int64   // read: max(hw, last record + 1)
-	from      int64   // read: where it read from, -1 if it did not say
 	rd        *readOp // read: what it returned
 	part      int32
 	pos       int32 // the op to cite: the completion, or the invoke of an unknown send
 	vid       int32 // send: its value
-	nrecs     int32
 	seg       int32 // porcupine partition: a segment or a window
 	kind      linKind
 	commit    bool // send: acknowledged with acks=-1
@@ -152,10 +151,12 @@ func (op *linOp) describe(h *History) string {
 		return fmt.Sprintf("send %s -> offset %d", value, op.offset)
 	case f == history.EndOffset:
 		return fmt.Sprintf("end-offset -> %d", op.hw)
-	case op.from >= 0:
-		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, op.from, op.nrecs, op.hw)
+	case op.rd == nil:
+		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.reach, op.hw)
+	case op.rd.from >= 0:
+		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, op.rd.from, op.rd.recs.len(), op.hw)
 	}
-	return fmt.Sprintf("%s -> %d records, hw %d", f, op.nrecs, op.hw)
+	return fmt.Sprintf("%s -> %d records, hw %d", f, op.rd.recs.len(), op.hw)
 }
 
 type linState struct{ leo, hw int64 }
@@ -259,14 +260,14 @@ func (h *History) readTables() [3][]readOp { return [3][]readOp{h.polls, h.ends,
 
 // linOps are the model's operations of partition p, sends first, each in
 // history order; stats counts what was left out.
-func linOps(h *History, src linSources, p int, stats func(string, int64)) []*linOp {
+func linOps(h *History, src linSources, p int, stats func(string, int64)) []linOp {
 	acks := h.cfg.Acks
-	var part []*linOp
+	part := make([]linOp, 0, len(src.sends[p])+len(src.reads[p]))
 	modelled := map[int32]bool{}
 	acked := map[int32]int64{}
 	for _, i := range src.sends[p] {
 		s := &h.sends[i]
-		op := &linOp{part: s.part, kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
+		op := linOp{part: s.part, kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
 		case outOK:
 			if s.offset < 0 {
@@ -311,8 +312,8 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []*lin
 	tables := h.readTables()
 	for _, ref := range src.reads[p] {
 		r := &tables[ref.table][ref.i]
-		op := &linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
-			pos: r.done, from: r.from, nrecs: int32(r.recs.len()), vid: -1, rd: r}
+		op := linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
+			pos: r.done, vid: -1, rd: r}
 		if op.hw < 0 && op.reach < 0 {
 			continue
 		}
@@ -337,9 +338,10 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []*lin
 
 // witness is a pair of operations that contradicts the model on its own:
 // before completed before after began, yet after is below what before
-// established (bound); or, with bound -1, two sends at one offset.
+// established (bound); or, with bound -1, two sends at one offset. It
+// holds copies: a pointer would keep its partition's operations.
 type witness struct {
-	before, after *linOp
+	before, after linOp
 	bound         int64
 }
 
@@ -347,22 +349,25 @@ type witness struct {
 // O(n log n): two sends at one offset (each must precede the other), and
 // ops in call order, each compared with the maxima of what the operations
 // that returned before its call established.
-func witnesses(ops []*linOp) (sends, reads []witness) {
+func witnesses(ops []linOp) (sends, reads []witness) {
 	var byOffset []*linOp
-	for _, op := range ops {
-		if op.kind == linSend {
-			byOffset = append(byOffset, op)
+	for i := range ops {
+		if ops[i].kind == linSend {
+			byOffset = append(byOffset, &ops[i])
 		}
 	}
 	slices.SortStableFunc(byOffset, func(a, b *linOp) int { return cmpInt(a.offset, b.offset) })
 	for i := 1; i < len(byOffset); i++ {
 		if a, b := byOffset[i-1], byOffset[i]; a.offset == b.offset {
-			sends = append(sends, witness{a, b, -1})
+			sends = append(sends, witness{*a, *b, -1})
 		}
 	}
-	byCall := slices.Clone(ops)
+	byOffset = nil
+	byCall, byRet := make([]*linOp, len(ops)), make([]*linOp, len(ops))
+	for i := range ops {
+		byCall[i], byRet[i] = &ops[i], &ops[i]
+	}
 	slices.SortStableFunc(byCall, func(a, b *linOp) int { return cmpInt(a.call, b.call) })
-	byRet := slices.Clone(ops)
 	slices.SortStableFunc(byRet, func(a, b *linOp) int { return cmpInt(a.ret, b.ret) })
 	var maxLeo, maxHW int64
 	var leoBy, hwBy *linOp
@@ -379,9 +384,9 @@ func witnesses(ops []*linOp) (sends, reads []witness) {
 		}
 		switch {
 		case y.kind == linSend && leoBy != nil && y.offset < maxLeo:
-			sends = append(sends, witness{leoBy, y, maxLeo})
+			sends = append(sends, witness{*leoBy, *y, maxLeo})
 		case y.kind == linRead && hwBy != nil && y.hw >= 0 && y.hw < maxHW:
-			reads = append(reads, witness{hwBy, y, maxHW})
+			reads = append(reads, witness{*hwBy, *y, maxHW})
 		}
 	}
 	return sends, reads
@@ -415,20 +420,24 @@ func witnesses(ops []*linOp) (sends, reads []witness) {
 // forced step never crosses into the next rank. It reports false, with the
 // original times, if the partition is too large for that or an interval
 // empties (which only an illegal history can cause).
-func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
-	calls, rets = make([]int64, len(ops)), make([]int64, len(ops))
-	for i, op := range ops {
-		calls[i], rets[i] = op.call, op.ret
+func tighten(ops []linOp, c checks) (calls, rets []int64, ok bool) {
+	tc, tr := make([]int64, len(ops)), make([]int64, len(ops))
+	// untightened are the original times, in tc and tr.
+	untightened := func() ([]int64, []int64, bool) {
+		for i := range ops {
+			tc[i], tr[i] = ops[i].call, ops[i].ret
+		}
+		return tc, tr, false
 	}
 	const scale = 1 << 24
 	if len(ops) >= scale/2 {
-		return calls, rets, false
+		return untightened()
 	}
 	times := make([]int64, 0, 2*len(ops))
-	for _, op := range ops {
-		times = append(times, op.call)
-		if op.ret != math.MaxInt64 {
-			times = append(times, op.ret)
+	for i := range ops {
+		times = append(times, ops[i].call)
+		if ops[i].ret != math.MaxInt64 {
+			times = append(times, ops[i].ret)
 		}
 	}
 	slices.Sort(times)
@@ -437,14 +446,15 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 		r, _ := slices.BinarySearch(times, t)
 		return int64(r)
 	}
-	tc, tr := make([]int64, len(ops)), make([]int64, len(ops))
-	for i, op := range ops {
+	for i := range ops {
+		op := &ops[i]
 		tc[i] = 2 * rank(op.call) * scale
 		tr[i] = math.MaxInt64
 		if op.ret != math.MaxInt64 {
 			tr[i] = (2*rank(op.ret) + 1) * scale
 		}
 	}
+	times = nil
 	// Forced order is the order of points on the log: a send sits between
 	// its offset and the next, a read at the HW it checks (or at what it
 	// reached, if it checks none). Which pairs are forced depends on the
@@ -461,14 +471,14 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 		}
 		return 2 * op.reach
 	}
-	order := make([]int, len(ops))
+	order := make([]int32, len(ops))
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmpInt(point(ops[a]), point(ops[b])) })
+	slices.SortFunc(order, func(a, b int32) int { return cmpInt(point(&ops[a]), point(&ops[b])) })
 	var groups []int // where each run of equal points starts in order
 	for i := range order {
-		if i == 0 || point(ops[order[i]]) != point(ops[order[i-1]]) {
+		if i == 0 || point(&ops[order[i]]) != point(&ops[order[i-1]]) {
 			groups = append(groups, i)
 		}
 	}
@@ -479,7 +489,7 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 	for k := 0; k+1 < len(groups); k++ {
 		g := order[groups[k]:groups[k+1]]
 		for _, i := range g {
-			op := ops[i]
+			op := &ops[i]
 			if maxSend != none {
 				tc[i] = max(tc[i], maxSend+1)
 			}
@@ -488,7 +498,7 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 			}
 		}
 		for _, i := range g {
-			switch op := ops[i]; {
+			switch op := &ops[i]; {
 			case op.kind == linSend && c.sends:
 				maxSend = max(maxSend, tc[i])
 			case readThreshold(op):
@@ -500,7 +510,7 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 	for k := len(groups) - 2; k >= 0; k-- {
 		g := order[groups[k]:groups[k+1]]
 		for _, i := range g {
-			switch op := ops[i]; {
+			switch op := &ops[i]; {
 			case op.kind == linSend && c.sends:
 				tr[i] = min(tr[i], minSend, minRead)
 			case readThreshold(op):
@@ -508,7 +518,7 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 			}
 		}
 		for _, i := range g {
-			switch op := ops[i]; {
+			switch op := &ops[i]; {
 			case op.kind == linSend:
 				minSend = min(minSend, tr[i])
 				if op.commit {
@@ -521,7 +531,7 @@ func tighten(ops []*linOp, c checks) (calls, rets []int64, ok bool) {
 	}
 	for i := range ops {
 		if tc[i] > tr[i] {
-			return calls, rets, false
+			return untightened()
 		}
 	}
 	return tc, tr, true
@@ -554,7 +564,7 @@ var (
 // left out (segments over maxSegmentOps) and whether the partition could
 // be tightened. The operations carry no metadata: only a visualization
 // reads it, and a chunk is never drawn.
-func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool) (skipped int, tightened bool) {
+func searchOps(part []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool) (skipped int, tightened bool) {
 	calls, rets, tightened := tighten(part, c)
 	var leo, hw int64
 	var ops []porcupine.Operation
@@ -568,7 +578,7 @@ func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, searc
 				ops = append(ops, porcupine.Operation{ClientId: client(start), Input: start, Call: first - 1, Return: first - 1})
 			}
 			for _, i := range idx {
-				op := part[i]
+				op := &part[i]
 				op.seg = int32(*seg)
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: calls[i], Return: rets[i]})
 			}
@@ -593,13 +603,13 @@ func searchOps(part []*linOp, c checks, seg *int, client func(*linOp) int, searc
 
 // segments splits operations (given their intervals) into segments of at
 // least segmentOps operations where possible, in call order.
-func segments(calls, rets []int64) [][]int {
-	order := make([]int, len(calls))
+func segments(calls, rets []int64) [][]int32 {
+	order := make([]int32, len(calls))
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpInt(calls[a], calls[b]) })
-	var segs [][]int
+	slices.SortStableFunc(order, func(a, b int32) int { return cmpInt(calls[a], calls[b]) })
+	var segs [][]int32
 	start := 0
 	reach := int64(math.MinInt64)
 	for i, j := range order {
@@ -624,11 +634,12 @@ const maxWindows = 4
 // forever) and operations past maxWindowOps are left out: the window is
 // searched without tightening, and each concurrent operation can double
 // the search.
-func window(part []*linOp, w witness, seg int) []*linOp {
+func window(part []linOp, w witness, seg int) []*linOp {
 	const maxWindowOps = 14
 	at := []int64{w.after.call, min(w.before.ret, w.after.ret)}
-	out := []*linOp{w.before, w.after}
-	for _, op := range part {
+	out := []*linOp{&w.before, &w.after}
+	for i := range part {
+		op := &part[i]
 		if len(out) >= maxWindowOps {
 			break
 		}
@@ -835,7 +846,7 @@ func Linearizability(h *History, opts Options) []Result {
 	var artifacts []string
 	if ws := firstN(slices.Concat(firstN(sendW, maxWindows/2), readW, sendW[min(len(sendW), maxWindows/2):]), maxWindows); len(ws) > 0 {
 		var ops []porcupine.Operation
-		built, part := -1, []*linOp(nil)
+		built, part := -1, []linOp(nil)
 		for i, w := range ws {
 			if int(w.after.part) != built {
 				built, part = int(w.after.part), linOps(h, src, int(w.after.part), nostats)

@@ -148,8 +148,9 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	// Sixty of them already defeat a plain search.
 	var plain []porcupine.Operation
 	r60 := reversed(60)
-	for _, op := range linOps(r60, newLinSources(r60), 0, func(string, int64) {}) {
-		plain = append(plain, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
+	ops := linOps(r60, newLinSources(r60), 0, func(string, int64) {})
+	for i := range ops {
+		plain = append(plain, porcupine.Operation{Input: &ops[i], Call: ops[i].call, Return: ops[i].ret})
 	}
 	if r := porcupine.CheckOperationsTimeout(linModel(nil, bothChecks), plain, 300*time.Millisecond); r != porcupine.Unknown {
 		t.Errorf("a plain search of 60 reversed unknown sends: %s", r)
@@ -218,10 +219,10 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 	for trial := range 20000 {
 		n := 2 + rng.IntN(7)
 		commit := rng.IntN(2) == 0
-		var ops []*linOp
+		var ops []linOp
 		for range n {
 			call := int64(rng.IntN(20))
-			op := &linOp{call: call, ret: call + int64(rng.IntN(10)), hw: -1}
+			op := linOp{call: call, ret: call + int64(rng.IntN(10)), hw: -1}
 			switch rng.IntN(5) {
 			case 0, 1:
 				op.kind, op.offset, op.commit = linSend, int64(rng.IntN(6)), commit
@@ -239,7 +240,8 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 		for _, c := range []checks{{true, true}, {true, false}, {false, true}} {
 			model := linModel(nil, c)
 			var pops []porcupine.Operation
-			for _, op := range ops {
+			for i := range ops {
+				op := &ops[i]
 				op.seg = 0 // searchOps numbers segments in place
 				pops = append(pops, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
 			}
