@@ -583,6 +583,9 @@ func (b *Builder) History() *History {
 	}
 	h.faults.finish(h.ops.op)
 	h.finish()
+	// The buffer is as large as the largest read: a long run's final
+	// reads hold every record of their partition.
+	h.scratch = nil
 	return h
 }
 

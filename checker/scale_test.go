@@ -15,7 +15,7 @@ import (
 // the live heap at its highest while the history is read and judged.
 // What grows with the history is its index: each value written and where
 // it was seen, each operation's fixed fields, each read's records as
-// offsets and value ids (about 100 bytes per operation kept, 470-540 at the
+// offsets and value ids (about 90 bytes per operation kept, 390-480 at the
 // peak, garbage collection's headroom included). A checker that held the
 // operations themselves (a kilobyte or more each, with their records)
 // fails it. Checkers that keep only what must be remembered (the values
@@ -25,7 +25,7 @@ func TestStreamedMemorySlope(t *testing.T) {
 	if testing.Short() {
 		t.Skip("judges half a million operations")
 	}
-	const maxKeptPerOp, maxPeakPerOp = 130, 800
+	const maxKeptPerOp, maxPeakPerOp = 110, 800
 	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
 	measure := func(n int) (kept, peak uint64) {
 		var buf bytes.Buffer
