@@ -698,20 +698,21 @@ func walkPolls(h *History,
 // excepted, which are precommitted-read's.
 func AbortedRead(h *History) Result {
 	f := h.newFinding(AbortedReadName)
+	var read []int32
 	for vid := range h.vals {
+		if val := &h.vals[vid]; val.onlyFailed() && val.flags&sentInTxn == 0 && val.readPos >= 0 {
+			read = append(read, int32(vid))
+		}
+	}
+	failed := h.failPos(read)
+	for _, vid := range read {
 		val := &h.vals[vid]
-		if !val.onlyFailed() || val.flags&sentInTxn != 0 {
-			continue
+		by := "a client read"
+		if val.flags&readByClient == 0 {
+			by = "a replica read"
 		}
-		pos, by := val.readPos, "a client read"
-		if pos < 0 {
-			pos, by = val.repPos, "a replica read"
-		}
-		if pos < 0 {
-			continue
-		}
-		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(val.failPos), by, h.index(pos)),
-			h.index(val.failPos), h.index(pos))
+		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(failed[vid]), by, h.index(val.readPos)),
+			h.index(failed[vid]), h.index(val.readPos))
 	}
 	if len(h.txn.ops) > 0 {
 		h.abortedTxnReads(f)
@@ -720,6 +721,26 @@ func AbortedRead(h *History) Result {
 		f.noEvidence("no read returned a record")
 	}
 	return f.result()
+}
+
+// failPos is, for each of vids, where its first failed send completed (a
+// transaction's send: where its transaction did), -1 for none: what few
+// instances cite is found here rather than kept for every value.
+func (h *History) failPos(vids []int32) map[int32]int32 {
+	out := make(map[int32]int32, len(vids))
+	for _, vid := range vids {
+		out[vid] = -1
+	}
+	if len(vids) == 0 {
+		return out
+	}
+	for i := range h.sends {
+		s := &h.sends[i]
+		if p, ok := out[s.vid]; ok && p < 0 && s.typ == outFail {
+			out[s.vid] = max(s.done, s.inv)
+		}
+	}
+	return out
 }
 
 // anyRecords: some client or replica read returned a record.
@@ -746,11 +767,11 @@ func GarbageRead(h *History) Result {
 		if val.sent() {
 			continue
 		}
-		pos, by := val.readPos, "a client read"
-		if pos < 0 {
-			pos, by = val.repPos, "a replica read"
+		by := "a client read"
+		if val.flags&readByClient == 0 {
+			by = "a replica read"
 		}
-		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, by, h.index(pos)), h.index(pos))
+		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, by, h.index(val.readPos)), h.index(val.readPos))
 	}
 	for _, pos := range h.corrupt {
 		f.add(Unexplained, fmt.Sprintf("%s (op %d) got records that do not decode: %s", h.ops.fn(pos), h.index(pos), h.ops.errText(pos)), h.index(pos))

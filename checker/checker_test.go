@@ -227,6 +227,24 @@ func TestCheckers(t *testing.T) {
 			fr := b.final(0, 2, "0=a 1=b")
 			return map[string]want{AbortedReadName: bad(1, f, fr)}
 		}},
+		{"aborted read by a replica only", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			f := b.sendFail(1, 0, "b")
+			rep := b.replica(0, 1, 1, "0=a 1=b")
+			b.replica(0, 2, 1, "0=a 1=b")
+			b.replica(0, 3, 1, "0=a 1=b")
+			b.final(0, 1, "0=a")
+			return map[string]want{AbortedReadName: bad(1, f, rep)}
+		}},
+		{"aborted read cites the client's read, not the replica's before it", func(b *hb) map[string]want {
+			b.send(0, 0, "a", 0)
+			f := b.sendFail(1, 0, "b")
+			for broker := range int32(3) {
+				b.replica(0, broker+1, 2, "0=a 1=b")
+			}
+			fr := b.final(0, 2, "0=a 1=b")
+			return map[string]want{AbortedReadName: bad(1, f, fr)}
+		}},
 		{"a failed send never read is quiet", func(b *hb) map[string]want {
 			b.send(0, 0, "a", 0)
 			b.sendFail(1, 0, "b")

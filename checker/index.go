@@ -225,18 +225,32 @@ const (
 	undecided
 )
 
+// valueInfo is what is known of one value: a history has one for nearly
+// every send, so it is kept to 48 bytes (where its first failed send was
+// is found when it is needed: failPos).
 type valueInfo struct {
-	str     string
-	part    int32 // partition of its first send; -1 if never sent
-	flags   uint16
-	failPos int32 // first fail completion, -1
-	readPos int32 // first poll or final read returning it, -1
-	repPos  int32 // first replica read returning it, -1
+	str   string
+	part  int32 // partition of its first send; -1 if never sent
+	flags uint16
+	// readPos is the first poll or final read returning it; where none
+	// did (readByClient is not set), the first replica read; -1 if no
+	// read did.
+	readPos int32
 	// The first observation (ack, poll or final read); -1 if none.
 	obsPart int32
 	obsOff  int64
 	obsPos  int32
 	fate    fate
+}
+
+// readBy notes a poll or final read at pos that returned the value, with
+// the flags it sets (readByClient, and readCommitted if it was one): the
+// first such read takes readPos, even from a replica read.
+func (v *valueInfo) readBy(pos int32, seen uint16) {
+	if v.flags&readByClient == 0 {
+		v.readPos = pos
+	}
+	v.flags |= seen
 }
 
 func (v *valueInfo) sent() bool { return v.flags&(sentOK|sentInfo|sentFail|sentOpen) != 0 }
@@ -687,7 +701,7 @@ func (h *History) valueOf(s string) int32 {
 	// rest of the line it came from, which would then stay too.
 	s = h.own(s)
 	id := int32(len(h.vals))
-	h.vals = append(h.vals, valueInfo{str: s, part: -1, failPos: -1, readPos: -1, repPos: -1, obsPart: -1, obsPos: -1})
+	h.vals = append(h.vals, valueInfo{str: s, part: -1, readPos: -1, obsPart: -1, obsPos: -1})
 	h.valID.put(i, tag, id, h.vals)
 	return id
 }
@@ -928,9 +942,6 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 		}
 	case history.Fail:
 		val.flags |= sentFail
-		if val.failPos < 0 {
-			val.failPos = done
-		}
 	case history.Info:
 		val.flags |= sentInfo
 	default:
@@ -992,8 +1003,8 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		for _, rec := range recs {
 			val := &h.vals[rec.vid]
 			val.flags |= readByReplica
-			if val.repPos < 0 {
-				val.repPos = done
+			if val.readPos < 0 {
+				val.readPos = done
 			}
 		}
 		rr := replicaRead{readOp: r, broker: -1}
@@ -1017,11 +1028,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	for _, rec := range recs {
 		vid := rec.vid
-		val := &h.vals[vid]
-		val.flags |= seen
-		if val.readPos < 0 {
-			val.readPos = done
-		}
+		h.vals[vid].readBy(done, seen)
 		h.observe(vid, r.part, rec.Offset, done, false)
 	}
 }

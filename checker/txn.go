@@ -168,9 +168,6 @@ func (h *History) addTxn(invOp, doneOp *history.Op, inv, done int32) {
 		if val.part < 0 {
 			val.part = s.part
 		}
-		if t.typ == outFail && val.failPos < 0 {
-			val.failPos = max(done, inv)
-		}
 		h.sends = append(h.sends, sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, process: t.process, typ: typ})
 		if s.offset >= 0 {
 			// The offset is a fact whether the transaction committed or
@@ -235,11 +232,7 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, recs: pack(p.recs)}
 		for _, rec := range p.recs {
 			vid := rec.vid
-			val := &h.vals[vid]
-			val.flags |= seen
-			if val.readPos < 0 {
-				val.readPos = t.done
-			}
+			h.vals[vid].readBy(t.done, seen)
 			h.observe(vid, p.part, rec.Offset, t.done, false)
 			t.reads = append(t.reads, txnRecord{vid: vid, part: p.part, offset: rec.Offset})
 		}
