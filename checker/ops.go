@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"math"
 	"strings"
 
 	"github.com/chaos-isr/chaos/history"
@@ -19,7 +20,12 @@ type opTable struct {
 	// meta holds every operation's fixed fields in blocks of metaBlock:
 	// the table of a long history grows without copying itself, or
 	// holding room it does not use.
-	meta  [][]opMeta
+	meta [][]opMeta
+	// bases are the times opMeta.dt counts from, one for each timeGroup
+	// positions: the time of the group's first operation; wide are the
+	// times of the operations too far from theirs (dt is wideTime).
+	bases []int64
+	wide  map[int32]int64
 	fns   []string
 	fnID  map[string]uint16
 	errs  []string
@@ -35,15 +41,23 @@ type opTable struct {
 }
 
 // opMeta is one operation's fixed fields (its index is its position,
-// unless opTable.indexes says otherwise), 16 bytes: a long history's
-// table is the largest thing the index holds. word packs the op's
-// function and error, which index opTable's string tables (error 0 is no
-// error), and its outcome (outOpen stands for an invoke).
+// unless opTable.indexes says otherwise), 12 bytes: a long history's
+// table is the largest thing the index holds. dt is its time less its
+// group's base (opTable.bases): a group's operations are a fraction of a
+// second apart in a run, well within an int32 of nanoseconds. word packs
+// the op's function and error, which index opTable's string tables (error
+// 0 is no error), and its outcome (outOpen stands for an invoke).
 type opMeta struct {
-	time    int64
+	dt      int32
 	process int32
 	word    uint32
 }
+
+const (
+	timeGroup = 256
+	// wideTime marks an operation whose time is in opTable.wide.
+	wideTime = math.MinInt32
+)
 
 const (
 	fnBits  = 16
@@ -123,8 +137,21 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 	if pos%metaBlock == 0 {
 		t.meta = append(t.meta, make([]opMeta, 0, metaBlock))
 	}
+	if pos%timeGroup == 0 {
+		t.bases = append(t.bases, op.Time)
+	}
+	// Modulo 2^64 the difference is exact, and adding it back gives the
+	// time whatever the two are.
+	d := op.Time - t.bases[pos/timeGroup]
+	dt := int32(d)
+	if int64(dt) != d || dt == wideTime {
+		if t.wide == nil {
+			t.wide = map[int32]int64{}
+		}
+		dt, t.wide[pos] = wideTime, op.Time
+	}
 	last := &t.meta[len(t.meta)-1]
-	*last = append(*last, opMeta{time: op.Time, process: int32(op.Process), word: packMeta(fn, e, outcomeOf(op.Type))})
+	*last = append(*last, opMeta{dt: dt, process: int32(op.Process), word: packMeta(fn, e, outcomeOf(op.Type))})
 	if keep {
 		t.kept[pos] = op
 	}
@@ -141,7 +168,7 @@ func (t *opTable) op(pos int32) *history.Op {
 		return op
 	}
 	m := t.at(pos)
-	return &history.Op{Index: t.index(pos), Time: m.time, Process: int(m.process), Type: m.typ().opType(), F: t.fn(pos), Error: t.errText(pos)}
+	return &history.Op{Index: t.index(pos), Time: t.time(pos), Process: int(m.process), Type: m.typ().opType(), F: t.fn(pos), Error: t.errText(pos)}
 }
 
 // whole is the operation at pos if it was kept whole, else nil (also for
@@ -179,7 +206,10 @@ func (t *opTable) time(pos int32) int64 {
 	if t.src != nil {
 		return t.src[pos].Time
 	}
-	return t.at(pos).time
+	if dt := t.at(pos).dt; dt != wideTime {
+		return t.bases[pos/timeGroup] + int64(dt)
+	}
+	return t.wide[pos]
 }
 
 func (t *opTable) index(pos int32) int64 {

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/chaos-isr/chaos/history"
@@ -45,5 +46,40 @@ func TestOpTableManyErrors(t *testing.T) {
 			got.Time != want.Time || got.Process != want.Process || got.F != want.F {
 			t.Errorf("op %d: %+v, want %+v", i, got, want)
 		}
+	}
+}
+
+// TestOpTableTimes: every operation's time reads back as given, whether
+// it is near its group's first (kept in 4 bytes) or not (kept whole):
+// jumps, times going back, both ends of int64, and a difference of
+// exactly the marker for a wide time.
+func TestOpTableTimes(t *testing.T) {
+	times := []int64{}
+	now := int64(1_700_000_000_000_000_000) // a wall clock in ns, as a foreign history may have
+	for i := range 3 * timeGroup {
+		now += int64(i%5) * 1_000_000
+		times = append(times, now)
+	}
+	for i := range 2 * timeGroup {
+		times = append(times, math.MinInt64+int64(i)) // the far end of int64, still a few ns apart
+	}
+	steady := len(times)
+	// The group's base is the first of these: the third is exactly wideTime from it.
+	times = append(times, now+math.MaxInt32, now-math.MaxInt32, now+math.MaxInt32+math.MinInt32, now+3e9, now-3e9,
+		math.MaxInt64, math.MinInt64, 0, -1, now)
+	tab := newOpTable()
+	for i, tm := range times {
+		tab.add(&history.Op{Index: int64(i), Time: tm, Process: 1, Type: history.OK, F: history.Send}, false)
+		if i == steady-1 && len(tab.wide) != 0 {
+			t.Fatalf("times a few ms apart took %d wide times", len(tab.wide))
+		}
+	}
+	for i, want := range times {
+		if got := tab.time(int32(i)); got != want || tab.op(int32(i)).Time != want {
+			t.Errorf("op %d: time %d (op says %d), want %d", i, got, tab.op(int32(i)).Time, want)
+		}
+	}
+	if len(tab.wide) == 0 || len(tab.wide) > len(times)-steady {
+		t.Errorf("%d wide times, want the few that do not fit", len(tab.wide))
 	}
 }
