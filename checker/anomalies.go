@@ -176,9 +176,16 @@ func Unseen(h *History) Result {
 		}
 		switch val.fate {
 		case gone:
-			fr := &h.finals[h.parts[s.part].final]
-			f.add(h.truncation(s.vid), fmt.Sprintf("value %q acknowledged %s of %s (op %d) was never read; the final read (op %d) reached offset %d",
-				val.str, at, h.key(s.part), h.index(s.done), h.index(fr.done), fr.reach()), h.index(s.done))
+			// The fate is its home partition's (one a retry sent
+			// elsewhere too has its first send's), whose final read
+			// decided it.
+			fr := &h.finals[h.parts[val.home()].final]
+			which := "the final read"
+			if val.home() != s.part {
+				which = fmt.Sprintf("the final read of %s, where it was first sent,", h.key(val.home()))
+			}
+			f.add(h.truncation(s.vid), fmt.Sprintf("value %q acknowledged %s of %s (op %d) was never read; %s (op %d) reached offset %d",
+				val.str, at, h.key(s.part), h.index(s.done), which, h.index(fr.done), fr.reach()), h.index(s.done))
 		case undecided, fateNone:
 			f.undecide(h.truncation(s.vid), "unseen-undecided", 1)
 		}

@@ -780,8 +780,7 @@ func (h *History) complete(inv, done int32, invOp, doneOp *history.Op) {
 		if doneOp.F == history.Poll && doneOp.Value != nil && doneOp.Value.GroupInfo != nil {
 			h.hasGroups = true
 		}
-		if (doneOp.F == history.Poll || doneOp.F == history.FinalRead) && (doneOp.Type != history.OK || doneOp.Value == nil) {
-			// An ok one is its read's: eachTry reads it there.
+		if (doneOp.F == history.Poll || doneOp.F == history.FinalRead) && !h.triedByRead(invOp, doneOp) {
 			h.addTry(invOp, doneOp, inv, done)
 		}
 		if doneOp.F == history.ReplicaRead {
@@ -824,9 +823,26 @@ func (h *History) addTry(invOp, doneOp *history.Op, inv, done int32) {
 	h.tries = append(h.tries, t)
 }
 
+// triedByRead: a poll or final read is tabled as a read that eachTry can
+// tell the try of (an ok one with a value), unless the read's table cannot
+// say it: a HW below zero that the read gave (the read table keeps -1 for
+// none) with where it read from.
+func (h *History) triedByRead(invOp, doneOp *history.Op) bool {
+	v := doneOp.Value
+	if doneOp.Type != history.OK || v == nil {
+		return false
+	}
+	from := v.From
+	if from == nil && invOp != nil && invOp.Value != nil {
+		from = invOp.Value.From
+	}
+	return v.HW == nil || *v.HW >= 0 || from == nil || *from < 0
+}
+
 // eachTry calls f with every poll and final read, whatever came of it, in
-// completion order: the ok ones from the read tables, the others from
-// tries. The try f gets is valid until it returns.
+// completion order: the ok ones from the read tables (unless tries has
+// one, see triedByRead), the others from tries. The try f gets is valid
+// until it returns.
 func (h *History) eachTry(f func(t *readTry)) {
 	var t readTry
 	// A read of no topic was never a try, and a transaction's poll is
@@ -855,7 +871,16 @@ func (h *History) eachTry(f func(t *readTry)) {
 		if fi < len(h.finals) && h.finals[fi].done < next {
 			next, which = h.finals[fi].done, 1
 		}
-		if i < len(h.tries) && h.tries[i].done < next {
+		if i < len(h.tries) && h.tries[i].done <= next {
+			// At the same position as a read, it is that read's.
+			if h.tries[i].done == next {
+				switch which {
+				case 0:
+					p++
+				case 1:
+					fi++
+				}
+			}
 			which = 2
 		}
 		switch which {
@@ -988,9 +1013,9 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		if v.Offset == nil {
 			return
 		}
-		// The offset it returned is all it says: records a foreign
-		// history gives one are not kept, and its reach is the offset.
-		r.hw = *v.Offset
+		// Its reach is the offset it returned, whatever records a
+		// foreign history gives it (linOps).
+		r.hw, r.recs = *v.Offset, pack(recs)
 		h.ends = append(h.ends, r)
 		return
 	case history.FinalRead:
@@ -1036,7 +1061,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 // addPoll tables an ok poll of a group's member in generation gen (-1:
 // of no group).
 func (h *History) addPoll(r readOp, gen int32) {
-	if gen >= 0 && h.pollGens == nil {
+	if gen != -1 && h.pollGens == nil {
 		h.pollGens = slices.Repeat([]int32{-1}, len(h.polls))
 	}
 	if h.pollGens != nil {

@@ -314,6 +314,10 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 		r := &tables[ref.table][ref.i]
 		op := linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
 			pos: r.done, vid: -1, rd: r}
+		if ref.table == 1 {
+			// An end-offset read reaches the offset it returned.
+			op.reach = r.hw
+		}
 		if op.hw < 0 && op.reach < 0 {
 			continue
 		}

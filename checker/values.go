@@ -102,7 +102,9 @@ func pack(rs []record) recList {
 	case len(rs) == 1 && rs[0].Offset != spread:
 		return recList{first: rs[0].Offset, n: 1, one: rs[0].vid}
 	}
-	consecutive := rs[0].Offset != spread
+	// Offsets that run past MaxInt64 (and wrap) are not consecutive: end
+	// would wrap with them.
+	consecutive := rs[0].Offset != spread && rs[0].Offset <= math.MaxInt64-int64(len(rs)-1)
 	for i := 1; i < len(rs) && consecutive; i++ {
 		consecutive = rs[i].Offset == rs[0].Offset+int64(i)
 	}
