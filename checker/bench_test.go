@@ -23,7 +23,10 @@ type synthConfig struct {
 	consumers  int // each polls the partitions p with p % consumers == its slot
 	partitions int
 	endEvery   int // a consumer reads an end offset every endEvery operations
-	seed       uint64
+	// pollMax is the most records a poll returns (0: 8); 1 is a real
+	// run's consumers, which keep up and get a record a poll.
+	pollMax int64
+	seed    uint64
 }
 
 // synth simulates a correct log: each operation takes effect at its
@@ -126,7 +129,11 @@ func synth(c synthConfig) []history.Op {
 		case history.Poll:
 			k := int64(a.process)<<32 | int64(a.part)
 			from := pos[k]
-			n := min(int64(len(log))-from, 1+rng.Int64N(8))
+			most := c.pollMax
+			if most <= 0 {
+				most = 8
+			}
+			n := min(int64(len(log))-from, 1+rng.Int64N(most))
 			var rs []history.Record
 			for o := from; o < from+n; o++ {
 				rs = append(rs, history.Record{Offset: o, Value: log[o]})
