@@ -571,7 +571,10 @@ var (
 func searchOps(part []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool) (skipped int, tightened bool) {
 	calls, rets, tightened := tighten(part, c)
 	var leo, hw int64
-	var ops []porcupine.Operation
+	// One chunk's worth, reused: porcupine keeps nothing of a chunk once
+	// it has searched it, and a history's chunks built afresh were most
+	// of what the search allocated.
+	ops := make([]porcupine.Operation, 0, min(len(part)+1, chunkOps+segmentOps+1))
 	for k, idx := range segments(calls, rets) {
 		if len(idx) > maxSegmentOps {
 			skipped += len(idx)
@@ -596,7 +599,7 @@ func searchOps(part []linOp, c checks, seg *int, client func(*linOp) int, search
 			if !search(ops) {
 				return skipped, tightened
 			}
-			ops = nil
+			ops = ops[:0]
 		}
 	}
 	if len(ops) > 0 {
