@@ -17,7 +17,8 @@ type Options struct {
 	// contradicting pair of operations proves the anomaly, which needs no
 	// search). Re-checking the windows around such pairs gets what is left
 	// of it, and at least a tenth of it. Zero means
-	// DefaultLinearizableTimeout.
+	// DefaultLinearizableTimeout for each million operations the model
+	// holds.
 	LinearizableTimeout time.Duration
 	// VisualizationPath is where porcupine's HTML visualization is written
 	// when the history is not linearizable; empty writes nothing.

@@ -82,9 +82,18 @@ import (
 //   - porcupine also checks a window of operations around each of the
 //     first few pairs, which gives the HTML visualization.
 
-// DefaultLinearizableTimeout bounds porcupine's search when
-// Options.LinearizableTimeout is zero.
+// DefaultLinearizableTimeout bounds porcupine's search of each million
+// operations of the model (and of a smaller history) when
+// Options.LinearizableTimeout is zero. A legal history is searched in
+// linear time, about 2 µs an operation on a 2-core VM, so a long run
+// needs time in proportion (a two-hour soak models 8 M operations, and
+// ran out of a fixed 10 s); a search that blows up is still cut off.
 const DefaultLinearizableTimeout = 10 * time.Second
+
+// defaultLinTimeout is the search's bound for a model of n operations.
+func defaultLinTimeout(n int) time.Duration {
+	return DefaultLinearizableTimeout * time.Duration(max(1, (n+999_999)/1_000_000))
+}
 
 type linKind uint8
 
@@ -781,7 +790,7 @@ func Linearizability(h *History, opts Options) []Result {
 
 	timeout := opts.LinearizableTimeout
 	if timeout <= 0 {
-		timeout = DefaultLinearizableTimeout
+		timeout = defaultLinTimeout(nops)
 	}
 	began := time.Now()
 

@@ -300,3 +300,17 @@ func TestVisualizationOfALongHistory(t *testing.T) {
 	}
 	t.Logf("%d segments, visualization %d KB, stats %v", stale.Stats["segments"], fi.Size()>>10, stale.Stats)
 }
+
+// TestDefaultLinTimeoutScales: the default bound grows with the model, so
+// a long run's legal history is searched to the end (a fixed 10 s left a
+// two-hour soak's unknown), and a small one keeps the 10 s.
+func TestDefaultLinTimeoutScales(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want time.Duration
+	}{{0, 10 * time.Second}, {1, 10 * time.Second}, {1_000_000, 10 * time.Second}, {1_000_001, 20 * time.Second}, {8_040_000, 90 * time.Second}} {
+		if got := defaultLinTimeout(tc.n); got != tc.want {
+			t.Errorf("%d operations: %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}

@@ -53,7 +53,7 @@ Exit code: 0 valid, 1 invalid, 2 unknown (0 with --fail-on invalid), 3 error.`,
 	fl.BoolVar(&c.ClientRetries, "client-retries", false, "producers retried sends without idempotence (permits duplicates)")
 	fl.BoolVar(&c.Idempotent, "idempotent", false, "producers were idempotent (KIP-98): duplicates and reordering stay forbidden whatever their retries")
 	fl.IntVar(&c.MaxInFlight, "max-in-flight", 1, "produce requests a producer had in flight (above 1 permits reordering)")
-	fl.DurationVar(&c.LinearizableTimeout, "linearizable-timeout", 0, "bound on the linearizability search; past it that check is unknown (default: the checker's)")
+	fl.DurationVar(&c.LinearizableTimeout, "linearizable-timeout", 0, "bound on the linearizability search; past it that check is unknown (default: 10s for each million operations it searches)")
 	fl.BoolVar(&c.SkipLinearizability, "skip-linearizability", false, "skip the porcupine search (its checks report unknown)")
 	fl.DurationVar(&c.LivenessBound, "liveness-bound", 0, "how long after the last heal the cluster had to converge and serve again (the liveness checks' bound; default: the run's test.json, and without one the liveness checks do not apply; 0 leaves them out)")
 	fl.StringVar(&c.Out, "out", "", "also write the results as JSON to this file")
