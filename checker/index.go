@@ -169,6 +169,13 @@ type readTry struct {
 	from, hw  int64
 }
 
+// okRead sets what an ok read came to: progress if it got records or
+// found nothing to get (no HW above where it read from), else a stall.
+func (t *readTry) okRead(got bool) {
+	t.progress = got || t.from < 0 || t.hw <= t.from
+	t.stalled = !t.progress
+}
+
 // converge is the final phase's wait for convergence (history.Converge):
 // ok, or the partitions it found unconverged when it gave up (nil: it did
 // not say, so all of them).
@@ -815,8 +822,7 @@ func (h *History) addTry(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	switch {
 	case doneOp.Type == history.OK:
-		t.progress = len(v.Records) > 0 || t.from < 0 || t.hw <= t.from
-		t.stalled = !t.progress
+		t.okRead(len(v.Records) > 0)
 	case strings.HasPrefix(doneOp.Error, history.StuckRead):
 		t.stalled = t.from >= 0 && t.hw > t.from
 	}
@@ -855,8 +861,7 @@ func (h *History) eachTry(f func(t *readTry)) {
 		if r.from >= 0 && r.hw >= 0 {
 			t.from, t.hw = r.from, r.hw
 		}
-		t.progress = r.recs.len() > 0 || t.from < 0 || t.hw <= t.from
-		t.stalled = !t.progress
+		t.okRead(r.recs.len() > 0)
 		// Only a stall asks (the op table's lookup).
 		t.committed = t.stalled && h.readsCommitted(r)
 		return true
@@ -992,7 +997,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	// The records are interned into a buffer the next read reuses, and
 	// kept packed.
 	recs := h.records(h.scratch[:0], r.part, v.Records)
-	h.scratch = recs
+	h.scratch, r.recs = recs, pack(recs)
 	if v.From != nil {
 		r.from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
@@ -1007,7 +1012,6 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		if v.GroupInfo != nil {
 			gen = v.Generation
 		}
-		r.recs = pack(recs)
 		h.addPoll(r, gen)
 	case history.EndOffset:
 		if v.Offset == nil {
@@ -1015,16 +1019,14 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		}
 		// Its reach is the offset it returned, whatever records a
 		// foreign history gives it (linOps).
-		r.hw, r.recs = *v.Offset, pack(recs)
+		r.hw = *v.Offset
 		h.ends = append(h.ends, r)
 		return
 	case history.FinalRead:
-		r.recs = pack(recs)
 		h.finals = append(h.finals, r)
 	case history.ReplicaRead:
 		// A replica's log is judged by replica-divergence only: it may
 		// hold an unacknowledged tail that no client could read.
-		r.recs = pack(recs)
 		for _, rec := range recs {
 			val := &h.vals[rec.vid]
 			val.flags |= readByReplica
