@@ -714,11 +714,7 @@ func AbortedRead(h *History) Result {
 	failed := h.failPos(read)
 	for _, vid := range read {
 		val := &h.vals[vid]
-		by := "a client read"
-		if val.flags&readByClient == 0 {
-			by = "a replica read"
-		}
-		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(failed[vid]), by, h.index(val.readPos)),
+		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(failed[vid]), val.reader(), h.index(val.readPos)),
 			h.index(failed[vid]), h.index(val.readPos))
 	}
 	if len(h.txn.ops) > 0 {
@@ -774,11 +770,7 @@ func GarbageRead(h *History) Result {
 		if val.sent() {
 			continue
 		}
-		by := "a client read"
-		if val.flags&readByClient == 0 {
-			by = "a replica read"
-		}
-		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, by, h.index(val.readPos)), h.index(val.readPos))
+		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", val.str, val.reader(), h.index(val.readPos)), h.index(val.readPos))
 	}
 	for _, pos := range h.corrupt {
 		f.add(Unexplained, fmt.Sprintf("%s (op %d) got records that do not decode: %s", h.ops.fn(pos), h.index(pos), h.ops.errText(pos)), h.index(pos))

@@ -260,6 +260,14 @@ func (v *valueInfo) readBy(pos int32, seen uint16) {
 	v.flags |= seen
 }
 
+// reader names what kind of read readPos is.
+func (v *valueInfo) reader() string {
+	if v.flags&readByClient == 0 {
+		return "a replica read"
+	}
+	return "a client read"
+}
+
 func (v *valueInfo) sent() bool { return v.flags&(sentOK|sentInfo|sentFail|sentOpen) != 0 }
 
 // onlyFailed: every send of the value definitely failed.

@@ -245,7 +245,7 @@ type linSources struct {
 }
 
 type readRef struct {
-	table uint8 // 0 polls, 1 ends, 2 finals
+	table uint8 // readTables' order: polls, endsTable, finals
 	i     int32
 }
 
@@ -265,6 +265,9 @@ func newLinSources(h *History) linSources {
 }
 
 // readTables are the reads the model is made of, in readRef.table's order.
+// endsTable is the end-offset reads' place in readTables.
+const endsTable = 1
+
 func (h *History) readTables() [3][]readOp { return [3][]readOp{h.polls, h.ends, h.finals} }
 
 // linOps are the model's operations of partition p, sends first, each in
@@ -323,7 +326,7 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 		r := &tables[ref.table][ref.i]
 		op := linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
 			pos: r.done, vid: -1, rd: r}
-		if ref.table == 1 {
+		if ref.table == endsTable {
 			// An end-offset read reaches the offset it returned.
 			op.reach = r.hw
 		}
