@@ -264,10 +264,10 @@ func newLinSources(h *History) linSources {
 	return src
 }
 
-// readTables are the reads the model is made of, in readRef.table's order.
 // endsTable is the end-offset reads' place in readTables.
 const endsTable = 1
 
+// readTables are the reads the model is made of, in readRef.table's order.
 func (h *History) readTables() [3][]readOp { return [3][]readOp{h.polls, h.ends, h.finals} }
 
 // linOps are the model's operations of partition p, sends first, each in
