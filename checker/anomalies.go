@@ -835,7 +835,7 @@ func ReplicaDivergence(h *History) Result {
 					continue
 				}
 				f.stat("pairs-compared", 1)
-				n, first, va, vb := h.diverge(sortedRecs(a.recs.slice()), sortedRecs(b.recs.slice()), min(a.hw, b.hw))
+				n, first, va, vb := h.diverge(inOrder(a.recs), inOrder(b.recs), min(a.hw, b.hw))
 				if n == 0 {
 					continue
 				}
@@ -856,15 +856,15 @@ func (h *History) written(part int32) bool {
 // diverge counts the offsets below limit where two logs sorted by offset
 // differ (one lacks a record the other has, or the values differ) and
 // describes the first difference.
-func (h *History) diverge(a, b []record, limit int64) (n int, first int64, va, vb string) {
+func (h *History) diverge(a, b sortedRecs, limit int64) (n int, first int64, va, vb string) {
 	i, j := 0, 0
 	for {
 		oa, ob := limit, limit
-		if i < len(a) {
-			oa = min(a[i].Offset, limit)
+		if i < a.len() {
+			oa = min(a.at(i).Offset, limit)
 		}
-		if j < len(b) {
-			ob = min(b[j].Offset, limit)
+		if j < b.len() {
+			ob = min(b.at(j).Offset, limit)
 		}
 		if oa >= limit && ob >= limit {
 			return
@@ -872,17 +872,20 @@ func (h *History) diverge(a, b []record, limit int64) (n int, first int64, va, v
 		var x, y *record
 		switch {
 		case oa == ob:
-			x, y = &a[i], &b[j]
+			ra, rb := a.at(i), b.at(j)
+			x, y = &ra, &rb
 			i++
 			j++
 			if x.vid == y.vid {
 				continue
 			}
 		case oa < ob:
-			x = &a[i]
+			ra := a.at(i)
+			x = &ra
 			i++
 		default:
-			y = &b[j]
+			rb := b.at(j)
+			y = &rb
 			j++
 		}
 		if n == 0 {
@@ -899,16 +902,43 @@ func (h *History) describeRecord(r *record) string {
 	return fmt.Sprintf("%q", h.str(*r))
 }
 
-// sortedRecs returns the records in offset order: a log read is sorted
-// already, but a foreign history need not be.
-func sortedRecs(recs []record) []record {
-	less := func(x, y record) int { return cmpInt(x.Offset, y.Offset) }
-	if slices.IsSortedFunc(recs, less) {
-		return recs
+// sortedRecs are a read's records in offset order: the list itself where
+// it is in order (a log read is: its offsets are consecutive), else a
+// sorted copy (a foreign history's need not be). A replica read of a long
+// run holds every record of its log, and each is compared with the
+// others: copying them for each pair was most of what the check
+// allocated.
+type sortedRecs struct {
+	list   recList
+	sorted []record // nil: list is in order
+}
+
+func inOrder(l recList) sortedRecs {
+	if l.first != spread {
+		return sortedRecs{list: l}
 	}
-	out := slices.Clone(recs)
-	slices.SortStableFunc(out, less)
-	return out
+	less := func(x, y record) int { return cmpInt(x.Offset, y.Offset) }
+	recs := l.slice()
+	if slices.IsSortedFunc(recs, less) {
+		// A spread list in order: a copy is as long as the list itself.
+		return sortedRecs{list: l}
+	}
+	slices.SortStableFunc(recs, less)
+	return sortedRecs{sorted: recs}
+}
+
+func (s sortedRecs) len() int {
+	if s.sorted != nil {
+		return len(s.sorted)
+	}
+	return s.list.len()
+}
+
+func (s sortedRecs) at(i int) record {
+	if s.sorted != nil {
+		return s.sorted[i]
+	}
+	return s.list.at(i)
 }
 
 // sortedParts returns a map's partition keys in order, so details come out

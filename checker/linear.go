@@ -107,23 +107,35 @@ const (
 
 // linOp is one operation of the model; porcupine receives it as the input
 // (the output is unused: the result is part of the operation). A history
-// has one per acknowledged send and read, so it is kept small: what it
-// says of itself (its value, its function, where a read read from and
-// what it got) is read from the history when it is described. A
-// partition's are held in one slice (no pointer, or allocation, each).
+// has one per acknowledged send and read, so it is kept small (56 bytes):
+// what it says of itself (its value, its function, where a read read from
+// and what it got) is read from the history when it is described, and its
+// partition is its caller's. A partition's are held in one slice (no
+// pointer, or allocation, each).
 type linOp struct {
 	call, ret int64
-	offset    int64   // send: its offset; linStart: the log end to start from
-	hw        int64   // read: the HW it reported, -1 if none; linStart: the HW to start from
-	reach     int64   // read: max(hw, last record + 1)
-	rd        *readOp // read: what it returned
-	part      int32
+	offset    int64 // send: its offset; linStart: the log end to start from
+	hw        int64 // read: the HW it reported, -1 if none; linStart: the HW to start from
+	reach     int64 // read: max(hw, last record + 1)
 	pos       int32 // the op to cite: the completion, or the invoke of an unknown send
-	vid       int32 // send: its value
-	seg       int32 // porcupine partition: a segment or a window
-	kind      linKind
-	commit    bool // send: acknowledged with acks=-1
-	unknown   bool // send: info or never completed
+	// vid is a send's value; for a read, its index in the read table
+	// table names (see read).
+	vid     int32
+	seg     int32 // porcupine partition: a segment or a window
+	kind    linKind
+	table   uint8 // read: which of History.readTables holds it
+	commit  bool  // send: acknowledged with acks=-1
+	unknown bool  // send: info or never completed
+}
+
+// read is what a read returned, from h's read tables; nil for an
+// operation that is not a read of h (a test's operations have no
+// history).
+func (op *linOp) read(h *History) *readOp {
+	if h == nil || op.kind != linRead || op.vid < 0 {
+		return nil
+	}
+	return &h.readTables()[op.table][op.vid]
 }
 
 // raises is what an operation establishes once linearized: a log end
@@ -145,7 +157,7 @@ func (op *linOp) raises() (leo, hw int64) {
 // function (tests of the model alone have no history).
 func (op *linOp) describe(h *History) string {
 	value, f := fmt.Sprintf("#%d", op.vid), "read"
-	if h != nil && op.vid >= 0 && int(op.vid) < len(h.vals) {
+	if h != nil && op.kind == linSend && op.vid >= 0 && int(op.vid) < len(h.vals) {
 		value = fmt.Sprintf("%q", h.vals[op.vid].str)
 	}
 	if h != nil && op.pos >= 0 && op.kind == linRead {
@@ -160,12 +172,15 @@ func (op *linOp) describe(h *History) string {
 		return fmt.Sprintf("send %s -> offset %d", value, op.offset)
 	case f == history.EndOffset:
 		return fmt.Sprintf("end-offset -> %d", op.hw)
-	case op.rd == nil:
-		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.reach, op.hw)
-	case op.rd.from >= 0:
-		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, op.rd.from, op.rd.recs.len(), op.hw)
 	}
-	return fmt.Sprintf("%s -> %d records, hw %d", f, op.rd.recs.len(), op.hw)
+	switch rd := op.read(h); {
+	case rd == nil:
+		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.reach, op.hw)
+	case rd.from >= 0:
+		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, rd.from, rd.recs.len(), op.hw)
+	default:
+		return fmt.Sprintf("%s -> %d records, hw %d", f, rd.recs.len(), op.hw)
+	}
 }
 
 type linState struct{ leo, hw int64 }
@@ -233,24 +248,18 @@ func linModel(h *History, c checks) porcupine.Model {
 	}
 }
 
-// linOps builds the model's operations of every partition, grouped by
-// partition, with statistics of what was left out.
 // linSources are, per partition, the sends (indexes into History.sends)
-// and reads (which table, and the index in it) its model is made of: the
-// model's operations are built one partition at a time (linOps), a
-// history's worth of them at once being most of what the check held.
+// and the reads of each read table (indexes into it, in readTables'
+// order) its model is made of: the model's operations are built one
+// partition at a time (linOps), a history's worth of them at once being
+// most of what the check held. 4 bytes an operation.
 type linSources struct {
 	sends [][]int32
-	reads [][]readRef
-}
-
-type readRef struct {
-	table uint8 // readTables' order: polls, endsTable, finals
-	i     int32
+	reads [][3][]int32
 }
 
 func newLinSources(h *History) linSources {
-	src := linSources{sends: make([][]int32, len(h.parts)), reads: make([][]readRef, len(h.parts))}
+	src := linSources{sends: make([][]int32, len(h.parts)), reads: make([][3][]int32, len(h.parts))}
 	for i := range h.sends {
 		p := h.sends[i].part
 		src.sends[p] = append(src.sends[p], int32(i))
@@ -258,28 +267,38 @@ func newLinSources(h *History) linSources {
 	for t, rs := range h.readTables() {
 		for i := range rs {
 			p := rs[i].part
-			src.reads[p] = append(src.reads[p], readRef{uint8(t), int32(i)})
+			src.reads[p][t] = append(src.reads[p][t], int32(i))
 		}
 	}
 	return src
 }
 
+// count is how many operations partition p's model may hold.
+func (src linSources) count(p int) int {
+	n := len(src.sends[p])
+	for _, rs := range src.reads[p] {
+		n += len(rs)
+	}
+	return n
+}
+
 // endsTable is the end-offset reads' place in readTables.
 const endsTable = 1
 
-// readTables are the reads the model is made of, in readRef.table's order.
+// readTables are the reads the model is made of, in linSources.reads' (and
+// linOp.table's) order.
 func (h *History) readTables() [3][]readOp { return [3][]readOp{h.polls, h.ends, h.finals} }
 
 // linOps are the model's operations of partition p, sends first, each in
 // history order; stats counts what was left out.
 func linOps(h *History, src linSources, p int, stats func(string, int64)) []linOp {
 	acks := h.cfg.Acks
-	part := make([]linOp, 0, len(src.sends[p])+len(src.reads[p]))
+	part := make([]linOp, 0, src.count(p))
 	modelled := map[int32]bool{}
 	acked := map[int32]int64{}
 	for _, i := range src.sends[p] {
 		s := &h.sends[i]
-		op := linOp{part: s.part, kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
+		op := linOp{kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
 		case outOK:
 			if s.offset < 0 {
@@ -322,32 +341,34 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 		part = append(part, op)
 	}
 	tables := h.readTables()
-	for _, ref := range src.reads[p] {
-		r := &tables[ref.table][ref.i]
-		op := linOp{part: r.part, kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
-			pos: r.done, vid: -1, rd: r}
-		if ref.table == endsTable {
-			// An end-offset read reaches the offset it returned.
-			op.reach = r.hw
+	for t, idx := range src.reads[p] {
+		for _, i := range idx {
+			r := &tables[t][i]
+			op := linOp{kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
+				pos: r.done, vid: i, table: uint8(t)}
+			if t == endsTable {
+				// An end-offset read reaches the offset it returned.
+				op.reach = r.hw
+			}
+			if op.hw < 0 && op.reach < 0 {
+				continue
+			}
+			if op.hw >= 0 && op.reach > op.hw {
+				// Records at or above the HW the read reported: the
+				// reported HW cannot be trusted as a freshness bound.
+				stats("reads-beyond-their-hw", 1)
+				op.hw = -1
+			}
+			if op.hw >= 0 && h.readsCommitted(r) {
+				// A read_committed read reports the last stable offset,
+				// which an open transaction holds below the HW: a bound
+				// on the HW from below, never a stale one.
+				op.hw = -1
+			}
+			op.call = min(op.call, op.ret)
+			stats("reads", 1)
+			part = append(part, op)
 		}
-		if op.hw < 0 && op.reach < 0 {
-			continue
-		}
-		if op.hw >= 0 && op.reach > op.hw {
-			// Records at or above the HW the read reported: the
-			// reported HW cannot be trusted as a freshness bound.
-			stats("reads-beyond-their-hw", 1)
-			op.hw = -1
-		}
-		if op.hw >= 0 && h.readsCommitted(r) {
-			// A read_committed read reports the last stable offset,
-			// which an open transaction holds below the HW: a bound
-			// on the HW from below, never a stale one.
-			op.hw = -1
-		}
-		op.call = min(op.call, op.ret)
-		stats("reads", 1)
-		part = append(part, op)
 	}
 	return part
 }
@@ -359,6 +380,7 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 type witness struct {
 	before, after linOp
 	bound         int64
+	part          int32
 }
 
 // witnesses scans one partition's operations for contradicting pairs, in
@@ -366,31 +388,34 @@ type witness struct {
 // ops in call order, each compared with the maxima of what the operations
 // that returned before its call established.
 func witnesses(ops []linOp) (sends, reads []witness) {
-	var byOffset []*linOp
+	// Indexes, not pointers: half the memory, for a partition of
+	// millions.
+	var byOffset []int32
 	for i := range ops {
 		if ops[i].kind == linSend {
-			byOffset = append(byOffset, &ops[i])
+			byOffset = append(byOffset, int32(i))
 		}
 	}
-	slices.SortStableFunc(byOffset, func(a, b *linOp) int { return cmpInt(a.offset, b.offset) })
+	slices.SortStableFunc(byOffset, func(a, b int32) int { return cmpInt(ops[a].offset, ops[b].offset) })
 	for i := 1; i < len(byOffset); i++ {
-		if a, b := byOffset[i-1], byOffset[i]; a.offset == b.offset {
-			sends = append(sends, witness{*a, *b, -1})
+		if a, b := &ops[byOffset[i-1]], &ops[byOffset[i]]; a.offset == b.offset {
+			sends = append(sends, witness{before: *a, after: *b, bound: -1})
 		}
 	}
 	byOffset = nil
-	byCall, byRet := make([]*linOp, len(ops)), make([]*linOp, len(ops))
+	byCall, byRet := make([]int32, len(ops)), make([]int32, len(ops))
 	for i := range ops {
-		byCall[i], byRet[i] = &ops[i], &ops[i]
+		byCall[i], byRet[i] = int32(i), int32(i)
 	}
-	slices.SortStableFunc(byCall, func(a, b *linOp) int { return cmpInt(a.call, b.call) })
-	slices.SortStableFunc(byRet, func(a, b *linOp) int { return cmpInt(a.ret, b.ret) })
+	slices.SortStableFunc(byCall, func(a, b int32) int { return cmpInt(ops[a].call, ops[b].call) })
+	slices.SortStableFunc(byRet, func(a, b int32) int { return cmpInt(ops[a].ret, ops[b].ret) })
 	var maxLeo, maxHW int64
-	var leoBy, hwBy *linOp
+	leoBy, hwBy := int32(-1), int32(-1)
 	j := 0
-	for _, y := range byCall {
-		for ; j < len(byRet) && byRet[j].ret < y.call; j++ {
-			leo, hw := byRet[j].raises()
+	for _, yi := range byCall {
+		y := &ops[yi]
+		for ; j < len(byRet) && ops[byRet[j]].ret < y.call; j++ {
+			leo, hw := ops[byRet[j]].raises()
 			if leo > maxLeo {
 				maxLeo, leoBy = leo, byRet[j]
 			}
@@ -399,10 +424,10 @@ func witnesses(ops []linOp) (sends, reads []witness) {
 			}
 		}
 		switch {
-		case y.kind == linSend && leoBy != nil && y.offset < maxLeo:
-			sends = append(sends, witness{*leoBy, *y, maxLeo})
-		case y.kind == linRead && hwBy != nil && y.hw >= 0 && y.hw < maxHW:
-			reads = append(reads, witness{*hwBy, *y, maxHW})
+		case y.kind == linSend && leoBy >= 0 && y.offset < maxLeo:
+			sends = append(sends, witness{before: ops[leoBy], after: *y, bound: maxLeo})
+		case y.kind == linRead && hwBy >= 0 && y.hw >= 0 && y.hw < maxHW:
+			reads = append(reads, witness{before: ops[hwBy], after: *y, bound: maxHW})
 		}
 	}
 	return sends, reads
@@ -449,28 +474,36 @@ func tighten(ops []linOp, c checks) (calls, rets []int64, ok bool) {
 	if len(ops) >= scale/2 {
 		return untightened()
 	}
-	times := make([]int64, 0, 2*len(ops))
+	// Ranks of the distinct times, from the operations' endpoints sorted
+	// by time: an index each, where a copy of the times took twice as
+	// much, for a partition of millions.
+	ends := make([]int32, 0, 2*len(ops))
 	for i := range ops {
-		times = append(times, ops[i].call)
-		if ops[i].ret != math.MaxInt64 {
-			times = append(times, ops[i].ret)
-		}
-	}
-	slices.Sort(times)
-	times = slices.Compact(times)
-	rank := func(t int64) int64 {
-		r, _ := slices.BinarySearch(times, t)
-		return int64(r)
-	}
-	for i := range ops {
-		op := &ops[i]
-		tc[i] = 2 * rank(op.call) * scale
+		ends = append(ends, int32(2*i))
 		tr[i] = math.MaxInt64
-		if op.ret != math.MaxInt64 {
-			tr[i] = (2*rank(op.ret) + 1) * scale
+		if ops[i].ret != math.MaxInt64 {
+			ends = append(ends, int32(2*i+1))
 		}
 	}
-	times = nil
+	at := func(e int32) int64 {
+		if e&1 == 0 {
+			return ops[e>>1].call
+		}
+		return ops[e>>1].ret
+	}
+	slices.SortFunc(ends, func(a, b int32) int { return cmpInt(at(a), at(b)) })
+	rank := int64(-1)
+	for k, e := range ends {
+		if k == 0 || at(e) != at(ends[k-1]) {
+			rank++
+		}
+		if e&1 == 0 {
+			tc[e>>1] = 2 * rank * scale
+		} else {
+			tr[e>>1] = (2*rank + 1) * scale
+		}
+	}
+	ends = nil
 	// Forced order is the order of points on the log: a send sits between
 	// its offset and the next, a read at the HW it checks (or at what it
 	// reached, if it checks none). Which pairs are forced depends on the
@@ -492,13 +525,13 @@ func tighten(ops []linOp, c checks) (calls, rets []int64, ok bool) {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmpInt(point(&ops[a]), point(&ops[b])) })
-	var groups []int // where each run of equal points starts in order
+	var groups []int32 // where each run of equal points starts in order
 	for i := range order {
 		if i == 0 || point(&ops[order[i]]) != point(&ops[order[i-1]]) {
-			groups = append(groups, i)
+			groups = append(groups, int32(i))
 		}
 	}
-	groups = append(groups, len(order))
+	groups = append(groups, int32(len(order)))
 
 	const none = math.MinInt64
 	maxSend, maxRead := int64(none), int64(none)
@@ -593,7 +626,7 @@ func searchOps(part []linOp, c checks, seg *int, client func(*linOp) int, search
 		} else {
 			if k > 0 {
 				first := calls[idx[0]]
-				start := &linOp{part: part[0].part, kind: linStart, seg: int32(*seg), offset: leo, hw: hw, pos: part[idx[0]].pos, vid: -1}
+				start := &linOp{kind: linStart, seg: int32(*seg), offset: leo, hw: hw, pos: part[idx[0]].pos, vid: -1}
 				ops = append(ops, porcupine.Operation{ClientId: client(start), Input: start, Call: first - 1, Return: first - 1})
 			}
 			for _, i := range idx {
@@ -702,7 +735,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 	if w.before.kind == linSend {
 		return h.explainFor(f, w.before.vid, w.after.vid)
 	}
-	r := w.before.rd
+	r := w.before.read(h)
 	if r == nil {
 		return Unexplained, true
 	}
@@ -763,6 +796,11 @@ func Linearizability(h *History, opts Options) []Result {
 		if len(part) > 0 {
 			stats("partitions", 1)
 			sw, rw := witnesses(part)
+			for _, ws := range [][]witness{sw, rw} {
+				for i := range ws {
+					ws[i].part = int32(p)
+				}
+			}
 			sendW, readW = append(sendW, sw...), append(readW, rw...)
 		}
 	}
@@ -777,17 +815,17 @@ func Linearizability(h *History, opts Options) []Result {
 		c, decided := h.cause(sendF, w)
 		if w.bound < 0 {
 			sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
-				h.key(w.after.part), w.before.describe(h), h.index(w.before.pos), w.after.describe(h), h.index(w.after.pos), w.after.offset),
+				h.key(w.part), w.before.describe(h), h.index(w.before.pos), w.after.describe(h), h.index(w.after.pos), w.after.offset),
 				h.index(w.before.pos), h.index(w.after.pos))
 			continue
 		}
 		sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the log to offset %d",
-			h.key(w.after.part), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
+			h.key(w.part), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 	for _, w := range readW {
 		readF.add(Unexplained, fmt.Sprintf("%s: %s (op %d) began after %s (op %d) completed, which had taken the high watermark to %d",
-			h.key(w.after.part), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
+			h.key(w.part), w.after.describe(h), h.index(w.after.pos), w.before.describe(h), h.index(w.before.pos), w.bound),
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 
@@ -838,7 +876,7 @@ func Linearizability(h *History, opts Options) []Result {
 				if c.sends {
 					f = sendF
 				}
-				f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(part[0].part), skip)
+				f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(int32(p)), skip)
 			}
 		}
 		stats("segments", int64(seg))
@@ -867,8 +905,8 @@ func Linearizability(h *History, opts Options) []Result {
 		var ops []porcupine.Operation
 		built, part := -1, []linOp(nil)
 		for i, w := range ws {
-			if int(w.after.part) != built {
-				built, part = int(w.after.part), linOps(h, src, int(w.after.part), nostats)
+			if int(w.part) != built {
+				built, part = int(w.part), linOps(h, src, int(w.part), nostats)
 			}
 			for _, op := range window(part, w, i) {
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret, Metadata: meta(op)})
