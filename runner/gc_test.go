@@ -36,3 +36,19 @@ func TestCollectTighter(t *testing.T) {
 		t.Fatalf("with GOGC set: GOGC %d, want it left at 123", p)
 	}
 }
+
+// TestJudgeGOGCFor: a small live heap is let gather half of itself in
+// garbage, a large one about judgeGarbage, and a huge one a tenth.
+func TestJudgeGOGCFor(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 50}, {1 << 20, 50}, {384 << 20, 50}, {385 << 20, 49},
+		{1 << 30, 18}, {1920 << 20, 10}, {8 << 30, 10},
+	} {
+		if got := judgeGOGCFor(tc.live); got != tc.want {
+			t.Errorf("live %d MB: GOGC %d, want %d", tc.live>>20, got, tc.want)
+		}
+	}
+}

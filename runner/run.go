@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -732,37 +731,4 @@ func keptLogs(run *results.Run) string {
 	_ = os.Remove(filepath.Dir(run.Dir))
 	// The run's directory was printed when it was made.
 	return fmt.Sprintf(" (nothing stored: %s is removed)", run.Dir)
-}
-
-// judging counts the judges under way (CollectTighter).
-var judging struct {
-	sync.Mutex
-	n       int
-	percent int
-}
-
-// CollectTighter has the garbage collector collect at 1.5x the live heap
-// rather than Go's 2x while a judge runs (a run's judge, chaos check,
-// chaos report), unless GOGC is set, and returns what restores the target
-// when the last judge under way ends. What a judge holds only grows as it
-// reads (the checkers' index, the report's timeline), and all else is
-// garbage at once, so the peak stays near what is held: on a 30-minute
-// simulated run's history chaos check peaked at 0.56 GB rather than
-// 0.69 GB, in about 10% more time.
-func CollectTighter() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	judging.Lock()
-	defer judging.Unlock()
-	if judging.n++; judging.n == 1 {
-		judging.percent = debug.SetGCPercent(50)
-	}
-	return func() {
-		judging.Lock()
-		defer judging.Unlock()
-		if judging.n--; judging.n == 0 {
-			debug.SetGCPercent(judging.percent)
-		}
-	}
 }
