@@ -40,7 +40,7 @@ type lostValue struct {
 }
 
 func (w lostValue) describe(h *History) string {
-	v := &h.vals[w.vid]
+	v := h.vals.at(w.vid)
 	p := h.parts[v.home()]
 	how := fmt.Sprintf("acknowledged at offset %d (op %d)", v.obsOff, h.index(w.pos))
 	switch {
@@ -49,7 +49,7 @@ func (w lostValue) describe(h *History) string {
 	case v.flags&readByClient != 0:
 		how = fmt.Sprintf("acknowledged at offset %d (op %d) and read by a consumer (op %d)", v.obsOff, h.index(w.pos), h.index(v.readPos))
 	}
-	fr := &h.finals[p.final]
+	fr := h.finals.at(p.final)
 	where := fmt.Sprintf("the final read of %s (op %d), which reached offset %d", p.key, h.index(fr.done), fr.reach())
 	if v.obsOff >= fr.reach() {
 		where += ", nor any replica's log"
@@ -86,9 +86,9 @@ type LostAck struct {
 func LostWrites(h *History) []LostAck {
 	var out []LostAck
 	walkLost(h, h.newFinding(LostWriteName), func(w lostValue) {
-		v := &h.vals[w.vid]
+		v := h.vals.at(w.vid)
 		p := h.parts[v.home()]
-		fr := &h.finals[p.final]
+		fr := h.finals.at(p.final)
 		op := h.ops.op(w.pos)
 		out = append(out, LostAck{Value: v.str, Topic: p.key.Topic, Partition: p.key.Partition, Offset: v.obsOff,
 			Op: op.Index, Time: op.Time, Acked: w.acked, Cause: w.cause, FinalRead: h.index(fr.done), Reach: fr.reach()})
@@ -101,13 +101,13 @@ func LostWrites(h *History) []LostAck {
 // calls lost once per lost value, in history order of the ack or read that
 // made it known; it tells f what it judged and left undecided.
 func walkLost(h *History, f *finding, lost func(w lostValue)) {
-	judged := make([]bool, len(h.vals))
+	judged := make([]bool, h.vals.len())
 	consider := func(vid int32, pos int32, acked bool) {
 		if judged[vid] {
 			return
 		}
 		judged[vid] = true
-		v := &h.vals[vid]
+		v := h.vals.at(vid)
 		f.stat("judged", 1)
 		switch v.fate {
 		case gone:
@@ -120,8 +120,8 @@ func walkLost(h *History, f *finding, lost func(w lostValue)) {
 		}
 	}
 	var acked, read int64
-	for i := range h.sends {
-		s := &h.sends[i]
+	for i := range h.sends.len() {
+		s := h.sends.at(i)
 		if s.typ != outOK {
 			continue
 		}
@@ -132,8 +132,8 @@ func walkLost(h *History, f *finding, lost func(w lostValue)) {
 		}
 		consider(s.vid, s.done, true)
 	}
-	for vid := range h.vals {
-		v := &h.vals[vid]
+	for vid := range h.vals.len() {
+		v := h.vals.at(vid)
 		if v.flags&readByClient == 0 || judged[vid] || !v.sent() || v.onlyFailed() {
 			continue
 		}
@@ -142,7 +142,7 @@ func walkLost(h *History, f *finding, lost func(w lostValue)) {
 	}
 	f.stat("acknowledged", acked)
 	f.stat("read-not-acknowledged", read)
-	if acked == 0 && len(h.polls) == 0 {
+	if acked == 0 && h.polls.len() == 0 {
 		f.noEvidence("nothing was acknowledged and no consumer read anything")
 	}
 	if n := f.stats["undecided"]; n > 0 {
@@ -157,15 +157,15 @@ func walkLost(h *History, f *finding, lost func(w lostValue)) {
 // is the number of unseen values that are gone.
 func Unseen(h *History) Result {
 	f := h.newFinding(UnseenName)
-	seen := make([]bool, len(h.vals))
+	seen := make([]bool, h.vals.len())
 	var acked int64
-	for i := range h.sends {
-		s := &h.sends[i]
+	for i := range h.sends.len() {
+		s := h.sends.at(i)
 		if s.typ != outOK {
 			continue
 		}
 		acked++
-		val := &h.vals[s.vid]
+		val := h.vals.at(s.vid)
 		if val.flags&readByClient != 0 || seen[s.vid] {
 			continue
 		}
@@ -179,7 +179,7 @@ func Unseen(h *History) Result {
 			// The fate is its home partition's (one a retry sent
 			// elsewhere too has its first send's), whose final read
 			// decided it.
-			fr := &h.finals[h.parts[val.home()].final]
+			fr := h.finals.at(h.parts[val.home()].final)
 			which := "the final read"
 			if val.home() != s.part {
 				which = fmt.Sprintf("the final read of %s, where it was first sent,", h.key(val.home()))
@@ -211,7 +211,7 @@ func Duplicate(h *History) Result {
 	f := h.newFinding(DuplicateName)
 	seen := map[int32]bool{}
 	for _, d := range h.dups {
-		val := &h.vals[d.vid]
+		val := h.vals.at(d.vid)
 		if seen[d.vid] {
 			continue
 		}
@@ -238,9 +238,9 @@ func (h *History) anyObserved() bool {
 
 // clientRecords: some poll or final read returned a record.
 func (h *History) clientRecords() bool {
-	for _, rs := range [][]readOp{h.polls, h.finals} {
-		for i := range rs {
-			if rs[i].recs.len() > 0 {
+	for _, rs := range []*table[readOp]{&h.polls, &h.finals} {
+		for i := range rs.len() {
+			if rs.at(i).recs.len() > 0 {
 				return true
 			}
 		}
@@ -288,7 +288,7 @@ func (h *History) explainAs(twiceGone bool, vids ...int32) (c Cause, decided boo
 		return a
 	}
 	for _, vid := range vids {
-		switch v := &h.vals[vid]; v.fate {
+		switch v := h.vals.at(vid); v.fate {
 		case survives:
 			if twiceGone && v.flags&observedTwice != 0 {
 				// A retry wrote the value twice: the copy in the final
@@ -370,9 +370,9 @@ func (h *History) copiesOf(vid int32) *copySightings {
 			if p.final < 0 {
 				continue
 			}
-			for rec := range h.finals[p.final].recs.all() {
-				if v := rec.vid; h.vals[v].flags&observedTwice != 0 && at(v).survivor.part < 0 {
-					at(v).survivor = observation{part: h.finals[p.final].part, offset: rec.Offset}
+			for rec := range h.finals.at(p.final).recs.all() {
+				if v := rec.vid; h.vals.at(v).flags&observedTwice != 0 && at(v).survivor.part < 0 {
+					at(v).survivor = observation{part: h.finals.at(p.final).part, offset: rec.Offset}
 				}
 			}
 		}
@@ -381,8 +381,8 @@ func (h *History) copiesOf(vid int32) *copySightings {
 				at(v).read = append(at(v).read, observation{part: part, offset: off})
 			}
 		}
-		for v := range h.vals {
-			if val := &h.vals[v]; val.flags&observedTwice != 0 && val.obsPos >= 0 {
+		for v := range h.vals.len() {
+			if val := h.vals.at(v); val.flags&observedTwice != 0 && val.obsPos >= 0 {
 				read(int32(v), val.obsPart, val.obsOff)
 			}
 		}
@@ -456,7 +456,7 @@ func InconsistentOffsets(h *History) Result {
 		c, decided := h.explainFor(f, vids...)
 		second := h.conflictPos(k.part, k.off)
 		f.addExplained(c, decided, fmt.Sprintf("offset %d of %s was read as %q (op %d) and as %q (op %d)",
-			k.off, h.key(k.part), h.vals[vids[0]].str, h.index(firstPos[k]), h.vals[vids[1]].str, h.index(second)),
+			k.off, h.key(k.part), h.vals.at(vids[0]).str, h.index(firstPos[k]), h.vals.at(vids[1]).str, h.index(second)),
 			h.index(firstPos[k]), h.index(second))
 	}
 	var ack int64
@@ -507,7 +507,7 @@ func NonmonotonicSend(h *History) Result {
 	prev := map[producer]last{}
 	pairs := int64(0)
 	for _, i := range h.sendsInProducerOrder() {
-		s := &h.sends[i]
+		s := h.sends.at(i)
 		if s.typ != outOK || s.offset < 0 {
 			continue
 		}
@@ -532,7 +532,7 @@ func NonmonotonicSend(h *History) Result {
 		if ok && s.offset <= p.offset {
 			c, decided := h.explainFor(f, p.vid, s.vid)
 			f.addExplained(c, decided, fmt.Sprintf("%s's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
-				who, h.vals[s.vid].str, s.offset, h.key(s.part), h.index(s.done), h.vals[p.vid].str, p.offset, h.index(p.pos)),
+				who, h.vals.at(s.vid).str, s.offset, h.key(s.part), h.index(s.done), h.vals.at(p.vid).str, p.offset, h.index(p.pos)),
 				h.index(p.pos), h.index(s.done))
 			continue
 		}
@@ -551,9 +551,9 @@ func NonmonotonicSend(h *History) Result {
 // made them: completion order, but a session's sends in invocation order.
 // The order across producers does not matter.
 func (h *History) sendsInProducerOrder() []int32 {
-	order := make([]int32, 0, len(h.sends))
+	order := make([]int32, 0, h.sends.len())
 	var sess []int32
-	for i := range h.sends {
+	for i := range h.sends.len() {
 		if _, ok := h.sessions[int32(i)]; ok {
 			sess = append(sess, int32(i))
 			continue
@@ -561,10 +561,10 @@ func (h *History) sendsInProducerOrder() []int32 {
 		order = append(order, int32(i))
 	}
 	at := func(i int32) int32 {
-		if s := &h.sends[i]; s.inv >= 0 {
+		if s := h.sends.at(i); s.inv >= 0 {
 			return s.inv
 		}
-		return h.sends[i].done
+		return h.sends.at(i).done
 	}
 	slices.SortStableFunc(sess, func(a, b int32) int { return int(at(a)) - int(at(b)) })
 	return append(order, sess...)
@@ -595,8 +595,8 @@ func PollSkip(h *History) Result {
 
 // pollRecords: some poll returned a record.
 func (h *History) pollRecords() bool {
-	for i := range h.polls {
-		if h.polls[i].recs.len() > 0 {
+	for i := range h.polls.len() {
+		if h.polls.at(i).recs.len() > 0 {
 			return true
 		}
 	}
@@ -638,8 +638,8 @@ func walkPolls(h *History,
 		gen  int32 // the group generation of its polls, -1 for none
 	}
 	cursors := map[int64]*cursor{}
-	for i := range h.polls {
-		r := &h.polls[i]
+	for i := range h.polls.len() {
+		r := h.polls.at(i)
 		k := int64(r.process)<<32 | int64(uint32(r.part))
 		c := cursors[k]
 		gen := h.pollGen(i)
@@ -706,14 +706,14 @@ func walkPolls(h *History,
 func AbortedRead(h *History) Result {
 	f := h.newFinding(AbortedReadName)
 	var read []int32
-	for vid := range h.vals {
-		if val := &h.vals[vid]; val.onlyFailed() && val.flags&sentInTxn == 0 && val.readPos >= 0 {
+	for vid := range h.vals.len() {
+		if val := h.vals.at(vid); val.onlyFailed() && val.flags&sentInTxn == 0 && val.readPos >= 0 {
 			read = append(read, int32(vid))
 		}
 	}
 	failed := h.failPos(read)
 	for _, vid := range read {
-		val := &h.vals[vid]
+		val := h.vals.at(vid)
 		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", val.str, h.index(failed[vid]), val.reader(), h.index(val.readPos)),
 			h.index(failed[vid]), h.index(val.readPos))
 	}
@@ -737,8 +737,8 @@ func (h *History) failPos(vids []int32) map[int32]int32 {
 	if len(vids) == 0 {
 		return out
 	}
-	for i := range h.sends {
-		s := &h.sends[i]
+	for i := range h.sends.len() {
+		s := h.sends.at(i)
 		if p, ok := out[s.vid]; ok && p < 0 && s.typ == outFail {
 			out[s.vid] = max(s.done, s.inv)
 		}
@@ -765,8 +765,8 @@ func (h *History) anyRecords() bool {
 // of such values and reads.
 func GarbageRead(h *History) Result {
 	f := h.newFinding(GarbageReadName)
-	for vid := range h.vals {
-		val := &h.vals[vid]
+	for vid := range h.vals.len() {
+		val := h.vals.at(vid)
 		if val.sent() {
 			continue
 		}

@@ -214,8 +214,8 @@ func unreadBelowCommit(h *History, f *finding, events []groupEvent) {
 		return
 	}
 	delivered := map[int32]bool{}
-	for i := range h.polls {
-		r := &h.polls[i]
+	for i := range h.polls.len() {
+		r := h.polls.at(i)
 		op := h.ops.op(r.done)
 		if op.Value == nil || op.Value.GroupInfo == nil || op.Value.Group != last.group {
 			continue
@@ -235,7 +235,7 @@ func unreadBelowCommit(h *History, f *finding, events []groupEvent) {
 		}
 		judged++
 		unread, first := 0, int64(-1)
-		for rec := range h.finals[h.parts[part].final].recs.all() {
+		for rec := range h.finals.at(h.parts[part].final).recs.all() {
 			if rec.Offset < o.Offset && !delivered[rec.vid] {
 				if unread++; first < 0 {
 					first = rec.Offset

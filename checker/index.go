@@ -34,13 +34,13 @@ type History struct {
 	keyID map[history.Key]int32
 	parts []*partition
 
-	vals  []valueInfo
+	vals  table[valueInfo]
 	valID valueIDs
 
-	sends    []sendOp // every send, in completion order (open ones last)
-	polls    []readOp // ok polls, in completion order
-	ends     []readOp // ok end-offset reads
-	finals   []readOp // ok final reads
+	sends    table[sendOp] // every send, in completion order (open ones last)
+	polls    table[readOp] // ok polls, in completion order
+	ends     table[readOp] // ok end-offset reads
+	finals   table[readOp] // ok final reads
 	replicas []replicaRead
 	// pollGens are the polls' group generations, by index in polls: a
 	// group member resumes from the group's committed offset when its
@@ -279,7 +279,7 @@ func (v *valueInfo) onlyFailed() bool {
 type partition struct {
 	key   history.Key
 	obs   offsetTable
-	final int // index into History.finals of the chosen final read, -1
+	final int32 // index into History.finals of the chosen final read, -1
 	// exist is the sorted set of offsets any ack or client read observed.
 	exist []int64
 	// ackConflicts counts offsets where an ack disagrees with a read or
@@ -484,11 +484,11 @@ func NewHistory(ops []history.Op, cfg Config) *History {
 	// costs nothing, and copying it would.
 	b.h.ops.src = ops
 	h := b.h
-	h.vals = make([]valueInfo, 0, sends)
+	h.vals.reserve(sends)
 	h.valID.size(sends)
-	h.sends = make([]sendOp, 0, sends)
-	h.polls = make([]readOp, 0, polls)
-	h.ends = make([]readOp, 0, ends)
+	h.sends.reserve(sends)
+	h.polls.reserve(polls)
+	h.ends.reserve(ends)
 	if txns > 0 {
 		h.txn.ops = make([]txnOp, 0, txns)
 	}
@@ -708,16 +708,16 @@ func (h *History) keyOf(k history.Key) int32 {
 }
 
 func (h *History) valueOf(s string) int32 {
-	i, tag := h.valID.slot(s, h.vals)
+	i, tag := h.valID.slot(s, &h.vals)
 	if id := h.valID.slots[i]; id != 0 {
 		return id - 1
 	}
 	// A copy of its own: a decoder's string may share memory with the
 	// rest of the line it came from, which would then stay too.
 	s = h.own(s)
-	id := int32(len(h.vals))
-	h.vals = append(h.vals, valueInfo{str: s, part: -1, readPos: -1, obsPart: -1, obsPos: -1})
-	h.valID.put(i, tag, id, h.vals)
+	id := int32(h.vals.len())
+	h.vals.add(valueInfo{str: s, part: -1, readPos: -1, obsPart: -1, obsPos: -1})
+	h.valID.put(i, tag, id, &h.vals)
 	return id
 }
 
@@ -743,9 +743,9 @@ func (h *History) records(dst []record, part int32, rs []history.Record) []recor
 		vid := int32(-1)
 		if s := obs.lookup(r.Offset); s != nil {
 			switch {
-			case s.readVid != 0 && h.vals[s.readVid-1].str == r.Value:
+			case s.readVid != 0 && h.vals.at(s.readVid-1).str == r.Value:
 				vid = s.readVid - 1
-			case s.ackVid != 0 && h.vals[s.ackVid-1].str == r.Value:
+			case s.ackVid != 0 && h.vals.at(s.ackVid-1).str == r.Value:
 				vid = s.ackVid - 1
 			}
 		}
@@ -758,7 +758,7 @@ func (h *History) records(dst []record, part int32, rs []history.Record) []recor
 }
 
 // str is the value of a record.
-func (h *History) str(r record) string { return h.vals[r.vid].str }
+func (h *History) str(r record) string { return h.vals.at(r.vid).str }
 
 // complete indexes one operation given its invoke and completion positions
 // (either may be -1, not both) and the operations there.
@@ -874,15 +874,15 @@ func (h *History) eachTry(f func(t *readTry)) {
 		t.committed = t.stalled && h.readsCommitted(r)
 		return true
 	}
-	p, fi := 0, 0
+	var p, fi int32
 	for i := 0; ; {
 		// The next to complete of the three.
 		next, which := int32(math.MaxInt32), -1
-		if p < len(h.polls) && h.polls[p].done < next {
-			next, which = h.polls[p].done, 0
+		if p < h.polls.len() && h.polls.at(p).done < next {
+			next, which = h.polls.at(p).done, 0
 		}
-		if fi < len(h.finals) && h.finals[fi].done < next {
-			next, which = h.finals[fi].done, 1
+		if fi < h.finals.len() && h.finals.at(fi).done < next {
+			next, which = h.finals.at(fi).done, 1
 		}
 		if i < len(h.tries) && h.tries[i].done <= next {
 			// At the same position as a read, it is that read's.
@@ -900,12 +900,12 @@ func (h *History) eachTry(f func(t *readTry)) {
 		case -1:
 			return
 		case 0:
-			if try(&h.polls[p]) {
+			if try(h.polls.at(p)) {
 				f(&t)
 			}
 			p++
 		case 1:
-			if try(&h.finals[fi]) {
+			if try(h.finals.at(fi)) {
 				f(&t)
 			}
 			fi++
@@ -965,9 +965,9 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 		if h.sessions == nil {
 			h.sessions = map[int32]int32{}
 		}
-		h.sessions[int32(len(h.sends))] = *p
+		h.sessions[int32(h.sends.len())] = *p
 	}
-	val := &h.vals[s.vid]
+	val := h.vals.at(s.vid)
 	if val.part < 0 {
 		val.part = s.part
 	}
@@ -985,7 +985,7 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 	default:
 		val.flags |= sentOpen
 	}
-	h.sends = append(h.sends, s)
+	h.sends.add(s)
 }
 
 // sessionOf is the producer session a send names, nil if none.
@@ -1028,15 +1028,15 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		// Its reach is the offset it returned, whatever records a
 		// foreign history gives it (linOps).
 		r.hw = *v.Offset
-		h.ends = append(h.ends, r)
+		h.ends.add(r)
 		return
 	case history.FinalRead:
-		h.finals = append(h.finals, r)
+		h.finals.add(r)
 	case history.ReplicaRead:
 		// A replica's log is judged by replica-divergence only: it may
 		// hold an unacknowledged tail that no client could read.
 		for _, rec := range recs {
-			val := &h.vals[rec.vid]
+			val := h.vals.at(rec.vid)
 			val.flags |= readByReplica
 			if val.readPos < 0 {
 				val.readPos = done
@@ -1063,7 +1063,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	for _, rec := range recs {
 		vid := rec.vid
-		h.vals[vid].readBy(done, seen)
+		h.vals.at(vid).readBy(done, seen)
 		h.observe(vid, r.part, rec.Offset, done, false)
 	}
 }
@@ -1072,16 +1072,16 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 // of no group).
 func (h *History) addPoll(r readOp, gen int32) {
 	if gen != -1 && h.pollGens == nil {
-		h.pollGens = slices.Repeat([]int32{-1}, len(h.polls))
+		h.pollGens = slices.Repeat([]int32{-1}, int(h.polls.len()))
 	}
 	if h.pollGens != nil {
 		h.pollGens = append(h.pollGens, gen)
 	}
-	h.polls = append(h.polls, r)
+	h.polls.add(r)
 }
 
 // pollGen is the group generation of the i-th poll, -1 for none.
-func (h *History) pollGen(i int) int32 {
+func (h *History) pollGen(i int32) int32 {
 	if h.pollGens == nil {
 		return -1
 	}
@@ -1091,7 +1091,7 @@ func (h *History) pollGen(i int) int32 {
 // observe tables one sighting of value vid at (part, off), by an ack or a
 // client read, and notes duplicates and conflicts as they appear.
 func (h *History) observe(vid, part int32, off int64, pos int32, ack bool) {
-	val := &h.vals[vid]
+	val := h.vals.at(vid)
 	switch {
 	case val.obsPos < 0:
 		val.obsPart, val.obsOff, val.obsPos = part, off, pos
@@ -1151,15 +1151,15 @@ func (h *History) observe(vid, part int32, off int64, pos int32, ack bool) {
 func (h *History) finish() {
 	// The last ok final read of a partition is its final read: an earlier
 	// one was a retry that a later, fuller read superseded.
-	for i, r := range h.finals {
-		h.parts[r.part].final = i
+	for i := range h.finals.len() {
+		h.parts[h.finals.at(i).part].final = i
 	}
 	for part, p := range h.parts {
 		if p.final < 0 {
 			continue
 		}
-		for rec := range h.finals[p.final].recs.all() {
-			val := &h.vals[rec.vid]
+		for rec := range h.finals.at(p.final).recs.all() {
+			val := h.vals.at(rec.vid)
 			if val.home() == int32(part) {
 				val.flags |= inOwnFinal
 			}
@@ -1192,8 +1192,8 @@ func (h *History) finish() {
 	if h.cfg.Transactions {
 		h.finishTxns()
 	}
-	for vid := range h.vals {
-		h.vals[vid].fate = h.fateOf(&h.vals[vid])
+	for vid := range h.vals.len() {
+		h.vals.at(vid).fate = h.fateOf(h.vals.at(vid))
 	}
 	h.model = permitted(h.cfg, FaultClass(h.cfg, h.faults.ran(h.cfg)))
 }
@@ -1235,7 +1235,7 @@ func (h *History) fateOf(v *valueInfo) fate {
 			return gone
 		}
 		return undecided
-	case v.obsPart == v.home() && v.obsOff < h.finals[p.final].reach():
+	case v.obsPart == v.home() && v.obsOff < h.finals.at(p.final).reach():
 		return gone
 	case p.allRead && v.flags&readByReplica == 0:
 		return gone
@@ -1252,7 +1252,7 @@ func (h *History) committed(v *valueInfo) bool {
 
 // truncation is the cause a value's truncation would have.
 func (h *History) truncation(vid int32) Cause {
-	if h.committed(&h.vals[vid]) {
+	if h.committed(h.vals.at(vid)) {
 		return CommittedTruncation
 	}
 	return UncommittedTruncation

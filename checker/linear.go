@@ -135,7 +135,7 @@ func (op *linOp) read(h *History) *readOp {
 	if h == nil || op.kind != linRead || op.vid < 0 {
 		return nil
 	}
-	return &h.readTables()[op.table][op.vid]
+	return h.readTables()[op.table].at(op.vid)
 }
 
 // raises is what an operation establishes once linearized: a log end
@@ -157,8 +157,8 @@ func (op *linOp) raises() (leo, hw int64) {
 // function (tests of the model alone have no history).
 func (op *linOp) describe(h *History) string {
 	value, f := fmt.Sprintf("#%d", op.vid), "read"
-	if h != nil && op.kind == linSend && op.vid >= 0 && int(op.vid) < len(h.vals) {
-		value = fmt.Sprintf("%q", h.vals[op.vid].str)
+	if h != nil && op.kind == linSend && op.vid >= 0 && op.vid < h.vals.len() {
+		value = fmt.Sprintf("%q", h.vals.at(op.vid).str)
 	}
 	if h != nil && op.pos >= 0 && op.kind == linRead {
 		f = h.ops.fn(op.pos)
@@ -260,14 +260,14 @@ type linSources struct {
 
 func newLinSources(h *History) linSources {
 	src := linSources{sends: make([][]int32, len(h.parts)), reads: make([][3][]int32, len(h.parts))}
-	for i := range h.sends {
-		p := h.sends[i].part
-		src.sends[p] = append(src.sends[p], int32(i))
+	for i := range h.sends.len() {
+		p := h.sends.at(i).part
+		src.sends[p] = append(src.sends[p], i)
 	}
 	for t, rs := range h.readTables() {
-		for i := range rs {
-			p := rs[i].part
-			src.reads[p][t] = append(src.reads[p][t], int32(i))
+		for i := range rs.len() {
+			p := rs.at(i).part
+			src.reads[p][t] = append(src.reads[p][t], i)
 		}
 	}
 	return src
@@ -287,7 +287,9 @@ const endsTable = 1
 
 // readTables are the reads the model is made of, in linSources.reads' (and
 // linOp.table's) order.
-func (h *History) readTables() [3][]readOp { return [3][]readOp{h.polls, h.ends, h.finals} }
+func (h *History) readTables() [3]*table[readOp] {
+	return [3]*table[readOp]{&h.polls, &h.ends, &h.finals}
+}
 
 // linOps are the model's operations of partition p, sends first, each in
 // history order; stats counts what was left out.
@@ -297,7 +299,7 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 	modelled := map[int32]bool{}
 	acked := map[int32]int64{}
 	for _, i := range src.sends[p] {
-		s := &h.sends[i]
+		s := h.sends.at(i)
 		op := linOp{kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
 		case outOK:
@@ -320,7 +322,7 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 			// other is left out, which only removes constraints. One
 			// that shares its value with another send (a retry in a
 			// foreign history) is represented by that send.
-			val := &h.vals[s.vid]
+			val := h.vals.at(s.vid)
 			if val.obsPos < 0 || val.flags&(observedTwice|sentOK) != 0 || val.obsPart != s.part || modelled[s.vid] {
 				stats("unknown-sends-left-out", 1)
 				continue
@@ -343,7 +345,7 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 	tables := h.readTables()
 	for t, idx := range src.reads[p] {
 		for _, i := range idx {
-			r := &tables[t][i]
+			r := tables[t].at(i)
 			op := linOp{kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
 				pos: r.done, vid: i, table: uint8(t)}
 			if t == endsTable {

@@ -294,8 +294,8 @@ func StuckPartition(h *History) Result {
 	sends := make([]tally, len(h.parts))
 	reads := make([]tally, len(h.parts))
 	if h.cfg.Acks != 0 {
-		for i := range h.sends {
-			s := &h.sends[i]
+		for i := range h.sends.len() {
+			s := h.sends.at(i)
 			inv := h.at(s.inv)
 			if s.inv < 0 || inv < heal {
 				continue

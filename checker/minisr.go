@@ -165,8 +165,8 @@ func AckBelowMinISR(h *History) Result {
 	// When each partition's leader refused a send for want of in-sync
 	// replicas: completion times, in order.
 	refused := make([][]int64, len(h.parts))
-	for i := range h.sends {
-		if s := &h.sends[i]; s.done >= 0 && s.typ != outOK && strings.HasPrefix(h.ops.errText(s.done), notEnoughReplicas) {
+	for i := range h.sends.len() {
+		if s := h.sends.at(i); s.done >= 0 && s.typ != outOK && strings.HasPrefix(h.ops.errText(s.done), notEnoughReplicas) {
 			refused[s.part] = append(refused[s.part], h.at(s.done))
 		}
 	}
@@ -221,8 +221,8 @@ func AckBelowMinISR(h *History) Result {
 		return f.result()
 	}
 	var acked int64
-	for i := range h.sends {
-		s := &h.sends[i]
+	for i := range h.sends.len() {
+		s := h.sends.at(i)
 		if s.typ != outOK {
 			continue
 		}
@@ -350,7 +350,7 @@ func (h *History) describeBelow(s *sendOp, r *belowRun, ti, td, lag int64) strin
 	}
 	first := &ss[b]
 	return fmt.Sprintf("value %q acknowledged %s of %s (op %d, invoked at %s, acknowledged at %s) under acks=-1, while every monitor sample from op %d (%s) to op %d (%s), %d samples, saw leader %d (epoch %d) with isr %v, below min.insync.replicas %d",
-		h.vals[s.vid].str, at, h.key(s.part), h.index(s.done), secs(ti), secs(td),
+		h.vals.at(s.vid).str, at, h.key(s.part), h.index(s.done), secs(ti), secs(td),
 		h.index(first.done), secs(h.at(first.done)), h.index(ss[a].done), secs(h.at(ss[a].done)), a-b+1,
 		first.leader, first.epoch, first.isr, h.cfg.MinInsyncReplicas)
 }

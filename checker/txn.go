@@ -163,12 +163,12 @@ func (h *History) addTxn(invOp, doneOp *history.Op, inv, done int32) {
 		if i >= listed && typ == outOK {
 			typ = outInfo
 		}
-		val := &h.vals[s.vid]
+		val := h.vals.at(s.vid)
 		val.flags |= sentInTxn | sentFlag[typ]
 		if val.part < 0 {
 			val.part = s.part
 		}
-		h.sends = append(h.sends, sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, process: t.process, typ: typ})
+		h.sends.add(sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, process: t.process, typ: typ})
 		if s.offset >= 0 {
 			// The offset is a fact whether the transaction committed or
 			// not: its records are in the log, aborted ones too.
@@ -232,7 +232,7 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, recs: pack(p.recs)}
 		for _, rec := range p.recs {
 			vid := rec.vid
-			h.vals[vid].readBy(t.done, seen)
+			h.vals.at(vid).readBy(t.done, seen)
 			h.observe(vid, p.part, rec.Offset, t.done, false)
 			t.reads = append(t.reads, txnRecord{vid: vid, part: p.part, offset: rec.Offset})
 		}
@@ -244,7 +244,7 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 // history: who sent each value, and the offsets a read_committed reader
 // may see.
 func (h *History) finishTxns() {
-	h.txn.writer = slices.Repeat([]int32{-1}, len(h.vals))
+	h.txn.writer = slices.Repeat([]int32{-1}, int(h.vals.len()))
 	for i := range h.txn.ops {
 		for _, s := range h.txn.ops[i].sends {
 			h.txn.writer[s.vid] = int32(i)
@@ -253,7 +253,7 @@ func (h *History) finishTxns() {
 	if !h.txn.rcReads {
 		return
 	}
-	visible := func(vid1 int32) bool { return vid1 > 0 && !h.mayBeAborted(&h.vals[vid1-1]) }
+	visible := func(vid1 int32) bool { return vid1 > 0 && !h.mayBeAborted(h.vals.at(vid1-1)) }
 	for _, p := range h.parts {
 		p.existRC = make([]int64, 0, len(p.exist))
 		for _, off := range p.exist {
@@ -275,7 +275,7 @@ func (h *History) mayBeAborted(v *valueInfo) bool {
 // may belong to a transaction that aborted, so its absence from that read
 // says nothing of whether it is in the log.
 func (h *History) hiddenFromFinal(v *valueInfo, p *partition) bool {
-	return h.mayBeAborted(v) && h.readsCommitted(&h.finals[p.final])
+	return h.mayBeAborted(v) && h.readsCommitted(h.finals.at(p.final))
 }
 
 // readsCommitted: the read was read_committed (its operation says so, on
@@ -362,12 +362,12 @@ func noTxns(h *History, f *finding) bool {
 func (h *History) abortedTxnReads(f *finding) {
 	type firsts struct{ rc, ru *readOp }
 	found := map[int32]*firsts{}
-	for _, rs := range [][]readOp{h.polls, h.finals} {
-		for i := range rs {
-			r := &rs[i]
+	for _, rs := range []*table[readOp]{&h.polls, &h.finals} {
+		for i := range rs.len() {
+			r := rs.at(i)
 			for rec := range r.recs.all() {
 				vid := rec.vid
-				if v := &h.vals[vid]; v.flags&sentInTxn == 0 || !v.onlyFailed() {
+				if v := h.vals.at(vid); v.flags&sentInTxn == 0 || !v.onlyFailed() {
 					continue
 				}
 				if t, _ := h.txnOf(vid); t == nil || (t.done >= 0 && r.done == t.done) {
@@ -397,7 +397,7 @@ func (h *History) abortedTxnReads(f *finding) {
 		r := cmp.Or(fs.rc, fs.ru)
 		t, _ := h.txnOf(vid)
 		f.add(h.readCause(r), fmt.Sprintf("value %q, sent by %s, which aborted, was returned by a %s",
-			h.vals[vid].str, h.describeTxn(t), h.readerName(r)), h.index(t.pos()), h.index(r.done))
+			h.vals.at(vid).str, h.describeTxn(t), h.readerName(r)), h.index(t.pos()), h.index(r.done))
 	}
 }
 
@@ -419,9 +419,9 @@ func PrecommittedRead(h *History) Result {
 	type pair struct{ read, txn int32 }
 	found := map[pair]bool{}
 	var judged int64
-	for _, rs := range [][]readOp{h.polls, h.finals} {
-		for i := range rs {
-			r := &rs[i]
+	for _, rs := range []*table[readOp]{&h.polls, &h.finals} {
+		for i := range rs.len() {
+			r := rs.at(i)
 			for rec := range r.recs.all() {
 				t, w := h.txnOf(rec.vid)
 				if t == nil {
@@ -492,7 +492,7 @@ func IntNonmonotonicPoll(h *History) Result {
 	pairs := walkTxnReads(h, func(t *txnOp, r *readOp, a, b txnRecord) {
 		if b.offset <= a.offset {
 			f.add(CommittedTruncation, fmt.Sprintf("%s read offset %d of %s (%q), then offset %d (%q)",
-				h.describeTxn(t), a.offset, h.key(a.part), h.vals[a.vid].str, b.offset, h.vals[b.vid].str), h.index(t.pos()))
+				h.describeTxn(t), a.offset, h.key(a.part), h.vals.at(a.vid).str, b.offset, h.vals.at(b.vid).str), h.index(t.pos()))
 		}
 	})
 	if pairs == 0 {
@@ -538,7 +538,7 @@ func IntSendSkip(h *History) Result {
 		}
 		if n := h.existing(a.part, a.offset+1, b.offset); n > 0 {
 			f.add(InterleavedWrites, fmt.Sprintf("%s sent %q to offset %d of %s, then %q to offset %d, with %d records of others between",
-				h.describeTxn(t), h.vals[a.vid].str, a.offset, h.key(a.part), h.vals[b.vid].str, b.offset, n), h.index(t.pos()))
+				h.describeTxn(t), h.vals.at(a.vid).str, a.offset, h.key(a.part), h.vals.at(b.vid).str, b.offset, n), h.index(t.pos()))
 		}
 	})
 	if pairs == 0 {
@@ -563,7 +563,7 @@ func IntNonmonotonicSend(h *History) Result {
 		}
 		c, decided := h.explainFor(f, a.vid, b.vid)
 		f.addExplained(c, decided, fmt.Sprintf("%s sent %q to offset %d of %s, then %q to offset %d",
-			h.describeTxn(t), h.vals[a.vid].str, a.offset, h.key(a.part), h.vals[b.vid].str, b.offset), h.index(t.pos()))
+			h.describeTxn(t), h.vals.at(a.vid).str, a.offset, h.key(a.part), h.vals.at(b.vid).str, b.offset), h.index(t.pos()))
 	})
 	if pairs == 0 {
 		f.noEvidence("no transaction made two sends to one partition that both got an offset")
@@ -674,7 +674,7 @@ func buildTxnGraph(h *History) *txnGraph {
 	for i := range ops {
 		t := &ops[i]
 		g.committed[i] = t.typ == outOK || (t.typ != outFail && slices.ContainsFunc(t.sends, func(s txnRecord) bool {
-			return h.vals[s.vid].flags&readCommitted != 0
+			return h.vals.at(s.vid).flags&readCommitted != 0
 		}))
 	}
 	type edge struct {
@@ -744,7 +744,7 @@ func (h *History) offsetOf(s txnRecord) (int64, bool) {
 	if s.offset >= 0 {
 		return s.offset, true
 	}
-	if v := &h.vals[s.vid]; v.obsPos >= 0 && v.obsPart == s.part {
+	if v := h.vals.at(s.vid); v.obsPos >= 0 && v.obsPart == s.part {
 		return v.obsOff, true
 	}
 	return -1, false
@@ -929,7 +929,7 @@ func (h *History) cycleStep(g *txnGraph, a, b int32, k uint8) (CycleStep, string
 				continue
 			}
 			key := h.key(r.part)
-			st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "wr", key.Topic, key.Partition, h.vals[r.vid].str, r.offset
+			st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "wr", key.Topic, key.Partition, h.vals.at(r.vid).str, r.offset
 			return st, fmt.Sprintf("%s sent %q to %s (offset %d), which %s polled", h.describeTxn(ta), st.Value, key, r.offset, h.describeTxn(tb))
 		}
 	}
@@ -950,8 +950,8 @@ func (h *History) cycleStep(g *txnGraph, a, b int32, k uint8) (CycleStep, string
 		}
 		key := h.key(s.part)
 		next := o[j]
-		st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "ww", key.Topic, key.Partition, h.vals[s.vid].str, off
-		st.Next, st.NextOffset = h.vals[next.vid].str, history.Int64(next.offset)
+		st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "ww", key.Topic, key.Partition, h.vals.at(s.vid).str, off
+		st.Next, st.NextOffset = h.vals.at(next.vid).str, history.Int64(next.offset)
 		return st, fmt.Sprintf("%s sent %q to %s (offset %d), before %s sent %q (offset %d)",
 			h.describeTxn(ta), st.Value, key, off, h.describeTxn(tb), st.Next, next.offset)
 	}

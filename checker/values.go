@@ -34,7 +34,7 @@ func (t *valueIDs) size(n int) {
 
 // slot is where s is in the table, or the empty slot where it belongs,
 // and the tag s has there.
-func (t *valueIDs) slot(s string, vals []valueInfo) (int, uint8) {
+func (t *valueIDs) slot(s string, vals *table[valueInfo]) (int, uint8) {
 	if t.slots == nil {
 		t.size(0)
 	}
@@ -42,7 +42,7 @@ func (t *valueIDs) slot(s string, vals []valueInfo) (int, uint8) {
 	h := maphash.String(t.seed, s)
 	tag := uint8(h >> 56)
 	for i := h & mask; ; i = (i + 1) & mask {
-		if id := t.slots[i]; id == 0 || t.tags[i] == tag && vals[id-1].str == s {
+		if id := t.slots[i]; id == 0 || t.tags[i] == tag && vals.at(id-1).str == s {
 			return int(i), tag
 		}
 	}
@@ -50,7 +50,7 @@ func (t *valueIDs) slot(s string, vals []valueInfo) (int, uint8) {
 
 // put records id, whose string is not in the table, at slot i with its
 // tag (from slot), growing the table to keep it at most half full.
-func (t *valueIDs) put(i int, tag uint8, id int32, vals []valueInfo) {
+func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo]) {
 	t.slots[i], t.tags[i] = id+1, tag
 	t.n++
 	if 2*t.n <= len(t.slots) {
@@ -63,7 +63,7 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals []valueInfo) {
 		if v == 0 {
 			continue
 		}
-		h := maphash.String(t.seed, vals[v-1].str)
+		h := maphash.String(t.seed, vals.at(v-1).str)
 		j := h & mask
 		for t.slots[j] != 0 {
 			j = (j + 1) & mask

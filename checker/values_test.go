@@ -21,10 +21,10 @@ func TestValueIDs(t *testing.T) {
 			}
 		}
 	}
-	if len(h.vals) != n || len(h.valID.slots) < 2*n {
-		t.Fatalf("%d values, %d slots", len(h.vals), len(h.valID.slots))
+	if h.vals.len() != n || len(h.valID.slots) < 2*n {
+		t.Fatalf("%d values, %d slots", h.vals.len(), len(h.valID.slots))
 	}
-	if id := h.valueOf(""); id != n || h.vals[n].str != "" {
+	if id := h.valueOf(""); id != n || h.vals.at(n).str != "" {
 		t.Fatalf("the empty value got id %d", id)
 	}
 }
