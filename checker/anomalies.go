@@ -512,10 +512,8 @@ func NonmonotonicSend(h *History) Result {
 			continue
 		}
 		k := producer{id: s.process, part: s.part}
-		who := fmt.Sprintf("process %d", s.process)
 		if id, ok := h.sessions[i]; ok {
 			k = producer{session: true, id: id, part: s.part}
-			who = fmt.Sprintf("producer %d (process %d)", id, s.process)
 		}
 		p, ok := prev[k]
 		if ok && p.pos == s.done && h.isTxn(s.done) {
@@ -530,6 +528,11 @@ func NonmonotonicSend(h *History) Result {
 			pairs++
 		}
 		if ok && s.offset <= p.offset {
+			// Named only here: a history has millions of sends.
+			who := fmt.Sprintf("process %d", s.process)
+			if k.session {
+				who = fmt.Sprintf("producer %d (process %d)", k.id, s.process)
+			}
 			c, decided := h.explainFor(f, p.vid, s.vid)
 			f.addExplained(c, decided, fmt.Sprintf("%s's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
 				who, h.vals.at(s.vid).str, s.offset, h.key(s.part), h.index(s.done), h.vals.at(p.vid).str, p.offset, h.index(p.pos)),
