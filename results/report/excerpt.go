@@ -174,14 +174,23 @@ func (e *excerpt) row(pos int, mark bool) historyRow {
 		if v.Topic != "" {
 			r.Part = fmt.Sprintf("%s-%d", v.Topic, v.Partition)
 		}
-		r.Detail = clip(describeValue(op.F, v), 300)
+		n := len(v.Records)
+		if c, ok := e.tl.records[int32(pos)]; ok {
+			n = c
+		}
+		r.Detail = clip(describeValue(op.F, v, n), 300)
 	}
 	return r
 }
 
 // describeValue says what an op's value holds, briefly: a read of a whole
-// partition is summarised, never listed.
-func describeValue(f string, v *history.Value) string {
+// partition is summarised, never listed. nrec is how many records it read:
+// v holds only the first and the last of more than shownRecords.
+// shownRecords is how many records a row lists; a read of more is
+// summarised by its count and first and last offsets.
+const shownRecords = 4
+
+func describeValue(f string, v *history.Value, nrec int) string {
 	var parts []string
 	if v.Value != "" {
 		parts = append(parts, strconv.Quote(clip(v.Value, 80)))
@@ -195,10 +204,10 @@ func describeValue(f string, v *history.Value) string {
 	if v.Broker != nil {
 		parts = append(parts, fmt.Sprintf("broker %d", *v.Broker))
 	}
-	if n := len(v.Records); n > 0 {
-		lo, hi := v.Records[0].Offset, v.Records[n-1].Offset
+	if n := nrec; n > 0 {
+		lo, hi := v.Records[0].Offset, v.Records[len(v.Records)-1].Offset
 		s := fmt.Sprintf("%d records, offsets %d–%d", n, lo, hi)
-		if n <= 4 {
+		if n <= shownRecords {
 			var rs []string
 			for _, rec := range v.Records {
 				rs = append(rs, fmt.Sprintf("%d=%q", rec.Offset, clip(rec.Value, 40)))

@@ -366,20 +366,32 @@ func downsampleScatter(ps []pt, xs xScale, buckets int) []pt {
 	if len(ps) <= perBucket*buckets {
 		return ps
 	}
-	groups := make([][]int, buckets)
+	// The points of each bucket, in input order, in one array: a bucket's
+	// are members[start[b]:start[b+1]].
+	start := make([]int32, buckets+1)
+	for _, p := range ps {
+		start[xs.bucket(p.t, buckets)+1]++
+	}
+	for b := range buckets {
+		start[b+1] += start[b]
+	}
+	members := make([]int32, len(ps))
+	next := slices.Clone(start[:buckets])
 	for i, p := range ps {
 		b := xs.bucket(p.t, buckets)
-		groups[b] = append(groups[b], i)
+		members[next[b]] = int32(i)
+		next[b]++
 	}
-	keep := make([]int, 0, perBucket*buckets)
-	for _, g := range groups {
+	keep := make([]int32, 0, perBucket*buckets)
+	for b := range buckets {
+		g := members[start[b]:start[b+1]]
 		if len(g) <= perBucket {
 			keep = append(keep, g...)
 			continue
 		}
 		// Stable, so equal values keep the earliest first.
-		slices.SortStableFunc(g, func(a, b int) int { return cmp.Compare(ps[a].v, ps[b].v) })
-		var picked []int
+		slices.SortStableFunc(g, func(a, b int32) int { return cmp.Compare(ps[a].v, ps[b].v) })
+		var picked []int32
 		for _, q := range scatterQuantiles {
 			picked = append(picked, g[int(math.Round(q*float64(len(g)-1)))])
 		}

@@ -31,19 +31,37 @@ type latency struct {
 
 func newLatency(tl *timeline, xs xScale) *latency {
 	l := &latency{lo: math.MaxInt64}
-	for _, c := range tl.clients {
-		inv, done := tl.op(int(c.inv)), tl.op(int(c.done))
-		lat := max(done.time-inv.time, 1)
-		g := 1
+	// One series at a time, each counted first: a long run has millions
+	// of operations of each kind, and all its points at once were most
+	// of what the report held.
+	series := func(c clientOp) (g, k int) {
+		done := tl.op(int(c.done))
+		g = 1
 		if tl.f(done) == history.Send {
 			g = 0
 		}
-		k := typeSlot(done.Type())
-		l.series[g][k] = append(l.series[g][k], pt{t: inv.time, v: float64(lat), pos: c.done})
-		l.lo, l.hi = min(l.lo, lat), max(l.hi, lat)
+		return g, typeSlot(done.Type())
+	}
+	var counts [2][3]int
+	for _, c := range tl.clients {
+		g, k := series(c)
+		counts[g][k]++
 	}
 	for g := range l.series {
-		for k, ps := range l.series[g] {
+		for k := range l.series[g] {
+			if counts[g][k] == 0 {
+				continue
+			}
+			ps := make([]pt, 0, counts[g][k])
+			for _, c := range tl.clients {
+				if cg, ck := series(c); cg != g || ck != k {
+					continue
+				}
+				inv, done := tl.op(int(c.inv)), tl.op(int(c.done))
+				lat := max(done.time-inv.time, 1)
+				ps = append(ps, pt{t: inv.time, v: float64(lat), pos: c.done})
+				l.lo, l.hi = min(l.lo, lat), max(l.hi, lat)
+			}
 			l.total += len(ps)
 			ps = downsampleScatter(ps, xs, xBuckets)
 			l.kept += len(ps)
@@ -456,7 +474,11 @@ func unavailabilityPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotVi
 	if !tl.anySendOK && len(tl.clients) > 0 {
 		p.Caption += " No send was ever acknowledged in this history (under acks=0 none is), so the upper halves stay empty."
 	}
-	var all []int64
+	total := 0
+	for _, ts := range tl.sendOK {
+		total += len(ts)
+	}
+	all := make([]int64, 0, total)
 	span := [2]int64{-1, -1}
 	for i, ts := range tl.sendOK {
 		all = append(all, ts...)

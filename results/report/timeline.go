@@ -43,6 +43,9 @@ type timeline struct {
 	nemesis []int32 // positions of the nemesis's completions
 	crashes []int32 // positions of crash completions
 	detail  map[int32]*history.Op
+	// records are how many records the fetched ops that read more than
+	// shownRecords read: detail holds only their first and last.
+	records map[int32]int
 	// src is the history, when the caller holds it whole.
 	src []history.Op
 
@@ -723,6 +726,18 @@ func (tl *timeline) fetch(path string, positions ...[]int32) error {
 	defer f.Close()
 	tl.detail = make(map[int32]*history.Op, n)
 	err = history.ScanAt(f, func(p int) bool { return p < tl.len() && want[p/64]&(1<<(p%64)) != 0 }, func(p int, op *history.Op) error {
+		if v := op.Value; v != nil && len(v.Records) > shownRecords {
+			// A final or replica read of a long run holds every record
+			// of its partition, and the page says only how many and
+			// which offsets: keeping them all held the final phase's
+			// reads whole, most of a long run's report.
+			if tl.records == nil {
+				tl.records = map[int32]int{}
+			}
+			tl.records[int32(p)] = len(v.Records)
+			v.Records = []history.Record{v.Records[0], v.Records[len(v.Records)-1]}
+			op = history.Detached(op)
+		}
 		tl.detail[int32(p)] = op
 		return nil
 	})
