@@ -30,7 +30,11 @@ func (t *table[T]) add(v T) int32 {
 
 // at is the element at index i, which is valid until the table is
 // dropped: no element moves once added.
-func (t *table[T]) at(i int32) *T { return &t.blocks[i/tableBlock][i%tableBlock] }
+func (t *table[T]) at(i int32) *T {
+	// Unsigned, the block and the place in it are a shift and a mask.
+	u := uint32(i)
+	return &t.blocks[u/tableBlock][u%tableBlock]
+}
 
 // len is how many elements the table holds.
 func (t *table[T]) len() int32 { return t.n }
