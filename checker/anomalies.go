@@ -229,7 +229,7 @@ func Duplicate(h *History) Result {
 // anyObserved: some ack or client read put a value at an offset.
 func (h *History) anyObserved() bool {
 	for _, p := range h.parts {
-		if len(p.exist) > 0 {
+		if p.exist.len() > 0 {
 			return true
 		}
 	}
@@ -853,7 +853,7 @@ func ReplicaDivergence(h *History) Result {
 
 // written: some client operation sent to or read the partition.
 func (h *History) written(part int32) bool {
-	return len(h.parts[part].exist) > 0 || h.parts[part].final >= 0
+	return h.parts[part].exist.len() > 0 || h.parts[part].final >= 0
 }
 
 // diverge counts the offsets below limit where two logs sorted by offset

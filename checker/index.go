@@ -280,8 +280,8 @@ type partition struct {
 	key   history.Key
 	obs   offsetTable
 	final int32 // index into History.finals of the chosen final read, -1
-	// exist is the sorted set of offsets any ack or client read observed.
-	exist []int64
+	// exist is the set of offsets any ack or client read observed.
+	exist offsetSet
 	// ackConflicts counts offsets where an ack disagrees with a read or
 	// another ack: reported as a statistic, since the acked value's fate
 	// is judged by lost-write, duplicate and linearizability.
@@ -302,7 +302,7 @@ type partition struct {
 	// read_committed reader may never see (those of transactions that
 	// aborted, or may have): built for a history with transactions and
 	// read_committed reads (txnIndex.rcReads), nil otherwise.
-	existRC []int64
+	existRC *offsetSet
 }
 
 // sample is one monitor operation (history.Monitor): what a broker's
@@ -1166,19 +1166,27 @@ func (h *History) finish() {
 		}
 	}
 	for _, p := range h.parts {
-		n := 0
-		p.obs.each(func(_ int64, s *slot) {
-			if s.readVid != 0 || s.ackVid != 0 {
-				n++
+		// The dense slots in order, then the others (above or below
+		// them) sorted in.
+		var spare []int64
+		for off, i := range p.obs.overflow {
+			if s := &p.obs.spare[i]; s.readVid != 0 || s.ackVid != 0 {
+				spare = append(spare, off)
 			}
-		})
-		p.exist = make([]int64, 0, n)
-		p.obs.each(func(off int64, s *slot) {
-			if s.readVid != 0 || s.ackVid != 0 {
-				p.exist = append(p.exist, off)
+		}
+		slices.Sort(spare)
+		k := 0
+		for ; k < len(spare) && spare[k] < p.obs.base; k++ {
+			p.exist.add(spare[k])
+		}
+		for i := range p.obs.dense {
+			if s := &p.obs.dense[i]; s.readVid != 0 || s.ackVid != 0 {
+				p.exist.add(p.obs.base + int64(i))
 			}
-		})
-		slices.Sort(p.exist)
+		}
+		for ; k < len(spare); k++ {
+			p.exist.add(spare[k])
+		}
 		p.allRead = len(p.tried) > 0 && len(p.tried) >= h.cfg.ReplicationFactor
 		for _, b := range p.tried {
 			if _, ok := p.read[b]; !ok {
@@ -1261,7 +1269,7 @@ func (h *History) truncation(vid int32) Cause {
 // existing counts the offsets in [from, to) of partition part that some
 // ack or read observed.
 func (h *History) existing(part int32, from, to int64) int {
-	return countIn(h.parts[part].exist, from, to)
+	return h.parts[part].exist.count(from, to)
 }
 
 // existingFor is existing as the reader r can see the log: a
@@ -1270,19 +1278,9 @@ func (h *History) existing(part int32, from, to int64) int {
 // see count.
 func (h *History) existingFor(r *readOp, from, to int64) int {
 	if p := h.parts[r.part]; p.existRC != nil && h.readsCommitted(r) {
-		return countIn(p.existRC, from, to)
+		return p.existRC.count(from, to)
 	}
 	return h.existing(r.part, from, to)
-}
-
-// countIn counts the offsets of the sorted e in [from, to).
-func countIn(e []int64, from, to int64) int {
-	if to <= from {
-		return 0
-	}
-	i, _ := slices.BinarySearch(e, from)
-	j, _ := slices.BinarySearch(e, to)
-	return j - i
 }
 
 // index returns the user-visible index of the op at pos.

@@ -255,12 +255,12 @@ func (h *History) finishTxns() {
 	}
 	visible := func(vid1 int32) bool { return vid1 > 0 && !h.mayBeAborted(h.vals.at(vid1-1)) }
 	for _, p := range h.parts {
-		p.existRC = make([]int64, 0, len(p.exist))
-		for _, off := range p.exist {
+		p.existRC = &offsetSet{}
+		p.exist.all(func(off int64) {
 			if s := p.obs.lookup(off); s != nil && (visible(s.ackVid) || visible(s.readVid)) {
-				p.existRC = append(p.existRC, off)
+				p.existRC.add(off)
 			}
-		}
+		})
 	}
 }
 
