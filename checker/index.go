@@ -615,6 +615,16 @@ func (b *Builder) History() *History {
 	// The buffer is as large as the largest read: a long run's final
 	// reads hold every record of their partition.
 	h.scratch = nil
+	// Values are found by their strings only as the history is read
+	// (the checkers go by id): the table is 10 to 20 bytes a value.
+	h.valID = valueIDs{spent: true}
+	// The offset tables doubled as they grew: up to half of each is
+	// room no offset will take now.
+	for _, p := range h.parts {
+		if d := p.obs.dense; cap(d)-len(d) > len(d)/8 {
+			p.obs.dense = slices.Clone(d)
+		}
+	}
 	return h
 }
 

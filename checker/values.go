@@ -15,6 +15,8 @@ import (
 // value compares that byte, not the string (a value's string is far away
 // in memory: most of a lookup's time went to reading the ones passed).
 type valueIDs struct {
+	// spent: the history has been read, and the table dropped.
+	spent bool
 	seed  maphash.Seed
 	slots []int32 // id+1; 0 is empty
 	tags  []uint8 // the top byte of the slot's string's hash
@@ -35,6 +37,10 @@ func (t *valueIDs) size(n int) {
 // slot is where s is in the table, or the empty slot where it belongs,
 // and the tag s has there.
 func (t *valueIDs) slot(s string, vals *table[valueInfo]) (int, uint8) {
+	if t.spent {
+		// A new id for a value already known would be a wrong answer.
+		panic("checker: a value looked up by its string after the history was read")
+	}
 	if t.slots == nil {
 		t.size(0)
 	}
