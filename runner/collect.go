@@ -4,34 +4,39 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"time"
 )
 
-// judging counts the judges under way (CollectTighter); stop ends the
-// pacer the first one started, which closes done when it has.
-var judging struct {
+// pacing holds the caps of the collection targets asked for (one for each
+// judge or simulation under way); stop ends the pacer the first one
+// started, which closes done when it has.
+var pacing struct {
 	sync.Mutex
-	n          int
+	caps       []int
 	percent    int
 	stop, done chan struct{}
 }
 
-// The judges' collection targets (see CollectTighter).
+// The collection targets (see CollectTighter).
 const (
-	// judgeGOGC: garbage up to half the live heap, for a small one.
+	// judgeGOGC: a judge's garbage up to half its live heap, for a small
+	// one; simGOGC: a simulation's, Go's default.
 	judgeGOGC = 50
-	// judgeGarbage is the garbage a large live heap is let gather before
-	// a collection: about this much, and at least minJudgeGOGC percent.
-	judgeGarbage = 192 << 20
-	minJudgeGOGC = 10
+	simGOGC   = 100
+	// heldGarbage is the garbage a large live heap is let gather before
+	// a collection: about this much, and at least minGOGC percent.
+	heldGarbage = 192 << 20
+	minGOGC     = 10
 	// paceEvery is how often the target follows the live heap.
 	paceEvery = 50 * time.Millisecond
 )
 
 // CollectTighter tightens the garbage collector's target while a judge
 // runs (a run's judge, chaos check, chaos report), unless GOGC is set, and
-// returns what restores it when the last judge under way ends.
+// returns what restores it when the last judge or simulation under way
+// ends.
 //
 // What a judge holds only grows as it reads (the checkers' index, the
 // report's timeline), and nearly all else it allocates is garbage at
@@ -40,42 +45,67 @@ const (
 // what the collector waits for, not what it needs. A judge collects at
 // 1.5 times its live heap (on a 30-minute simulated run's history chaos
 // check peaked at 0.56 GB rather than 0.69 GB, in about 10% more time),
-// and once the live heap is past a few hundred MB at about judgeGarbage
+// and once the live heap is past a few hundred MB at about heldGarbage
 // above it: a two-hour real run's index is a GB, and half of it again in
 // garbage was the largest part of its judge's peak. A collection of a
 // large index costs little more than of a small one (its tables hold no
 // pointers), so the cost is the collections' number, which the garbage
 // bounds.
-func CollectTighter() (restore func()) {
+func CollectTighter() (restore func()) { return collectAtMost(judgeGOGC) }
+
+// CollectForSimulation is CollectTighter for a simulation: the simulated
+// brokers' logs only grow, so once they are large the garbage is bounded
+// the same way (a two-hour simulation's logs are about 2 GB); a small one
+// collects as Go does.
+func CollectForSimulation() (restore func()) { return collectAtMost(simGOGC) }
+
+// collectAtMost paces the collector's target, at most maxGOGC, until the
+// returned func is called; the lowest cap asked for holds.
+func collectAtMost(maxGOGC int) (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	judging.Lock()
-	defer judging.Unlock()
-	if judging.n++; judging.n == 1 {
-		judging.percent = debug.SetGCPercent(judgeGOGC)
-		judging.stop, judging.done = make(chan struct{}), make(chan struct{})
-		go pace(judging.stop, judging.done)
+	pacing.Lock()
+	defer pacing.Unlock()
+	pacing.caps = append(pacing.caps, maxGOGC)
+	if len(pacing.caps) == 1 {
+		pacing.percent = debug.SetGCPercent(maxGOGC)
+		pacing.stop, pacing.done = make(chan struct{}), make(chan struct{})
+		go pace(pacing.stop, pacing.done)
 	}
+	var once sync.Once
 	return func() {
-		judging.Lock()
-		defer judging.Unlock()
-		if judging.n--; judging.n == 0 {
-			close(judging.stop)
-			<-judging.done
-			debug.SetGCPercent(judging.percent)
-		}
+		once.Do(func() {
+			pacing.Lock()
+			defer pacing.Unlock()
+			pacing.caps = slices.Delete(pacing.caps, slices.Index(pacing.caps, maxGOGC), slices.Index(pacing.caps, maxGOGC)+1)
+			if len(pacing.caps) == 0 {
+				close(pacing.stop)
+				<-pacing.done
+				debug.SetGCPercent(pacing.percent)
+			}
+		})
 	}
 }
 
-// pace sets the collector's target to judgeGOGCFor the live heap as it
-// grows, until stop is closed.
+// paceCap is the lowest cap asked for, or 0 when none is.
+func paceCap() int {
+	pacing.Lock()
+	defer pacing.Unlock()
+	if len(pacing.caps) == 0 {
+		return 0
+	}
+	return slices.Min(pacing.caps)
+}
+
+// pace sets the collector's target to gogcFor the live heap as it grows,
+// until stop is closed.
 func pace(stop, done chan struct{}) {
 	defer close(done)
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	tick := time.NewTicker(paceEvery)
 	defer tick.Stop()
-	cur := judgeGOGC
+	cur := -1
 	for {
 		select {
 		case <-stop:
@@ -84,21 +114,25 @@ func pace(stop, done chan struct{}) {
 		}
 		metrics.Read(live)
 		if live[0].Value.Kind() != metrics.KindUint64 {
-			return // a runtime without the metric: 50 it is
+			return // a runtime without the metric: the cap it is
 		}
-		if want := judgeGOGCFor(live[0].Value.Uint64()); want != cur {
+		c := paceCap()
+		if c == 0 {
+			continue
+		}
+		if want := gogcFor(live[0].Value.Uint64(), c); want != cur {
 			debug.SetGCPercent(want)
 			cur = want
 		}
 	}
 }
 
-// judgeGOGCFor is a judge's GOGC for a live heap of live bytes: garbage of
-// half of it, or about judgeGarbage once that is less, or minJudgeGOGC
-// percent of it once that is more.
-func judgeGOGCFor(live uint64) int {
+// gogcFor is the GOGC for a live heap of live bytes under a cap: garbage
+// of cap percent of it, or about heldGarbage once that is less, or
+// minGOGC percent of it once that is more.
+func gogcFor(live uint64, cap int) int {
 	if live == 0 {
-		return judgeGOGC
+		return cap
 	}
-	return int(min(judgeGOGC, max(minJudgeGOGC, 100*judgeGarbage/live)))
+	return int(min(uint64(cap), max(minGOGC, 100*heldGarbage/live)))
 }

@@ -2,13 +2,17 @@ package runner
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
+	"time"
 )
 
+// gcPercent reads GOGC without setting it: the pacer may set it at any
+// moment.
 func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
 }
 
 // TestCollectTighter: a judge collects at 1.5x the live heap while it
@@ -37,18 +41,55 @@ func TestCollectTighter(t *testing.T) {
 	}
 }
 
-// TestJudgeGOGCFor: a small live heap is let gather half of itself in
-// garbage, a large one about judgeGarbage, and a huge one a tenth.
-func TestJudgeGOGCFor(t *testing.T) {
+// TestGOGCFor: a small live heap is let gather its cap's share of itself
+// in garbage (half for a judge, all of it for a simulation), a large one
+// about heldGarbage, and a huge one a tenth.
+func TestGOGCFor(t *testing.T) {
 	for _, tc := range []struct {
 		live uint64
+		cap  int
 		want int
 	}{
-		{0, 50}, {1 << 20, 50}, {384 << 20, 50}, {385 << 20, 49},
-		{1 << 30, 18}, {1920 << 20, 10}, {8 << 30, 10},
+		{0, 50, 50}, {1 << 20, 50, 50}, {384 << 20, 50, 50}, {385 << 20, 50, 49},
+		{1 << 30, 50, 18}, {1920 << 20, 50, 10}, {8 << 30, 50, 10},
+		{0, 100, 100}, {192 << 20, 100, 100}, {256 << 20, 100, 75}, {1 << 30, 100, 18},
 	} {
-		if got := judgeGOGCFor(tc.live); got != tc.want {
-			t.Errorf("live %d MB: GOGC %d, want %d", tc.live>>20, got, tc.want)
+		if got := gogcFor(tc.live, tc.cap); got != tc.want {
+			t.Errorf("live %d MB, cap %d: GOGC %d, want %d", tc.live>>20, tc.cap, got, tc.want)
 		}
+	}
+}
+
+// TestCollectNested: a judge inside a simulation collects at the judge's
+// target, and when it ends the simulation's holds again; when both have
+// ended the target is what it was.
+func TestCollectNested(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(123))
+	sim := CollectForSimulation()
+	if p := gcPercent(); p != 100 {
+		t.Fatalf("simulating: GOGC %d, want 100", p)
+	}
+	judge := CollectTighter()
+	waitGOGC(t, 50)
+	judge()
+	judge() // twice is once
+	waitGOGC(t, 100)
+	sim()
+	if p := gcPercent(); p != 123 {
+		t.Fatalf("after both: GOGC %d, want 123 as before", p)
+	}
+}
+
+// waitGOGC waits for the pacer to set GOGC to want (it looks every
+// paceEvery).
+func waitGOGC(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for gcPercent() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC %d, want %d", gcPercent(), want)
+		}
+		time.Sleep(paceEvery / 5)
 	}
 }

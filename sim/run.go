@@ -94,6 +94,9 @@ func logf(opts runner.Options, format string, args ...any) {
 // returns the test's configuration as stored, with how the final phase
 // found the cluster, and the history's ops.
 func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID string, opts runner.Options) (results.TestConfig, []history.Op, error) {
+	// The simulated brokers' logs only grow: a long simulation's garbage
+	// is bounded as a judge's is.
+	defer runner.CollectForSimulation()()
 	w, err := newSimWorld(spec, clusterID, opts.NodeLog)
 	if err != nil {
 		return results.TestConfig{}, nil, err
