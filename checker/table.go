@@ -28,8 +28,9 @@ func (t *table[T]) add(v T) int32 {
 	return t.n - 1
 }
 
-// at is the element at index i, which is valid until the table is
-// dropped: no element moves once added.
+// at is the element at index i. An element past the first block never
+// moves; the first block grows as a slice, so a pointer into it may go
+// stale at the next add: hold none across one.
 func (t *table[T]) at(i int32) *T {
 	// Unsigned, the block and the place in it are a shift and a mask.
 	u := uint32(i)
@@ -38,9 +39,6 @@ func (t *table[T]) at(i int32) *T {
 
 // len is how many elements the table holds.
 func (t *table[T]) len() int32 { return t.n }
-
-// last is the element added last; the table must not be empty.
-func (t *table[T]) last() *T { return t.at(t.n - 1) }
 
 // reserve makes room for n elements in one allocation, for a table whose
 // size is known before it is filled (NewHistory).

@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,6 +18,10 @@ var pacing struct {
 	caps       []int
 	percent    int
 	stop, done chan struct{}
+	// lowest is the lowest of caps, which the pacer reads without the
+	// lock: a restore holds the lock while it waits for the pacer to
+	// stop.
+	lowest atomic.Int64
 }
 
 // The collection targets (see CollectTighter).
@@ -29,9 +34,11 @@ const (
 	// a collection: about this much, and at least minGOGC percent.
 	heldGarbage = 192 << 20
 	minGOGC     = 10
-	// paceEvery is how often the target follows the live heap.
-	paceEvery = 50 * time.Millisecond
 )
+
+// paceEvery is how often the target follows the live heap (a variable so
+// that a test can make it short).
+var paceEvery = 50 * time.Millisecond
 
 // CollectTighter tightens the garbage collector's target while a judge
 // runs (a run's judge, chaos check, chaos report), unless GOGC is set, and
@@ -68,6 +75,7 @@ func collectAtMost(maxGOGC int) (restore func()) {
 	pacing.Lock()
 	defer pacing.Unlock()
 	pacing.caps = append(pacing.caps, maxGOGC)
+	pacing.lowest.Store(int64(slices.Min(pacing.caps)))
 	if len(pacing.caps) == 1 {
 		pacing.percent = debug.SetGCPercent(maxGOGC)
 		pacing.stop, pacing.done = make(chan struct{}), make(chan struct{})
@@ -78,24 +86,17 @@ func collectAtMost(maxGOGC int) (restore func()) {
 		once.Do(func() {
 			pacing.Lock()
 			defer pacing.Unlock()
-			pacing.caps = slices.Delete(pacing.caps, slices.Index(pacing.caps, maxGOGC), slices.Index(pacing.caps, maxGOGC)+1)
-			if len(pacing.caps) == 0 {
-				close(pacing.stop)
-				<-pacing.done
-				debug.SetGCPercent(pacing.percent)
+			i := slices.Index(pacing.caps, maxGOGC)
+			pacing.caps = slices.Delete(pacing.caps, i, i+1)
+			if len(pacing.caps) > 0 {
+				pacing.lowest.Store(int64(slices.Min(pacing.caps)))
+				return
 			}
+			close(pacing.stop)
+			<-pacing.done
+			debug.SetGCPercent(pacing.percent)
 		})
 	}
-}
-
-// paceCap is the lowest cap asked for, or 0 when none is.
-func paceCap() int {
-	pacing.Lock()
-	defer pacing.Unlock()
-	if len(pacing.caps) == 0 {
-		return 0
-	}
-	return slices.Min(pacing.caps)
 }
 
 // pace sets the collector's target to gogcFor the live heap as it grows,
@@ -116,11 +117,7 @@ func pace(stop, done chan struct{}) {
 		if live[0].Value.Kind() != metrics.KindUint64 {
 			return // a runtime without the metric: the cap it is
 		}
-		c := paceCap()
-		if c == 0 {
-			continue
-		}
-		if want := gogcFor(live[0].Value.Uint64(), c); want != cur {
+		if want := gogcFor(live[0].Value.Uint64(), int(pacing.lowest.Load())); want != cur {
 			debug.SetGCPercent(want)
 			cur = want
 		}

@@ -93,3 +93,32 @@ func waitGOGC(t *testing.T, want int) {
 		time.Sleep(paceEvery / 5)
 	}
 }
+
+// TestCollectEndsWhilePacing: ending the last judge while the pacer is
+// mid-tick never hangs (a restore waits for the pacer under the lock, so
+// the pacer must not take it).
+func TestCollectEndsWhilePacing(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(123))
+	defer func(d time.Duration) { paceEvery = d }(paceEvery)
+	paceEvery = 20 * time.Microsecond
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			restore := CollectTighter()
+			if i%2 == 0 {
+				time.Sleep(time.Duration(i%7) * 10 * time.Microsecond)
+			}
+			restore()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a judge's end hung while the pacer ran")
+	}
+	if p := gcPercent(); p != 123 {
+		t.Fatalf("after the judges: GOGC %d, want 123", p)
+	}
+}
