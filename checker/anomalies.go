@@ -923,7 +923,7 @@ func inOrder(l recList) sortedRecs {
 	less := func(x, y record) int { return cmpInt(x.Offset, y.Offset) }
 	recs := l.slice()
 	if slices.IsSortedFunc(recs, less) {
-		// A spread list in order: a copy is as long as the list itself.
+		// In order already: the list serves, and the copy is dropped.
 		return sortedRecs{list: l}
 	}
 	slices.SortStableFunc(recs, less)

@@ -435,14 +435,28 @@ func (t *offsetTable) lookup(off int64) *slot {
 	return nil
 }
 
-// each calls f with every slot and its offset, the slice's first, in
-// offset order, then the map's, in no order.
-func (t *offsetTable) each(f func(off int64, s *slot)) {
+// inOrder calls f with every slot and its offset, in offset order: the
+// map's below the slice, the slice's, then the map's above it (an offset
+// in the map is never in the slice's span).
+func (t *offsetTable) inOrder(f func(off int64, s *slot)) {
+	offs := slices.Sorted(maps.Keys(t.overflow))
+	k := 0
+	for ; k < len(offs) && offs[k] < t.base; k++ {
+		f(offs[k], &t.spare[t.overflow[offs[k]]])
+	}
 	for i := range t.dense {
 		f(t.base+int64(i), &t.dense[i])
 	}
-	for off, i := range t.overflow {
-		f(off, &t.spare[i])
+	for ; k < len(offs); k++ {
+		f(offs[k], &t.spare[t.overflow[offs[k]]])
+	}
+}
+
+// trim gives back the room the slice's doubling left, once no offset
+// will be added.
+func (t *offsetTable) trim() {
+	if cap(t.dense)-len(t.dense) > len(t.dense)/8 {
+		t.dense = slices.Clone(t.dense)
 	}
 }
 
@@ -618,12 +632,8 @@ func (b *Builder) History() *History {
 	// Values are found by their strings only as the history is read
 	// (the checkers go by id): the table is 10 to 20 bytes a value.
 	h.valID = valueIDs{spent: true}
-	// The offset tables doubled as they grew: up to half of each is
-	// room no offset will take now.
 	for _, p := range h.parts {
-		if d := p.obs.dense; cap(d)-len(d) > len(d)/8 {
-			p.obs.dense = slices.Clone(d)
-		}
+		p.obs.trim()
 	}
 	return h
 }
@@ -1176,27 +1186,11 @@ func (h *History) finish() {
 		}
 	}
 	for _, p := range h.parts {
-		// The dense slots in order, then the others (above or below
-		// them) sorted in.
-		var spare []int64
-		for off, i := range p.obs.overflow {
-			if s := &p.obs.spare[i]; s.readVid != 0 || s.ackVid != 0 {
-				spare = append(spare, off)
+		p.obs.inOrder(func(off int64, s *slot) {
+			if s.readVid != 0 || s.ackVid != 0 {
+				p.exist.add(off)
 			}
-		}
-		slices.Sort(spare)
-		k := 0
-		for ; k < len(spare) && spare[k] < p.obs.base; k++ {
-			p.exist.add(spare[k])
-		}
-		for i := range p.obs.dense {
-			if s := &p.obs.dense[i]; s.readVid != 0 || s.ackVid != 0 {
-				p.exist.add(p.obs.base + int64(i))
-			}
-		}
-		for ; k < len(spare); k++ {
-			p.exist.add(spare[k])
-		}
+		})
 		p.allRead = len(p.tried) > 0 && len(p.tried) >= h.cfg.ReplicationFactor
 		for _, b := range p.tried {
 			if _, ok := p.read[b]; !ok {

@@ -385,11 +385,11 @@ type witness struct {
 	part          int32
 }
 
-// witnesses scans one partition's operations for contradicting pairs, in
+// witnesses scans partition part's operations for contradicting pairs, in
 // O(n log n): two sends at one offset (each must precede the other), and
 // ops in call order, each compared with the maxima of what the operations
 // that returned before its call established.
-func witnesses(ops []linOp) (sends, reads []witness) {
+func witnesses(ops []linOp, part int32) (sends, reads []witness) {
 	// Indexes, not pointers: half the memory, for a partition of
 	// millions.
 	var byOffset []int32
@@ -401,7 +401,7 @@ func witnesses(ops []linOp) (sends, reads []witness) {
 	slices.SortStableFunc(byOffset, func(a, b int32) int { return cmpInt(ops[a].offset, ops[b].offset) })
 	for i := 1; i < len(byOffset); i++ {
 		if a, b := &ops[byOffset[i-1]], &ops[byOffset[i]]; a.offset == b.offset {
-			sends = append(sends, witness{before: *a, after: *b, bound: -1})
+			sends = append(sends, witness{before: *a, after: *b, bound: -1, part: part})
 		}
 	}
 	byOffset = nil
@@ -427,9 +427,9 @@ func witnesses(ops []linOp) (sends, reads []witness) {
 		}
 		switch {
 		case y.kind == linSend && leoBy >= 0 && y.offset < maxLeo:
-			sends = append(sends, witness{before: ops[leoBy], after: *y, bound: maxLeo})
+			sends = append(sends, witness{before: ops[leoBy], after: *y, bound: maxLeo, part: part})
 		case y.kind == linRead && hwBy >= 0 && y.hw >= 0 && y.hw < maxHW:
-			reads = append(reads, witness{before: ops[hwBy], after: *y, bound: maxHW})
+			reads = append(reads, witness{before: ops[hwBy], after: *y, bound: maxHW, part: part})
 		}
 	}
 	return sends, reads
@@ -797,12 +797,7 @@ func Linearizability(h *History, opts Options) []Result {
 		nops += len(part)
 		if len(part) > 0 {
 			stats("partitions", 1)
-			sw, rw := witnesses(part)
-			for _, ws := range [][]witness{sw, rw} {
-				for i := range ws {
-					ws[i].part = int32(p)
-				}
-			}
+			sw, rw := witnesses(part, int32(p))
 			sendW, readW = append(sendW, sw...), append(readW, rw...)
 		}
 	}

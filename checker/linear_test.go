@@ -236,7 +236,7 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			}
 			ops = append(ops, op)
 		}
-		sw, rw := witnesses(ops)
+		sw, rw := witnesses(ops, 0)
 		for _, c := range []checks{{true, true}, {true, false}, {false, true}} {
 			model := linModel(nil, c)
 			var pops []porcupine.Operation

@@ -13,9 +13,10 @@ type offsetSet struct {
 	n           int64
 }
 
-// add adds off, which must be above every offset added before it.
+// add adds off, which must be above every offset added before it (so
+// never after MaxInt64, whose successor would wrap).
 func (s *offsetSet) add(off int64) {
-	if k := len(s.last) - 1; k >= 0 && s.last[k] < off && off == s.last[k]+1 {
+	if k := len(s.last) - 1; k >= 0 && off == s.last[k]+1 {
 		s.last[k] = off
 	} else {
 		s.first, s.last, s.before = append(s.first, off), append(s.last, off), append(s.before, s.n)

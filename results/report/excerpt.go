@@ -183,13 +183,13 @@ func (e *excerpt) row(pos int, mark bool) historyRow {
 	return r
 }
 
-// describeValue says what an op's value holds, briefly: a read of a whole
-// partition is summarised, never listed. nrec is how many records it read:
-// v holds only the first and the last of more than shownRecords.
 // shownRecords is how many records a row lists; a read of more is
 // summarised by its count and first and last offsets.
 const shownRecords = 4
 
+// describeValue says what an op's value holds, briefly: a read of a whole
+// partition is summarised, never listed. nrec is how many records it read:
+// v holds only the first and the last of more than shownRecords.
 func describeValue(f string, v *history.Value, nrec int) string {
 	var parts []string
 	if v.Value != "" {
