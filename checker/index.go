@@ -35,6 +35,7 @@ type History struct {
 	parts []*partition
 
 	vals  table[valueInfo]
+	strs  strArena // the values' strings
 	valID valueIDs
 
 	sends    table[sendOp] // every send, in completion order (open ones last)
@@ -212,6 +213,10 @@ const (
 	// readCommitted: a read_committed read returned it, so the
 	// transaction that sent it, if any, committed.
 	readCommitted
+	// ackedAt: a send of it was acknowledged with an offset;
+	// ackedAgain: more than one was (retries, which linOps tells apart).
+	ackedAt
+	ackedAgain
 )
 
 // fate is what the end of the history tells of a value that was written:
@@ -233,20 +238,21 @@ const (
 )
 
 // valueInfo is what is known of one value: a history has one for nearly
-// every send, so it is kept to 48 bytes (where its first failed send was
-// is found when it is needed: failPos).
+// every send, so it is kept to 40 bytes, with no pointer (its string is in
+// History.strs; where its first failed send was is found when it is
+// needed: failPos).
 type valueInfo struct {
-	str   string
-	part  int32 // partition of its first send; -1 if never sent
-	flags uint16
+	// The first observation (ack, poll or final read); -1 if none.
+	obsOff  int64
+	obsPart int32
+	obsPos  int32
+	str     strRef // in History.strs
+	part    int32  // partition of its first send; -1 if never sent
 	// readPos is the first poll or final read returning it; where none
 	// did (readByClient is not set), the first replica read; -1 if no
 	// read did.
 	readPos int32
-	// The first observation (ack, poll or final read); -1 if none.
-	obsPart int32
-	obsOff  int64
-	obsPos  int32
+	flags   uint16
 	fate    fate
 }
 
@@ -728,16 +734,13 @@ func (h *History) keyOf(k history.Key) int32 {
 }
 
 func (h *History) valueOf(s string) int32 {
-	i, tag := h.valID.slot(s, &h.vals)
+	i, tag := h.valID.slot(s, &h.vals, &h.strs)
 	if id := h.valID.slots[i]; id != 0 {
 		return id - 1
 	}
-	// A copy of its own: a decoder's string may share memory with the
-	// rest of the line it came from, which would then stay too.
-	s = h.own(s)
 	id := int32(h.vals.len())
-	h.vals.add(valueInfo{str: s, part: -1, readPos: -1, obsPart: -1, obsPos: -1})
-	h.valID.put(i, tag, id, &h.vals)
+	h.vals.add(valueInfo{str: h.strs.add(s), part: -1, readPos: -1, obsPart: -1, obsPos: -1})
+	h.valID.put(i, tag, id, &h.vals, &h.strs)
 	return id
 }
 
@@ -763,9 +766,9 @@ func (h *History) records(dst []record, part int32, rs []history.Record) []recor
 		vid := int32(-1)
 		if s := obs.lookup(r.Offset); s != nil {
 			switch {
-			case s.readVid != 0 && h.vals.at(s.readVid-1).str == r.Value:
+			case s.readVid != 0 && string(h.valBytes(s.readVid-1)) == r.Value:
 				vid = s.readVid - 1
-			case s.ackVid != 0 && h.vals.at(s.ackVid-1).str == r.Value:
+			case s.ackVid != 0 && string(h.valBytes(s.ackVid-1)) == r.Value:
 				vid = s.ackVid - 1
 			}
 		}
@@ -778,7 +781,14 @@ func (h *History) records(dst []record, part int32, rs []history.Record) []recor
 }
 
 // str is the value of a record.
-func (h *History) str(r record) string { return h.vals.at(r.vid).str }
+func (h *History) str(r record) string { return h.valStr(r.vid) }
+
+// valStr is value vid's string (a copy: see strArena.string).
+func (h *History) valStr(vid int32) string { return h.strs.string(h.vals.at(vid).str) }
+
+// valBytes is value vid's string where it is held, to compare and not
+// to keep or change.
+func (h *History) valBytes(vid int32) []byte { return h.strs.bytes(h.vals.at(vid).str) }
 
 // complete indexes one operation given its invoke and completion positions
 // (either may be -1, not both) and the operations there.
@@ -1004,6 +1014,19 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 		val.flags |= sentInfo
 	default:
 		val.flags |= sentOpen
+	}
+	h.addSendOp(s)
+}
+
+// addSendOp tables s, noting on its value whether it was acknowledged at
+// an offset, and whether an earlier send of it had been.
+func (h *History) addSendOp(s sendOp) {
+	if s.typ == outOK && s.offset >= 0 {
+		val := h.vals.at(s.vid)
+		if val.flags&ackedAt != 0 {
+			val.flags |= ackedAgain
+		}
+		val.flags |= ackedAt
 	}
 	h.sends.add(s)
 }

@@ -130,7 +130,9 @@ func TestContradictionAmongManyConcurrentReads(t *testing.T) {
 // locks out every other send, and learns it only at the very end: it would
 // try every subset. Tightening sorts them, so given time the check is Ok;
 // but they are all in flight together, one segment of 20,000 operations,
-// and a bound far too short for that ends both results unknown, promptly.
+// and a bound far too short for that search ends both results unknown,
+// promptly. Taken in the order of their tightened calls they linearize, so
+// the check proves them within that bound without searching.
 func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	reversed := func(n int) *History {
 		b := &hb{}
@@ -162,14 +164,21 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	const n = 20_000
 	h := reversed(n)
 	const bound = time.Millisecond
+	tryInOrder = false
 	start := time.Now()
 	rs := Linearizability(h, Options{LinearizableTimeout: bound})
+	tryInOrder = true
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("took %v with a bound of %v", took, bound)
 	}
 	for _, r := range rs {
 		if r.Valid != Unknown || r.Stats["porcupine-unknown"] != 1 || r.Stats["unknown-sends-modelled"] != n {
-			t.Errorf("%s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
+			t.Errorf("searched: %s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
+		}
+	}
+	for _, r := range Linearizability(h, Options{LinearizableTimeout: bound}) {
+		if r.Valid != Valid || r.Stats["segments-in-order"] != 1 || r.Stats["porcupine-chunks"] != 0 {
+			t.Errorf("in order: %s: %s stats %v details %v", r.Name, r.Valid, r.Stats, r.Details)
 		}
 	}
 	start = time.Now()
@@ -210,12 +219,13 @@ func TestManyUnknownSendsDoNotBlowUp(t *testing.T) {
 // random small histories (many of them anomalous): under each model (send
 // checks, read checks, both), porcupine finds a history illegal exactly
 // when a pair of that kind contradicts it; and tightening the intervals and
-// cutting them into segments never changes porcupine's verdict.
+// cutting them into segments, each judged by the order of its calls where
+// that linearizes, never changes porcupine's verdict.
 func TestWitnessesMatchPorcupine(t *testing.T) {
 	defer func(n, c int) { segmentOps, chunkOps = n, c }(segmentOps, chunkOps)
 	segmentOps, chunkOps = 2, 5
 	rng := rand.New(rand.NewPCG(1, 2))
-	illegal, cuts := 0, 0
+	illegal, cuts, inOrder, searched := 0, 0, 0, 0
 	for trial := range 20000 {
 		n := 2 + rng.IntN(7)
 		commit := rng.IntN(2) == 0
@@ -257,10 +267,12 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			seg := 0
 			// Chunks of a few segments, each searched on its own.
 			chunked := true
-			_, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(chunk []porcupine.Operation) bool {
+			_, in, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(chunk []porcupine.Operation) bool {
+				searched++
 				chunked = chunked && porcupine.CheckOperations(model, chunk)
 				return true
 			})
+			inOrder += in
 			if !tightened && legal {
 				t.Fatalf("trial %d, checks %+v: tightening failed on a legal history", trial, c)
 			}
@@ -273,9 +285,10 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			}
 		}
 	}
-	if illegal < 2000 || cuts < 1000 {
-		t.Fatalf("only %d illegal histories, %d cuts: the test has no teeth", illegal, cuts)
+	if illegal < 2000 || cuts < 1000 || inOrder < 1000 || searched < 1000 {
+		t.Fatalf("only %d illegal histories, %d cuts, %d segments judged in order, %d chunks searched: the test has no teeth", illegal, cuts, inOrder, searched)
 	}
+	t.Logf("%d illegal histories, %d cuts, %d segments judged in order, %d chunks searched", illegal, cuts, inOrder, searched)
 }
 
 // TestVisualizationOfALongHistory: a stale read at the end of a long

@@ -350,7 +350,7 @@ func (h *History) describeBelow(s *sendOp, r *belowRun, ti, td, lag int64) strin
 	}
 	first := &ss[b]
 	return fmt.Sprintf("value %q acknowledged %s of %s (op %d, invoked at %s, acknowledged at %s) under acks=-1, while every monitor sample from op %d (%s) to op %d (%s), %d samples, saw leader %d (epoch %d) with isr %v, below min.insync.replicas %d",
-		h.vals.at(s.vid).str, at, h.key(s.part), h.index(s.done), secs(ti), secs(td),
+		h.valStr(s.vid), at, h.key(s.part), h.index(s.done), secs(ti), secs(td),
 		h.index(first.done), secs(h.at(first.done)), h.index(ss[a].done), secs(h.at(ss[a].done)), a-b+1,
 		first.leader, first.epoch, first.isr, h.cfg.MinInsyncReplicas)
 }

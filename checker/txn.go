@@ -168,7 +168,7 @@ func (h *History) addTxn(invOp, doneOp *history.Op, inv, done int32) {
 		if val.part < 0 {
 			val.part = s.part
 		}
-		h.sends.add(sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, process: t.process, typ: typ})
+		h.addSendOp(sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, process: t.process, typ: typ})
 		if s.offset >= 0 {
 			// The offset is a fact whether the transaction committed or
 			// not: its records are in the log, aborted ones too.
@@ -397,7 +397,7 @@ func (h *History) abortedTxnReads(f *finding) {
 		r := cmp.Or(fs.rc, fs.ru)
 		t, _ := h.txnOf(vid)
 		f.add(h.readCause(r), fmt.Sprintf("value %q, sent by %s, which aborted, was returned by a %s",
-			h.vals.at(vid).str, h.describeTxn(t), h.readerName(r)), h.index(t.pos()), h.index(r.done))
+			h.valStr(vid), h.describeTxn(t), h.readerName(r)), h.index(t.pos()), h.index(r.done))
 	}
 }
 
@@ -492,7 +492,7 @@ func IntNonmonotonicPoll(h *History) Result {
 	pairs := walkTxnReads(h, func(t *txnOp, r *readOp, a, b txnRecord) {
 		if b.offset <= a.offset {
 			f.add(CommittedTruncation, fmt.Sprintf("%s read offset %d of %s (%q), then offset %d (%q)",
-				h.describeTxn(t), a.offset, h.key(a.part), h.vals.at(a.vid).str, b.offset, h.vals.at(b.vid).str), h.index(t.pos()))
+				h.describeTxn(t), a.offset, h.key(a.part), h.valStr(a.vid), b.offset, h.valStr(b.vid)), h.index(t.pos()))
 		}
 	})
 	if pairs == 0 {
@@ -538,7 +538,7 @@ func IntSendSkip(h *History) Result {
 		}
 		if n := h.existing(a.part, a.offset+1, b.offset); n > 0 {
 			f.add(InterleavedWrites, fmt.Sprintf("%s sent %q to offset %d of %s, then %q to offset %d, with %d records of others between",
-				h.describeTxn(t), h.vals.at(a.vid).str, a.offset, h.key(a.part), h.vals.at(b.vid).str, b.offset, n), h.index(t.pos()))
+				h.describeTxn(t), h.valStr(a.vid), a.offset, h.key(a.part), h.valStr(b.vid), b.offset, n), h.index(t.pos()))
 		}
 	})
 	if pairs == 0 {
@@ -563,7 +563,7 @@ func IntNonmonotonicSend(h *History) Result {
 		}
 		c, decided := h.explainFor(f, a.vid, b.vid)
 		f.addExplained(c, decided, fmt.Sprintf("%s sent %q to offset %d of %s, then %q to offset %d",
-			h.describeTxn(t), h.vals.at(a.vid).str, a.offset, h.key(a.part), h.vals.at(b.vid).str, b.offset), h.index(t.pos()))
+			h.describeTxn(t), h.valStr(a.vid), a.offset, h.key(a.part), h.valStr(b.vid), b.offset), h.index(t.pos()))
 	})
 	if pairs == 0 {
 		f.noEvidence("no transaction made two sends to one partition that both got an offset")
@@ -929,7 +929,7 @@ func (h *History) cycleStep(g *txnGraph, a, b int32, k uint8) (CycleStep, string
 				continue
 			}
 			key := h.key(r.part)
-			st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "wr", key.Topic, key.Partition, h.vals.at(r.vid).str, r.offset
+			st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "wr", key.Topic, key.Partition, h.valStr(r.vid), r.offset
 			return st, fmt.Sprintf("%s sent %q to %s (offset %d), which %s polled", h.describeTxn(ta), st.Value, key, r.offset, h.describeTxn(tb))
 		}
 	}
@@ -950,8 +950,8 @@ func (h *History) cycleStep(g *txnGraph, a, b int32, k uint8) (CycleStep, string
 		}
 		key := h.key(s.part)
 		next := o[j]
-		st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "ww", key.Topic, key.Partition, h.vals.at(s.vid).str, off
-		st.Next, st.NextOffset = h.vals.at(next.vid).str, history.Int64(next.offset)
+		st.Rel, st.Topic, st.Partition, st.Value, st.Offset = "ww", key.Topic, key.Partition, h.valStr(s.vid), off
+		st.Next, st.NextOffset = h.valStr(next.vid), history.Int64(next.offset)
 		return st, fmt.Sprintf("%s sent %q to %s (offset %d), before %s sent %q (offset %d)",
 			h.describeTxn(ta), st.Value, key, off, h.describeTxn(tb), st.Next, next.offset)
 	}

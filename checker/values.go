@@ -36,7 +36,7 @@ func (t *valueIDs) size(n int) {
 
 // slot is where s is in the table, or the empty slot where it belongs,
 // and the tag s has there.
-func (t *valueIDs) slot(s string, vals *table[valueInfo]) (int, uint8) {
+func (t *valueIDs) slot(s string, vals *table[valueInfo], strs *strArena) (int, uint8) {
 	if t.spent {
 		// A new id for a value already known would be a wrong answer.
 		panic("checker: a value looked up by its string after the history was read")
@@ -48,7 +48,7 @@ func (t *valueIDs) slot(s string, vals *table[valueInfo]) (int, uint8) {
 	h := maphash.String(t.seed, s)
 	tag := uint8(h >> 56)
 	for i := h & mask; ; i = (i + 1) & mask {
-		if id := t.slots[i]; id == 0 || t.tags[i] == tag && vals.at(id-1).str == s {
+		if id := t.slots[i]; id == 0 || t.tags[i] == tag && string(strs.bytes(vals.at(id-1).str)) == s {
 			return int(i), tag
 		}
 	}
@@ -56,7 +56,7 @@ func (t *valueIDs) slot(s string, vals *table[valueInfo]) (int, uint8) {
 
 // put records id, whose string is not in the table, at slot i with its
 // tag (from slot), growing the table to keep it at most half full.
-func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo]) {
+func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo], strs *strArena) {
 	t.slots[i], t.tags[i] = id+1, tag
 	t.n++
 	if 2*t.n <= len(t.slots) {
@@ -69,7 +69,7 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo]) {
 		if v == 0 {
 			continue
 		}
-		h := maphash.String(t.seed, vals.at(v-1).str)
+		h := maphash.Bytes(t.seed, strs.bytes(vals.at(v-1).str))
 		j := h & mask
 		for t.slots[j] != 0 {
 			j = (j + 1) & mask
@@ -187,3 +187,48 @@ func (l recList) slice() []record {
 	}
 	return out
 }
+
+// strArena holds the values' strings back to back in chunks, each written
+// once and never moved: a history holds a value for nearly every send, and
+// a string of its own cost its header and an allocation (16 bytes and more
+// for a value of eight), with a pointer in every valueInfo for the
+// collector to follow.
+type strArena struct {
+	chunks [][]byte
+	fill   int // the chunk being filled is chunks[fill-1]; 0 while none is
+}
+
+// strRef is where a string is in its arena.
+type strRef struct {
+	chunk, at, n uint32
+}
+
+// arenaChunk is the size of a chunk; a string longer than a quarter of it
+// gets a chunk of its own.
+const arenaChunk = 1 << 20
+
+// add copies s into the arena.
+func (a *strArena) add(s string) strRef {
+	n := len(s)
+	if n > arenaChunk/4 {
+		a.chunks = append(a.chunks, []byte(s))
+		return strRef{chunk: uint32(len(a.chunks) - 1), n: uint32(n)}
+	}
+	if a.fill == 0 || len(a.chunks[a.fill-1])+n > arenaChunk {
+		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
+		a.fill = len(a.chunks)
+	}
+	k := a.fill - 1
+	at := len(a.chunks[k])
+	a.chunks[k] = append(a.chunks[k], s...)
+	return strRef{chunk: uint32(k), at: uint32(at), n: uint32(n)}
+}
+
+// bytes is the string at r, not to be changed.
+func (a *strArena) bytes(r strRef) []byte {
+	return a.chunks[r.chunk][r.at : r.at+r.n : r.at+r.n]
+}
+
+// string is the string at r, a copy of its own: one that outlives the
+// history (in a result) holds no chunk.
+func (a *strArena) string(r strRef) string { return string(a.bytes(r)) }

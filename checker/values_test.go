@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,16 +17,47 @@ func TestValueIDs(t *testing.T) {
 	for round := range 2 {
 		for i := range n {
 			s := fmt.Sprintf("%d-%d", i%7, i)
-			if id := h.valueOf(s); id != int32(i) {
-				t.Fatalf("round %d: %q got id %d, want %d", round, s, id, i)
+			if id := h.valueOf(s); id != int32(i) || h.valStr(id) != s {
+				t.Fatalf("round %d: %q got id %d (%q), want %d", round, s, id, h.valStr(id), i)
 			}
 		}
 	}
 	if h.vals.len() != n || len(h.valID.slots) < 2*n {
 		t.Fatalf("%d values, %d slots", h.vals.len(), len(h.valID.slots))
 	}
-	if id := h.valueOf(""); id != n || h.vals.at(n).str != "" {
+	if id := h.valueOf(""); id != n || h.valStr(n) != "" {
 		t.Fatalf("the empty value got id %d", id)
+	}
+}
+
+// TestStrArena: strings come back as they went in, whether they fill a
+// chunk to its end, start the next, or are long enough for a chunk of
+// their own between the strings of a chunk being filled; and the bytes of
+// one never run into the next.
+func TestStrArena(t *testing.T) {
+	var a strArena
+	var want []string
+	var refs []strRef
+	add := func(s string) {
+		want, refs = append(want, s), append(refs, a.add(s))
+	}
+	for i := 0; len(a.chunks) < 4; i++ {
+		switch i % 997 {
+		case 3:
+			add(strings.Repeat("L", arenaChunk/4+i%5)) // a chunk of its own
+		case 5:
+			add("")
+		default:
+			add(strings.Repeat(string(rune('a'+i%26)), 1+i%4000))
+		}
+	}
+	for i, r := range refs {
+		if got := a.string(r); got != want[i] {
+			t.Fatalf("string %d: %d bytes back, want %d", i, len(got), len(want[i]))
+		}
+		if b := a.bytes(r); cap(b) != len(b) {
+			t.Fatalf("string %d: room past its end (%d > %d): an append would overwrite the next", i, cap(b), len(b))
+		}
 	}
 }
 
