@@ -221,7 +221,8 @@ func (c checks) next(s linState, op *linOp) (linState, bool) {
 
 // linearizesInOrder says whether the model, from state s, accepts the
 // operations part[i] for i in idx, in that order. Given in order of their
-// calls (any intervals, tightened or not), such a sequence is a
+// calls (any intervals, tightened or not, as long as no call is after its
+// return: linOps and tighten see to that), such a sequence is a
 // linearization: if a returned before b was called, a's call came before
 // b's. So true proves that the operations linearize from s, as porcupine
 // would find (it searches for any order; this tries one). Tightening
@@ -625,8 +626,9 @@ func tighten(ops []linOp, c checks) (calls, rets []int64, ok bool) {
 // state after the earlier part is the same whatever its order. Each later
 // segment starts with a linStart operation carrying that state, so the
 // split changes no verdict. A segment that grows past maxSegmentOps
-// without a quiet instant is not searched (its verdict is unknown), since
-// the search could exhaust memory before its time bound.
+// without a quiet instant is not searched, since the search could exhaust
+// memory before its time bound: unless its operations linearize in the
+// order of their calls, its verdict is unknown.
 var (
 	segmentOps = 2000 // a variable so that tests can cut small histories
 	// tryInOrder: judge a segment by the order of its calls before
