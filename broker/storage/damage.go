@@ -40,17 +40,17 @@ func (f *MemoryFactory) Damage(what string, rng *rand.Rand) (string, error) {
 		m.ckHW, m.ckDamaged = 0, true
 		return fmt.Sprintf("%s %s/%s", what, name, hwFile), nil
 	}
-	buf := slices.Clone(m.buf) // slices Read returned keep their bytes
 	switch what {
 	case DamageCorrupt:
-		at := rng.IntN(len(buf))
+		at := rng.IntN(m.size())
+		buf := m.flatten() // a copy: slices Read returned keep their bytes
 		buf[at] ^= 1 << rng.IntN(8)
-		m.buf = buf
 		m.damaged = true
 		return fmt.Sprintf("%s %s: bit flipped at byte %d of %d", what, name, at, len(buf)), nil
 	case DamageTruncate:
-		at := rng.IntN(len(buf))
-		m.buf = buf[:at:at]
+		at := rng.IntN(m.size())
+		buf := m.flatten()
+		m.chunks[0] = buf[:at:at]
 		m.damaged = true
 		return fmt.Sprintf("%s %s: cut at byte %d of %d", what, name, at, len(buf)), nil
 	}
@@ -65,11 +65,14 @@ func (m *Memory) recover() {
 		return
 	}
 	m.damaged = false
+	// Damage left the log one chunk (flatten); the index is built again
+	// from its bytes.
+	buf := m.chunks[0]
 	old := m.idx
 	m.idx = index{start: old.start}
 	var pos int64
-	for pos < int64(len(m.buf)) {
-		rest := m.buf[pos:]
+	for pos < int64(len(buf)) {
+		rest := buf[pos:]
 		if len(rest) < batch.HeaderSize {
 			break
 		}
@@ -85,7 +88,7 @@ func (m *Memory) recover() {
 		m.idx.add(h, 0, pos)
 		pos += int64(h.Size())
 	}
-	m.buf = m.buf[:pos:pos]
+	m.chunks[0] = buf[:pos:pos]
 	leo := m.idx.leo()
 	m.syncedEnd = min(m.syncedEnd, leo)
 	m.ckHW = min(m.ckHW, leo)
@@ -102,7 +105,10 @@ func cloneLogs(logs map[memKey]*Memory) map[memKey]*Memory {
 	out := make(map[memKey]*Memory, len(logs))
 	for k, m := range logs {
 		c := *m
-		c.buf = slices.Clone(m.buf)
+		c.chunks = make([][]byte, len(m.chunks))
+		for i, b := range m.chunks {
+			c.chunks[i] = slices.Clone(b)
+		}
 		c.idx.entries = slices.Clone(m.idx.entries)
 		c.idx.epochs = slices.Clone(m.idx.epochs)
 		out[k] = &c

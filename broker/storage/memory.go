@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/chaos-isr/chaos/broker/bug"
@@ -15,13 +16,18 @@ import (
 // cuts back to it; the HW survives a restart only as far as Checkpoint
 // saved it (see MemoryFactory).
 //
-// Batches live back to back in one buffer, so Read returns a subslice
-// without copying. A returned slice is never overwritten, even by a later
-// Truncate and Append (stronger than the Log contract), which matters when
-// the driver queues fetch responses that outlive the leader's next write.
+// Batches live back to back in chunks of up to memChunk bytes (a batch
+// never spans two), so Read returns a subslice without copying unless the
+// batches it returns span chunks. A returned slice is never overwritten,
+// even by a later Truncate and Append (stronger than the Log contract),
+// which matters when the driver queues fetch responses that outlive the
+// leader's next write. A log of hours held as one buffer was copied
+// whole each time it grew, with the old copy and the new one both held
+// (a long simulation's memory was most of all that); a chunk is copied at
+// most once, to grow or after a Truncate into it.
 type Memory struct {
-	idx        index
-	buf        []byte
+	idx        index // an entry's seg is its chunk, its pos where in it
+	chunks     [][]byte
 	hw         int64
 	ckHW       int64 // HW saved by the last Checkpoint: what a restart sees
 	syncedEnd  int64 // log end offset at the last Sync, lowered by Truncate
@@ -30,10 +36,13 @@ type Memory struct {
 	lastSyncMs int64
 	closed     bool
 	bugs       bug.Set // planted storage bugs (package bug)
-	// damaged: a disk fault changed buf (MemoryFactory.Damage), so the
-	// next reopen recovers; ckDamaged: it damaged the HW checkpoint.
+	// damaged: a disk fault changed the bytes (MemoryFactory.Damage), so
+	// the next reopen recovers; ckDamaged: it damaged the HW checkpoint.
 	damaged, ckDamaged bool
 }
+
+// memChunk is the size a Memory log's chunks grow to.
+var memChunk = 1 << 20 // a variable so that tests can make chunks of a few batches
 
 // NewMemory returns an empty log with FsyncNever.
 func NewMemory() *Memory { return &Memory{} }
@@ -47,11 +56,25 @@ func (m *Memory) Append(b []byte) error {
 	if err != nil {
 		return err
 	}
-	pos := int64(len(m.buf))
-	m.buf = append(m.buf, b...)
 	for _, h := range hs {
-		m.idx.add(h, 0, pos)
-		pos += int64(h.Size())
+		size := int(h.Size())
+		k := len(m.chunks) - 1
+		if k < 0 || len(m.chunks[k])+size > max(memChunk, size) {
+			// The first chunk grows from nothing, as a small log's
+			// buffer should; the next ones are made whole.
+			var c []byte
+			if k >= 0 {
+				c = make([]byte, 0, max(memChunk, size))
+			}
+			m.chunks = append(m.chunks, c)
+			k++
+		}
+		pos := int64(len(m.chunks[k]))
+		// A chunk cut by Truncate has no room left: append copies it,
+		// so slices already returned by Read keep their bytes.
+		m.chunks[k] = append(m.chunks[k], b[:size]...)
+		b = b[size:]
+		m.idx.add(h, int32(k), pos)
 	}
 	if m.fsync == FsyncAlways {
 		m.syncedEnd = m.idx.leo()
@@ -68,9 +91,21 @@ func (m *Memory) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	last := &m.idx.entries[k+n-1]
-	end := last.pos + int64(last.size)
-	return m.buf[m.idx.entries[k].pos:end:end], nil
+	first, last := &m.idx.entries[k], &m.idx.entries[k+n-1]
+	if first.seg == last.seg {
+		end := last.pos + int64(last.size)
+		return m.chunks[first.seg][first.pos:end:end], nil
+	}
+	// Batches that span chunks are copied together.
+	size := 0
+	for _, e := range m.idx.entries[k : k+n] {
+		size += int(e.size)
+	}
+	out := make([]byte, 0, size)
+	for _, e := range m.idx.entries[k : k+n] {
+		out = append(out, m.chunks[e.seg][e.pos:e.pos+int64(e.size)]...)
+	}
+	return out, nil
 }
 
 // Truncate implements Log.
@@ -87,10 +122,12 @@ func (m *Memory) Truncate(offset int64) error {
 
 func (m *Memory) truncate(offset int64) {
 	if k := m.idx.find(offset); k < len(m.idx.entries) {
-		pos := m.idx.entries[k].pos
+		e := m.idx.entries[k]
 		// Clipping the capacity makes the next Append copy into a new array,
 		// so slices already returned by Read keep their bytes.
-		m.buf = m.buf[:pos:pos]
+		m.chunks[e.seg] = m.chunks[e.seg][:e.pos:e.pos]
+		clear(m.chunks[e.seg+1:])
+		m.chunks = m.chunks[:e.seg+1]
 		m.idx.truncateAt(k)
 	}
 	leo := m.idx.leo()
@@ -120,11 +157,39 @@ func (m *Memory) tearUnsynced() {
 		return
 	}
 	// A copy, so that slices Read returned keep their bytes.
-	buf := make([]byte, len(m.buf))
-	copy(buf, m.buf)
+	buf := m.flatten()
 	tear(buf[m.idx.entries[k].pos:])
-	m.buf = buf
 	m.syncedEnd = m.idx.leo()
+}
+
+// flatten makes the log one chunk, a copy of all its bytes in order, and
+// returns it: what a disk fault or a torn write changes in place, at a
+// place counted in bytes from the log's start. (Only faults ask for it.)
+func (m *Memory) flatten() []byte {
+	if m.damaged {
+		// Flat already, and perhaps cut short of what the index says
+		// until a reopen recovers: copied as it is.
+		m.chunks = [][]byte{slices.Clone(m.chunks[0])}
+		return m.chunks[0]
+	}
+	buf := make([]byte, 0, m.size())
+	for i := range m.idx.entries {
+		e := &m.idx.entries[i]
+		pos := int64(len(buf))
+		buf = append(buf, m.chunks[e.seg][e.pos:e.pos+int64(e.size)]...)
+		e.seg, e.pos = 0, pos
+	}
+	m.chunks = [][]byte{buf[:len(buf):len(buf)]}
+	return m.chunks[0]
+}
+
+// size is how many bytes the log holds.
+func (m *Memory) size() int {
+	n := 0
+	for _, c := range m.chunks {
+		n += len(c)
+	}
+	return n
 }
 
 // LogStartOffset implements Log.

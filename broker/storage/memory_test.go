@@ -2,6 +2,8 @@ package storage
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -111,4 +113,77 @@ func TestMemoryReadStable(t *testing.T) {
 		t.Fatal("a read result changed after truncate and append")
 	}
 	checkValues(t, readAll(t, m), 0, 11)
+}
+
+// TestMemoryChunked: with chunks of a few batches (or less than one), a
+// log that appends, truncates and is read at random returns what one
+// buffer would: each read the bytes of the batches it serves, in order,
+// whether they span chunks or not, and no result changes after it is
+// returned. The Memory tests, and damage's, pass with such chunks too.
+func TestMemoryChunked(t *testing.T) {
+	defer func(n int) { memChunk = n }(memChunk)
+	spans := 0
+	for _, chunk := range []int{1, 150, 400, 1 << 20} {
+		memChunk = chunk
+		t.Run("", func(t *testing.T) {
+			TestMemoryLoseUnsynced(t)
+			TestMemoryReadStable(t)
+			TestMemoryDamageNeverServed(t)
+		})
+		rng := rand.New(rand.NewPCG(uint64(chunk), 7))
+		m := NewMemory()
+		var batches [][]byte // the log's batches, in order
+		type result struct{ got, saved []byte }
+		var results []result
+		most := 0 // chunks the log held at most
+		for range 3000 {
+			most = max(most, len(m.chunks))
+			switch r := rng.IntN(10); {
+			case r < 5:
+				for range 1 + rng.IntN(3) {
+					b := mk(m.LogEndOffset(), 0, 1, 1+rng.IntN(5))
+					if err := m.Append(b); err != nil {
+						t.Fatal(err)
+					}
+					batches = append(batches, b)
+				}
+			case r < 6 && len(batches) > 0:
+				// Truncate at a batch's start, as a follower does.
+				k := rng.IntN(len(batches))
+				if err := m.Truncate(m.idx.entries[k].base); err != nil {
+					t.Fatal(err)
+				}
+				batches = batches[:k]
+			default:
+				from := m.LogStartOffset() + rng.Int64N(m.LogEndOffset()-m.LogStartOffset()+1)
+				maxBytes := 1 + rng.IntN(600)
+				k, n, _ := m.idx.serve(from, m.LogEndOffset(), maxBytes)
+				got, err := m.Read(from, m.LogEndOffset(), maxBytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := slices.Concat(batches[k : k+n]...); !bytes.Equal(got, want) {
+					t.Fatalf("chunks of %d: read from %d: %d bytes, want %d", chunk, from, len(got), len(want))
+				}
+				if cap(got) != len(got) {
+					t.Fatalf("chunks of %d: an append to a read result would write into the log", chunk)
+				}
+				if n > 1 && m.idx.entries[k].seg != m.idx.entries[k+n-1].seg {
+					spans++
+				}
+				results = append(results, result{got, bytes.Clone(got)})
+			}
+		}
+		for i, r := range results {
+			if !bytes.Equal(r.got, r.saved) {
+				t.Fatalf("chunks of %d: read result %d changed after it was returned", chunk, i)
+			}
+		}
+		if chunk < 1<<20 && most < 10 {
+			t.Fatalf("chunks of %d: the log was never in more than %d chunks", chunk, most)
+		}
+	}
+	if spans < 100 {
+		t.Fatalf("only %d reads spanned chunks: the test has no teeth", spans)
+	}
 }
