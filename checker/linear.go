@@ -273,36 +273,21 @@ func linModel(h *History, c checks) porcupine.Model {
 	}
 }
 
-// linSources are, per partition, the sends (indexes into History.sends)
-// and the reads of each read table (indexes into it, in readTables'
-// order) its model is made of: the model's operations are built one
-// partition at a time (linOps), a history's worth of them at once being
-// most of what the check held. 4 bytes an operation.
-type linSources struct {
-	sends [][]int32
-	reads [][3][]int32
-}
-
-func newLinSources(h *History) linSources {
-	src := linSources{sends: make([][]int32, len(h.parts)), reads: make([][3][]int32, len(h.parts))}
+// linCounts are, per partition, how many operations its model may hold
+// (its sends and reads): linOps makes its slice that size. A
+// partition's model is built from the tables when it is needed, one
+// partition at a time, a history's worth of them at once (or even a list
+// of which sends and reads each partition's are) being most of what the
+// check held.
+func linCounts(h *History) []int {
+	n := make([]int, len(h.parts))
 	for i := range h.sends.len() {
-		p := h.sends.at(i).part
-		src.sends[p] = append(src.sends[p], i)
+		n[h.sends.at(i).part]++
 	}
-	for t, rs := range h.readTables() {
+	for _, rs := range h.readTables() {
 		for i := range rs.len() {
-			p := rs.at(i).part
-			src.reads[p][t] = append(src.reads[p][t], i)
+			n[rs.at(i).part]++
 		}
-	}
-	return src
-}
-
-// count is how many operations partition p's model may hold.
-func (src linSources) count(p int) int {
-	n := len(src.sends[p])
-	for _, rs := range src.reads[p] {
-		n += len(rs)
 	}
 	return n
 }
@@ -310,21 +295,23 @@ func (src linSources) count(p int) int {
 // endsTable is the end-offset reads' place in readTables.
 const endsTable = 1
 
-// readTables are the reads the model is made of, in linSources.reads' (and
-// linOp.table's) order.
+// readTables are the reads the model is made of, in linOp.table's order.
 func (h *History) readTables() [3]*table[readOp] {
 	return [3]*table[readOp]{&h.polls, &h.ends, &h.finals}
 }
 
 // linOps are the model's operations of partition p, sends first, each in
 // history order; stats counts what was left out.
-func linOps(h *History, src linSources, p int, stats func(string, int64)) []linOp {
+func linOps(h *History, p, size int, stats func(string, int64)) []linOp {
 	acks := h.cfg.Acks
-	part := make([]linOp, 0, src.count(p))
+	part := make([]linOp, 0, size)
 	modelled := map[int32]bool{}
 	acked := map[int32]int64{}
-	for _, i := range src.sends[p] {
+	for i := range h.sends.len() {
 		s := h.sends.at(i)
+		if s.part != int32(p) {
+			continue
+		}
 		op := linOp{kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
 		switch s.typ {
 		case outOK:
@@ -372,9 +359,12 @@ func linOps(h *History, src linSources, p int, stats func(string, int64)) []linO
 		part = append(part, op)
 	}
 	tables := h.readTables()
-	for t, idx := range src.reads[p] {
-		for _, i := range idx {
-			r := tables[t].at(i)
+	for t, rs := range tables {
+		for i := range rs.len() {
+			r := rs.at(i)
+			if r.part != int32(p) {
+				continue
+			}
 			op := linOp{kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
 				pos: r.done, vid: i, table: uint8(t)}
 			if t == endsTable {
@@ -489,49 +479,48 @@ func witnesses(ops []linOp, part int32) (sends, reads []witness) {
 //
 // Times are replaced by ranks (a return ranks after the calls at its time,
 // as porcupine's closed intervals need), scaled by 1<<24 so that the +1 per
-// forced step never crosses into the next rank. It reports false, with the
-// original times, if the partition is too large for that or an interval
-// empties (which only an illegal history can cause).
-func tighten(ops []linOp, c checks) (calls, rets []int64, ok bool) {
-	tc, tr := make([]int64, len(ops)), make([]int64, len(ops))
-	// untightened are the original times, in tc and tr.
-	untightened := func() ([]int64, []int64, bool) {
-		for i := range ops {
-			tc[i], tr[i] = ops[i].call, ops[i].ret
-		}
-		return tc, tr, false
-	}
-	const scale = 1 << 24
-	if len(ops) >= scale/2 {
-		return untightened()
+// forced step never crosses into the next rank. The operations' call and
+// ret become the tightened times: the model's operations of a partition
+// of millions are what the check holds, and a copy of their times was a
+// third as much again. It reports false if the partition is too large
+// for that (the times are left as they were) or an interval empties
+// (which only an illegal history can cause): the times are then neither
+// tightened nor the original ones, and the operations must be built
+// again.
+func tighten(ops []linOp, c checks) bool {
+	const scale = tightenScale
+	if !tightenable(len(ops)) {
+		return false
 	}
 	// Ranks of the distinct times, from the operations' endpoints sorted
 	// by time: an index each, where a copy of the times took twice as
-	// much, for a partition of millions.
+	// much. Each endpoint's time is read, then replaced by its rank, in
+	// that order.
 	ends := make([]int32, 0, 2*len(ops))
 	for i := range ops {
 		ends = append(ends, int32(2*i))
-		tr[i] = math.MaxInt64
 		if ops[i].ret != math.MaxInt64 {
 			ends = append(ends, int32(2*i+1))
 		}
 	}
-	at := func(e int32) int64 {
+	at := func(e int32) *int64 {
 		if e&1 == 0 {
-			return ops[e>>1].call
+			return &ops[e>>1].call
 		}
-		return ops[e>>1].ret
+		return &ops[e>>1].ret
 	}
-	slices.SortFunc(ends, func(a, b int32) int { return cmpInt(at(a), at(b)) })
-	rank := int64(-1)
+	slices.SortFunc(ends, func(a, b int32) int { return cmpInt(*at(a), *at(b)) })
+	rank, last := int64(-1), int64(0)
 	for k, e := range ends {
-		if k == 0 || at(e) != at(ends[k-1]) {
+		t := at(e)
+		if k == 0 || *t != last {
 			rank++
 		}
+		last = *t
 		if e&1 == 0 {
-			tc[e>>1] = 2 * rank * scale
+			*t = 2 * rank * scale
 		} else {
-			tr[e>>1] = (2*rank + 1) * scale
+			*t = (2*rank + 1) * scale
 		}
 	}
 	ends = nil
@@ -571,18 +560,18 @@ func tighten(ops []linOp, c checks) (calls, rets []int64, ok bool) {
 		for _, i := range g {
 			op := &ops[i]
 			if maxSend != none {
-				tc[i] = max(tc[i], maxSend+1)
+				ops[i].call = max(ops[i].call, maxSend+1)
 			}
 			if maxRead != none && (op.kind == linRead || op.commit) {
-				tc[i] = max(tc[i], maxRead+1)
+				ops[i].call = max(ops[i].call, maxRead+1)
 			}
 		}
 		for _, i := range g {
 			switch op := &ops[i]; {
 			case op.kind == linSend && c.sends:
-				maxSend = max(maxSend, tc[i])
+				maxSend = max(maxSend, ops[i].call)
 			case readThreshold(op):
-				maxRead = max(maxRead, tc[i])
+				maxRead = max(maxRead, ops[i].call)
 			}
 		}
 	}
@@ -592,30 +581,37 @@ func tighten(ops []linOp, c checks) (calls, rets []int64, ok bool) {
 		for _, i := range g {
 			switch op := &ops[i]; {
 			case op.kind == linSend && c.sends:
-				tr[i] = min(tr[i], minSend, minRead)
+				ops[i].ret = min(ops[i].ret, minSend, minRead)
 			case readThreshold(op):
-				tr[i] = min(tr[i], minCommit, minRead)
+				ops[i].ret = min(ops[i].ret, minCommit, minRead)
 			}
 		}
 		for _, i := range g {
 			switch op := &ops[i]; {
 			case op.kind == linSend:
-				minSend = min(minSend, tr[i])
+				minSend = min(minSend, ops[i].ret)
 				if op.commit {
-					minCommit = min(minCommit, tr[i])
+					minCommit = min(minCommit, ops[i].ret)
 				}
 			default:
-				minRead = min(minRead, tr[i])
+				minRead = min(minRead, ops[i].ret)
 			}
 		}
 	}
 	for i := range ops {
-		if tc[i] > tr[i] {
-			return untightened()
+		if ops[i].call > ops[i].ret {
+			return false
 		}
 	}
-	return tc, tr, true
+	return true
 }
+
+// tightenScale is what tighten scales ranks by: its +1 steps stay within
+// a rank for partitions of fewer than half as many operations.
+const tightenScale = 1 << 24
+
+// tightenable says whether tighten can take n operations.
+func tightenable(n int) bool { return n < tightenScale/2 }
 
 // Segment sizes. Porcupine's cache keeps a bitset of all the operations
 // it searches per step taken, n*n/8 bytes for n operations: 12 MB for
@@ -649,17 +645,21 @@ var (
 // earlier ones established), so memory follows a chunk, not the history.
 // It returns how many operations were left out (segments over
 // maxSegmentOps that do not linearize in order), how many segments
-// linearized in order, and whether the partition could be tightened. The
-// operations carry no metadata: only a visualization reads it, and a
-// chunk is never drawn.
-func searchOps(part []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool) (skipped, inOrder int, tightened bool) {
-	calls, rets, tightened := tighten(part, c)
+// linearized in order, and whether the partition could be tightened
+// (rebuild gives its operations again, as they were before tighten
+// changed their times, for when it could not). The operations carry no
+// metadata: only a visualization reads it, and a chunk is never drawn.
+func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool) (skipped, inOrder int, tightened bool) {
+	if tightened = tighten(part, c); !tightened && tightenable(len(part)) {
+		// An interval emptied part-way: the times are neither.
+		part = rebuild()
+	}
 	var leo, hw int64
 	// One chunk's worth, reused: porcupine keeps nothing of a chunk once
 	// it has searched it, and a history's chunks built afresh were most
 	// of what the search allocated.
 	var ops []porcupine.Operation
-	for k, idx := range segments(calls, rets) {
+	for k, idx := range segments(part) {
 		switch {
 		case tryInOrder && linearizesInOrder(part, idx, c, linState{leo: leo, hw: hw}):
 			// The state the earlier segments established is the
@@ -674,14 +674,14 @@ func searchOps(part []linOp, c checks, seg *int, client func(*linOp) int, search
 				ops = make([]porcupine.Operation, 0, min(len(part)+1, chunkOps+segmentOps+1))
 			}
 			if k > 0 {
-				first := calls[idx[0]]
+				first := part[idx[0]].call
 				start := &linOp{kind: linStart, seg: int32(*seg), offset: leo, hw: hw, pos: part[idx[0]].pos, vid: -1}
 				ops = append(ops, porcupine.Operation{ClientId: client(start), Input: start, Call: first - 1, Return: first - 1})
 			}
 			for _, i := range idx {
 				op := &part[i]
 				op.seg = int32(*seg)
-				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: calls[i], Return: rets[i]})
+				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret})
 			}
 			*seg++
 		}
@@ -702,23 +702,23 @@ func searchOps(part []linOp, c checks, seg *int, client func(*linOp) int, search
 	return skipped, inOrder, tightened
 }
 
-// segments splits operations (given their intervals) into segments of at
-// least segmentOps operations where possible, in call order.
-func segments(calls, rets []int64) [][]int32 {
-	order := make([]int32, len(calls))
+// segments splits operations into segments of at least segmentOps
+// operations where possible, by their intervals, in call order.
+func segments(ops []linOp) [][]int32 {
+	order := make([]int32, len(ops))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmpInt(calls[a], calls[b]) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmpInt(ops[a].call, ops[b].call) })
 	var segs [][]int32
 	start := 0
 	reach := int64(math.MinInt64)
 	for i, j := range order {
-		if i-start >= segmentOps && calls[j] > reach {
+		if i-start >= segmentOps && ops[j].call > reach {
 			segs = append(segs, order[start:i])
 			start = i
 		}
-		reach = max(reach, rets[j])
+		reach = max(reach, ops[j].ret)
 	}
 	return append(segs, order[start:])
 }
@@ -821,7 +821,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 func Linearizability(h *History, opts Options) []Result {
 	sendF, readF := h.newFinding(NonlinearizableSendName), h.newFinding(StaleReadName)
 	stats := func(k string, v int64) { sendF.stat(k, v); readF.stat(k, v) }
-	src := newLinSources(h)
+	sizes := linCounts(h)
 	clients := map[int]int{}
 	client := func(op *linOp) int {
 		p := h.ops.process(op.pos)
@@ -840,7 +840,7 @@ func Linearizability(h *History, opts Options) []Result {
 	nops := 0
 	var sendW, readW []witness
 	for p := range h.parts {
-		part := linOps(h, src, p, stats)
+		part := linOps(h, p, sizes[p], stats)
 		nops += len(part)
 		if len(part) > 0 {
 			stats("partitions", 1)
@@ -909,8 +909,9 @@ func Linearizability(h *History, opts Options) []Result {
 			if full != porcupine.Ok {
 				break
 			}
-			part := linOps(h, src, p, nostats)
-			skip, inOrder, tightened := searchOps(part, c, &seg, client, search)
+			part := linOps(h, p, sizes[p], nostats)
+			rebuild := func() []linOp { return linOps(h, p, sizes[p], nostats) }
+			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search)
 			skipped += skip
 			stats("segments-in-order", int64(inOrder))
 			if !tightened && len(part) > 0 {
@@ -951,7 +952,7 @@ func Linearizability(h *History, opts Options) []Result {
 		built, part := -1, []linOp(nil)
 		for i, w := range ws {
 			if int(w.part) != built {
-				built, part = int(w.part), linOps(h, src, int(w.part), nostats)
+				built, part = int(w.part), linOps(h, int(w.part), sizes[w.part], nostats)
 			}
 			for _, op := range window(part, w, i) {
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret, Metadata: meta(op)})

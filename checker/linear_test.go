@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,7 +151,7 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	// Sixty of them already defeat a plain search.
 	var plain []porcupine.Operation
 	r60 := reversed(60)
-	ops := linOps(r60, newLinSources(r60), 0, func(string, int64) {})
+	ops := linOps(r60, 0, 0, func(string, int64) {})
 	for i := range ops {
 		plain = append(plain, porcupine.Operation{Input: &ops[i], Call: ops[i].call, Return: ops[i].ret})
 	}
@@ -273,7 +274,9 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			seg := 0
 			// Chunks of a few segments, each searched on its own.
 			chunked := true
-			_, in, tightened := searchOps(ops, c, &seg, func(*linOp) int { return 0 }, func(chunk []porcupine.Operation) bool {
+			// A copy: searchOps tightens the times in place.
+			rebuild := func() []linOp { return slices.Clone(ops) }
+			_, in, tightened := searchOps(rebuild(), rebuild, c, &seg, func(*linOp) int { return 0 }, func(chunk []porcupine.Operation) bool {
 				searched++
 				chunked = chunked && porcupine.CheckOperations(model, chunk)
 				return true
