@@ -221,6 +221,57 @@ func TestScanStopsReading(t *testing.T) {
 	}
 }
 
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestScanHoldsOneLongLine: while the caller holds a line longer than the
+// read-ahead budget, the next long line is not read: a long run's final
+// reads, lines of tens of MB, are held one at a time.
+func TestScanHoldsOneLongLine(t *testing.T) {
+	defer func(c, a int) { chunkBytes, aheadBytes = c, a }(chunkBytes, aheadBytes)
+	chunkBytes, aheadBytes = 256, 1024
+	var buf bytes.Buffer
+	long := func(i int) {
+		op := Op{Index: int64(i), Type: OK, F: FinalRead, Value: &Value{Topic: "t"}}
+		for j := range 400 {
+			op.Value.Records = append(op.Value.Records, Record{Offset: int64(j), Value: "v"})
+		}
+		if err := encodeLine(&buf, op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long(0)
+	first := buf.Len()
+	long(1)
+	long(2)
+	r := &countingReader{r: &buf}
+	n := 0
+	err := Scan(r, func(op *Op) error {
+		if n++; n == 1 {
+			// Time for a reader that does not wait to read on.
+			time.Sleep(50 * time.Millisecond)
+			// The chunk that held the first line holds at most as
+			// much again of the next.
+			if got := r.n.Load(); got > int64(2*first) {
+				t.Errorf("%d bytes read while the caller held a line of %d (budget %d)", got, first, aheadBytes)
+			}
+		}
+		return nil
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("%d ops, %v", n, err)
+	}
+}
+
 // TestScanAt: the operations ScanAt gives are those at the same positions
 // in what Read returns, with and without a header, across chunk
 // boundaries, and the lines it was not asked for are not decoded (a bad

@@ -233,10 +233,7 @@ func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) 
 	wg.Go(func() {
 		defer close(batches)
 		defer close(work)
-		readErr = splitLines(r, func(b *lineBatch) bool {
-			if !ahead.take(b.size) {
-				return false
-			}
+		readErr = splitLines(r, ahead, func(b *lineBatch) bool {
 			select {
 			case work <- b:
 			case <-quit:
@@ -303,7 +300,7 @@ var chunkBytes = 1 << 20 // a variable so that tests can cut lines across chunks
 // The final phase's reads are lines of tens of MB in a long run (every
 // record of a partition), each decoded into as much again; read ahead
 // several at once, they held more than the rest of a judge.
-const aheadBytes = 32 << 20
+var aheadBytes = 32 << 20 // a variable so that a test can make it small
 
 // byteBudget is a count of bytes held, waited on as a semaphore.
 type byteBudget struct {
@@ -384,12 +381,20 @@ func (b *lineBatch) parse(want func(seq int) bool) {
 // splitLines reads r in chunks, each the data of one batch of the lines
 // that end in it, giving each batch to emit until it returns false. A
 // line cut by the chunk's end moves to the next chunk; reading in chunks
-// copies each byte once.
-func splitLines(r io.Reader, emit func(*lineBatch) bool) error {
+// copies each byte once. Each chunk is taken from ahead before it is
+// made, and given back when the caller is done with its batch (or, when
+// no line ended in it, once its bytes have moved on): a line of tens of
+// MB, which the chunks double to hold, is read only when nothing else is
+// held, not while the caller still holds the last one.
+func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) error {
 	num, seq := 0, 0
 	var carry []byte
 	for {
-		buf := make([]byte, len(carry), max(chunkBytes, 2*len(carry)))
+		size := max(chunkBytes, 2*len(carry))
+		if !ahead.take(size) {
+			return nil
+		}
+		buf := make([]byte, len(carry), size)
 		copy(buf, carry)
 		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
 		buf = buf[:len(carry)+n]
@@ -402,7 +407,13 @@ func splitLines(r io.Reader, emit func(*lineBatch) bool) error {
 		b := &lineBatch{data: buf, size: cap(buf), done: make(chan struct{})}
 		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
-		if len(b.lines) > 0 && !emit(b) {
+		switch {
+		case len(b.lines) == 0:
+			// All of it moves on in carry, into a chunk that takes
+			// its own room: given back before that one is taken,
+			// which would otherwise wait for it.
+			ahead.give(b.size)
+		case !emit(b):
 			return nil
 		}
 		if end || err != nil {
