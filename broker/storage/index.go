@@ -10,17 +10,24 @@ import (
 // entry locates one batch. Both implementations keep one per batch so that
 // every query is a binary search and only Read touches the bytes.
 type entry struct {
-	base, last int64
-	maxTs      int64 // the batch's MaxTimestamp
+	base  int64
+	maxTs int64 // the batch's MaxTimestamp
 	// runMaxTs is the largest maxTs of this and all earlier batches. It is
 	// monotonic although client timestamps are not, which makes
 	// OffsetForTimestamp a binary search with the same answer as a scan.
 	runMaxTs int64
-	pos      int64 // byte position in the segment file (Disk) or buffer (Memory)
+	pos      int64 // byte position in its segment file (Disk) or chunk (Memory)
 	size     int32
-	seg      int32 // index into Disk.segs; 0 for Memory
+	seg      int32 // index into Disk.segs or Memory.chunks
 	epoch    int32
+	// delta is the batch's LastOffsetDelta: its last offset is base+delta
+	// (an entry a batch, so kept to 48 bytes: a simulated broker holds a
+	// long run's entries in memory).
+	delta int32
 }
+
+// last is the batch's last offset.
+func (e *entry) last() int64 { return e.base + int64(e.delta) }
 
 // index is the state both implementations derive from their batches: the
 // batch entries and the leader-epoch cache. Keeping the derivation in one
@@ -33,7 +40,7 @@ type index struct {
 
 func (x *index) leo() int64 {
 	if n := len(x.entries); n > 0 {
-		return x.entries[n-1].last + 1
+		return x.entries[n-1].last() + 1
 	}
 	return x.start
 }
@@ -78,7 +85,7 @@ func (x *index) add(h batch.Header, seg int32, pos int64) {
 		run = x.entries[n-1].runMaxTs
 	}
 	x.entries = append(x.entries, entry{
-		base: h.BaseOffset, last: h.LastOffset(), maxTs: h.MaxTimestamp, runMaxTs: run,
+		base: h.BaseOffset, delta: h.LastOffsetDelta, maxTs: h.MaxTimestamp, runMaxTs: run,
 		pos: pos, size: int32(h.Size()), seg: seg, epoch: h.LeaderEpoch,
 	})
 	// Kafka ignores unstamped batches (epoch -1) and epochs going backwards
@@ -91,7 +98,7 @@ func (x *index) add(h batch.Header, seg int32, pos int64) {
 
 // find returns the index of the batch containing offset, or len(entries).
 func (x *index) find(offset int64) int {
-	return sort.Search(len(x.entries), func(i int) bool { return x.entries[i].last >= offset })
+	return sort.Search(len(x.entries), func(i int) bool { return x.entries[i].last() >= offset })
 }
 
 // serve picks the batches Read returns: entries[k:k+n].
