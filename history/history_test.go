@@ -221,6 +221,30 @@ func TestScanStopsReading(t *testing.T) {
 	}
 }
 
+// TestLongReadDecodesInItsRoom: a read of thousands of records on a line
+// of more than a MB decodes as any line does, into a slice of just its
+// records' room (not one grown by doubling).
+func TestLongReadDecodesInItsRoom(t *testing.T) {
+	op := Op{Index: 7, Time: 9, Type: OK, F: FinalRead, Value: &Value{Topic: "t", HW: Int64(5000)}}
+	for j := range 5000 {
+		op.Value.Records = append(op.Value.Records, Record{Offset: int64(j), Value: strings.Repeat("v", 250)})
+	}
+	var buf bytes.Buffer
+	if err := encodeLine(&buf, op); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() <= 1<<20 {
+		t.Fatalf("a line of %d bytes is not long", buf.Len())
+	}
+	got, err := Read(&buf)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], op) {
+		t.Fatalf("decoded as %d ops, %v", len(got), err)
+	}
+	if rs := got[0].Value.Records; cap(rs) != len(rs) {
+		t.Fatalf("%d records decoded into room for %d", len(rs), cap(rs))
+	}
+}
+
 // countingReader counts the bytes read from it.
 type countingReader struct {
 	r io.Reader
