@@ -259,7 +259,7 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			var pops []porcupine.Operation
 			for i := range ops {
 				op := &ops[i]
-				op.seg = 0 // searchOps numbers segments in place
+				op.seg = 0
 				pops = append(pops, porcupine.Operation{Input: op, Call: op.call, Return: op.ret})
 			}
 			legal := porcupine.CheckOperations(model, pops)

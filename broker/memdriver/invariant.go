@@ -6,6 +6,7 @@ import (
 
 	"github.com/chaos-isr/chaos/broker/batch"
 	"github.com/chaos-isr/chaos/broker/control"
+	"github.com/chaos-isr/chaos/broker/storage"
 )
 
 // The simulator sees every replica at every instant, which no tester of a
@@ -153,12 +154,8 @@ func (c *Cluster) extend(n *node, k tpKey, w *partWatch, hw int64) bool {
 	if len(w.ref) > 0 {
 		from = w.ref[len(w.ref)-1].last + 1
 	}
-	b, err := log.Read(from, hw, 1<<30)
-	if err != nil && from < hw {
-		return false
-	}
 	end := from
-	batch.Walk(b, func(h batch.Header, _ []byte) bool {
+	err := walkLog(log, from, hw, func(h batch.Header) bool {
 		if h.LastOffset() >= hw {
 			return false
 		}
@@ -166,6 +163,9 @@ func (c *Cluster) extend(n *node, k tpKey, w *partWatch, hw int64) bool {
 		end = h.NextOffset()
 		return true
 	})
+	if err != nil && from < hw {
+		return false
+	}
 	// The committed offset is where n's whole batches end: a HW inside
 	// a batch commits it only when the HW passes its end.
 	if end > w.committed {
@@ -197,13 +197,9 @@ func (c *Cluster) checkMember(n *node, k tpKey, p *control.Partition, w *partWat
 	if log == nil {
 		return
 	}
-	b, err := log.Read(from, w.committed, 1<<30)
-	if err != nil {
-		return
-	}
 	i, _ := slices.BinarySearchFunc(w.ref, from, func(x batchID, off int64) int { return int(x.base - off) })
 	bad := ""
-	batch.Walk(b, func(h batch.Header, _ []byte) bool {
+	err := walkLog(log, from, w.committed, func(h batch.Header) bool {
 		for i < len(w.ref) && w.ref[i].last < h.BaseOffset {
 			i++
 		}
@@ -217,11 +213,44 @@ func (c *Cluster) checkMember(n *node, k tpKey, p *control.Partition, w *partWat
 		from = h.NextOffset()
 		return true
 	})
-	if bad != "" {
+	switch {
+	case err != nil:
+		return
+	case bad != "":
 		c.violate(n.id, k, p, w, bad)
 		return
 	}
 	w.verified[n.id] = from
+}
+
+// walkLog gives fn each batch of log from the one holding offset from
+// on, below upTo, until fn returns false, reading about a chunk at a time:
+// a Memory log's read that spans its chunks is a copy, and a whole log of
+// a long run read at once was hundreds of MB. It returns the first read's
+// error.
+func walkLog(log *storage.Memory, from, upTo int64, fn func(batch.Header) bool) error {
+	for first := true; ; first = false {
+		b, err := log.Read(from, upTo, 1<<20)
+		switch {
+		case err != nil && first:
+			return err
+		case err != nil || len(b) == 0:
+			return nil
+		}
+		next, stop := from, false
+		batch.Walk(b, func(h batch.Header, _ []byte) bool {
+			if stop = !fn(h); stop {
+				return false
+			}
+			next = h.NextOffset()
+			return true
+		})
+		// Past upTo, stopped, or stuck (a batch that does not parse).
+		if stop || next >= upTo || next <= from {
+			return nil
+		}
+		from = next
+	}
 }
 
 // violate reports a breach of replica id, once while it stays in the

@@ -22,9 +22,9 @@ import (
 // even by a later Truncate and Append (stronger than the Log contract),
 // which matters when the driver queues fetch responses that outlive the
 // leader's next write. A log of hours held as one buffer was copied
-// whole each time it grew, with the old copy and the new one both held
-// (a long simulation's memory was most of all that); a chunk is copied at
-// most once, to grow or after a Truncate into it.
+// whole each time it grew, the old copy and the new one both held; a
+// chunk is copied only while it grows to memChunk (the first of a log,
+// and one a Truncate cut), so no copy is larger than that.
 type Memory struct {
 	idx        index // an entry's seg is its chunk, its pos where in it
 	chunks     [][]byte
