@@ -92,7 +92,7 @@ type History struct {
 	txn txnIndex
 
 	// scratch is the buffer a read's records are interned into before
-	// they are packed (recList), up to maxScratch records.
+	// they are packed (recList).
 	scratch []record
 }
 
@@ -744,9 +744,6 @@ func (h *History) valueOf(s string) int32 {
 	return id
 }
 
-// maxScratch bounds the records History.scratch keeps room for.
-const maxScratch = 1 << 16
-
 // record is a record as the index keeps it: its offset, and its value
 // interned (History.vals), so that a value read a hundred times is held
 // once.
@@ -1051,13 +1048,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	// The records are interned into a buffer the next read reuses, and
 	// kept packed.
 	recs := h.records(h.scratch[:0], r.part, v.Records)
-	r.recs = pack(recs)
-	// Kept for the next read, unless a final or replica read of a long
-	// run made it tens of MB: such reads come at the end, where the
-	// index is largest.
-	if h.scratch = recs; cap(recs) > maxScratch {
-		h.scratch = nil
-	}
+	h.scratch, r.recs = recs, pack(recs)
 	if v.From != nil {
 		r.from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
