@@ -441,10 +441,10 @@ func (t *offsetTable) lookup(off int64) *slot {
 	return nil
 }
 
-// inOrder calls f with every slot and its offset, in offset order: the
+// eachInOrder calls f with every slot and its offset, in offset order: the
 // map's below the slice, the slice's, then the map's above it (an offset
 // in the map is never in the slice's span).
-func (t *offsetTable) inOrder(f func(off int64, s *slot)) {
+func (t *offsetTable) eachInOrder(f func(off int64, s *slot)) {
 	offs := slices.Sorted(maps.Keys(t.overflow))
 	k := 0
 	for ; k < len(offs) && offs[k] < t.base; k++ {
@@ -1209,7 +1209,7 @@ func (h *History) finish() {
 		}
 	}
 	for _, p := range h.parts {
-		p.obs.inOrder(func(off int64, s *slot) {
+		p.obs.eachInOrder(func(off int64, s *slot) {
 			if s.readVid != 0 || s.ackVid != 0 {
 				p.exist.add(off)
 			}
