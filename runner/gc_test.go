@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
@@ -50,9 +51,9 @@ func TestGOGCFor(t *testing.T) {
 		cap  int
 		want int
 	}{
-		{0, 50, 50}, {1 << 20, 50, 50}, {384 << 20, 50, 50}, {385 << 20, 50, 49},
-		{1 << 30, 50, 18}, {1920 << 20, 50, 10}, {8 << 30, 50, 10},
-		{0, 100, 100}, {192 << 20, 100, 100}, {256 << 20, 100, 75}, {1 << 30, 100, 18},
+		{0, 50, 50}, {1 << 20, 50, 50}, {128 << 20, 50, 50}, {129 << 20, 50, 49},
+		{256 << 20, 50, 25}, {640 << 20, 50, 10}, {1 << 30, 50, 10}, {8 << 30, 50, 10},
+		{0, 100, 100}, {64 << 20, 100, 100}, {128 << 20, 100, 50}, {256 << 20, 100, 25}, {1 << 30, 100, 10},
 	} {
 		if got := gogcFor(tc.live, tc.cap); got != tc.want {
 			t.Errorf("live %d MB, cap %d: GOGC %d, want %d", tc.live>>20, tc.cap, got, tc.want)
@@ -120,5 +121,57 @@ func TestCollectEndsWhilePacing(t *testing.T) {
 	}
 	if p := gcPercent(); p != 123 {
 		t.Fatalf("after the judges: GOGC %d, want 123", p)
+	}
+}
+
+// TestCollectLimitsMemory: while a judge runs, the pacer holds the memory
+// limit a little above the collection target (so the memory a collection
+// freed goes back to the OS), and when it ends the limit is what it was;
+// a GOMEMLIMIT set by the user is left alone.
+func TestCollectLimitsMemory(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
+	restore := CollectTighter()
+	deadline := time.Now().Add(5 * time.Second)
+	for debug.SetMemoryLimit(-1) == 5<<30 {
+		if time.Now().After(deadline) {
+			restore()
+			t.Fatal("the pacer never set a memory limit")
+		}
+		time.Sleep(paceEvery / 5)
+	}
+	got := debug.SetMemoryLimit(-1)
+	restore()
+	if got < limitSlack || got > 1<<30 {
+		t.Fatalf("memory limit %d MB while judging this test's heap", got>>20)
+	}
+	if l := debug.SetMemoryLimit(-1); l != 5<<30 {
+		t.Fatalf("after the judge: memory limit %d, want 5 GB as before", l)
+	}
+	t.Setenv("GOMEMLIMIT", "5GiB")
+	restore = CollectTighter()
+	time.Sleep(4 * paceEvery)
+	l := debug.SetMemoryLimit(-1)
+	restore()
+	if l != 5<<30 {
+		t.Fatalf("with GOMEMLIMIT set: memory limit %d, want it left at 5 GB", l)
+	}
+}
+
+// TestLimitFor: the limit is the collection target (the live heap and
+// gogc percent of it) and limitSlack more, and never wraps.
+func TestLimitFor(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		gogc int
+		want int64
+	}{
+		{0, 50, limitSlack}, {100 << 20, 50, 150<<20 + limitSlack}, {1 << 30, 10, 1<<30 + 1<<30/100*10 + limitSlack},
+		{math.MaxUint64 / 2, 100, math.MaxInt64},
+	} {
+		if got := limitFor(tc.live, tc.gogc); got != tc.want {
+			t.Errorf("live %d, gogc %d: limit %d, want %d", tc.live, tc.gogc, got, tc.want)
+		}
 	}
 }
