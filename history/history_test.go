@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -380,5 +381,45 @@ func TestByteBudget(t *testing.T) {
 	b.close()
 	if ok := <-got; ok {
 		t.Fatal("a reader waiting on a closed budget was let in")
+	}
+}
+
+// TestScanFreesLongChunk: once a long line is decoded, the chunk it was
+// read into is not kept while the caller has the line, though the chunk
+// also holds the start of the next line (which moves on to the next
+// chunk).
+func TestScanFreesLongChunk(t *testing.T) {
+	defer func(c, a int) { chunkBytes, aheadBytes = c, a }(chunkBytes, aheadBytes)
+	chunkBytes, aheadBytes = 1<<20, 1<<20
+	const long = 12 << 20
+	var buf bytes.Buffer
+	for i := range 3 {
+		if err := encodeLine(&buf, Op{Index: int64(i), Type: Fail, F: Send, Error: strings.Repeat("e", long)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	n := 0
+	var held uint64
+	before := heap() // the input is held throughout
+	err := Scan(&buf, func(op *Op) error {
+		if n++; n == 1 {
+			held = heap() - before
+		}
+		return nil
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("%d ops, %v", n, err)
+	}
+	// What of the next line the 16 MB chunk holds (4 MB) is held, as a
+	// copy; the chunk is not. (The op itself is not held either: this
+	// caller keeps nothing of it.)
+	if held > 10<<20 {
+		t.Fatalf("%d MB held while the caller had a line of %d MB", held>>20, long>>20)
 	}
 }

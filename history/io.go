@@ -408,6 +408,13 @@ func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) erro
 		b := &lineBatch{data: buf, size: cap(buf), done: make(chan struct{})}
 		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
+		if cap(buf) > chunkBytes && len(carry) > 0 {
+			// A chunk grown for a long line: what it holds of the next
+			// line moves to a copy of its own, or it would keep the whole
+			// chunk (tens of MB) alive while the caller judges the line
+			// and this waits for room to read on.
+			carry = bytes.Clone(carry)
+		}
 		switch {
 		case len(b.lines) == 0:
 			// All of it moves on in carry, into a chunk that takes
