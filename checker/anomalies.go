@@ -370,7 +370,7 @@ func (h *History) copiesOf(vid int32) *copySightings {
 			if p.final < 0 {
 				continue
 			}
-			for rec := range h.finals.at(p.final).recs.all() {
+			for rec := range h.finals.at(p.final).recs.all(&h.ids) {
 				if v := rec.vid; h.vals.at(v).flags&observedTwice != 0 && at(v).survivor.part < 0 {
 					at(v).survivor = observation{part: h.finals.at(p.final).part, offset: rec.Offset}
 				}
@@ -666,11 +666,11 @@ func walkPolls(h *History,
 		}
 		wentBack := false
 		for j := range n {
-			rec := r.recs.at(j)
+			rec := r.recs.at(&h.ids, j)
 			switch {
-			case j > 0 && rec.Offset <= r.recs.at(j-1).Offset:
+			case j > 0 && rec.Offset <= r.recs.at(&h.ids, j-1).Offset:
 				if back != nil && !wentBack {
-					back(r, rec.Offset, r.recs.at(j-1).Offset, true, r.done)
+					back(r, rec.Offset, r.recs.at(&h.ids, j-1).Offset, true, r.done)
 				}
 				wentBack = true
 				continue
@@ -688,7 +688,7 @@ func walkPolls(h *History,
 			c.next = rec.Offset + 1
 		}
 		if txn && r.recs.len() > 1 {
-			c.next = max(c.next, r.recs.at(r.recs.len()-1).Offset+1)
+			c.next = max(c.next, r.recs.at(&h.ids, r.recs.len()-1).Offset+1)
 		}
 		if r.recs.len() > 0 {
 			c.pos = r.done
@@ -838,7 +838,7 @@ func ReplicaDivergence(h *History) Result {
 					continue
 				}
 				f.stat("pairs-compared", 1)
-				n, first, va, vb := h.diverge(inOrder(a.recs), inOrder(b.recs), min(a.hw, b.hw))
+				n, first, va, vb := h.diverge(inOrder(&h.ids, a.recs), inOrder(&h.ids, b.recs), min(a.hw, b.hw))
 				if n == 0 {
 					continue
 				}
@@ -913,18 +913,19 @@ func (h *History) describeRecord(r *record) string {
 // allocated.
 type sortedRecs struct {
 	list   recList
+	ids    *idLists // the list's
 	sorted []record // nil: list is in order
 }
 
-func inOrder(l recList) sortedRecs {
-	if l.first != spread {
-		return sortedRecs{list: l}
+func inOrder(ids *idLists, l recList) sortedRecs {
+	if !l.spread() {
+		return sortedRecs{list: l, ids: ids}
 	}
 	less := func(x, y record) int { return cmpInt(x.Offset, y.Offset) }
-	recs := l.slice()
+	recs := l.slice(ids)
 	if slices.IsSortedFunc(recs, less) {
 		// In order already: the list serves, and the copy is dropped.
-		return sortedRecs{list: l}
+		return sortedRecs{list: l, ids: ids}
 	}
 	slices.SortStableFunc(recs, less)
 	return sortedRecs{sorted: recs}
@@ -941,7 +942,7 @@ func (s sortedRecs) at(i int) record {
 	if s.sorted != nil {
 		return s.sorted[i]
 	}
-	return s.list.at(i)
+	return s.list.at(s.ids, i)
 }
 
 // sortedParts returns a map's partition keys in order, so details come out

@@ -2,6 +2,9 @@ package checker
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -450,11 +453,11 @@ func TestOffsetTable(t *testing.T) {
 	if s := tb.lookup(5000); s == nil || s.readVid != 7 || s != tb.lookupDense(5000) {
 		t.Fatalf("slot of 5000 %+v, overflow %v", s, tb.overflow)
 	}
-	if s := tb.lookup(3000); s == nil || s.readVid != 1 || tb.base != 2990 {
-		t.Fatalf("slot of 3000 %+v, base %d", s, tb.base)
+	if s := tb.lookup(3000); s == nil || s.readVid != 1 || tb.lo != 2990 {
+		t.Fatalf("slot of 3000 %+v, lo %d", s, tb.lo)
 	}
-	if s := tb.lookup(1 << 40); s == nil || s.readVid != 9 || len(tb.dense) > 1<<20 {
-		t.Fatalf("outlier %+v, dense %d", s, len(tb.dense))
+	if s := tb.lookup(1 << 40); s == nil || s.readVid != 9 || tb.span > 1<<20 || len(tb.pages) > 1<<20/pageSlots {
+		t.Fatalf("outlier %+v, span %d in %d pages", s, tb.span, len(tb.pages))
 	}
 }
 
@@ -606,5 +609,66 @@ func TestUnsupportedCheck(t *testing.T) {
 	cfg.Unsupported = map[string]string{"replica-divergance": "typo"}
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("an unknown check name was accepted")
+	}
+}
+
+// TestOffsetTableAgainstMap drives offset tables with random offsets (runs
+// going up and down, gaps, outliers, both ends of int64) and holds each to
+// a map: every offset keeps one slot whatever grows around it, lookup
+// finds every offset got, eachInOrder gives them all in order, and
+// the pages cover no more than the density bound lets them.
+func TestOffsetTableAgainstMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 29))
+	for round := range 300 {
+		var tb offsetTable
+		want := map[int64]int32{}
+		at := int64(rng.IntN(1 << 20))
+		if round%10 == 0 {
+			at = math.MinInt64 + int64(rng.IntN(5000))
+		} else if round%10 == 1 {
+			at = math.MaxInt64 - int64(rng.IntN(5000))
+		}
+		for i := range 1 + rng.IntN(6000) {
+			switch r := rng.IntN(100); {
+			case r < 70:
+				at++
+			case r < 80:
+				at -= int64(rng.IntN(3 * pageSlots))
+			case r < 90:
+				at += int64(rng.IntN(3 * pageSlots))
+			case r < 95:
+				at = int64(rng.Uint64())
+			default:
+				at = []int64{math.MinInt64, math.MaxInt64, -1, 0}[rng.IntN(4)]
+			}
+			// A covered offset never got has a zero slot.
+			if s := tb.lookup(at); (s == nil && want[at] != 0) || (s != nil && s.readVid != want[at]) {
+				t.Fatalf("round %d: lookup(%d) = %v before get, map has %d", round, at, s, want[at])
+			}
+			s := tb.get(at)
+			if s.readVid != want[at] {
+				t.Fatalf("round %d: slot of %d holds %d, want %d", round, at, s.readVid, want[at])
+			}
+			s.readVid = int32(i + 1)
+			want[at] = int32(i + 1)
+		}
+		for off, v := range want {
+			if s := tb.lookup(off); s == nil || s.readVid != v {
+				t.Fatalf("round %d: slot of %d is %+v, want %d", round, off, s, v)
+			}
+		}
+		var got []int64
+		tb.eachInOrder(func(off int64, s *slot) {
+			if s.readVid != 0 {
+				got = append(got, off)
+			}
+		})
+		offs := slices.Sorted(maps.Keys(want))
+		if !slices.Equal(got, offs) {
+			t.Fatalf("round %d: eachInOrder gave %d offsets, want %d (or out of order)", round, len(got), len(offs))
+		}
+		if max := uint64(4*tb.n + 1024); tb.span > max || uint64(len(tb.pages)) > max/pageSlots+2 {
+			t.Fatalf("round %d: span %d in %d pages for %d observations", round, tb.span, len(tb.pages), tb.n)
+		}
 	}
 }

@@ -91,8 +91,10 @@ type History struct {
 	// for a history without.
 	txn txnIndex
 
-	// scratch is the buffer a read's records are interned into before
-	// they are packed (recList).
+	// ids are the reads' lists of records' ids (recList); scratch is
+	// the buffer a read's records are interned into before they are
+	// packed.
+	ids     idLists
 	scratch []record
 }
 
@@ -338,19 +340,37 @@ type slot struct {
 
 // offsetTable maps offsets to slots. Offsets of a partition are dense in
 // practice, though they need not start at 0 (a log whose start was
-// deleted), so a slice from a base offset serves them. The slice covers
-// at most a constant times as many offsets as were observed; offsets
-// beyond that (a broker leaving gaps, a corrupt or foreign history) go to
-// a map, so memory follows the records, not the range of their offsets. An
-// overflow offset moves into the slice when the slice grows over it, so an
-// offset has one slot.
+// deleted), so pages of slots from a base offset serve them. The pages
+// cover at most a constant times as many offsets as were observed;
+// offsets beyond that (a broker leaving gaps, a corrupt or foreign
+// history) go to a map, so memory follows the records, not the range of
+// their offsets. An overflow offset moves into the pages when they grow
+// over it, so an offset has one slot.
+//
+// Pages, not one slice: a slice that doubled as a long history's offsets
+// were read held its old and new arrays at once, left up to half of the
+// new one unused, and was copied again to give that back (a 2-hour run's
+// tables: 88 MB at the end of reading for 52 MB of slots, and 52 MB more
+// while they were trimmed). A page is never moved: the table grows by
+// adding pages at either end.
 type offsetTable struct {
-	base     int64
-	dense    []slot
+	// The pages cover the offsets [lo, lo+span) as slots; pages[0][0]
+	// is the slot of base, at or below lo. Offsets are taken as uint64
+	// differences, exact modulo 2^64 whatever their range.
+	lo, base int64
+	span     uint64
+	pages    [][]slot
 	overflow map[int64]int32 // offset -> index into spare
 	spare    []slot
-	n        int64 // observations so far, bounds the dense span
+	n        int64 // observations so far, bounds the covered span
 }
+
+// pageSlots is the slots in a page (32 KB): a page or two of slack at the
+// ends of a partition's span.
+const (
+	pageShift = 11
+	pageSlots = 1 << pageShift
+)
 
 // get returns the slot of off, creating it. The pointer is valid until
 // the next get.
@@ -359,9 +379,9 @@ func (t *offsetTable) get(off int64) *slot {
 	if s := t.lookupDense(off); s != nil {
 		return s
 	}
-	lo, hi := t.base, t.base+int64(len(t.dense))
+	lo, hi := t.lo, int64(uint64(t.lo)+t.span)
 	switch {
-	case len(t.dense) == 0:
+	case t.span == 0:
 		lo, hi = off, off+1
 	case off >= hi:
 		hi = off + 1
@@ -386,33 +406,39 @@ func (t *offsetTable) get(off int64) *slot {
 	return t.lookupDense(off)
 }
 
-// grow makes the slice cover [lo, hi), doubling its capacity as it goes
-// (append's growth for large slices is 1.25x, which copies a growing table
-// five times over), and moves the overflow slots it now covers into it.
+// grow makes the pages cover [lo, hi), a span holding the one covered,
+// adding pages below and above as needed, and moves the overflow slots it
+// now covers into them.
 func (t *offsetTable) grow(lo, hi int64) {
-	oldLo, oldHi := t.base, t.base+int64(len(t.dense))
-	if len(t.dense) == 0 {
-		oldLo, oldHi = lo, lo
+	oldLo, oldHi := t.lo, int64(uint64(t.lo)+t.span)
+	if t.span == 0 {
+		t.lo, t.base, oldLo, oldHi = lo, lo, lo, lo
 	}
-	if lo == t.base && hi-lo <= int64(cap(t.dense)) {
-		t.dense = t.dense[:hi-lo]
-	} else {
-		grown := make([]slot, hi-lo, max(2*int64(cap(t.dense)), hi-lo))
-		if len(t.dense) > 0 {
-			copy(grown[t.base-lo:], t.dense)
+	if below := uint64(t.base) - uint64(lo); uint64(t.lo)-uint64(lo) > uint64(t.lo)-uint64(t.base) {
+		// lo is below base: as many pages as reach it go before the
+		// others.
+		k := (below + pageSlots - 1) / pageSlots
+		pages := make([][]slot, k, int(k)+len(t.pages))
+		for i := range pages {
+			pages[i] = make([]slot, pageSlots)
 		}
-		t.base, t.dense = lo, grown
+		t.pages = append(pages, t.pages...)
+		t.base = int64(uint64(t.base) - k*pageSlots)
 	}
+	for need := (uint64(hi) - uint64(t.base) + pageSlots - 1) / pageSlots; uint64(len(t.pages)) < need; {
+		t.pages = append(t.pages, make([]slot, pageSlots))
+	}
+	t.lo, t.span = lo, uint64(hi)-uint64(lo)
 	if len(t.overflow) == 0 {
 		return
 	}
 	// Only the newly covered offsets can be in the map; there are at
-	// most as many as the slice grew by, which the density bound keeps
+	// most as many as the span grew by, which the density bound keeps
 	// proportional to the observations.
 	adopt := func(from, to int64) {
 		for off := from; off < to; off++ {
 			if i, ok := t.overflow[off]; ok {
-				t.dense[off-t.base] = t.spare[i]
+				*t.lookupDense(off) = t.spare[i]
 				delete(t.overflow, off)
 			}
 		}
@@ -422,12 +448,13 @@ func (t *offsetTable) grow(lo, hi int64) {
 }
 
 func (t *offsetTable) lookupDense(off int64) *slot {
-	// Unsigned, the difference is exact modulo 2^64: off is in the slice
-	// iff it lands below its length, and no overflow can fake that.
-	if i := uint64(off) - uint64(t.base); i < uint64(len(t.dense)) {
-		return &t.dense[i]
+	// Unsigned, the difference is exact modulo 2^64: off is covered iff
+	// it lands below the span, and no overflow can fake that.
+	if uint64(off)-uint64(t.lo) >= t.span {
+		return nil
 	}
-	return nil
+	i := uint64(off) - uint64(t.base)
+	return &t.pages[i>>pageShift][i&(pageSlots-1)]
 }
 
 // lookup returns the slot of off without creating it.
@@ -442,27 +469,20 @@ func (t *offsetTable) lookup(off int64) *slot {
 }
 
 // eachInOrder calls f with every slot and its offset, in offset order: the
-// map's below the slice, the slice's, then the map's above it (an offset
-// in the map is never in the slice's span).
+// map's below the pages' span, the span's, then the map's above it (an
+// offset in the map is never in the span).
 func (t *offsetTable) eachInOrder(f func(off int64, s *slot)) {
 	offs := slices.Sorted(maps.Keys(t.overflow))
 	k := 0
-	for ; k < len(offs) && offs[k] < t.base; k++ {
+	for ; k < len(offs) && offs[k] < t.lo; k++ {
 		f(offs[k], &t.spare[t.overflow[offs[k]]])
 	}
-	for i := range t.dense {
-		f(t.base+int64(i), &t.dense[i])
+	for i := range t.span {
+		off := int64(uint64(t.lo) + i)
+		f(off, t.lookupDense(off))
 	}
 	for ; k < len(offs); k++ {
 		f(offs[k], &t.spare[t.overflow[offs[k]]])
-	}
-}
-
-// trim gives back the room the slice's doubling left, once no offset
-// will be added.
-func (t *offsetTable) trim() {
-	if cap(t.dense)-len(t.dense) > len(t.dense)/8 {
-		t.dense = slices.Clone(t.dense)
 	}
 }
 
@@ -638,9 +658,6 @@ func (b *Builder) History() *History {
 	// Values are found by their strings only as the history is read
 	// (the checkers go by id): the table is 10 to 20 bytes a value.
 	h.valID = valueIDs{spent: true}
-	for _, p := range h.parts {
-		p.obs.trim()
-	}
 	return h
 }
 
@@ -1048,7 +1065,7 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	// The records are interned into a buffer the next read reuses, and
 	// kept packed.
 	recs := h.records(h.scratch[:0], r.part, v.Records)
-	h.scratch, r.recs = recs, pack(recs)
+	h.scratch, r.recs = recs, h.ids.pack(recs)
 	if v.From != nil {
 		r.from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
@@ -1201,7 +1218,7 @@ func (h *History) finish() {
 		if p.final < 0 {
 			continue
 		}
-		for rec := range h.finals.at(p.final).recs.all() {
+		for rec := range h.finals.at(p.final).recs.all(&h.ids) {
 			val := h.vals.at(rec.vid)
 			if val.home() == int32(part) {
 				val.flags |= inOwnFinal

@@ -301,10 +301,14 @@ func (h *History) readTables() [3]*table[readOp] {
 }
 
 // linOps are the model's operations of partition p, sends first, each in
-// history order; stats counts what was left out.
-func linOps(h *History, p, size int, stats func(string, int64)) []linOp {
+// history order, in buf's array when it has room for size of them; stats
+// counts what was left out.
+func linOps(h *History, p, size int, stats func(string, int64), buf []linOp) []linOp {
 	acks := h.cfg.Acks
-	part := make([]linOp, 0, size)
+	part := buf[:0]
+	if cap(part) < size {
+		part = make([]linOp, 0, size)
+	}
 	modelled := map[int32]bool{}
 	acked := map[int32]int64{}
 	for i := range h.sends.len() {
@@ -788,7 +792,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 	if r == nil {
 		return Unexplained, true
 	}
-	for rec := range r.recs.all() {
+	for rec := range r.recs.all(&h.ids) {
 		switch vid := rec.vid; {
 		case vid == w.after.vid:
 			return Unexplained, true
@@ -839,8 +843,13 @@ func Linearizability(h *History, opts Options) []Result {
 	nostats := func(string, int64) {}
 	nops := 0
 	var sendW, readW []witness
+	// buf is the array every partition's operations are built in, in
+	// turn: one built afresh while the last was still being collected
+	// was as much again (the check's peak), though nothing held both.
+	var buf []linOp
 	for p := range h.parts {
-		part := linOps(h, p, sizes[p], stats)
+		part := linOps(h, p, sizes[p], stats, buf)
+		buf = part
 		nops += len(part)
 		if len(part) > 0 {
 			stats("partitions", 1)
@@ -909,7 +918,10 @@ func Linearizability(h *History, opts Options) []Result {
 			if full != porcupine.Ok {
 				break
 			}
-			rebuild := func() []linOp { return linOps(h, p, sizes[p], nostats) }
+			rebuild := func() []linOp {
+				buf = linOps(h, p, sizes[p], nostats, buf)
+				return buf
+			}
 			part := rebuild()
 			n := len(part) // part itself is not held past the search
 			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search)
@@ -953,7 +965,9 @@ func Linearizability(h *History, opts Options) []Result {
 		built, part := -1, []linOp(nil)
 		for i, w := range ws {
 			if int(w.part) != built {
-				built, part = int(w.part), linOps(h, int(w.part), sizes[w.part], nostats)
+				// window copies what it takes: buf is free again.
+				built, part = int(w.part), linOps(h, int(w.part), sizes[w.part], nostats, buf)
+				buf = part
 			}
 			for _, op := range window(part, w, i) {
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret, Metadata: meta(op)})

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/chaos-isr/chaos/history"
@@ -21,6 +22,14 @@ type opTable struct {
 	// the table of a long history grows without copying itself, or
 	// holding room it does not use.
 	meta [][]opMeta
+	// procs are, beside meta, each operation's process as an index into
+	// its group's list of the processes it has (procsAt[group] is where
+	// that list starts in groupProcs): a group of timeGroup operations
+	// has a few processes, so a byte an operation names one where an
+	// int32 did (a quarter of the table).
+	procs      [][]uint8
+	groupProcs []int32
+	procsAt    []int32
 	// bases are the times opMeta.dt counts from, one for each timeGroup
 	// positions: the time of the group's first operation; wide are the
 	// times of the operations too far from theirs (dt is wideTime).
@@ -40,17 +49,17 @@ type opTable struct {
 	n   int32 // operations added
 }
 
-// opMeta is one operation's fixed fields (its index is its position,
-// unless opTable.indexes says otherwise), 12 bytes: a long history's
-// table is the largest thing the index holds. dt is its time less its
-// group's base (opTable.bases): a group's operations are a fraction of a
-// second apart in a run, well within an int32 of nanoseconds. word packs
-// the op's function and error, which index opTable's string tables (error
-// 0 is no error), and its outcome (outOpen stands for an invoke).
+// opMeta is one operation's fixed fields but its process
+// (opTable.procs), 8 bytes: its index is its position, unless
+// opTable.indexes says otherwise. A long history's table is among the
+// largest things the index holds. dt is its time less its group's base
+// (opTable.bases): a group's operations are a fraction of a second apart
+// in a run, well within an int32 of nanoseconds. word packs the op's
+// function and error, which index opTable's string tables (error 0 is no
+// error), and its outcome (outOpen stands for an invoke).
 type opMeta struct {
-	dt      int32
-	process int32
-	word    uint32
+	dt   int32
+	word uint32
 }
 
 const (
@@ -136,10 +145,21 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 	}
 	if pos%metaBlock == 0 {
 		t.meta = append(t.meta, make([]opMeta, 0, metaBlock))
+		t.procs = append(t.procs, make([]uint8, 0, metaBlock))
 	}
 	if pos%timeGroup == 0 {
 		t.bases = append(t.bases, op.Time)
+		t.procsAt = append(t.procsAt, int32(len(t.groupProcs)))
 	}
+	// A group has at most timeGroup (256) processes: its index fits.
+	group := t.groupProcs[t.procsAt[len(t.procsAt)-1]:]
+	pi := slices.Index(group, int32(op.Process))
+	if pi < 0 {
+		pi = len(group)
+		t.groupProcs = append(t.groupProcs, int32(op.Process))
+	}
+	procs := &t.procs[len(t.procs)-1]
+	*procs = append(*procs, uint8(pi))
 	// Modulo 2^64 the difference is exact, and adding it back gives the
 	// time whatever the two are.
 	d := op.Time - t.bases[pos/timeGroup]
@@ -151,7 +171,7 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		dt, t.wide[pos] = wideTime, op.Time
 	}
 	last := &t.meta[len(t.meta)-1]
-	*last = append(*last, opMeta{dt: dt, process: int32(op.Process), word: packMeta(fn, e, outcomeOf(op.Type))})
+	*last = append(*last, opMeta{dt: dt, word: packMeta(fn, e, outcomeOf(op.Type))})
 	if keep {
 		t.kept[pos] = op
 	}
@@ -168,7 +188,7 @@ func (t *opTable) op(pos int32) *history.Op {
 		return op
 	}
 	m := t.at(pos)
-	return &history.Op{Index: t.index(pos), Time: t.time(pos), Process: int(m.process), Type: m.typ().opType(), F: t.fn(pos), Error: t.errText(pos)}
+	return &history.Op{Index: t.index(pos), Time: t.time(pos), Process: t.process(pos), Type: m.typ().opType(), F: t.fn(pos), Error: t.errText(pos)}
 }
 
 // whole is the operation at pos if it was kept whole, else nil (also for
@@ -226,7 +246,7 @@ func (t *opTable) process(pos int32) int {
 	if t.src != nil {
 		return t.src[pos].Process
 	}
-	return int(t.at(pos).process)
+	return int(t.groupProcs[t.procsAt[pos/timeGroup]+int32(t.procs[pos/metaBlock][pos%metaBlock])])
 }
 
 // keepWhole says whether a checker reads more of op than its fixed fields

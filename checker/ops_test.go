@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/chaos-isr/chaos/history"
@@ -81,5 +82,37 @@ func TestOpTableTimes(t *testing.T) {
 	}
 	if len(tab.wide) == 0 || len(tab.wide) > len(times)-steady {
 		t.Errorf("%d wide times, want the few that do not fit", len(tab.wide))
+	}
+}
+
+// TestOpTableProcesses: every operation gives back its process, whether
+// its group has one process or a different one on each of its operations,
+// for processes of either sign and far apart.
+func TestOpTableProcesses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 29))
+	tab := newOpTable()
+	var want []int
+	for i := range 5 * metaBlock {
+		var p int
+		switch g := i / timeGroup % 4; g {
+		case 0:
+			p = 7 // one process a group
+		case 1:
+			p = i // a new one on every operation: 256 in a group
+		case 2:
+			p = rng.IntN(12) - 2 // the monitor, the nemesis and clients
+		default:
+			p = int(rng.Int32()) - math.MaxInt32/2
+		}
+		tab.add(&history.Op{Index: int64(i), Process: p, Type: history.OK, F: history.Send}, false)
+		want = append(want, p)
+	}
+	for i, p := range want {
+		if got := tab.process(int32(i)); got != p {
+			t.Fatalf("op %d: process %d, want %d", i, got, p)
+		}
+		if got := tab.op(int32(i)).Process; got != p {
+			t.Fatalf("op %d: op's process %d, want %d", i, got, p)
+		}
 	}
 }

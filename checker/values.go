@@ -84,24 +84,30 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo], strs 
 // consecutive keeps each offset beside its value id. Most polls return a
 // single record, which the list holds itself: a list of one needs no
 // memory of its own, where a slice of one cost its header and an
-// allocation.
+// allocation. A longer list's ids are in the history's idLists, so a list
+// holds no pointer: a long history's reads are a table the collector
+// need not scan (a pointer to a list's ids made it scan every poll, at
+// every collection).
 type recList struct {
-	// first is the first record's offset; spread when the offsets are
-	// not consecutive.
+	// first is the first record's offset; for spread records (offsets
+	// not consecutive), the highest offset past a record (see end).
 	first int64
-	n     int32
-	// one is the value id of a list of one; more holds a longer list's:
-	// the ids of consecutive records, or for spread ones the highest
-	// offset past a record (see end: high half, low half), then (offset's
-	// high half, low half, value id) for each record.
-	one  int32
-	more *[]int32
+	// n is the number of records, negated for spread ones.
+	n int32
+	// one is the value id of a list of one consecutive record; for a
+	// longer list (or spread records) the index in idLists of its ids:
+	// the ids of consecutive records in order, or (offset's high half,
+	// low half, value id) for each spread record.
+	one int32
 }
 
-const spread = math.MinInt64
+// idLists are the ids of the reads' lists of more than one record.
+type idLists struct {
+	t table[[]int32]
+}
 
-// pack is rs as a recList.
-func pack(rs []record) recList {
+// pack is rs as a recList, its ids added to ls.
+func (ls *idLists) pack(rs []record) recList {
 	switch {
 	case len(rs) == 0:
 		return recList{}
@@ -119,31 +125,38 @@ func pack(rs []record) recList {
 		for i, r := range rs {
 			ids[i] = r.vid
 		}
-		return recList{first: rs[0].Offset, n: int32(len(rs)), more: &ids}
+		return recList{first: rs[0].Offset, n: int32(len(rs)), one: ls.t.add(ids)}
 	}
 	end := int64(math.MinInt64)
 	for _, r := range rs {
 		end = max(end, r.Offset+1)
 	}
-	ids := make([]int32, 2, 2+3*len(rs))
-	ids[0], ids[1] = int32(uint64(end)>>32), int32(uint32(end))
+	ids := make([]int32, 0, 3*len(rs))
 	for _, r := range rs {
 		ids = append(ids, int32(uint64(r.Offset)>>32), int32(uint32(r.Offset)), r.vid)
 	}
-	return recList{first: spread, n: int32(len(rs)), more: &ids}
+	return recList{first: end, n: -int32(len(rs)), one: ls.t.add(ids)}
 }
 
-func (l recList) len() int { return int(l.n) }
+// spread marks an offset that a list of consecutive records cannot start
+// at: a record there is kept as a spread one.
+const spread = math.MinInt64
 
-func (l recList) at(i int) record {
+func (l recList) len() int { return int(max(l.n, -l.n)) }
+
+// spread says the records' offsets are not consecutive.
+func (l recList) spread() bool { return l.n < 0 }
+
+// at is the i-th record, its ids in ls (where the list was packed).
+func (l recList) at(ls *idLists, i int) record {
 	switch {
-	case l.first == spread:
-		ids := (*l.more)[2+3*i:]
+	case l.n < 0:
+		ids := (*ls.t.at(l.one))[3*i:]
 		return record{Offset: join(ids[0], ids[1]), vid: ids[2]}
 	case l.n == 1:
 		return record{Offset: l.first, vid: l.one}
 	}
-	return record{Offset: l.first + int64(i), vid: (*l.more)[i]}
+	return record{Offset: l.first + int64(i), vid: (*ls.t.at(l.one))[i]}
 }
 
 func join(hi, lo int32) int64 { return int64(uint64(uint32(hi))<<32 | uint64(uint32(lo))) }
@@ -155,8 +168,8 @@ func (l recList) end() int64 {
 	switch {
 	case l.n == 0:
 		return math.MinInt64
-	case l.first == spread:
-		return join((*l.more)[0], (*l.more)[1])
+	case l.n < 0:
+		return l.first
 	}
 	last := l.first + int64(l.n) - 1
 	switch {
@@ -169,10 +182,10 @@ func (l recList) end() int64 {
 }
 
 // all is the records in order.
-func (l recList) all() iter.Seq[record] {
+func (l recList) all(ls *idLists) iter.Seq[record] {
 	return func(yield func(record) bool) {
 		for i := range l.len() {
-			if !yield(l.at(i)) {
+			if !yield(l.at(ls, i)) {
 				return
 			}
 		}
@@ -180,10 +193,10 @@ func (l recList) all() iter.Seq[record] {
 }
 
 // slice is the records as a slice of their own.
-func (l recList) slice() []record {
+func (l recList) slice(ls *idLists) []record {
 	out := make([]record, l.len())
 	for i := range out {
-		out[i] = l.at(i)
+		out[i] = l.at(ls, i)
 	}
 	return out
 }

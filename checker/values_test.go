@@ -66,6 +66,7 @@ func TestStrArena(t *testing.T) {
 // of the offsets' range; and end is one past the highest, as a read's
 // reach sums it.
 func TestRecList(t *testing.T) {
+	var ls idLists
 	for _, rs := range [][]record{
 		nil,
 		{{Offset: 5, vid: 1}},
@@ -78,7 +79,7 @@ func TestRecList(t *testing.T) {
 		{{Offset: math.MinInt64, vid: 1}},
 		{{Offset: 9, vid: 1}, {Offset: 2, vid: 2}, {Offset: 4, vid: 3}},
 	} {
-		l := pack(rs)
+		l := ls.pack(rs)
 		end := int64(math.MinInt64)
 		for _, r := range rs {
 			end = max(end, r.Offset+1)
@@ -86,21 +87,22 @@ func TestRecList(t *testing.T) {
 		if l.end() != end {
 			t.Fatalf("%v: end %d, want %d", rs, l.end(), end)
 		}
-		if got := l.slice(); l.len() != len(rs) || (len(rs) > 0 && !slices.Equal(got, rs)) {
+		if got := l.slice(&ls); l.len() != len(rs) || (len(rs) > 0 && !slices.Equal(got, rs)) {
 			t.Fatalf("%v packed reads back as %v", rs, got)
 		}
 		i := 0
-		for r := range l.all() {
+		for r := range l.all(&ls) {
 			if r != rs[i] {
 				t.Fatalf("%v: record %d is %v", rs, i, r)
 			}
 			i++
 		}
 	}
-	if l := pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}); len(*l.more) != 2 {
-		t.Fatalf("consecutive records take %d ids, want 2", len(*l.more))
+	if l := ls.pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}); len(*ls.t.at(l.one)) != 2 {
+		t.Fatalf("consecutive records take %d ids, want 2", len(*ls.t.at(l.one)))
 	}
-	if l := pack([]record{{Offset: 3, vid: 1}}); l.more != nil {
-		t.Fatalf("a record alone takes ids of its own: %v", *l.more)
+	n := ls.t.len()
+	if ls.pack([]record{{Offset: 3, vid: 1}}); ls.t.len() != n {
+		t.Fatal("a record alone takes ids of its own")
 	}
 }
