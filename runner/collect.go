@@ -114,15 +114,16 @@ func collectAtMost(maxGOGC int) (restore func()) {
 }
 
 // pace sets the collector's target to gogcFor the live heap as it grows,
-// and the memory limit to limitFor it (unless GOMEMLIMIT is set), until
-// stop is closed.
+// and while a judge runs the memory limit to limitFor it (unless
+// GOMEMLIMIT is set), until stop is closed. A simulation alone keeps the
+// limit it had: its heap churns, and the limit was measured on judges.
 func pace(stop, done chan struct{}) {
 	limit := os.Getenv("GOMEMLIMIT") == ""
 	defer close(done)
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	tick := time.NewTicker(paceEvery)
 	defer tick.Stop()
-	cur := -1
+	cur, limited := -1, false
 	for {
 		select {
 		case <-stop:
@@ -133,13 +134,19 @@ func pace(stop, done chan struct{}) {
 		if live[0].Value.Kind() != metrics.KindUint64 {
 			return // a runtime without the metric: the cap it is
 		}
-		l := live[0].Value.Uint64()
-		if want := gogcFor(l, int(pacing.lowest.Load())); want != cur {
+		l, lowest := live[0].Value.Uint64(), int(pacing.lowest.Load())
+		if want := gogcFor(l, lowest); want != cur {
 			debug.SetGCPercent(want)
 			cur = want
 		}
-		if limit {
+		switch {
+		case limit && lowest <= judgeGOGC:
 			debug.SetMemoryLimit(limitFor(l, cur))
+			limited = true
+		case limited:
+			// The judge inside a simulation ended.
+			debug.SetMemoryLimit(pacing.limit)
+			limited = false
 		}
 	}
 }

@@ -128,7 +128,8 @@ func TestCollectEndsWhilePacing(t *testing.T) {
 // TestCollectLimitsMemory: while a judge runs, the pacer holds the memory
 // limit a little above the collection target (so the memory a collection
 // freed goes back to the OS), and when it ends the limit is what it was;
-// a GOMEMLIMIT set by the user is left alone.
+// a simulation alone keeps its limit; a GOMEMLIMIT set by the user is
+// left alone.
 func TestCollectLimitsMemory(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
@@ -150,6 +151,30 @@ func TestCollectLimitsMemory(t *testing.T) {
 	if l := debug.SetMemoryLimit(-1); l != 5<<30 {
 		t.Fatalf("after the judge: memory limit %d, want 5 GB as before", l)
 	}
+	// A simulation alone keeps the limit; a judge inside one sets it,
+	// and when the judge ends the limit is the simulation's again.
+	sim := CollectForSimulation()
+	time.Sleep(4 * paceEvery)
+	if l := debug.SetMemoryLimit(-1); l != 5<<30 {
+		sim()
+		t.Fatalf("simulating: memory limit %d, want it left at 5 GB", l)
+	}
+	judge := CollectTighter()
+	for deadline := time.Now().Add(5 * time.Second); debug.SetMemoryLimit(-1) == 5<<30; time.Sleep(paceEvery / 5) {
+		if time.Now().After(deadline) {
+			judge()
+			sim()
+			t.Fatal("a judge inside a simulation set no memory limit")
+		}
+	}
+	judge()
+	for deadline := time.Now().Add(5 * time.Second); debug.SetMemoryLimit(-1) != 5<<30; time.Sleep(paceEvery / 5) {
+		if time.Now().After(deadline) {
+			sim()
+			t.Fatalf("the judge inside a simulation ended: memory limit %d, want 5 GB again", debug.SetMemoryLimit(-1))
+		}
+	}
+	sim()
 	t.Setenv("GOMEMLIMIT", "5GiB")
 	restore = CollectTighter()
 	time.Sleep(4 * paceEvery)
