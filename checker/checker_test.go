@@ -431,7 +431,7 @@ func TestOpCounts(t *testing.T) {
 }
 
 // TestOffsetTable: offsets far from zero stay dense, outliers go to the
-// overflow map, and a slot moves into the slice when it grows over it, so
+// overflow map, and a slot moves into the pages when they grow over it, so
 // an offset never has two slots.
 func TestOffsetTable(t *testing.T) {
 	var tb offsetTable

@@ -960,6 +960,13 @@ func Linearizability(h *History, opts Options) []Result {
 	// Re-check the first pairs with porcupine, in windows small enough to
 	// search and to look at.
 	var artifacts []string
+	if full != porcupine.Ok {
+		// A search that ended without a verdict, or with one against,
+		// may leave porcupine's goroutines still stepping through the
+		// operations in buf: the windows are built in an array of their
+		// own.
+		buf = nil
+	}
 	if ws := firstN(slices.Concat(firstN(sendW, maxWindows/2), readW, sendW[min(len(sendW), maxWindows/2):]), maxWindows); len(ws) > 0 {
 		var ops []porcupine.Operation
 		built, part := -1, []linOp(nil)

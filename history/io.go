@@ -408,11 +408,13 @@ func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) erro
 		b := &lineBatch{data: buf, size: cap(buf), done: make(chan struct{})}
 		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
-		if cap(buf) > chunkBytes && len(carry) > 0 {
-			// A chunk grown for a long line: what it holds of the next
-			// line moves to a copy of its own, or it would keep the whole
-			// chunk (tens of MB) alive while the caller judges the line
-			// and this waits for room to read on.
+		if cap(buf) > chunkBytes && len(carry) > 0 && len(b.lines) > 0 {
+			// A chunk grown for a long line, which ended in it: what it
+			// holds of the next line moves to a copy of its own, or it
+			// would keep the whole chunk (tens of MB) alive while the
+			// caller judges the line and this waits for room to read on.
+			// (A chunk no line ended in is given back below, and all of
+			// it moves on anyway.)
 			carry = bytes.Clone(carry)
 		}
 		switch {
