@@ -153,12 +153,12 @@ func pace(stop, done chan struct{}) {
 
 // limitFor is the memory limit for a live heap of live bytes collected at
 // gogc: its collection target and limitSlack more. Go gives the OS back
-// the memory a collection freed only slowly, so a judge's RSS stood about
-// 150 MB above its heap: the transient buffers of a long run's final
+// the memory a collection freed only slowly, so a judge's RSS stood
+// 100-150 MB above its heap: the transient buffers of a long run's final
 // reads (lines of tens of MB), freed but kept. Near the limit the runtime
 // gives them back at once (and collects sooner, which the slack makes
-// rare): chaos check of a 2-hour simulated run, 1.22 → 1.10 GB, in the
-// same time.
+// rare): chaos check of a 2-hour simulated run, 1.06 → 1.01 GB (three
+// runs each, with and without), in the same time.
 func limitFor(live uint64, gogc int) int64 {
 	sum := uint64(limitSlack)
 	for _, v := range []uint64{live, live / 100 * uint64(gogc)} {
