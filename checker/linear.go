@@ -843,13 +843,17 @@ func Linearizability(h *History, opts Options) []Result {
 	nostats := func(string, int64) {}
 	nops := 0
 	var sendW, readW []witness
-	// buf is the array every partition's operations are built in, in
-	// turn: one built afresh while the last was still being collected
-	// was as much again (the check's peak), though nothing held both.
+	// build gives partition p's operations in buf, the array every
+	// partition's are built in, in turn: one built afresh while the last
+	// was still being collected was as much again (the check's peak),
+	// though nothing held both. What is built replaces what buf held.
 	var buf []linOp
+	build := func(p int, stats func(string, int64)) []linOp {
+		buf = linOps(h, p, sizes[p], stats, buf)
+		return buf
+	}
 	for p := range h.parts {
-		part := linOps(h, p, sizes[p], stats, buf)
-		buf = part
+		part := build(p, stats)
 		nops += len(part)
 		if len(part) > 0 {
 			stats("partitions", 1)
@@ -918,10 +922,7 @@ func Linearizability(h *History, opts Options) []Result {
 			if full != porcupine.Ok {
 				break
 			}
-			rebuild := func() []linOp {
-				buf = linOps(h, p, sizes[p], nostats, buf)
-				return buf
-			}
+			rebuild := func() []linOp { return build(p, nostats) }
 			part := rebuild()
 			n := len(part) // part itself is not held past the search
 			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search)
@@ -973,8 +974,7 @@ func Linearizability(h *History, opts Options) []Result {
 		for i, w := range ws {
 			if int(w.part) != built {
 				// window copies what it takes: buf is free again.
-				built, part = int(w.part), linOps(h, int(w.part), sizes[w.part], nostats, buf)
-				buf = part
+				built, part = int(w.part), build(int(w.part), nostats)
 			}
 			for _, op := range window(part, w, i) {
 				ops = append(ops, porcupine.Operation{ClientId: client(op), Input: op, Call: op.call, Return: op.ret, Metadata: meta(op)})

@@ -384,9 +384,9 @@ func (b *lineBatch) parse(want func(seq int) bool) {
 // copies each byte once. Each chunk is taken from ahead before it is
 // made, and given back when the caller is done with its batch (or, when
 // no line ended in it, before the next chunk, which its bytes move on
-// to, is taken): a line of tens of
-// MB, which the chunks double to hold, is read only when nothing else is
-// held, not while the caller still holds the last one.
+// to, is taken): a line of tens of MB, which the chunks double to hold,
+// is read only when nothing else is held, not while the caller still
+// holds the last one.
 func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) error {
 	num, seq := 0, 0
 	var carry []byte
