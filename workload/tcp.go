@@ -354,9 +354,14 @@ func (c *tcpConn) writer(timeout time.Duration) {
 			c.failLocked(err)
 		case err != nil && n == 0:
 			// Not a byte of it left: it was not sent, whatever became of
-			// those before it.
-			c.waiting = c.waiting[:len(c.waiting)-1]
-			c.finish(call, nil, fmt.Errorf("%w: %v", ErrNotSent, err))
+			// those before it. Unless the reader failed the connection
+			// while this wrote (failLocked finished every waiting call,
+			// this one too, and emptied the list), it is still the last
+			// waiting.
+			if k := len(c.waiting) - 1; k >= 0 && c.waiting[k] == call {
+				c.waiting = c.waiting[:k]
+				c.finish(call, nil, fmt.Errorf("%w: %v", ErrNotSent, err))
+			}
 			c.failLocked(err)
 		case err != nil:
 			c.failLocked(err)
