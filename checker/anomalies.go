@@ -122,7 +122,7 @@ func walkLost(h *History, f *finding, lost func(w lostValue)) {
 	var acked, read int64
 	for i := range h.sends.len() {
 		s := h.sends.at(i)
-		if s.typ != outOK {
+		if s.typ() != outOK {
 			continue
 		}
 		acked++
@@ -161,7 +161,7 @@ func Unseen(h *History) Result {
 	var acked int64
 	for i := range h.sends.len() {
 		s := h.sends.at(i)
-		if s.typ != outOK {
+		if s.typ() != outOK {
 			continue
 		}
 		acked++
@@ -181,11 +181,11 @@ func Unseen(h *History) Result {
 			// decided it.
 			fr := h.finals.at(h.parts[val.home()].final)
 			which := "the final read"
-			if val.home() != s.part {
+			if val.home() != s.part() {
 				which = fmt.Sprintf("the final read of %s, where it was first sent,", h.key(val.home()))
 			}
 			f.add(h.truncation(s.vid), fmt.Sprintf("value %q acknowledged %s of %s (op %d) was never read; %s (op %d) reached offset %d",
-				h.strs.string(val.str), at, h.key(s.part), h.index(s.done), which, h.index(fr.done), fr.reach()), h.index(s.done))
+				h.strs.string(val.str), at, h.key(s.part()), h.index(s.done), which, h.index(fr.done), fr.reach()), h.index(s.done))
 		case undecided, fateNone:
 			f.undecide(h.truncation(s.vid), "unseen-undecided", 1)
 		}
@@ -508,12 +508,12 @@ func NonmonotonicSend(h *History) Result {
 	pairs := int64(0)
 	for _, i := range h.sendsInProducerOrder() {
 		s := h.sends.at(i)
-		if s.typ != outOK || s.offset < 0 {
+		if s.typ() != outOK || s.offset < 0 {
 			continue
 		}
-		k := producer{id: s.process, part: s.part}
+		k := producer{id: h.sendProcess(s), part: s.part()}
 		if id, ok := h.sessions[i]; ok {
-			k = producer{session: true, id: id, part: s.part}
+			k = producer{session: true, id: id, part: s.part()}
 		}
 		p, ok := prev[k]
 		if ok && p.pos == s.done && h.isTxn(s.done) {
@@ -529,13 +529,13 @@ func NonmonotonicSend(h *History) Result {
 		}
 		if ok && s.offset <= p.offset {
 			// Named only here: a history has millions of sends.
-			who := fmt.Sprintf("process %d", s.process)
+			who := fmt.Sprintf("process %d", h.sendProcess(s))
 			if k.session {
-				who = fmt.Sprintf("producer %d (process %d)", k.id, s.process)
+				who = fmt.Sprintf("producer %d (process %d)", k.id, h.sendProcess(s))
 			}
 			c, decided := h.explainFor(f, p.vid, s.vid)
 			f.addExplained(c, decided, fmt.Sprintf("%s's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
-				who, h.valStr(s.vid), s.offset, h.key(s.part), h.index(s.done), h.valStr(p.vid), p.offset, h.index(p.pos)),
+				who, h.valStr(s.vid), s.offset, h.key(s.part()), h.index(s.done), h.valStr(p.vid), p.offset, h.index(p.pos)),
 				h.index(p.pos), h.index(s.done))
 			continue
 		}
@@ -742,7 +742,7 @@ func (h *History) failPos(vids []int32) map[int32]int32 {
 	}
 	for i := range h.sends.len() {
 		s := h.sends.at(i)
-		if p, ok := out[s.vid]; ok && p < 0 && s.typ == outFail {
+		if p, ok := out[s.vid]; ok && p < 0 && s.typ() == outFail {
 			out[s.vid] = max(s.done, s.inv)
 		}
 	}

@@ -99,15 +99,33 @@ type History struct {
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
-// and what the completion said. It is kept small: a history holds
-// hundreds of thousands.
+// and what the completion said. It is kept to 24 bytes: a history holds
+// millions. Its process is the op table's (of done, else inv).
 type sendOp struct {
 	inv, done int32
 	vid       int32
-	part      int32
-	offset    int64 // for ok with an offset, else -1
-	process   int32
-	typ       outcome
+	// pt packs the send's partition (above two bits) and its outcome,
+	// which is not always its completion's: a transaction's sends take
+	// the transaction's.
+	pt     uint32
+	offset int64 // for ok with an offset, else -1
+}
+
+func newSendOp(inv, done, vid, part int32, offset int64, typ outcome) sendOp {
+	return sendOp{inv: inv, done: done, vid: vid, pt: uint32(part)<<2 | uint32(typ), offset: offset}
+}
+
+func (s *sendOp) part() int32  { return int32(s.pt >> 2) }
+func (s *sendOp) typ() outcome { return outcome(s.pt & 3) }
+
+// sendProcess is the process of s: its invoke's, else its completion's
+// (the two are paired by process).
+func (h *History) sendProcess(s *sendOp) int32 {
+	pos := s.inv
+	if pos < 0 {
+		pos = s.done
+	}
+	return int32(h.ops.process(pos))
 }
 
 // outcome is how an operation completed.
@@ -990,12 +1008,10 @@ func (h *History) tryReplica(invOp, doneOp *history.Op) {
 func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 	var v *history.Value
 	typ := history.Type("")
-	process := 0
 	if doneOp != nil {
-		v, typ, process = doneOp.Value, doneOp.Type, doneOp.Process
+		v, typ = doneOp.Value, doneOp.Type
 	}
 	if invOp != nil {
-		process = invOp.Process
 		if v == nil || v.Value == "" {
 			v = invOp.Value
 		}
@@ -1006,8 +1022,8 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 		}
 		return
 	}
-	s := sendOp{inv: inv, done: done, part: h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition}), process: int32(process), typ: outcomeOf(typ), offset: -1}
-	s.vid = h.valueOf(v.Value)
+	part := h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
+	s := newSendOp(inv, done, h.valueOf(v.Value), part, -1, outcomeOf(typ))
 	if p := sessionOf(invOp, doneOp); p != nil {
 		if h.sessions == nil {
 			h.sessions = map[int32]int32{}
@@ -1016,14 +1032,14 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	val := h.vals.at(s.vid)
 	if val.part < 0 {
-		val.part = s.part
+		val.part = part
 	}
 	switch typ {
 	case history.OK:
 		val.flags |= sentOK
 		if v.Offset != nil {
 			s.offset = *v.Offset
-			h.observe(s.vid, s.part, s.offset, done, true)
+			h.observe(s.vid, part, s.offset, done, true)
 		}
 	case history.Fail:
 		val.flags |= sentFail
@@ -1038,7 +1054,7 @@ func (h *History) addSend(invOp, doneOp *history.Op, inv, done int32) {
 // addSendOp tables s, noting on its value whether it was acknowledged at
 // an offset, and whether an earlier send of it had been.
 func (h *History) addSendOp(s sendOp) {
-	if s.typ == outOK && s.offset >= 0 {
+	if s.typ() == outOK && s.offset >= 0 {
 		val := h.vals.at(s.vid)
 		if val.flags&ackedAt != 0 {
 			val.flags |= ackedAgain

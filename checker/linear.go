@@ -114,10 +114,12 @@ const (
 // pointer, or allocation, each).
 type linOp struct {
 	call, ret int64
-	offset    int64 // send: its offset; linStart: the log end to start from
-	hw        int64 // read: the HW it reported, -1 if none; linStart: the HW to start from
-	reach     int64 // read: max(hw, last record + 1)
-	pos       int32 // the op to cite: the completion, or the invoke of an unknown send
+	// at is a send's offset, a read's reach (max(hw, last record + 1)),
+	// and for linStart the log end to start from: one field, for a
+	// partition's model is millions of operations.
+	at  int64
+	hw  int64 // read: the HW it reported, -1 if none; linStart: the HW to start from
+	pos int32 // the op to cite: the completion, or the invoke of an unknown send
 	// vid is a send's value; for a read, its index in the read table
 	// table names (see read).
 	vid     int32
@@ -143,14 +145,14 @@ func (op *linOp) read(h *History) *readOp {
 func (op *linOp) raises() (leo, hw int64) {
 	switch op.kind {
 	case linStart:
-		return op.offset, op.hw
+		return op.at, op.hw
 	case linSend:
 		if op.commit {
-			return op.offset + 1, op.offset + 1
+			return op.at + 1, op.at + 1
 		}
-		return op.offset + 1, 0
+		return op.at + 1, 0
 	}
-	return op.reach, op.reach
+	return op.at, op.at
 }
 
 // describe says what op did; h, where given, names its value and
@@ -165,17 +167,17 @@ func (op *linOp) describe(h *History) string {
 	}
 	switch {
 	case op.kind == linStart:
-		return fmt.Sprintf("earlier segments: log end >= %d, hw >= %d", op.offset, op.hw)
+		return fmt.Sprintf("earlier segments: log end >= %d, hw >= %d", op.at, op.hw)
 	case op.kind == linSend && op.unknown:
-		return fmt.Sprintf("send %s -> unknown, read at offset %d", value, op.offset)
+		return fmt.Sprintf("send %s -> unknown, read at offset %d", value, op.at)
 	case op.kind == linSend:
-		return fmt.Sprintf("send %s -> offset %d", value, op.offset)
+		return fmt.Sprintf("send %s -> offset %d", value, op.at)
 	case f == history.EndOffset:
 		return fmt.Sprintf("end-offset -> %d", op.hw)
 	}
 	switch rd := op.read(h); {
 	case rd == nil:
-		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.reach, op.hw)
+		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.at, op.hw)
 	case rd.from >= 0:
 		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, rd.from, rd.recs.len(), op.hw)
 	default:
@@ -200,21 +202,21 @@ func (c checks) step(state, input, _ any) (bool, any) {
 func (c checks) next(s linState, op *linOp) (linState, bool) {
 	switch op.kind {
 	case linSend:
-		if c.sends && op.offset < s.leo {
+		if c.sends && op.at < s.leo {
 			return s, false
 		}
-		s.leo = max(s.leo, op.offset+1)
+		s.leo = max(s.leo, op.at+1)
 		if op.commit {
-			s.hw = max(s.hw, op.offset+1)
+			s.hw = max(s.hw, op.at+1)
 		}
 	case linRead:
 		if c.reads && op.hw >= 0 && op.hw < s.hw {
 			return s, false
 		}
-		s.hw = max(s.hw, op.reach)
-		s.leo = max(s.leo, op.reach)
+		s.hw = max(s.hw, op.at)
+		s.leo = max(s.leo, op.at)
 	case linStart:
-		s.leo, s.hw = max(s.leo, op.offset), max(s.hw, op.hw)
+		s.leo, s.hw = max(s.leo, op.at), max(s.hw, op.hw)
 	}
 	return s, true
 }
@@ -282,7 +284,7 @@ func linModel(h *History, c checks) porcupine.Model {
 func linCounts(h *History) []int {
 	n := make([]int, len(h.parts))
 	for i := range h.sends.len() {
-		n[h.sends.at(i).part]++
+		n[h.sends.at(i).part()]++
 	}
 	for _, rs := range h.readTables() {
 		for i := range rs.len() {
@@ -313,17 +315,17 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp) []l
 	acked := map[int32]int64{}
 	for i := range h.sends.len() {
 		s := h.sends.at(i)
-		if s.part != int32(p) {
+		if s.part() != int32(p) {
 			continue
 		}
 		op := linOp{kind: linSend, call: h.callTime(s.inv), ret: math.MaxInt64, pos: s.done, vid: s.vid}
-		switch s.typ {
+		switch s.typ() {
 		case outOK:
 			if s.offset < 0 {
 				stats("sends-without-offset", 1)
 				continue
 			}
-			op.offset, op.commit, op.ret = s.offset, acks < 0, h.at(s.done)
+			op.at, op.commit, op.ret = s.offset, acks < 0, h.at(s.done)
 			// A retry acknowledged at the same offset (an idempotent
 			// producer's deduplicated batch) is the same record. Only a
 			// value acknowledged more than once can have one: the
@@ -343,16 +345,16 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp) []l
 			// that shares its value with another send (a retry in a
 			// foreign history) is represented by that send.
 			val := h.vals.at(s.vid)
-			if val.obsPos < 0 || val.flags&(observedTwice|sentOK) != 0 || val.obsPart != s.part || modelled[s.vid] {
+			if val.obsPos < 0 || val.flags&(observedTwice|sentOK) != 0 || val.obsPart != s.part() || modelled[s.vid] {
 				stats("unknown-sends-left-out", 1)
 				continue
 			}
-			if sl := h.parts[s.part].obs.lookup(val.obsOff); sl == nil || sl.readConflict || sl.ackConflict {
+			if sl := h.parts[s.part()].obs.lookup(val.obsOff); sl == nil || sl.readConflict || sl.ackConflict {
 				stats("unknown-sends-left-out", 1)
 				continue
 			}
 			modelled[s.vid] = true
-			op.offset, op.unknown = val.obsOff, true
+			op.at, op.unknown = val.obsOff, true
 			if op.pos < 0 {
 				op.pos = s.inv
 			}
@@ -369,16 +371,16 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp) []l
 			if r.part != int32(p) {
 				continue
 			}
-			op := linOp{kind: linRead, hw: r.hw, reach: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
+			op := linOp{kind: linRead, hw: r.hw, at: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
 				pos: r.done, vid: i, table: uint8(t)}
 			if t == endsTable {
 				// An end-offset read reaches the offset it returned.
-				op.reach = r.hw
+				op.at = r.hw
 			}
-			if op.hw < 0 && op.reach < 0 {
+			if op.hw < 0 && op.at < 0 {
 				continue
 			}
-			if op.hw >= 0 && op.reach > op.hw {
+			if op.hw >= 0 && op.at > op.hw {
 				// Records at or above the HW the read reported: the
 				// reported HW cannot be trusted as a freshness bound.
 				stats("reads-beyond-their-hw", 1)
@@ -421,9 +423,9 @@ func witnesses(ops []linOp, part int32) (sends, reads []witness) {
 			byOffset = append(byOffset, int32(i))
 		}
 	}
-	slices.SortStableFunc(byOffset, func(a, b int32) int { return cmpInt(ops[a].offset, ops[b].offset) })
+	slices.SortStableFunc(byOffset, func(a, b int32) int { return cmpInt(ops[a].at, ops[b].at) })
 	for i := 1; i < len(byOffset); i++ {
-		if a, b := &ops[byOffset[i-1]], &ops[byOffset[i]]; a.offset == b.offset {
+		if a, b := &ops[byOffset[i-1]], &ops[byOffset[i]]; a.at == b.at {
 			sends = append(sends, witness{before: *a, after: *b, bound: -1, part: part})
 		}
 	}
@@ -449,7 +451,7 @@ func witnesses(ops []linOp, part int32) (sends, reads []witness) {
 			}
 		}
 		switch {
-		case y.kind == linSend && leoBy >= 0 && y.offset < maxLeo:
+		case y.kind == linSend && leoBy >= 0 && y.at < maxLeo:
 			sends = append(sends, witness{before: ops[leoBy], after: *y, bound: maxLeo, part: part})
 		case y.kind == linRead && hwBy >= 0 && y.hw >= 0 && y.hw < maxHW:
 			reads = append(reads, witness{before: ops[hwBy], after: *y, bound: maxHW, part: part})
@@ -538,11 +540,11 @@ func tighten(ops []linOp, c checks) bool {
 	point := func(op *linOp) int64 {
 		switch {
 		case op.kind == linSend:
-			return 2*op.offset + 1
+			return 2*op.at + 1
 		case readThreshold(op):
 			return 2 * op.hw
 		}
-		return 2 * op.reach
+		return 2 * op.at
 	}
 	order := make([]int32, len(ops))
 	for i := range order {
@@ -679,7 +681,7 @@ func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client 
 			}
 			if k > 0 {
 				first := part[idx[0]].call
-				start := &linOp{kind: linStart, seg: int32(*seg), offset: leo, hw: hw, pos: part[idx[0]].pos, vid: -1}
+				start := &linOp{kind: linStart, seg: int32(*seg), at: leo, hw: hw, pos: part[idx[0]].pos, vid: -1}
 				ops = append(ops, porcupine.Operation{ClientId: client(start), Input: start, Call: first - 1, Return: first - 1})
 			}
 			for _, i := range idx {
@@ -796,7 +798,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 		switch vid := rec.vid; {
 		case vid == w.after.vid:
 			return Unexplained, true
-		case rec.Offset == w.after.offset:
+		case rec.Offset == w.after.at:
 			return h.explainFor(f, vid, w.after.vid)
 		}
 	}
@@ -872,7 +874,7 @@ func Linearizability(h *History, opts Options) []Result {
 		c, decided := h.cause(sendF, w)
 		if w.bound < 0 {
 			sendF.addExplained(c, decided, fmt.Sprintf("%s: %s (op %d) and %s (op %d) both took offset %d",
-				h.key(w.part), w.before.describe(h), h.index(w.before.pos), w.after.describe(h), h.index(w.after.pos), w.after.offset),
+				h.key(w.part), w.before.describe(h), h.index(w.before.pos), w.after.describe(h), h.index(w.after.pos), w.after.at),
 				h.index(w.before.pos), h.index(w.after.pos))
 			continue
 		}

@@ -242,14 +242,14 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			op := linOp{call: call, ret: call + int64(rng.IntN(10)), hw: -1}
 			switch rng.IntN(5) {
 			case 0, 1:
-				op.kind, op.offset, op.commit = linSend, int64(rng.IntN(6)), commit
+				op.kind, op.at, op.commit = linSend, int64(rng.IntN(6)), commit
 			case 2:
-				op.kind, op.offset, op.unknown, op.ret = linSend, int64(rng.IntN(6)), true, math.MaxInt64
+				op.kind, op.at, op.unknown, op.ret = linSend, int64(rng.IntN(6)), true, math.MaxInt64
 			case 3:
 				op.kind, op.hw = linRead, int64(rng.IntN(7))
-				op.reach = op.hw
+				op.at = op.hw
 			default:
-				op.kind, op.reach = linRead, int64(rng.IntN(7)) // a poll without a HW
+				op.kind, op.at = linRead, int64(rng.IntN(7)) // a poll without a HW
 			}
 			ops = append(ops, op)
 		}
@@ -267,7 +267,7 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			if legal == pairs {
 				var desc []string
 				for _, op := range ops {
-					desc = append(desc, fmt.Sprintf("[%d,%d] %s reach %d", op.call, op.ret, op.describe(nil), op.reach))
+					desc = append(desc, fmt.Sprintf("[%d,%d] %s reach %d", op.call, op.ret, op.describe(nil), op.at))
 				}
 				t.Fatalf("trial %d, checks %+v: porcupine legal=%v, pairs %d+%d:\n%s", trial, c, legal, len(sw), len(rw), strings.Join(desc, "\n"))
 			}

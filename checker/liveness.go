@@ -300,9 +300,9 @@ func StuckPartition(h *History) Result {
 			if s.inv < 0 || inv < heal {
 				continue
 			}
-			c := &sends[s.part]
+			c := &sends[s.part()]
 			switch {
-			case s.typ == outOK, s.offset >= 0:
+			case s.typ() == outOK, s.offset >= 0:
 				// A transaction's send that got an offset was written,
 				// whatever became of the transaction (the workload
 				// aborts some on purpose).

@@ -166,8 +166,8 @@ func AckBelowMinISR(h *History) Result {
 	// replicas: completion times, in order.
 	refused := make([][]int64, len(h.parts))
 	for i := range h.sends.len() {
-		if s := h.sends.at(i); s.done >= 0 && s.typ != outOK && strings.HasPrefix(h.ops.errText(s.done), notEnoughReplicas) {
-			refused[s.part] = append(refused[s.part], h.at(s.done))
+		if s := h.sends.at(i); s.done >= 0 && s.typ() != outOK && strings.HasPrefix(h.ops.errText(s.done), notEnoughReplicas) {
+			refused[s.part()] = append(refused[s.part()], h.at(s.done))
 		}
 	}
 	deaf := h.controllerCut(lag)
@@ -223,7 +223,7 @@ func AckBelowMinISR(h *History) Result {
 	var acked int64
 	for i := range h.sends.len() {
 		s := h.sends.at(i)
-		if s.typ != outOK {
+		if s.typ() != outOK {
 			continue
 		}
 		acked++
@@ -231,7 +231,7 @@ func AckBelowMinISR(h *History) Result {
 			continue
 		}
 		ti, td := h.at(s.inv), h.at(s.done)
-		rs := runs[s.part]
+		rs := runs[s.part()]
 		// The last run whose window opens before ti.
 		k, _ := slices.BinarySearchFunc(rs, ti, func(r belowRun, t int64) int { return cmpInt(r.from, t) })
 		if k--; k < 0 || !(rs[k].from < ti && td < rs[k].to) {
@@ -336,21 +336,21 @@ func (h *History) bracket(part int32, r *belowRun, ti, td, lag int64) (before, a
 }
 
 func (h *History) belowOps(s *sendOp, r *belowRun, ti, td, lag int64) []int64 {
-	ss := h.parts[s.part].samples
-	b, a := h.bracket(s.part, r, ti, td, lag)
+	ss := h.parts[s.part()].samples
+	b, a := h.bracket(s.part(), r, ti, td, lag)
 	return []int64{h.index(s.done), h.index(ss[b].done), h.index(ss[a].done)}
 }
 
 func (h *History) describeBelow(s *sendOp, r *belowRun, ti, td, lag int64) string {
-	ss := h.parts[s.part].samples
-	b, a := h.bracket(s.part, r, ti, td, lag)
+	ss := h.parts[s.part()].samples
+	b, a := h.bracket(s.part(), r, ti, td, lag)
 	at := "at an unknown offset"
 	if s.offset >= 0 {
 		at = fmt.Sprintf("at offset %d", s.offset)
 	}
 	first := &ss[b]
 	return fmt.Sprintf("value %q acknowledged %s of %s (op %d, invoked at %s, acknowledged at %s) under acks=-1, while every monitor sample from op %d (%s) to op %d (%s), %d samples, saw leader %d (epoch %d) with isr %v, below min.insync.replicas %d",
-		h.valStr(s.vid), at, h.key(s.part), h.index(s.done), secs(ti), secs(td),
+		h.valStr(s.vid), at, h.key(s.part()), h.index(s.done), secs(ti), secs(td),
 		h.index(first.done), secs(h.at(first.done)), h.index(ss[a].done), secs(h.at(ss[a].done)), a-b+1,
 		first.leader, first.epoch, first.isr, h.cfg.MinInsyncReplicas)
 }

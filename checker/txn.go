@@ -168,7 +168,7 @@ func (h *History) addTxn(invOp, doneOp *history.Op, inv, done int32) {
 		if val.part < 0 {
 			val.part = s.part
 		}
-		h.addSendOp(sendOp{inv: inv, done: done, vid: s.vid, part: s.part, offset: s.offset, process: t.process, typ: typ})
+		h.addSendOp(newSendOp(inv, done, s.vid, s.part, s.offset, typ))
 		if s.offset >= 0 {
 			// The offset is a fact whether the transaction committed or
 			// not: its records are in the log, aborted ones too.
