@@ -35,6 +35,23 @@ func agree(t *testing.T, line []byte) {
 	if werr == nil && !reflect.DeepEqual(want, got) {
 		t.Fatalf("%s\nencoding/json: %#v\nparseLine: %#v", line, want, got)
 	}
+	// A line longer than a chunk is decoded from the chunks it was read
+	// in: cut anywhere, with its newline, it means the same.
+	for _, n := range []int{1, 7, len(line)/2 + 1} {
+		var segs [][]byte
+		rest := append(bytes.Clone(line), '\n')
+		for len(rest) > 0 {
+			k := min(n, len(rest))
+			segs, rest = append(segs, rest[:k:k]), rest[k:]
+		}
+		got, gerr := parseLong(segs, false)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%s\nencoding/json: %v\nparseLong (chunks of %d): %v", line, werr, n, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("%s\nencoding/json: %#v\nparseLong (chunks of %d): %#v", line, want, n, got)
+		}
+	}
 }
 
 var errBadType = &json.UnsupportedValueError{}

@@ -352,11 +352,11 @@ func TestScanAt(t *testing.T) {
 // lets a waiting reader go when it is closed.
 func TestByteBudget(t *testing.T) {
 	b := newByteBudget(10)
-	if !b.take(6) || !b.take(4) {
+	if !b.take(6, 0) || !b.take(4, 0) {
 		t.Fatal("batches that fit were refused")
 	}
 	got := make(chan bool)
-	go func() { got <- b.take(25) }() // larger than the budget: waits for all to be given back
+	go func() { got <- b.take(25, 0) }() // larger than the budget: waits for all to be given back
 	select {
 	case <-got:
 		t.Fatal("a batch larger than the budget was let in beside others")
@@ -372,7 +372,7 @@ func TestByteBudget(t *testing.T) {
 	if ok := <-got; !ok {
 		t.Fatal("the large batch was refused once nothing was held")
 	}
-	go func() { got <- b.take(1) }()
+	go func() { got <- b.take(1, 0) }()
 	select {
 	case <-got:
 		t.Fatal("a batch was let in beside one larger than the budget")
@@ -382,11 +382,28 @@ func TestByteBudget(t *testing.T) {
 	if ok := <-got; ok {
 		t.Fatal("a reader waiting on a closed budget was let in")
 	}
+
+	// A long line's reader holds its own chunks: past the budget, it
+	// reads on once only they are held.
+	b = newByteBudget(10)
+	if !b.take(4, 0) || !b.take(6, 0) {
+		t.Fatal("batches that fit were refused")
+	}
+	go func() { got <- b.take(2, 6) }()
+	select {
+	case <-got:
+		t.Fatal("a long line read on past the budget while another batch was held")
+	case <-time.After(20 * time.Millisecond):
+	}
+	b.give(4)
+	if ok := <-got; !ok {
+		t.Fatal("a long line could not read on once only its own chunks were held")
+	}
 }
 
-// TestScanFreesLongChunk: once a long line is decoded, the chunk it was
-// read into is not kept while the caller has the line, though the chunk
-// also holds the start of the next line (which moves on to the next
+// TestScanFreesLongChunk: once a long line is decoded, the chunks it was
+// read in are not kept while the caller has the line, though the last of
+// them also holds the start of the next line (which moves on to the next
 // chunk).
 func TestScanFreesLongChunk(t *testing.T) {
 	defer func(c, a int) { chunkBytes, aheadBytes = c, a }(chunkBytes, aheadBytes)
@@ -416,10 +433,11 @@ func TestScanFreesLongChunk(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("%d ops, %v", n, err)
 	}
-	// What of the next line the 16 MB chunk holds (4 MB) is held, as a
-	// copy; the chunk is not. (The op itself is not held either: this
-	// caller keeps nothing of it.)
-	if held > 10<<20 {
+	// What of the next line the last chunk held (under 1 MB) is held,
+	// as a copy; the chunks are not. (The op itself is not held either:
+	// this caller keeps nothing of it.) Chunks doubled to hold the line
+	// held 3-4 MB here, and twice the line while it was decoded.
+	if held > 3<<20 {
 		t.Fatalf("%d MB held while the caller had a line of %d MB", held>>20, long>>20)
 	}
 }

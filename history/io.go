@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Header is the first line of a history file. A file without one is read as
@@ -317,12 +319,13 @@ func newByteBudget(max int) *byteBudget {
 	return b
 }
 
-// take waits until n more bytes fit, or none are held (n alone may be
-// more than the budget), and says false if the budget was closed.
-func (b *byteBudget) take(n int) bool {
+// take waits until n more bytes fit, or none are held but the caller's
+// own (n and own may be more than the budget), and says false if the
+// budget was closed.
+func (b *byteBudget) take(n, own int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for !b.closed && b.used > 0 && b.used+n > b.max {
+	for !b.closed && b.used > own && b.used+n > b.max {
 		b.cond.Wait()
 	}
 	if b.closed {
@@ -348,7 +351,10 @@ func (b *byteBudget) close() {
 
 // lineBatch is lines read together, to be decoded by one worker.
 type lineBatch struct {
-	data  []byte
+	data []byte
+	// segs, instead of data, are the chunks of a batch of one line
+	// longer than a chunk (splitLong).
+	segs  [][]byte
 	size  int // cap(data) when read: what it holds of the read-ahead budget
 	lines []batchLine
 	rest  int // where the part of data that belongs to the next batch begins
@@ -372,64 +378,135 @@ func (b *lineBatch) parse(want func(seq int) bool) {
 			l.skipped = true
 			continue
 		}
+		if b.segs != nil {
+			// Given away: the decoder drops each chunk once it has
+			// read it.
+			segs := b.segs
+			b.segs = nil
+			l.op, l.err = parseLong(segs, l.num == 1)
+			continue
+		}
 		l.op, l.err = parseLine(b.data[l.from:l.to], l.num == 1)
 	}
-	b.data = nil
+	b.data, b.segs = nil, nil
 	close(b.done)
 }
 
 // splitLines reads r in chunks, each the data of one batch of the lines
 // that end in it, giving each batch to emit until it returns false. A
 // line cut by the chunk's end moves to the next chunk; reading in chunks
-// copies each byte once. Each chunk is taken from ahead before it is
-// made, and given back when the caller is done with its batch (or, when
-// no line ended in it, before the next chunk, which its bytes move on
-// to, is taken): a line of tens of MB, which the chunks double to hold,
-// is read only when nothing else is held, not while the caller still
-// holds the last one.
+// copies each byte once. A line longer than a chunk (a long run's final
+// read: tens of MB, every record of a partition) is read as a list of
+// chunks instead, each kept as it was read, and decoded from them in
+// turn: copied into ever larger chunks, it was held twice over (a
+// doubled chunk is up to twice the line, and held as much of the next
+// line again), with its decoded records beside it. Each chunk is taken
+// from ahead before it is made, and given back when the caller is done
+// with its batch: a line longer than the budget is read on only when
+// nothing else is held, not while the caller still holds the last one.
 func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) error {
 	num, seq := 0, 0
 	var carry []byte
+	// long are the chunks read so far of a line longer than a chunk, and
+	// held the budget they hold.
+	var long [][]byte
+	held := 0
+	// rerr is how reading ended: io.EOF at the end of r; nil while it
+	// goes on. What a long line's last chunk held after it is split once
+	// reading has ended.
+	var rerr error
 	for {
 		size := max(chunkBytes, 2*len(carry))
-		if !ahead.take(size) {
+		if long != nil {
+			size = chunkBytes
+		}
+		if rerr != nil {
+			size = len(carry)
+		}
+		if !ahead.take(size, held) {
 			return nil
 		}
-		buf := make([]byte, len(carry), size)
-		copy(buf, carry)
-		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
-		buf = buf[:len(carry)+n]
-		end := err == io.EOF || err == io.ErrUnexpectedEOF
-		if end {
-			err = nil
+		buf := carry
+		if rerr == nil {
+			buf = make([]byte, len(carry), size)
+			copy(buf, carry)
+			n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
+			buf = buf[:len(carry)+n]
+			switch err {
+			case nil:
+			case io.EOF, io.ErrUnexpectedEOF:
+				rerr = io.EOF
+			default:
+				rerr = err
+			}
+		}
+		end := rerr == io.EOF
+		if long != nil {
+			i := bytes.IndexByte(buf, '\n')
+			switch {
+			case i < 0 && rerr == nil:
+				long, held = append(long, buf), held+size
+				continue
+			case i < 0 && !end:
+				// A read error cut the line: it is not listed.
+				return rerr
+			}
+			cut := len(buf)
+			if i >= 0 {
+				cut = i + 1
+			}
+			b := &lineBatch{segs: append(long, buf[:cut:cut]), size: held + size, done: make(chan struct{})}
+			num, seq = b.splitLong(num, seq, i >= 0)
+			carry = bytes.Clone(buf[cut:])
+			long, held = nil, 0
+			if !emit(b) {
+				return nil
+			}
+			if rerr != nil && len(carry) == 0 {
+				return nonEOF(rerr)
+			}
+			continue
 		}
 		// At the end of r a last line without its newline is listed, as
 		// incomplete; after a read error the line it cut is not.
-		b := &lineBatch{data: buf, size: cap(buf), done: make(chan struct{})}
+		b := &lineBatch{data: buf, size: size, done: make(chan struct{})}
 		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
-		if cap(buf) > chunkBytes && len(carry) > 0 && len(b.lines) > 0 {
-			// A chunk grown for a long line, which ended in it: what it
-			// holds of the next line moves to a copy of its own, or it
-			// would keep the whole chunk (tens of MB) alive while the
-			// caller judges the line and this waits for room to read on.
-			// (A chunk no line ended in is given back below, and all of
-			// it moves on anyway.)
-			carry = bytes.Clone(carry)
+		if len(b.lines) == 0 && rerr == nil {
+			// No line ended in it: a line longer than a chunk, whose
+			// chunks are held from here on as they are read.
+			long, held, carry = [][]byte{buf}, size, nil
+			continue
 		}
-		switch {
-		case len(b.lines) == 0:
-			// All of it moves on in carry, into a chunk that takes
-			// its own room: given back before that one is taken,
-			// which would otherwise wait for it.
-			ahead.give(b.size)
-		case !emit(b):
+		if !emit(b) {
 			return nil
 		}
-		if end || err != nil {
-			return err
+		if rerr != nil {
+			return nonEOF(rerr)
 		}
 	}
+}
+
+// nonEOF is how reading ended, as an error: none at the end of r.
+func nonEOF(err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return err
+}
+
+// splitLong lists a long line (segs), numbered num+1 and placed at seq
+// unless it is blank, like split: complete if it ended in its newline.
+func (b *lineBatch) splitLong(num, seq int, complete bool) (int, int) {
+	num++
+	for _, s := range b.segs {
+		if len(bytes.TrimSpace(s)) > 0 {
+			b.lines = append(b.lines, batchLine{num: num, seq: seq, complete: complete})
+			return num, seq + 1
+		}
+	}
+	b.segs = nil
+	return num, seq
 }
 
 // split lists the data's non-blank lines, numbered on from num (and
@@ -499,12 +576,78 @@ func parseLine(b []byte, first bool) (*Op, error) {
 			return nil, err
 		}
 	}
+	return known(&op)
+}
+
+// known is op, if its type is one a history has.
+func known(op *Op) (*Op, error) {
 	switch op.Type {
 	case Invoke, OK, Fail, Info:
-	default:
-		return nil, fmt.Errorf("op %d: unknown type %q", op.Index, op.Type)
+		return op, nil
 	}
-	return &op, nil
+	return nil, fmt.Errorf("op %d: unknown type %q", op.Index, op.Type)
+}
+
+// longOptions decode a long line as encoding/json would (parseLine's
+// fallback): its bytes are dropped as they are decoded, so there is no
+// second try. Not legacy errors: those check the whole value before
+// decoding it, which holds all of it at once.
+var longOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false), jsonv2.RejectUnknownMembers(true))
+
+// parseLong is parseLine of a line longer than a chunk, given as the
+// chunks it was read in: it decodes them as a stream, dropping each once
+// read, so that a final read of tens of MB is not held beside its
+// records.
+func parseLong(segs [][]byte, first bool) (*Op, error) {
+	if first {
+		// A header is short; a long first line is an operation, but
+		// parseLine is what tells.
+		return parseLine(bytes.TrimSpace(bytes.Join(segs, nil)), true)
+	}
+	var op Op
+	if containsAny(segs, `"value":{`) && containsAny(segs, `"records":[`) {
+		// Counted as parseLine counts (a key cut by a chunk's end is
+		// missed: the slice grows for it).
+		n := 0
+		for _, s := range segs {
+			n += bytes.Count(s, []byte(`"offset":`))
+		}
+		if n > 1<<10 {
+			op.Value = &Value{Records: make([]Record, 0, n)}
+		}
+	}
+	// The first value, as encoding/json's decoder reads it: what
+	// follows it on the line is not looked at.
+	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(&segReader{segs: segs}, longOptions), &op, longOptions); err != nil {
+		return nil, err
+	}
+	return known(&op)
+}
+
+// containsAny says whether one of segs holds sub.
+func containsAny(segs [][]byte, sub string) bool {
+	for _, s := range segs {
+		if bytes.Contains(s, []byte(sub)) {
+			return true
+		}
+	}
+	return false
+}
+
+// segReader reads segs in turn, dropping each once it is read.
+type segReader struct{ segs [][]byte }
+
+func (r *segReader) Read(p []byte) (int, error) {
+	for len(r.segs) > 0 && len(r.segs[0]) == 0 {
+		r.segs[0] = nil
+		r.segs = r.segs[1:]
+	}
+	if len(r.segs) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.segs[0])
+	r.segs[0] = r.segs[0][n:]
+	return n, nil
 }
 
 // ScanFile scans a history file (see Scan).
