@@ -370,7 +370,7 @@ func (h *History) copiesOf(vid int32) *copySightings {
 			if p.final < 0 {
 				continue
 			}
-			for rec := range h.finals.at(p.final).recs.all(&h.ids) {
+			for rec := range h.readRecs(h.finals.at(p.final)) {
 				if v := rec.vid; h.vals.at(v).flags&observedTwice != 0 && at(v).survivor.part < 0 {
 					at(v).survivor = observation{part: h.finals.at(p.final).part, offset: rec.Offset}
 				}
@@ -666,11 +666,11 @@ func walkPolls(h *History,
 		}
 		wentBack := false
 		for j := range n {
-			rec := r.recs.at(&h.ids, j)
+			rec := r.recs.at(h.recsOf(r.part), j)
 			switch {
-			case j > 0 && rec.Offset <= r.recs.at(&h.ids, j-1).Offset:
+			case j > 0 && rec.Offset <= r.recs.at(h.recsOf(r.part), j-1).Offset:
 				if back != nil && !wentBack {
-					back(r, rec.Offset, r.recs.at(&h.ids, j-1).Offset, true, r.done)
+					back(r, rec.Offset, r.recs.at(h.recsOf(r.part), j-1).Offset, true, r.done)
 				}
 				wentBack = true
 				continue
@@ -688,7 +688,7 @@ func walkPolls(h *History,
 			c.next = rec.Offset + 1
 		}
 		if txn && r.recs.len() > 1 {
-			c.next = max(c.next, r.recs.at(&h.ids, r.recs.len()-1).Offset+1)
+			c.next = max(c.next, r.recs.at(h.recsOf(r.part), r.recs.len()-1).Offset+1)
 		}
 		if r.recs.len() > 0 {
 			c.pos = r.done
@@ -838,7 +838,7 @@ func ReplicaDivergence(h *History) Result {
 					continue
 				}
 				f.stat("pairs-compared", 1)
-				n, first, va, vb := h.diverge(inOrder(&h.ids, a.recs), inOrder(&h.ids, b.recs), min(a.hw, b.hw))
+				n, first, va, vb := h.diverge(inOrder(h.recsOf(a.part), a.recs), inOrder(h.recsOf(b.part), b.recs), min(a.hw, b.hw))
 				if n == 0 {
 					continue
 				}
@@ -913,19 +913,19 @@ func (h *History) describeRecord(r *record) string {
 // allocated.
 type sortedRecs struct {
 	list   recList
-	ids    *idLists // the list's
+	src    recSrc   // the list's
 	sorted []record // nil: list is in order
 }
 
-func inOrder(ids *idLists, l recList) sortedRecs {
+func inOrder(src recSrc, l recList) sortedRecs {
 	if !l.spread() {
-		return sortedRecs{list: l, ids: ids}
+		return sortedRecs{list: l, src: src}
 	}
 	less := func(x, y record) int { return cmpInt(x.Offset, y.Offset) }
-	recs := l.slice(ids)
+	recs := l.slice(src)
 	if slices.IsSortedFunc(recs, less) {
 		// In order already: the list serves, and the copy is dropped.
-		return sortedRecs{list: l, ids: ids}
+		return sortedRecs{list: l, src: src}
 	}
 	slices.SortStableFunc(recs, less)
 	return sortedRecs{sorted: recs}
@@ -942,7 +942,7 @@ func (s sortedRecs) at(i int) record {
 	if s.sorted != nil {
 		return s.sorted[i]
 	}
-	return s.list.at(s.ids, i)
+	return s.list.at(s.src, i)
 }
 
 // sortedParts returns a map's partition keys in order, so details come out

@@ -220,7 +220,7 @@ func unreadBelowCommit(h *History, f *finding, events []groupEvent) {
 		if op.Value == nil || op.Value.GroupInfo == nil || op.Value.Group != last.group {
 			continue
 		}
-		for rec := range r.recs.all(&h.ids) {
+		for rec := range h.readRecs(r) {
 			delivered[rec.vid] = true
 		}
 	}
@@ -235,7 +235,7 @@ func unreadBelowCommit(h *History, f *finding, events []groupEvent) {
 		}
 		judged++
 		unread, first := 0, int64(-1)
-		for rec := range h.finals.at(h.parts[part].final).recs.all(&h.ids) {
+		for rec := range h.readRecs(h.finals.at(h.parts[part].final)) {
 			if rec.Offset < o.Offset && !delivered[rec.vid] {
 				if unread++; first < 0 {
 					first = rec.Offset

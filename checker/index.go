@@ -1079,9 +1079,24 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1}
 	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
 	// The records are interned into a buffer the next read reuses, and
-	// kept packed.
+	// kept packed (once they are observed: the offsets' first reads are
+	// then most reads' ids).
 	recs := h.records(h.scratch[:0], r.part, v.Records)
-	h.scratch, r.recs = recs, h.ids.pack(recs)
+	h.scratch = recs
+	if doneOp.F != history.EndOffset && doneOp.F != history.ReplicaRead {
+		// A client read: what it returned was seen.
+		seen := readByClient
+		if v.ReadCommitted() || (invOp != nil && invOp.Value.ReadCommitted()) {
+			seen |= readCommitted
+			h.txn.rcReads = true
+		}
+		for _, rec := range recs {
+			vid := rec.vid
+			h.vals.at(vid).readBy(done, seen)
+			h.observe(vid, r.part, rec.Offset, done, false)
+		}
+	}
+	r.recs = h.ids.pack(recs, &h.parts[r.part].obs)
 	if v.From != nil {
 		r.from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
@@ -1130,17 +1145,6 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		}
 		p.read[rr.broker] = len(h.replicas)
 		h.replicas = append(h.replicas, rr)
-		return
-	}
-	seen := readByClient
-	if v.ReadCommitted() || (invOp != nil && invOp.Value.ReadCommitted()) {
-		seen |= readCommitted
-		h.txn.rcReads = true
-	}
-	for _, rec := range recs {
-		vid := rec.vid
-		h.vals.at(vid).readBy(done, seen)
-		h.observe(vid, r.part, rec.Offset, done, false)
 	}
 }
 
@@ -1234,7 +1238,7 @@ func (h *History) finish() {
 		if p.final < 0 {
 			continue
 		}
-		for rec := range h.finals.at(p.final).recs.all(&h.ids) {
+		for rec := range h.readRecs(h.finals.at(p.final)) {
 			val := h.vals.at(rec.vid)
 			if val.home() == int32(part) {
 				val.flags |= inOwnFinal

@@ -794,7 +794,7 @@ func (h *History) cause(f *finding, w witness) (Cause, bool) {
 	if r == nil {
 		return Unexplained, true
 	}
-	for rec := range r.recs.all(&h.ids) {
+	for rec := range h.readRecs(r) {
 		switch vid := rec.vid; {
 		case vid == w.after.vid:
 			return Unexplained, true

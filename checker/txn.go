@@ -229,13 +229,13 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 		if t.rc {
 			h.txn.rcReads = true
 		}
-		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, recs: h.ids.pack(p.recs)}
 		for _, rec := range p.recs {
 			vid := rec.vid
 			h.vals.at(vid).readBy(t.done, seen)
 			h.observe(vid, p.part, rec.Offset, t.done, false)
 			t.reads = append(t.reads, txnRecord{vid: vid, part: p.part, offset: rec.Offset})
 		}
+		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, recs: h.ids.pack(p.recs, &h.parts[p.part].obs)}
 		h.addPoll(r, gen)
 	}
 }
@@ -365,7 +365,7 @@ func (h *History) abortedTxnReads(f *finding) {
 	for _, rs := range []*table[readOp]{&h.polls, &h.finals} {
 		for i := range rs.len() {
 			r := rs.at(i)
-			for rec := range r.recs.all(&h.ids) {
+			for rec := range h.readRecs(r) {
 				vid := rec.vid
 				if v := h.vals.at(vid); v.flags&sentInTxn == 0 || !v.onlyFailed() {
 					continue
@@ -422,7 +422,7 @@ func PrecommittedRead(h *History) Result {
 	for _, rs := range []*table[readOp]{&h.polls, &h.finals} {
 		for i := range rs.len() {
 			r := rs.at(i)
-			for rec := range r.recs.all(&h.ids) {
+			for rec := range h.readRecs(r) {
 				t, w := h.txnOf(rec.vid)
 				if t == nil {
 					continue

@@ -106,8 +106,31 @@ type idLists struct {
 	t table[[]int32]
 }
 
-// pack is rs as a recList, its ids added to ls.
-func (ls *idLists) pack(rs []record) recList {
+// recSrc is where a read's record list finds its ids: the history's lists
+// and the offset table of the read's partition (History.recsOf).
+type recSrc struct {
+	ids *idLists
+	obs *offsetTable
+}
+
+// recsOf is where the record lists of partition part's reads find their
+// ids.
+func (h *History) recsOf(part int32) recSrc { return recSrc{&h.ids, &h.parts[part].obs} }
+
+// readRecs is r's records in order.
+func (h *History) readRecs(r *readOp) iter.Seq[record] { return r.recs.all(h.recsOf(r.part)) }
+
+// implied is recList.one for consecutive records whose values are each
+// the first read at their offsets (the offset table's readVid): the table
+// holds their ids, and the list holds none. Nearly every read is one (the
+// first to read an offset sets it; the others agree with it, or there is
+// an anomaly), so a long run's final and replica reads, a record of every
+// offset, are lists of no ids.
+const implied = -1
+
+// pack is rs as a recList, its ids added to ls unless obs, the offset
+// table of their partition (nil for none), already holds them.
+func (ls *idLists) pack(rs []record, obs *offsetTable) recList {
 	switch {
 	case len(rs) == 0:
 		return recList{}
@@ -119,6 +142,9 @@ func (ls *idLists) pack(rs []record) recList {
 	consecutive := rs[0].Offset != spread && rs[0].Offset <= math.MaxInt64-int64(len(rs)-1)
 	for i := 1; i < len(rs) && consecutive; i++ {
 		consecutive = rs[i].Offset == rs[0].Offset+int64(i)
+	}
+	if consecutive && obs != nil && impliedBy(rs, obs) {
+		return recList{first: rs[0].Offset, n: int32(len(rs)), one: implied}
 	}
 	if consecutive {
 		ids := make([]int32, len(rs))
@@ -138,6 +164,18 @@ func (ls *idLists) pack(rs []record) recList {
 	return recList{first: end, n: -int32(len(rs)), one: ls.t.add(ids)}
 }
 
+// impliedBy says whether each record's value is the first read at its
+// offset in obs. A first read, once set, is never changed: the list reads
+// the same from the table ever after.
+func impliedBy(rs []record, obs *offsetTable) bool {
+	for _, r := range rs {
+		if s := obs.lookup(r.Offset); s == nil || s.readVid != r.vid+1 {
+			return false
+		}
+	}
+	return true
+}
+
 // spread marks an offset that a list of consecutive records cannot start
 // at: a record there is kept as a spread one.
 const spread = math.MinInt64
@@ -147,16 +185,19 @@ func (l recList) len() int { return int(max(l.n, -l.n)) }
 // spread says the records' offsets are not consecutive.
 func (l recList) spread() bool { return l.n < 0 }
 
-// at is the i-th record, its ids in ls (where the list was packed).
-func (l recList) at(ls *idLists, i int) record {
+// at is the i-th record, its ids in src (where the list was packed).
+func (l recList) at(src recSrc, i int) record {
 	switch {
 	case l.n < 0:
-		ids := (*ls.t.at(l.one))[3*i:]
+		ids := (*src.ids.t.at(l.one))[3*i:]
 		return record{Offset: join(ids[0], ids[1]), vid: ids[2]}
 	case l.n == 1:
 		return record{Offset: l.first, vid: l.one}
+	case l.one == implied:
+		off := l.first + int64(i)
+		return record{Offset: off, vid: src.obs.lookup(off).readVid - 1}
 	}
-	return record{Offset: l.first + int64(i), vid: (*ls.t.at(l.one))[i]}
+	return record{Offset: l.first + int64(i), vid: (*src.ids.t.at(l.one))[i]}
 }
 
 func join(hi, lo int32) int64 { return int64(uint64(uint32(hi))<<32 | uint64(uint32(lo))) }
@@ -182,10 +223,10 @@ func (l recList) end() int64 {
 }
 
 // all is the records in order.
-func (l recList) all(ls *idLists) iter.Seq[record] {
+func (l recList) all(src recSrc) iter.Seq[record] {
 	return func(yield func(record) bool) {
 		for i := range l.len() {
-			if !yield(l.at(ls, i)) {
+			if !yield(l.at(src, i)) {
 				return
 			}
 		}
@@ -193,10 +234,10 @@ func (l recList) all(ls *idLists) iter.Seq[record] {
 }
 
 // slice is the records as a slice of their own.
-func (l recList) slice(ls *idLists) []record {
+func (l recList) slice(src recSrc) []record {
 	out := make([]record, l.len())
 	for i := range out {
-		out[i] = l.at(ls, i)
+		out[i] = l.at(src, i)
 	}
 	return out
 }

@@ -79,7 +79,7 @@ func TestRecList(t *testing.T) {
 		{{Offset: math.MinInt64, vid: 1}},
 		{{Offset: 9, vid: 1}, {Offset: 2, vid: 2}, {Offset: 4, vid: 3}},
 	} {
-		l := ls.pack(rs)
+		l := ls.pack(rs, nil)
 		end := int64(math.MinInt64)
 		for _, r := range rs {
 			end = max(end, r.Offset+1)
@@ -87,22 +87,50 @@ func TestRecList(t *testing.T) {
 		if l.end() != end {
 			t.Fatalf("%v: end %d, want %d", rs, l.end(), end)
 		}
-		if got := l.slice(&ls); l.len() != len(rs) || (len(rs) > 0 && !slices.Equal(got, rs)) {
+		if got := l.slice(recSrc{ids: &ls}); l.len() != len(rs) || (len(rs) > 0 && !slices.Equal(got, rs)) {
 			t.Fatalf("%v packed reads back as %v", rs, got)
 		}
 		i := 0
-		for r := range l.all(&ls) {
+		for r := range l.all(recSrc{ids: &ls}) {
 			if r != rs[i] {
 				t.Fatalf("%v: record %d is %v", rs, i, r)
 			}
 			i++
 		}
 	}
-	if l := ls.pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}); len(*ls.t.at(l.one)) != 2 {
+	if l := ls.pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}, nil); len(*ls.t.at(l.one)) != 2 {
 		t.Fatalf("consecutive records take %d ids, want 2", len(*ls.t.at(l.one)))
 	}
 	n := ls.t.len()
-	if ls.pack([]record{{Offset: 3, vid: 1}}); ls.t.len() != n {
+	if ls.pack([]record{{Offset: 3, vid: 1}}, nil); ls.t.len() != n {
 		t.Fatal("a record alone takes ids of its own")
+	}
+
+	// Records that are each the first read at their offset take no ids:
+	// the offset table holds them. One that is not (a second value read
+	// at an offset, or an offset nobody read first) takes its list's.
+	var obs offsetTable
+	for off, vid := range map[int64]int32{10: 4, 11: 7, 12: 2} {
+		obs.get(off).readVid = vid + 1
+	}
+	src := recSrc{ids: &ls, obs: &obs}
+	for _, c := range []struct {
+		rs      []record
+		implied bool
+	}{
+		{[]record{{Offset: 10, vid: 4}, {Offset: 11, vid: 7}, {Offset: 12, vid: 2}}, true},
+		{[]record{{Offset: 11, vid: 7}, {Offset: 12, vid: 2}}, true},
+		{[]record{{Offset: 11, vid: 7}, {Offset: 12, vid: 3}}, false},
+		{[]record{{Offset: 12, vid: 2}, {Offset: 13, vid: 5}}, false},
+		{[]record{{Offset: 12, vid: 2}, {Offset: 10, vid: 4}}, false},
+	} {
+		n := ls.t.len()
+		l := ls.pack(c.rs, &obs)
+		if got := l.one == implied; got != c.implied || (ls.t.len() == n) != c.implied {
+			t.Fatalf("%v: implied %v, %d lists added; want implied %v", c.rs, got, ls.t.len()-n, c.implied)
+		}
+		if got := l.slice(src); !slices.Equal(got, c.rs) {
+			t.Fatalf("%v packed reads back as %v", c.rs, got)
+		}
 	}
 }
