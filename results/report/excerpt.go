@@ -91,7 +91,7 @@ func (e *excerpt) add(pos, ctx int, mark bool) {
 		}
 	}
 	take(pos)
-	take(int(e.tl.pair[pos]))
+	take(int(e.tl.pair(pos)))
 	for d := 1; d <= ctx; d++ {
 		take(pos - d)
 		take(pos + d)
@@ -152,7 +152,7 @@ func (e *excerpt) rows() ([]historyRow, string) {
 func (e *excerpt) row(pos int, mark bool) historyRow {
 	o := e.tl.op(pos)
 	index := e.tl.index(pos)
-	r := historyRow{Index: index, InView: e.has(index), Time: secs(o.time), Type: string(o.Type()), F: e.tl.f(o),
+	r := historyRow{Index: index, InView: e.has(index), Time: secs(e.tl.time(pos)), Type: string(o.Type()), F: e.tl.f(o),
 		Error: clip(e.tl.errText(o), 200), Pair: -1, Mark: mark}
 	switch o.process {
 	case history.NemesisProcess:
@@ -162,7 +162,7 @@ func (e *excerpt) row(pos int, mark bool) historyRow {
 	default:
 		r.Process = "p" + strconv.Itoa(int(o.process))
 	}
-	if q := e.tl.pair[pos]; q >= 0 {
+	if q := e.tl.pair(pos); q >= 0 {
 		r.Pair = e.tl.index(int(q))
 		r.PairLink = e.has(r.Pair)
 	}

@@ -43,7 +43,7 @@ func newLatency(tl *timeline, xs xScale) *latency {
 		return g, typeSlot(done.Type())
 	}
 	var counts [2][3]int
-	for _, c := range tl.clients {
+	for c := range tl.clients() {
 		g, k := series(c)
 		counts[g][k]++
 	}
@@ -53,13 +53,13 @@ func newLatency(tl *timeline, xs xScale) *latency {
 				continue
 			}
 			ps := make([]pt, 0, counts[g][k])
-			for _, c := range tl.clients {
+			for c := range tl.clients() {
 				if cg, ck := series(c); cg != g || ck != k {
 					continue
 				}
-				inv, done := tl.op(int(c.inv)), tl.op(int(c.done))
-				lat := max(done.time-inv.time, 1)
-				ps = append(ps, pt{t: inv.time, v: float64(lat), pos: c.done})
+				inv := tl.time(int(c.inv))
+				lat := max(tl.time(int(c.done))-inv, 1)
+				ps = append(ps, pt{t: inv, v: float64(lat), pos: c.done})
 				l.lo, l.hi = min(l.lo, lat), max(l.hi, lat)
 			}
 			l.total += len(ps)
@@ -194,9 +194,9 @@ func throughputPlot(tl *timeline, xs xScale) *plotView {
 	n := int(xs.t1/width) + 1
 	// counts[b]: send ok, info, fail, reads ok, reads not ok.
 	counts := make([][5]int, n)
-	for _, c := range tl.clients {
+	for c := range tl.clients() {
 		o := tl.op(int(c.done))
-		b := min(int(max(o.time, 0)/width), n-1)
+		b := min(int(max(tl.time(int(c.done)), 0)/width), n-1)
 		switch {
 		case tl.f(o) == history.Send:
 			counts[b][typeSlot(o.Type())]++
@@ -206,7 +206,7 @@ func throughputPlot(tl *timeline, xs xScale) *plotView {
 			counts[b][4]++
 		}
 	}
-	if len(tl.clients) == 0 {
+	if tl.nclients == 0 {
 		p.Empty = "No completed client operation in this history: nothing to plot."
 		return p
 	}
@@ -471,7 +471,7 @@ func unavailabilityPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotVi
 	p.Note = strings.TrimSpace(p.Note + capNote)
 	p.Caption = "Upper half of a lane (orange): no send was acknowledged for at least ten typical gaps between acknowledgements, and at least a second, while sends were being made. " +
 		"Lower half (red): the monitor saw no leader. ▼: a write that was later lost was acknowledged here."
-	if !tl.anySendOK && len(tl.clients) > 0 {
+	if !tl.anySendOK && tl.nclients > 0 {
 		p.Caption += " No send was ever acknowledged in this history (under acks=0 none is), so the upper halves stay empty."
 	}
 	total := 0

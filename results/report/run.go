@@ -957,7 +957,7 @@ func (v *reportView) opCounts(tl *timeline) {
 		switch o.Type() {
 		case history.Invoke:
 			r.Invoke++
-			if tl.pair[i] < 0 {
+			if tl.pair(i) < 0 {
 				r.Open++
 			}
 		case history.OK:
@@ -1130,11 +1130,11 @@ func (v *reportView) anomalies(d RunData, tl *timeline, ex *excerpt) {
 			if p < 0 {
 				continue
 			}
-			if q := tl.pair[p]; q >= 0 && int(q) < p {
+			if q := tl.pair(p); q >= 0 && int(q) < p {
 				a.Examples = append(a.Examples, ex.row(int(q), false))
 			}
 			a.Examples = append(a.Examples, ex.row(p, true))
-			if q := tl.pair[p]; q >= 0 && int(q) > p {
+			if q := tl.pair(p); q >= 0 && int(q) > p {
 				a.Examples = append(a.Examples, ex.row(int(q), false))
 			}
 		}

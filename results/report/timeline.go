@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"errors"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -27,10 +28,17 @@ type timeline struct {
 	// each growth) or holding room it does not use.
 	ops  [][]op
 	nops int
-	fns  []string          // op.fn's names
-	errs []string          // op.err's texts; errs[0] is none
-	ids  map[string]uint32 // fns' and errs' ids, by text
-	pair []int32           // position of each op's invoke or completion, -1
+	// pairs are, beside ops in blocks of opBlock, the position of each
+	// op's invoke or completion, -1.
+	pairs [][]int32
+	// bases are the times op.dt counts from, one for each timeGroup
+	// positions (the time of the group's first op); wide are the times
+	// of the ops too far from theirs.
+	bases []int64
+	wide  map[int32]int64
+	fns   []string          // op.fn's names
+	errs  []string          // op.err's texts; errs[0] is none
+	ids   map[string]uint32 // fns' and errs' ids, by text
 	// byIndex maps an op index to its position when indexes are not
 	// simply positions (a foreign or damaged history), and indexes a
 	// position to its index where the two differ; nil otherwise.
@@ -59,7 +67,8 @@ type timeline struct {
 	strayCmds []faultCmd
 	heals     []int64 // times of "heal" operations (every fault undone)
 
-	clients []clientOp // completed client operations, in history order
+	// nclients counts the completed client operations (op.client).
+	nclients int
 
 	parts   []history.Key // partitions seen, sorted
 	partIdx map[history.Key]int
@@ -88,12 +97,18 @@ type timeline struct {
 // op is what the timeline keeps of one operation: 32 bytes, where the
 // operation itself, with its value, takes hundreds.
 type op struct {
-	time    int64
+	// dt is the op's time less its group's base (timeline.bases), or
+	// wideTime for one too far from it (timeline.wide): a long run's
+	// table is millions of ops, and an int64 each was a fifth of it.
+	dt      int32
 	process int32
 	part    int32  // index into timeline.parts of its (or its invoke's) partition, -1
 	err     uint32 // index into timeline.errs
 	fn      uint16 // index into timeline.fns
 	typ     uint8  // index into opTypes
+	// client: a client operation's completion, paired with its invoke
+	// (clients lists them).
+	client bool
 }
 
 // opTypes are op.typ's types.
@@ -121,6 +136,34 @@ type clientOp struct {
 	inv, done int32 // positions
 	part      int   // index into timeline.parts, -1
 }
+
+// clients are the completed client operations, in history order: found
+// in the op table, not listed beside it (a long run has millions).
+func (tl *timeline) clients() iter.Seq[clientOp] {
+	return func(yield func(clientOp) bool) {
+		for i := range tl.nops {
+			if o := tl.op(i); o.client && !yield(clientOp{inv: tl.pair(i), done: int32(i), part: int(o.part)}) {
+				return
+			}
+		}
+	}
+}
+
+const (
+	timeGroup = 256
+	wideTime  = math.MinInt32
+)
+
+// time is the time of the op at pos.
+func (tl *timeline) time(pos int) int64 {
+	if dt := tl.op(pos).dt; dt != wideTime {
+		return tl.bases[pos/timeGroup] + int64(dt)
+	}
+	return tl.wide[int32(pos)]
+}
+
+// pair is the position of the invoke or completion of the op at pos, -1.
+func (tl *timeline) pair(pos int) int32 { return tl.pairs[pos/opBlock][pos%opBlock] }
 
 // sample is one monitor observation of a partition.
 type sample struct {
@@ -277,13 +320,27 @@ func (r *timelineReader) add(hop *history.Op) {
 	if r.check != nil {
 		r.check.Add(hop)
 	}
-	tl.pair = append(tl.pair, -1)
+	if tl.nops%opBlock == 0 {
+		tl.ops = append(tl.ops, make([]op, 0, opBlock))
+		tl.pairs = append(tl.pairs, make([]int32, 0, opBlock))
+	}
 	var inv int32 = -1
 	if st.Invoke >= 0 {
 		inv = st.Invoke
-		tl.pair[pos], tl.pair[inv] = inv, pos
+		tl.pairs[inv/opBlock][inv%opBlock] = pos
 	}
-	o := op{time: hop.Time, process: int32(hop.Process), part: tl.part(hop.Value),
+	tl.pairs[len(tl.pairs)-1] = append(tl.pairs[len(tl.pairs)-1], inv)
+	if pos%timeGroup == 0 {
+		tl.bases = append(tl.bases, hop.Time)
+	}
+	dt := hop.Time - tl.bases[pos/timeGroup]
+	if dt != int64(int32(dt)) || dt == wideTime {
+		if tl.wide == nil {
+			tl.wide = map[int32]int64{}
+		}
+		tl.wide[pos], dt = hop.Time, wideTime
+	}
+	o := op{dt: int32(dt), process: int32(hop.Process), part: tl.part(hop.Value),
 		fn: tl.fnID(hop.F), err: tl.id(&tl.errs, hop.Error), typ: 3}
 	if t := slices.Index(opTypes[:], hop.Type); t >= 0 {
 		o.typ = uint8(t)
@@ -291,8 +348,9 @@ func (r *timelineReader) add(hop *history.Op) {
 	if o.part < 0 && inv >= 0 {
 		o.part = tl.op(int(inv)).part
 	}
-	if tl.nops%opBlock == 0 {
-		tl.ops = append(tl.ops, make([]op, 0, opBlock))
+	o.client = hop.Process >= 0 && hop.Type != history.Invoke && inv >= 0
+	if o.client {
+		tl.nclients++
 	}
 	tl.ops[len(tl.ops)-1] = append(tl.ops[len(tl.ops)-1], o)
 	tl.nops++
@@ -334,7 +392,6 @@ func (r *timelineReader) add(hop *history.Op) {
 		if inv < 0 {
 			return
 		}
-		tl.clients = append(tl.clients, clientOp{inv: inv, done: pos, part: part})
 		switch {
 		case hop.F == history.Send && part >= 0:
 			tl.sendSpan[part][1] = hop.Time
@@ -382,11 +439,6 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 	for i := range tl.len() {
 		if p := tl.op(i).part; p >= 0 {
 			tl.op(i).part = renum[p]
-		}
-	}
-	for i := range tl.clients {
-		if p := tl.clients[i].part; p >= 0 {
-			tl.clients[i].part = int(renum[p])
 		}
 	}
 	if tl.sampled {
@@ -461,8 +513,7 @@ func (tl *timeline) readWindows(windows []history.Window, heals []history.Span) 
 		f := faultWindow{Fault: w.Fault, Start: start.Time, End: -1, StartOp: start.Index, EndOp: -1, Open: true}
 		f.Targets = start.Value.FaultTargets()
 		if e := w.Ended(); e.At() >= 0 {
-			end := tl.op(int(e.At()))
-			f.End, f.EndOp, f.Open = end.time, tl.index(int(e.At())), false
+			f.End, f.EndOp, f.Open = tl.time(int(e.At())), tl.index(int(e.At())), false
 		}
 		tl.faults = append(tl.faults, f)
 		for _, done := range []int32{w.Start.Done, w.Stop.Done, w.Heal.Done} {
@@ -472,7 +523,7 @@ func (tl *timeline) readWindows(windows []history.Window, heals []history.Span) 
 		}
 	}
 	for _, h := range heals {
-		tl.heals = append(tl.heals, tl.op(int(h.At())).time)
+		tl.heals = append(tl.heals, tl.time(int(h.At())))
 	}
 	for _, i := range tl.nemesis {
 		op := tl.kept[i]
@@ -534,9 +585,9 @@ func (tl *timeline) countFaultSends() {
 		return
 	}
 	var done [3][]int64 // completion times by outcome slot
-	for _, c := range tl.clients {
+	for c := range tl.clients() {
 		if o := tl.op(int(c.done)); tl.f(o) == history.Send {
-			done[typeSlot(o.Type())] = append(done[typeSlot(o.Type())], o.time)
+			done[typeSlot(o.Type())] = append(done[typeSlot(o.Type())], tl.time(int(c.done)))
 		}
 	}
 	for _, ts := range done {
