@@ -7,6 +7,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/blocks"
 )
 
 // WindowRecovery is what one fault window did and how the cluster came
@@ -114,12 +115,13 @@ type RecoveryReader struct {
 	n       int32
 	// nemesis are the nemesis's operations by position; invoked the times
 	// of the sends invoked and not yet completed.
-	nemesis  map[int32]*history.Op
-	invoked  map[int32]int64
-	anyAck   bool
-	samples  []sample
-	acks     []ack
-	sendErrs []int64
+	nemesis map[int32]*history.Op
+	invoked map[int32]int64
+	anyAck  bool
+	samples []sample
+	// acks and sendErrs are one for each send of a long run: in blocks.
+	acks     blocks.List[ack]
+	sendErrs blocks.List[int64]
 }
 
 // Add reads the history's next operation. The reader may keep op: the
@@ -150,10 +152,10 @@ func (r *RecoveryReader) Add(op *history.Op) {
 		if op.Type == history.OK {
 			r.anyAck = true
 			if st.Invoke >= 0 && paired {
-				r.acks = append(r.acks, ack{invoked: t, done: op.Time})
+				r.acks.Add(ack{invoked: t, done: op.Time})
 			}
 		} else {
-			r.sendErrs = append(r.sendErrs, op.Time)
+			r.sendErrs.Add(op.Time)
 		}
 	case op.F == history.Monitor && op.Type == history.OK && op.Value != nil && op.Value.Sample != nil:
 		s := sample{at: op.Time, key: op.Key().String(), leader: -1, epoch: -1, isr: op.Value.ISR, replicas: op.Value.Replicas}
@@ -224,10 +226,10 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if shrink {
 			w.Bit = append(w.Bit, BitISRShrink)
 		}
-		if r.anyAck && slices.ContainsFunc(r.sendErrs, func(t int64) bool { return t >= starts[i] && (stops[i] < 0 || t <= stops[i]) }) {
+		if r.anyAck && sendErrorIn(&r.sendErrs, starts[i], stops[i]) {
 			w.Bit = append(w.Bit, BitSendErrors)
 		}
-		w.FirstAck, w.FirstAckUnobserved = firstAck(r.acks, r.anyAck, starts[i], next)
+		w.FirstAck, w.FirstAckUnobserved = firstAck(&r.acks, r.anyAck, starts[i], next)
 		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
 			w.Bit = append(w.Bit, BitStall)
 		}
@@ -280,13 +282,24 @@ func bit(ss []sample, start, stop int64) (leader, shrink bool) {
 	return leader, shrink
 }
 
+// sendErrorIn says whether a send failed from start to stop (-1: the
+// end).
+func sendErrorIn(errs *blocks.List[int64], start, stop int64) bool {
+	for t := range errs.All() {
+		if t >= start && (stop < 0 || t <= stop) {
+			return true
+		}
+	}
+	return false
+}
+
 // firstAck is the time from start to the first acknowledgement of a send
 // invoked at or after it; a send invoked before the fault says nothing
 // of writing under it. Past next (the next window's start, -1: none), an
 // acknowledgement says as much of that window.
-func firstAck(acks []ack, anyAck bool, start, next int64) (*Duration, string) {
+func firstAck(acks *blocks.List[ack], anyAck bool, start, next int64) (*Duration, string) {
 	first := int64(-1)
-	for _, a := range acks {
+	for a := range acks.All() {
 		if a.invoked >= start && (first < 0 || a.done < first) {
 			first = a.done
 		}

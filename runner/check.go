@@ -85,6 +85,12 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The recovery table is made now, not held through the checks.
+	var recovery []results.WindowRecovery
+	if c.Out != "" {
+		recovery = rec.Recoveries()
+		rec = results.RecoveryReader{}
+	}
 	h := b.History()
 	if !stored && !h.Recorded(history.Crash) {
 		// Nothing says whoever recorded it watched the nodes: no crash
@@ -105,7 +111,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	report.WriteVerdict(out, res)
 	if c.Out != "" {
 		// What a run would have stored: the windows' recovery too.
-		data, _ := json.MarshalIndent(results.StoredResults{Results: res, Recovery: rec.Recoveries()}, "", "  ")
+		data, _ := json.MarshalIndent(results.StoredResults{Results: res, Recovery: recovery}, "", "  ")
 		if err := results.WriteFileAtomic(c.Out, append(data, '\n')); err != nil {
 			return nil, err
 		}

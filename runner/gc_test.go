@@ -45,7 +45,7 @@ func TestCollectTighter(t *testing.T) {
 // TestGOGCFor: a small live heap is let gather its cap's share of itself
 // in garbage (half for a judge, all of it for a simulation), a large one
 // about judgeGarbage (a simulation alone simGarbage), and a huge one a
-// tenth.
+// twentieth.
 func TestGOGCFor(t *testing.T) {
 	for _, tc := range []struct {
 		live uint64
@@ -53,8 +53,8 @@ func TestGOGCFor(t *testing.T) {
 		want int
 	}{
 		{0, 50, 50}, {1 << 20, 50, 50}, {128 << 20, 50, 50}, {129 << 20, 50, 49},
-		{256 << 20, 50, 25}, {640 << 20, 50, 10}, {1 << 30, 50, 10}, {8 << 30, 50, 10},
-		{0, 100, 100}, {192 << 20, 100, 100}, {256 << 20, 100, 75}, {1 << 30, 100, 18}, {2 << 30, 100, 10},
+		{256 << 20, 50, 25}, {640 << 20, 50, 10}, {1 << 30, 50, 6}, {8 << 30, 50, 5},
+		{0, 100, 100}, {192 << 20, 100, 100}, {256 << 20, 100, 75}, {1 << 30, 100, 18}, {2 << 30, 100, 9}, {8 << 30, 100, 5},
 	} {
 		if got := gogcFor(tc.live, tc.cap); got != tc.want {
 			t.Errorf("live %d MB, cap %d: GOGC %d, want %d", tc.live>>20, tc.cap, got, tc.want)

@@ -638,7 +638,11 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 		}
 		return r.Detection()
 	}
-	return judge(dir, tc, b.History(), rec.Recoveries, detect, nil)
+	// The recovery table is made now, so that what it is made of (a time
+	// for each acknowledgement) is not held through the checks.
+	recovery := rec.Recoveries()
+	rec = results.RecoveryReader{}
+	return judge(dir, tc, b.History(), func() []results.WindowRecovery { return recovery }, detect, nil)
 }
 
 // JudgeOps is Judge of the ops the run's history.jsonl holds, given in
