@@ -1,8 +1,10 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/chaos-isr/chaos/checker"
@@ -203,6 +205,13 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		}
 		byPart[s.key] = append(byPart[s.key], s)
 	}
+	// Each in one pass over the sends, not one for each window: a day's
+	// run has thousands of windows and tens of millions of sends.
+	firsts := firstAcks(&r.acks, starts)
+	var errs sortedTimes
+	if r.anyAck {
+		errs = sortTimes(&r.sendErrs)
+	}
 	for i := range out {
 		w := &out[i]
 		next := int64(-1) // the next window's start
@@ -226,10 +235,10 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if shrink {
 			w.Bit = append(w.Bit, BitISRShrink)
 		}
-		if r.anyAck && sendErrorIn(&r.sendErrs, starts[i], stops[i]) {
+		if r.anyAck && errs.in(starts[i], stops[i]) {
 			w.Bit = append(w.Bit, BitSendErrors)
 		}
-		w.FirstAck, w.FirstAckUnobserved = firstAck(&r.acks, r.anyAck, starts[i], next)
+		w.FirstAck, w.FirstAckUnobserved = firstAck(firsts[i], r.anyAck, starts[i], next)
 		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
 			w.Bit = append(w.Bit, BitStall)
 		}
@@ -282,28 +291,61 @@ func bit(ss []sample, start, stop int64) (leader, shrink bool) {
 	return leader, shrink
 }
 
-// sendErrorIn says whether a send failed from start to stop (-1: the
-// end).
-func sendErrorIn(errs *blocks.List[int64], start, stop int64) bool {
-	for t := range errs.All() {
-		if t >= start && (stop < 0 || t <= stop) {
-			return true
-		}
-	}
-	return false
+// sortedTimes are times in order.
+type sortedTimes []int64
+
+func sortTimes(l *blocks.List[int64]) sortedTimes {
+	ts := slices.Collect(l.All())
+	slices.Sort(ts)
+	return ts
 }
 
-// firstAck is the time from start to the first acknowledgement of a send
-// invoked at or after it; a send invoked before the fault says nothing
-// of writing under it. Past next (the next window's start, -1: none), an
-// acknowledgement says as much of that window.
-func firstAck(acks *blocks.List[ack], anyAck bool, start, next int64) (*Duration, string) {
-	first := int64(-1)
+// in says whether a time is from start to stop (-1: the end).
+func (ts sortedTimes) in(start, stop int64) bool {
+	i, _ := slices.BinarySearch(ts, start)
+	return i < len(ts) && (stop < 0 || ts[i] <= stop)
+}
+
+// firstAcks is, for each of starts, the first completion of an
+// acknowledged send invoked at or after it (-1: none).
+func firstAcks(acks *blocks.List[ack], starts []int64) []int64 {
+	// By start: an acknowledgement counts for every start up to its
+	// send's invoke, so it is noted at the last of them, and each start
+	// takes the first of what was noted at it and after it.
+	order := make([]int, len(starts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(starts[a], starts[b]) })
+	sorted := make([]int64, len(starts))
+	for k, i := range order {
+		sorted[k] = starts[i]
+	}
+	first := slices.Repeat([]int64{-1}, len(starts))
 	for a := range acks.All() {
-		if a.invoked >= start && (first < 0 || a.done < first) {
-			first = a.done
+		j := sort.Search(len(sorted), func(k int) bool { return sorted[k] > a.invoked }) - 1
+		if j >= 0 && (first[j] < 0 || a.done < first[j]) {
+			first[j] = a.done
 		}
 	}
+	for k := len(first) - 2; k >= 0; k-- {
+		if n := first[k+1]; n >= 0 && (first[k] < 0 || n < first[k]) {
+			first[k] = n
+		}
+	}
+	out := make([]int64, len(starts))
+	for k, i := range order {
+		out[i] = first[k]
+	}
+	return out
+}
+
+// firstAck is the time from start to first, the first acknowledgement of
+// a send invoked at or after it (firstAcks; -1: none); a send invoked
+// before the fault says nothing of writing under it. Past next (the next
+// window's start, -1: none), an acknowledgement says as much of that
+// window.
+func firstAck(first int64, anyAck bool, start, next int64) (*Duration, string) {
 	switch {
 	case !anyAck:
 		return nil, "no send of the run was acknowledged (under acks=0 none is)"

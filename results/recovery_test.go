@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/blocks"
 )
 
 // hist builds a history from hand-made ops, numbering them in order.
@@ -220,5 +222,50 @@ func TestObserve(t *testing.T) {
 	}
 	if Observe(nil, nil) != ObservedNone {
 		t.Error("no results: want none")
+	}
+}
+
+// TestFirstAcksAndSendErrors: the one-pass answers are those of looking
+// at every send for every window, on random windows (equal starts among
+// them) and sends.
+func TestFirstAcksAndSendErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		var acks blocks.List[ack]
+		var errs blocks.List[int64]
+		for range rng.IntN(40) {
+			inv := rng.Int64N(100)
+			acks.Add(ack{invoked: inv, done: inv + rng.Int64N(30)})
+			errs.Add(rng.Int64N(130))
+		}
+		starts := make([]int64, rng.IntN(8))
+		stops := make([]int64, len(starts))
+		for i := range starts {
+			starts[i] = rng.Int64N(110)
+			stops[i] = -1
+			if rng.IntN(3) > 0 {
+				stops[i] = starts[i] + rng.Int64N(20)
+			}
+		}
+		firsts := firstAcks(&acks, starts)
+		sorted := sortTimes(&errs)
+		for i, s := range starts {
+			want := int64(-1)
+			for a := range acks.All() {
+				if a.invoked >= s && (want < 0 || a.done < want) {
+					want = a.done
+				}
+			}
+			if firsts[i] != want {
+				t.Fatalf("start %d of %v: first ack %d, want %d", s, starts, firsts[i], want)
+			}
+			in := false
+			for e := range errs.All() {
+				in = in || (e >= s && (stops[i] < 0 || e <= stops[i]))
+			}
+			if got := sorted.in(s, stops[i]); got != in {
+				t.Fatalf("window %d-%d: a send error in it %v, want %v", s, stops[i], got, in)
+			}
+		}
 	}
 }
