@@ -205,6 +205,13 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		}
 		byPart[s.key] = append(byPart[s.key], s)
 	}
+	// A partition's samples in time order (a monitor's are, but for a
+	// foreign history's) are found by where a window starts, not scanned
+	// from the first for every window: a day's run took minutes.
+	inOrder := map[string]bool{}
+	for p, ss := range byPart {
+		inOrder[p] = slices.IsSortedFunc(ss, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	}
 	// Each in one pass over the sends, not one for each window: a day's
 	// run has thousands of windows and tens of millions of sends.
 	firsts := firstAcks(&r.acks, starts)
@@ -226,7 +233,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		}
 		leader, shrink := false, false
 		for _, p := range parts {
-			l, s := bit(byPart[p], starts[i], stops[i])
+			l, s := bit(byPart[p], inOrder[p], starts[i], stops[i])
 			leader, shrink = leader || l, shrink || s
 		}
 		if leader {
@@ -242,7 +249,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
 			w.Bit = append(w.Bit, BitStall)
 		}
-		w.FullISR, w.FullISRUnobserved = fullISR(byPart, parts, stops[i], next)
+		w.FullISR, w.FullISRUnobserved = fullISR(byPart, inOrder, parts, stops[i], next)
 	}
 	return out
 }
@@ -263,9 +270,13 @@ func ms(t int64) time.Duration { return time.Duration(t).Round(time.Millisecond)
 // bit says whether a partition's samples show, while a window started at
 // start and stopped at stop (-1: never) was open, a leader change and an
 // ISR that lost a member it had before.
-func bit(ss []sample, start, stop int64) (leader, shrink bool) {
+func bit(ss []sample, inOrder bool, start, stop int64) (leader, shrink bool) {
 	var base *sample
-	for j := range ss {
+	j0 := from(ss, inOrder, start)
+	if j0 > 0 {
+		base = &ss[j0-1]
+	}
+	for j := j0; j < len(ss); j++ {
 		s := &ss[j]
 		if s.at < start {
 			base = s
@@ -289,6 +300,15 @@ func bit(ss []sample, start, stop int64) (leader, shrink bool) {
 		}
 	}
 	return leader, shrink
+}
+
+// from is where a scan of ss for the samples at or after t may start:
+// the first of them where ss is in time order (inOrder), else the first.
+func from(ss []sample, inOrder bool, t int64) int {
+	if !inOrder {
+		return 0
+	}
+	return sort.Search(len(ss), func(k int) bool { return ss[k].at >= t })
 }
 
 // sortedTimes are times in order.
@@ -361,7 +381,7 @@ func firstAck(first int64, anyAck bool, start, next int64) (*Duration, string) {
 // fullISR is the time from stop until every partition has been seen with
 // all its replicas in its ISR: the latest of the partitions' first such
 // samples after stop.
-func fullISR(byPart map[string][]sample, parts []string, stop, next int64) (*Duration, string) {
+func fullISR(byPart map[string][]sample, inOrder map[string]bool, parts []string, stop, next int64) (*Duration, string) {
 	switch {
 	case stop < 0:
 		return nil, "the history ends inside the window: it was never healed"
@@ -371,7 +391,8 @@ func fullISR(byPart map[string][]sample, parts []string, stop, next int64) (*Dur
 	last := stop
 	for _, p := range parts {
 		seen, full := false, int64(-1)
-		for _, s := range byPart[p] {
+		ss := byPart[p]
+		for _, s := range ss[from(ss, inOrder[p], stop):] {
 			if s.at < stop {
 				continue
 			}
