@@ -588,7 +588,7 @@ func PollSkip(h *History) Result {
 			where = "from the poll's start"
 		}
 		f.add(CommittedTruncation, fmt.Sprintf("process %d's poll of %s (op %d) skipped %d existing offsets in [%d, %d) %s",
-			r.process, h.key(r.part), h.index(r.done), n, from, to, where), h.index(r.done))
+			h.readProcess(r), h.key(r.part), h.index(r.done), n, from, to, where), h.index(r.done))
 	}, nil)
 	if !h.pollRecords() {
 		f.noEvidence("no poll returned a record")
@@ -615,11 +615,11 @@ func NonmonotonicPoll(h *History) Result {
 	walkPolls(h, nil, func(r *readOp, off, after int64, internal bool, prev int32) {
 		if internal {
 			f.add(CommittedTruncation, fmt.Sprintf("process %d's poll of %s (op %d) returned offset %d after offset %d in the same poll",
-				r.process, h.key(r.part), h.index(r.done), off, after), h.index(r.done))
+				h.readProcess(r), h.key(r.part), h.index(r.done), off, after), h.index(r.done))
 			return
 		}
 		f.add(CommittedTruncation, fmt.Sprintf("process %d's poll of %s (op %d) returned offset %d, but it had already received offset %d (op %d)",
-			r.process, h.key(r.part), h.index(r.done), off, after, h.index(prev)), h.index(prev), h.index(r.done))
+			h.readProcess(r), h.key(r.part), h.index(r.done), off, after, h.index(prev)), h.index(prev), h.index(r.done))
 	})
 	if !h.pollRecords() {
 		f.noEvidence("no poll returned a record")
@@ -643,7 +643,7 @@ func walkPolls(h *History,
 	cursors := map[int64]*cursor{}
 	for i := range h.polls.len() {
 		r := h.polls.at(i)
-		k := int64(r.process)<<32 | int64(uint32(r.part))
+		k := int64(h.readProcess(r))<<32 | int64(uint32(r.part))
 		c := cursors[k]
 		gen := h.pollGen(i)
 		if c == nil || c.gen != gen {
@@ -651,11 +651,11 @@ func walkPolls(h *History,
 			// committed offset, not from where it was: a skip or a step
 			// back across a rebalance is the group's (Jepsen permits
 			// them), and its polls are compared from there.
-			c = &cursor{next: r.from, pos: -1, gen: gen}
+			c = &cursor{next: h.readFrom(r), pos: -1, gen: gen}
 			cursors[k] = c
 		}
 		if c.next < 0 {
-			c.next = r.from
+			c.next = h.readFrom(r)
 		}
 		// A transaction's reads of the partition are one read here: how
 		// they follow each other is the int-* checks' to judge, and only

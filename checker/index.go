@@ -96,6 +96,9 @@ type History struct {
 	// packed.
 	ids     idLists
 	scratch []record
+	// wideFrom are the offsets reads asked from that their fromD could
+	// not hold (setFrom), by readKey; nil while none is.
+	wideFrom map[uint64]int64
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -157,10 +160,71 @@ func outcomeOf(t history.Type) outcome {
 type readOp struct {
 	inv, done int32
 	part      int32
-	process   int32
-	from      int64 // -1 if absent
-	hw        int64 // -1 if absent; end-offset: the offset returned
-	recs      recList
+	// fromD is the offset the read asked from (-1 if absent) as its
+	// distance below the first record's (fromBase): a history holds
+	// millions of reads, and an int64 took a fifth of each. absentFrom
+	// and wideFrom mark none and one too far to fit (History.wideFrom
+	// has it): History.readFrom reads it. Its process is the op table's.
+	fromD int32
+	hw    int64 // -1 if absent; end-offset: the offset returned
+	recs  recList
+}
+
+const (
+	absentFrom = math.MinInt32
+	wideFrom   = math.MinInt32 + 1
+)
+
+// fromBase is what a read's fromD counts from: its records' first offset
+// (or end, for spread ones), 0 for none.
+func (r *readOp) fromBase() int64 {
+	if r.recs.n == 0 {
+		return 0
+	}
+	return r.recs.first
+}
+
+// setFrom sets the offset r asked from (-1: none), once its records are
+// set.
+func (h *History) setFrom(r *readOp, from int64) {
+	d := r.fromBase() - from
+	switch {
+	case from == -1:
+		r.fromD = absentFrom
+	case d == int64(int32(d)) && d != absentFrom && d != wideFrom:
+		r.fromD = int32(d)
+	default:
+		r.fromD = wideFrom
+		if h.wideFrom == nil {
+			h.wideFrom = map[uint64]int64{}
+		}
+		h.wideFrom[readKey(r)] = from
+	}
+}
+
+// readFrom is the offset r asked from, -1 if none.
+func (h *History) readFrom(r *readOp) int64 {
+	switch r.fromD {
+	case absentFrom:
+		return -1
+	case wideFrom:
+		return h.wideFrom[readKey(r)]
+	}
+	return r.fromBase() - int64(r.fromD)
+}
+
+// readKey names a read in History.wideFrom: its completion and partition
+// (a transaction's reads share its completion, one per partition).
+func readKey(r *readOp) uint64 { return uint64(uint32(r.done))<<32 | uint64(uint32(r.part)) }
+
+// readProcess is the process of r: its completion's (its invoke's, for a
+// transaction's that has none).
+func (h *History) readProcess(r *readOp) int32 {
+	pos := r.done
+	if pos < 0 {
+		pos = r.inv
+	}
+	return int32(h.ops.process(pos))
 }
 
 // reach is how far the read got: its HW, or past its highest record if it
@@ -931,8 +995,8 @@ func (h *History) eachTry(f func(t *readTry)) {
 			return false
 		}
 		t = readTry{inv: r.inv, done: r.done, part: r.part, from: -1, hw: -1}
-		if r.from >= 0 && r.hw >= 0 {
-			t.from, t.hw = r.from, r.hw
+		if from := h.readFrom(r); from >= 0 && r.hw >= 0 {
+			t.from, t.hw = from, r.hw
 		}
 		t.okRead(r.recs.len() > 0)
 		// Only a stall asks (the op table's lookup).
@@ -1076,7 +1140,7 @@ func sessionOf(ops ...*history.Op) *int32 {
 
 func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	v := doneOp.Value
-	r := readOp{inv: inv, done: done, process: int32(doneOp.Process), from: -1, hw: -1}
+	r := readOp{inv: inv, done: done, hw: -1}
 	r.part = h.keyOf(history.Key{Topic: v.Topic, Partition: v.Partition})
 	// The records are interned into a buffer the next read reuses, and
 	// kept packed (once they are observed: the offsets' first reads are
@@ -1097,11 +1161,13 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		}
 	}
 	r.recs = h.ids.pack(recs, &h.parts[r.part].obs)
+	from := int64(-1)
 	if v.From != nil {
-		r.from = *v.From
+		from = *v.From
 	} else if invOp != nil && invOp.Value != nil && invOp.Value.From != nil {
-		r.from = *invOp.Value.From
+		from = *invOp.Value.From
 	}
+	h.setFrom(&r, from)
 	if v.HW != nil {
 		r.hw = *v.HW
 	}

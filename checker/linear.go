@@ -178,8 +178,8 @@ func (op *linOp) describe(h *History) string {
 	switch rd := op.read(h); {
 	case rd == nil:
 		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.at, op.hw)
-	case rd.from >= 0:
-		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, rd.from, rd.recs.len(), op.hw)
+	case h.readFrom(rd) >= 0:
+		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, h.readFrom(rd), rd.recs.len(), op.hw)
 	default:
 		return fmt.Sprintf("%s -> %d records, hw %d", f, rd.recs.len(), op.hw)
 	}

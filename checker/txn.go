@@ -235,7 +235,8 @@ func (h *History) addTxnReads(t *txnOp, doneOp *history.Op, mops []history.Mop) 
 			h.observe(vid, p.part, rec.Offset, t.done, false)
 			t.reads = append(t.reads, txnRecord{vid: vid, part: p.part, offset: rec.Offset})
 		}
-		r := readOp{inv: t.inv, done: t.done, part: p.part, process: t.process, from: p.from, hw: -1, recs: h.ids.pack(p.recs, &h.parts[p.part].obs)}
+		r := readOp{inv: t.inv, done: t.done, part: p.part, hw: -1, recs: h.ids.pack(p.recs, &h.parts[p.part].obs)}
+		h.setFrom(&r, p.from)
 		h.addPoll(r, gen)
 	}
 }
@@ -328,7 +329,7 @@ func (h *History) readerName(r *readOp) string {
 	if what == history.Txn {
 		what = "transaction's poll"
 	}
-	return fmt.Sprintf("%s %s (op %d, process %d)", iso, what, h.index(r.done), r.process)
+	return fmt.Sprintf("%s %s (op %d, process %d)", iso, what, h.index(r.done), h.readProcess(r))
 }
 
 // readCause is the cause of an instance that a read of an uncommitted
@@ -515,7 +516,8 @@ func walkTxnReads(h *History, pair func(t *txnOp, r *readOp, a, b txnRecord)) in
 				continue
 			}
 			n++
-			r = readOp{inv: t.inv, done: t.done, part: a.part, process: t.process}
+			r = readOp{inv: t.inv, done: t.done, part: a.part}
+			h.setFrom(&r, 0)
 			pair(t, &r, a, b)
 		}
 	}

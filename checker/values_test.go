@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestValueIDs: every value gets one id, in the order first seen, through
@@ -131,6 +132,54 @@ func TestRecList(t *testing.T) {
 		}
 		if got := l.slice(src); !slices.Equal(got, c.rs) {
 			t.Fatalf("%v packed reads back as %v", c.rs, got)
+		}
+	}
+}
+
+// TestReadFrom: the offset a read asked from reads back as it was set,
+// near its records or far from them, with none, one or spread records, at
+// either end of the offsets' range; a read that asked from none says -1.
+func TestReadFrom(t *testing.T) {
+	h := &History{}
+	lists := []recList{
+		{},
+		{first: 5, n: 1, one: 2},
+		{first: 1 << 40, n: 3, one: implied},
+		{first: math.MaxInt64, n: -2},
+		{first: math.MinInt64, n: 4, one: 1},
+	}
+	froms := []int64{-1, 0, 1, 5, 6, 1<<40 - 1, 1 << 40, math.MaxInt64, math.MinInt64, math.MinInt64 + 1, 1 << 31, -1 << 31, -2}
+	for i, l := range lists {
+		// The two that fromD's marks would stand for.
+		base := (&readOp{recs: l}).fromBase()
+		for j, from := range append(froms, base-absentFrom, base-wideFrom) {
+			r := readOp{done: int32(100*i + j), part: int32(i), recs: l}
+			h.setFrom(&r, from)
+			if got := h.readFrom(&r); got != from {
+				t.Fatalf("records %+v, from %d: reads back %d", l, from, got)
+			}
+		}
+	}
+}
+
+// TestIndexSizes holds the index's largest tables' entries to their
+// sizes: a history holds millions of each, and a field more is tens of
+// MB on a long run's judge.
+func TestIndexSizes(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"sendOp", unsafe.Sizeof(sendOp{}), 24},
+		{"readOp", unsafe.Sizeof(readOp{}), 40},
+		{"recList", unsafe.Sizeof(recList{}), 16},
+		{"valueInfo", unsafe.Sizeof(valueInfo{}), 40},
+		{"slot", unsafe.Sizeof(slot{}), 16},
+		{"opMeta", unsafe.Sizeof(opMeta{}), 8},
+		{"linOp", unsafe.Sizeof(linOp{}), 48},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
 		}
 	}
 }
