@@ -438,13 +438,15 @@ func InconsistentOffsets(h *History) Result {
 	// Every value read at each conflicting offset, the first read first.
 	var order []at
 	values := map[at][]int32{}
-	firstPos := map[at]int32{}
+	// firstPos: the op that first read the offset; second: the op that
+	// first read a second value there (the first conflict listed at it).
+	firstPos, second := map[at]int32{}, map[at]int32{}
 	for _, c := range h.conflicts {
 		k := at{c.part, c.offset}
 		if _, ok := values[k]; !ok {
 			s := h.parts[c.part].obs.lookup(c.offset)
 			values[k] = []int32{s.readVid - 1}
-			firstPos[k] = s.readPos
+			firstPos[k], second[k] = s.readPos, c.pos
 			order = append(order, k)
 		}
 		if !slices.Contains(values[k], c.vid) {
@@ -454,10 +456,9 @@ func InconsistentOffsets(h *History) Result {
 	for _, k := range order {
 		vids := values[k]
 		c, decided := h.explainFor(f, vids...)
-		second := h.conflictPos(k.part, k.off)
 		f.addExplained(c, decided, fmt.Sprintf("offset %d of %s was read as %q (op %d) and as %q (op %d)",
-			k.off, h.key(k.part), h.valStr(vids[0]), h.index(firstPos[k]), h.valStr(vids[1]), h.index(second)),
-			h.index(firstPos[k]), h.index(second))
+			k.off, h.key(k.part), h.valStr(vids[0]), h.index(firstPos[k]), h.valStr(vids[1]), h.index(second[k])),
+			h.index(firstPos[k]), h.index(second[k]))
 	}
 	var ack int64
 	for _, p := range h.parts {
@@ -470,16 +471,6 @@ func InconsistentOffsets(h *History) Result {
 		f.noEvidence("no poll or final read returned a record")
 	}
 	return f.result()
-}
-
-// conflictPos is the op that first read a second value at off.
-func (h *History) conflictPos(part int32, off int64) int32 {
-	for _, c := range h.conflicts {
-		if c.part == part && c.offset == off {
-			return c.pos
-		}
-	}
-	return -1
 }
 
 // NonmonotonicSend finds, for one producer and one partition, an ok send

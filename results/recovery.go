@@ -197,20 +197,17 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		starts, stops = append(starts, start.Time), append(stops, stop)
 		killed = append(killed, start.Value != nil && start.Value.FaultInfo != nil && len(start.Value.KilledBrokers) > 0)
 	}
-	byPart := map[string][]sample{}
+	lists := map[string][]sample{}
 	var parts []string
 	for _, s := range r.samples {
-		if _, ok := byPart[s.key]; !ok {
+		if _, ok := lists[s.key]; !ok {
 			parts = append(parts, s.key)
 		}
-		byPart[s.key] = append(byPart[s.key], s)
+		lists[s.key] = append(lists[s.key], s)
 	}
-	// A partition's samples in time order (a monitor's are, but for a
-	// foreign history's) are found by where a window starts, not scanned
-	// from the first for every window: a day's run took minutes.
-	inOrder := map[string]bool{}
-	for p, ss := range byPart {
-		inOrder[p] = slices.IsSortedFunc(ss, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	byPart := map[string]*partSamples{}
+	for p, ss := range lists {
+		byPart[p] = newPartSamples(ss)
 	}
 	// Each in one pass over the sends, not one for each window: a day's
 	// run has thousands of windows and tens of millions of sends.
@@ -233,7 +230,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		}
 		leader, shrink := false, false
 		for _, p := range parts {
-			l, s := bit(byPart[p], inOrder[p], starts[i], stops[i])
+			l, s := bit(byPart[p], starts[i], stops[i])
 			leader, shrink = leader || l, shrink || s
 		}
 		if leader {
@@ -249,7 +246,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
 			w.Bit = append(w.Bit, BitStall)
 		}
-		w.FullISR, w.FullISRUnobserved = fullISR(byPart, inOrder, parts, stops[i], next)
+		w.FullISR, w.FullISRUnobserved = fullISR(byPart, parts, stops[i], next)
 	}
 	return out
 }
@@ -270,9 +267,10 @@ func ms(t int64) time.Duration { return time.Duration(t).Round(time.Millisecond)
 // bit says whether a partition's samples show, while a window started at
 // start and stopped at stop (-1: never) was open, a leader change and an
 // ISR that lost a member it had before.
-func bit(ss []sample, inOrder bool, start, stop int64) (leader, shrink bool) {
+func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 	var base *sample
-	j0 := from(ss, inOrder, start)
+	ss := ps.ss
+	j0 := ps.from(start)
 	if j0 > 0 {
 		base = &ss[j0-1]
 	}
@@ -302,13 +300,46 @@ func bit(ss []sample, inOrder bool, start, stop int64) (leader, shrink bool) {
 	return leader, shrink
 }
 
-// from is where a scan of ss for the samples at or after t may start:
-// the first of them where ss is in time order (inOrder), else the first.
-func from(ss []sample, inOrder bool, t int64) int {
-	if !inOrder {
+// partSamples are a partition's monitor samples, in the order read, and
+// what lets a window find its own among them: scanned from the first for
+// every window, a day's run took minutes.
+type partSamples struct {
+	ss []sample
+	// inOrder: in time order (a monitor's are, but for a foreign
+	// history's need not be); nextFull then holds, for each sample, the
+	// index of the first at or after it whose ISR is full (len(ss):
+	// none).
+	inOrder  bool
+	nextFull []int32
+}
+
+func newPartSamples(ss []sample) *partSamples {
+	ps := &partSamples{ss: ss, inOrder: slices.IsSortedFunc(ss, func(a, b sample) int { return cmp.Compare(a.at, b.at) })}
+	if ps.inOrder {
+		ps.nextFull = make([]int32, len(ss))
+		next := int32(len(ss))
+		for j := len(ss) - 1; j >= 0; j-- {
+			if ss[j].fullISR() {
+				next = int32(j)
+			}
+			ps.nextFull[j] = next
+		}
+	}
+	return ps
+}
+
+// fullISR says whether the sample's ISR holds every replica it names.
+func (s *sample) fullISR() bool {
+	return len(s.replicas) > 0 && !slices.ContainsFunc(s.replicas, func(r int32) bool { return !slices.Contains(s.isr, r) })
+}
+
+// from is where a scan for the samples at or after t may start: the first
+// of them where the samples are in time order, else the first.
+func (ps *partSamples) from(t int64) int {
+	if !ps.inOrder {
 		return 0
 	}
-	return sort.Search(len(ss), func(k int) bool { return ss[k].at >= t })
+	return sort.Search(len(ps.ss), func(k int) bool { return ps.ss[k].at >= t })
 }
 
 // sortedTimes are times in order.
@@ -381,7 +412,7 @@ func firstAck(first int64, anyAck bool, start, next int64) (*Duration, string) {
 // fullISR is the time from stop until every partition has been seen with
 // all its replicas in its ISR: the latest of the partitions' first such
 // samples after stop.
-func fullISR(byPart map[string][]sample, inOrder map[string]bool, parts []string, stop, next int64) (*Duration, string) {
+func fullISR(byPart map[string]*partSamples, parts []string, stop, next int64) (*Duration, string) {
 	switch {
 	case stop < 0:
 		return nil, "the history ends inside the window: it was never healed"
@@ -391,15 +422,23 @@ func fullISR(byPart map[string][]sample, inOrder map[string]bool, parts []string
 	last := stop
 	for _, p := range parts {
 		seen, full := false, int64(-1)
-		ss := byPart[p]
-		for _, s := range ss[from(ss, inOrder[p], stop):] {
-			if s.at < stop {
-				continue
+		ps := byPart[p]
+		if ps.inOrder {
+			j := ps.from(stop)
+			seen = j < len(ps.ss)
+			if seen && int(ps.nextFull[j]) < len(ps.ss) {
+				full = ps.ss[ps.nextFull[j]].at
 			}
-			seen = true
-			if len(s.replicas) > 0 && !slices.ContainsFunc(s.replicas, func(r int32) bool { return !slices.Contains(s.isr, r) }) {
-				full = s.at
-				break
+		} else {
+			for _, s := range ps.ss {
+				if s.at < stop {
+					continue
+				}
+				seen = true
+				if s.fullISR() {
+					full = s.at
+					break
+				}
 			}
 		}
 		switch {

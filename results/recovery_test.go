@@ -271,8 +271,8 @@ func TestFirstAcksAndSendErrors(t *testing.T) {
 }
 
 // TestSamplesFromWindowStart: a partition's samples in time order are
-// scanned from where a window starts; what that finds is what a scan of
-// them all finds.
+// found from where a window starts (and its first full ISR after a heal
+// from a table); what that finds is what a scan of them all finds.
 func TestSamplesFromWindowStart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 2000 {
@@ -288,14 +288,18 @@ func TestSamplesFromWindowStart(t *testing.T) {
 		if rng.IntN(3) > 0 {
 			stop = start + rng.Int64N(8)
 		}
-		l1, s1 := bit(ss, true, start, stop)
-		l2, s2 := bit(ss, false, start, stop)
+		found := newPartSamples(ss)
+		if !found.inOrder {
+			t.Fatalf("%v: not in order", ss)
+		}
+		scanned := &partSamples{ss: ss}
+		l1, s1 := bit(found, start, stop)
+		l2, s2 := bit(scanned, start, stop)
 		if l1 != l2 || s1 != s2 {
 			t.Fatalf("window %d-%d over %v: from its start %v %v, from the first %v %v", start, stop, ss, l1, s1, l2, s2)
 		}
-		byPart := map[string][]sample{"t-0": ss}
-		d1, why1 := fullISR(byPart, map[string]bool{"t-0": true}, []string{"t-0"}, stop, -1)
-		d2, why2 := fullISR(byPart, map[string]bool{"t-0": false}, []string{"t-0"}, stop, -1)
+		d1, why1 := fullISR(map[string]*partSamples{"t-0": found}, []string{"t-0"}, stop, -1)
+		d2, why2 := fullISR(map[string]*partSamples{"t-0": scanned}, []string{"t-0"}, stop, -1)
 		if why1 != why2 || (d1 == nil) != (d2 == nil) || (d1 != nil && *d1 != *d2) {
 			t.Fatalf("heal at %d over %v: from it %v %q, from the first %v %q", stop, ss, d1, why1, d2, why2)
 		}
