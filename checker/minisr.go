@@ -180,6 +180,7 @@ func AckBelowMinISR(h *History) Result {
 				views++
 			}
 		}
+		shrank := shrankInEpoch(p.samples, int32(cfg.MinInsyncReplicas))
 		for _, r := range belowRuns(h, p.samples, int32(cfg.MinInsyncReplicas), lag) {
 			f.stat("samples-below-min", int64(r.last-r.first+1))
 			f.stat("runs-below-min", 1)
@@ -189,7 +190,7 @@ func AckBelowMinISR(h *History) Result {
 			f.stat("runs-long-enough", 1)
 			// Rule 5: the ISR fell below the minimum within the leader's
 			// epoch, not at its election.
-			if !shrankInEpoch(p.samples, r.first, int32(cfg.MinInsyncReplicas)) {
+			if !shrank[r.first] {
 				f.stat("runs-from-election", 1)
 				continue
 			}
@@ -298,22 +299,29 @@ func belowRuns(h *History, ss []sample, minISR int32, lag int64) []belowRun {
 	return out
 }
 
-// shrankInEpoch says whether a sample before ss[first] saw the same leader
-// and leader epoch with an ISR at or above the minimum.
-func shrankInEpoch(ss []sample, first int, minISR int32) bool {
-	at := &ss[first]
-	for k := first - 1; k >= 0; k-- {
+// shrankInEpoch says, for each sample, whether one before it saw its
+// leader and leader epoch with an ISR at or above the minimum: the views
+// back to the last of another leader or epoch (samples without a view
+// passed over). One pass, where a look back from each run's first sample
+// went over the whole epoch each time.
+func shrankInEpoch(ss []sample, minISR int32) []bool {
+	out := make([]bool, len(ss))
+	// The leader, epoch and ISR seen at or above the minimum of the views
+	// since the last of another leader or epoch; none before the first.
+	var leader, epoch int32
+	seen, atMin := false, false
+	for k := range ss {
 		s := &ss[k]
-		switch {
-		case !s.view:
+		out[k] = seen && s.leader == leader && s.epoch == epoch && atMin
+		if !s.view {
 			continue
-		case s.leader != at.leader || s.epoch != at.epoch:
-			return false
-		case int32(len(s.isr)) >= minISR:
-			return true
 		}
+		if !seen || s.leader != leader || s.epoch != epoch {
+			leader, epoch, seen, atMin = s.leader, s.epoch, true, false
+		}
+		atMin = atMin || int32(len(s.isr)) >= minISR
 	}
-	return false
+	return out
 }
 
 // bracket is the samples of run r that show send [ti, td] below the

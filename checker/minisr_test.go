@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -425,5 +426,41 @@ func TestAckBelowMinISRManyInstances(t *testing.T) {
 	r := AckBelowMinISR(NewHistory(b.ops, strict))
 	if r.Count != 25 || r.Forbidden != 25 || len(r.Details) != MaxExamples || len(r.Examples) > MaxExamples {
 		t.Fatalf("count %d forbidden %d, %d details, %d examples", r.Count, r.Forbidden, len(r.Details), len(r.Examples))
+	}
+}
+
+// TestShrankInEpoch: the one pass says for each sample what a look back
+// from it says, on random samples (views and not, few leaders and
+// epochs, ISRs around the minimum).
+func TestShrankInEpoch(t *testing.T) {
+	lookBack := func(ss []sample, first int, minISR int32) bool {
+		at := &ss[first]
+		for k := first - 1; k >= 0; k-- {
+			s := &ss[k]
+			switch {
+			case !s.view:
+				continue
+			case s.leader != at.leader || s.epoch != at.epoch:
+				return false
+			case int32(len(s.isr)) >= minISR:
+				return true
+			}
+		}
+		return false
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		ss := make([]sample, rng.IntN(12))
+		for k := range ss {
+			if rng.IntN(4) > 0 {
+				ss[k] = sample{view: true, leader: int32(rng.IntN(2)), epoch: int32(rng.IntN(2)), isr: []int32{1, 2, 3}[:rng.IntN(4)]}
+			}
+		}
+		got := shrankInEpoch(ss, 2)
+		for k := range ss {
+			if want := lookBack(ss, k, 2); got[k] != want {
+				t.Fatalf("sample %d of %+v: %v, want %v", k, ss, got[k], want)
+			}
+		}
 	}
 }
