@@ -94,8 +94,10 @@ func TestDependencyRules(t *testing.T) {
 				}
 				return false
 			}},
-		{"checker imports only history", func(p string) bool { return p == "checker" },
-			func(d string) bool { return d != "history" }},
+		{"checker imports only history and internal/blocks", func(p string) bool { return p == "checker" },
+			func(d string) bool { return d != "history" && d != "internal/blocks" }},
+		{"internal/blocks imports nothing of the module", func(p string) bool { return p == "internal/blocks" },
+			func(string) bool { return true }},
 		{"workload imports no broker package", func(p string) bool { return under(p, "workload") },
 			func(d string) bool { return under(d, "broker") }},
 		{"cluster never imports nemesis", func(p string) bool { return under(p, "cluster") },
