@@ -473,9 +473,9 @@ func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) erro
 		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
 		if len(b.lines) == 0 && rerr == nil {
-			// No line ended in it: a line longer than a chunk, whose
-			// chunks are held from here on as they are read.
-			long, held, carry = [][]byte{buf}, size, nil
+			// No line ended in it but blank ones: a line longer than a
+			// chunk, whose chunks are held from here on as they are read.
+			long, held, carry = [][]byte{carry}, size, nil
 			continue
 		}
 		if !emit(b) {
@@ -499,14 +499,33 @@ func nonEOF(err error) error {
 // unless it is blank, like split: complete if it ended in its newline.
 func (b *lineBatch) splitLong(num, seq int, complete bool) (int, int) {
 	num++
-	for _, s := range b.segs {
-		if len(bytes.TrimSpace(s)) > 0 {
-			b.lines = append(b.lines, batchLine{num: num, seq: seq, complete: complete})
-			return num, seq + 1
-		}
+	if _, blank := leadingSpace(b.segs); !blank {
+		b.lines = append(b.lines, batchLine{num: num, seq: seq, complete: complete})
+		return num, seq + 1
 	}
 	b.segs = nil
 	return num, seq
+}
+
+// leadingSpace is how many bytes of space (unicode.IsSpace, as split
+// trims a line) segs start with, a rune cut by a chunk's end included,
+// and whether that is all of them.
+func leadingSpace(segs [][]byte) (n int, blank bool) {
+	rs := make([]io.Reader, len(segs))
+	for i, s := range segs {
+		rs[i] = bytes.NewReader(s)
+	}
+	r := bufio.NewReader(io.MultiReader(rs...))
+	for {
+		c, size, err := r.ReadRune()
+		if err != nil {
+			return n, true
+		}
+		if !unicode.IsSpace(c) {
+			return n, false
+		}
+		n += size
+	}
 }
 
 // split lists the data's non-blank lines, numbered on from num (and
@@ -591,7 +610,8 @@ func known(op *Op) (*Op, error) {
 // longOptions decode a long line as encoding/json would (parseLine's
 // fallback): its bytes are dropped as they are decoded, so there is no
 // second try. Not legacy errors: those check the whole value before
-// decoding it, which holds all of it at once.
+// decoding it, which holds all of it at once; so a long line refused is
+// refused in json/v2's words, not encoding/json's.
 var longOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false), jsonv2.RejectUnknownMembers(true))
 
 // parseLong is parseLine of a line longer than a chunk, given as the
@@ -616,9 +636,15 @@ func parseLong(segs [][]byte, first bool) (*Op, error) {
 			op.Value = &Value{Records: make([]Record, 0, n)}
 		}
 	}
-	// The first value, as encoding/json's decoder reads it: what
-	// follows it on the line is not looked at.
-	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(&segReader{segs: segs}, longOptions), &op, longOptions); err != nil {
+	// The first value, as encoding/json's decoder reads it, after the
+	// space split trims a line of: what follows it on the line is not
+	// looked at.
+	n, _ := leadingSpace(segs)
+	r := &segReader{segs: segs}
+	if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
+		return nil, err
+	}
+	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(r, longOptions), &op, longOptions); err != nil {
 		return nil, err
 	}
 	return known(&op)

@@ -360,6 +360,15 @@ func (ts sortedTimes) in(start, stop int64) bool {
 // firstAcks is, for each of starts, the first completion of an
 // acknowledged send invoked at or after it (-1: none).
 func firstAcks(acks *blocks.List[ack], starts []int64) []int64 {
+	for a := range acks.All() {
+		if a.done < 0 {
+			// A completion before time 0 (a foreign history's) reads
+			// as none to the scan that has always judged it, which
+			// depends on the order: each start is scanned for, as it
+			// was.
+			return scanFirstAcks(acks, starts)
+		}
+	}
 	// By start: an acknowledgement counts for every start up to its
 	// send's invoke, so it is noted at the last of them, and each start
 	// takes the first of what was noted at it and after it.
@@ -387,6 +396,22 @@ func firstAcks(acks *blocks.List[ack], starts []int64) []int64 {
 	out := make([]int64, len(starts))
 	for k, i := range order {
 		out[i] = first[k]
+	}
+	return out
+}
+
+// scanFirstAcks is firstAcks by a scan of the acknowledgements for each
+// start.
+func scanFirstAcks(acks *blocks.List[ack], starts []int64) []int64 {
+	out := make([]int64, len(starts))
+	for i, start := range starts {
+		first := int64(-1)
+		for a := range acks.All() {
+			if a.invoked >= start && (first < 0 || a.done < first) {
+				first = a.done
+			}
+		}
+		out[i] = first
 	}
 	return out
 }

@@ -227,15 +227,21 @@ func TestObserve(t *testing.T) {
 
 // TestFirstAcksAndSendErrors: the one-pass answers are those of looking
 // at every send for every window, on random windows (equal starts among
-// them) and sends.
+// them) and sends (some completed before time 0).
 func TestFirstAcksAndSendErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 300 {
 		var acks blocks.List[ack]
 		var errs blocks.List[int64]
+		negative := rng.IntN(4) == 0
 		for range rng.IntN(40) {
 			inv := rng.Int64N(100)
-			acks.Add(ack{invoked: inv, done: inv + rng.Int64N(30)})
+			done := inv + rng.Int64N(30)
+			if negative {
+				// A foreign history's times, before 0.
+				done -= 60
+			}
+			acks.Add(ack{invoked: inv, done: done})
 			errs.Add(rng.Int64N(130))
 		}
 		starts := make([]int64, rng.IntN(8))
