@@ -3,6 +3,8 @@ package results
 import (
 	"cmp"
 	"fmt"
+	"iter"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -122,7 +124,7 @@ type RecoveryReader struct {
 	anyAck  bool
 	samples []sample
 	// acks and sendErrs are one for each send of a long run: in blocks.
-	acks     blocks.List[ack]
+	acks     ackList
 	sendErrs blocks.List[int64]
 }
 
@@ -260,6 +262,52 @@ type sample struct {
 
 type ack struct{ invoked, done int64 }
 
+// ackList holds acknowledgements in 12 bytes each, not 16: a send's
+// invoke time and its latency (an acknowledgement for each send of a
+// long run).
+type ackList struct {
+	invoked blocks.List[int64]
+	// lat is each one's latency, or wideLat where it does not fit (4.3 s
+	// or more, or a completion before its invoke): wide has its
+	// completion, by index.
+	lat  blocks.List[uint32]
+	wide map[int]int64
+}
+
+const wideLat = math.MaxUint32
+
+func (l *ackList) Add(a ack) {
+	i := l.invoked.Add(a.invoked)
+	if d := a.done - a.invoked; d >= 0 && d < wideLat {
+		l.lat.Add(uint32(d))
+		return
+	}
+	l.lat.Add(wideLat)
+	if l.wide == nil {
+		l.wide = map[int]int64{}
+	}
+	l.wide[i] = a.done
+}
+
+// All is the acknowledgements in the order added.
+func (l *ackList) All() iter.Seq[ack] {
+	return func(yield func(ack) bool) {
+		i := 0
+		for inv := range l.invoked.All() {
+			a := ack{invoked: inv}
+			if d := l.lat.At(i); d != wideLat {
+				a.done = inv + int64(d)
+			} else {
+				a.done = l.wide[i]
+			}
+			if !yield(a) {
+				return
+			}
+			i++
+		}
+	}
+}
+
 // ms is a history time rounded to the millisecond: finer says nothing of
 // a recovery and makes every number hard to read.
 func ms(t int64) time.Duration { return time.Duration(t).Round(time.Millisecond) }
@@ -359,7 +407,7 @@ func (ts sortedTimes) in(start, stop int64) bool {
 
 // firstAcks is, for each of starts, the first completion of an
 // acknowledged send invoked at or after it (-1: none).
-func firstAcks(acks *blocks.List[ack], starts []int64) []int64 {
+func firstAcks(acks *ackList, starts []int64) []int64 {
 	for a := range acks.All() {
 		if a.done < 0 {
 			// A completion before time 0 (a foreign history's) reads
@@ -402,7 +450,7 @@ func firstAcks(acks *blocks.List[ack], starts []int64) []int64 {
 
 // scanFirstAcks is firstAcks by a scan of the acknowledgements for each
 // start.
-func scanFirstAcks(acks *blocks.List[ack], starts []int64) []int64 {
+func scanFirstAcks(acks *ackList, starts []int64) []int64 {
 	out := make([]int64, len(starts))
 	for i, start := range starts {
 		first := int64(-1)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,17 +232,23 @@ func TestObserve(t *testing.T) {
 func TestFirstAcksAndSendErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 300 {
-		var acks blocks.List[ack]
+		var acks ackList
+		var added []ack
 		var errs blocks.List[int64]
 		negative := rng.IntN(4) == 0
 		for range rng.IntN(40) {
 			inv := rng.Int64N(100)
 			done := inv + rng.Int64N(30)
+			if rng.IntN(8) == 0 {
+				// Later than its latency's 32 bits reach.
+				done += 1 << 33
+			}
 			if negative {
 				// A foreign history's times, before 0.
 				done -= 60
 			}
 			acks.Add(ack{invoked: inv, done: done})
+			added = append(added, ack{invoked: inv, done: done})
 			errs.Add(rng.Int64N(130))
 		}
 		starts := make([]int64, rng.IntN(8))
@@ -252,6 +259,9 @@ func TestFirstAcksAndSendErrors(t *testing.T) {
 			if rng.IntN(3) > 0 {
 				stops[i] = starts[i] + rng.Int64N(20)
 			}
+		}
+		if got := slices.Collect(acks.All()); !slices.Equal(got, added) {
+			t.Fatalf("acknowledgements %v read back as %v", added, got)
 		}
 		firsts := firstAcks(&acks, starts)
 		sorted := sortTimes(&errs)
