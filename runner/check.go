@@ -85,11 +85,11 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The recovery table is made now, not held through the checks.
+	// The recovery table is made now: what it is made of is then no
+	// longer referenced through the checks.
 	var recovery []results.WindowRecovery
 	if c.Out != "" {
 		recovery = rec.Recoveries()
-		rec = results.RecoveryReader{}
 	}
 	h := b.History()
 	if !stored && !h.Recorded(history.Crash) {

@@ -638,10 +638,10 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 		}
 		return r.Detection()
 	}
-	// The recovery table is made now, so that what it is made of (a time
-	// for each acknowledgement) is not held through the checks.
+	// The recovery table is made now: what it is made of (a time for
+	// each acknowledgement) is then no longer referenced through the
+	// checks.
 	recovery := rec.Recoveries()
-	rec = results.RecoveryReader{}
 	return judge(dir, tc, b.History(), func() []results.WindowRecovery { return recovery }, detect, nil)
 }
 
