@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/chaos-isr/chaos/broker/storage"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
@@ -97,7 +98,15 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 	// The simulated brokers' logs only grow: a long simulation's garbage
 	// is bounded as a judge's is.
 	defer runner.CollectForSimulation()()
-	w, err := newSimWorld(spec, clusterID, opts.NodeLog)
+	// The brokers' full log chunks go to a file in the run's directory:
+	// an hours-long simulation's memory would otherwise hold every record
+	// written (storage.Spill).
+	spill, err := storage.NewSpill(dir.Dir)
+	if err != nil {
+		return results.TestConfig{}, nil, err
+	}
+	defer spill.Close()
+	w, err := newSimWorld(spec, clusterID, opts.NodeLog, spill)
 	if err != nil {
 		return results.TestConfig{}, nil, err
 	}
@@ -134,6 +143,11 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 	if cerr := hw.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
+	if err == nil {
+		// A log that could not read its own bytes back served errors
+		// the system never made: what followed is not the system's.
+		err = spill.Err()
+	}
 	if err != nil || ctx.Err() != nil {
 		return tc, nil, err
 	}
@@ -147,12 +161,12 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 // follow its history.
 var keepOps = 500_000
 
-func newSimWorld(spec runner.Spec, clusterID string, nodeLog func(int32, string)) (*world, error) {
+func newSimWorld(spec runner.Spec, clusterID string, nodeLog func(int32, string), spill *storage.Spill) (*world, error) {
 	opts, err := clusterOptions(spec, clusterID)
 	if err != nil {
 		return nil, err
 	}
-	opts.OnLog = nodeLog
+	opts.OnLog, opts.Spill = nodeLog, spill
 	return newWorld(spec, opts), nil
 }
 

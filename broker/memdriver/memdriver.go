@@ -58,6 +58,10 @@ type Options struct {
 	// in-sync replica holds the committed log (invariant.go), checked after
 	// every step of every node; nil: not checked.
 	OnViolation func(Violation)
+	// Spill, when set, is where the brokers' logs move their full chunks
+	// (storage.Spill): a long simulation then holds each log's last
+	// chunk, not every record. Nil: the logs are held in memory.
+	Spill *storage.Spill
 }
 
 // DefaultOptions is a 3-broker cluster with test-friendly timings.
@@ -179,7 +183,7 @@ func New(opts Options) *Cluster {
 	c.ctrl = controller.New(opts.Controller, nil)
 	c.ctrlUp = true
 	for i := 1; i <= opts.Brokers; i++ {
-		n := &node{id: int32(i), logs: &storage.MemoryFactory{Fsync: opts.Fsync, FsyncIntervalMs: opts.FsyncIntervalMs, Bugs: opts.StorageBugs}}
+		n := &node{id: int32(i), logs: &storage.MemoryFactory{Fsync: opts.Fsync, FsyncIntervalMs: opts.FsyncIntervalMs, Bugs: opts.StorageBugs, Spill: opts.Spill}}
 		c.nodes = append(c.nodes, n)
 		c.startBroker(n)
 	}

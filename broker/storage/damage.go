@@ -50,7 +50,7 @@ func (f *MemoryFactory) Damage(what string, rng *rand.Rand) (string, error) {
 	case DamageTruncate:
 		at := rng.IntN(m.size())
 		buf := m.flatten()
-		m.chunks[0] = buf[:at:at]
+		m.chunks[0].b = buf[:at:at]
 		m.damaged = true
 		return fmt.Sprintf("%s %s: cut at byte %d of %d", what, name, at, len(buf)), nil
 	}
@@ -67,7 +67,7 @@ func (m *Memory) recover() {
 	m.damaged = false
 	// Damage left the log one chunk (flatten); the index is built again
 	// from its bytes.
-	buf := m.chunks[0]
+	buf := m.chunks[0].b // flat, in memory (flatten)
 	old := m.idx
 	m.idx = index{start: old.start}
 	var pos int64
@@ -88,7 +88,7 @@ func (m *Memory) recover() {
 		m.idx.add(h, 0, pos)
 		pos += int64(h.Size())
 	}
-	m.chunks[0] = buf[:pos:pos]
+	m.chunks[0].b = buf[:pos:pos]
 	leo := m.idx.leo()
 	m.syncedEnd = min(m.syncedEnd, leo)
 	m.ckHW = min(m.ckHW, leo)
@@ -105,9 +105,11 @@ func cloneLogs(logs map[memKey]*Memory) map[memKey]*Memory {
 	out := make(map[memKey]*Memory, len(logs))
 	for k, m := range logs {
 		c := *m
-		c.chunks = make([][]byte, len(m.chunks))
-		for i, b := range m.chunks {
-			c.chunks[i] = slices.Clone(b)
+		// A spilled chunk's bytes in the file never change: the copy
+		// shares them.
+		c.chunks = slices.Clone(m.chunks)
+		for i := range c.chunks {
+			c.chunks[i].b = slices.Clone(c.chunks[i].b)
 		}
 		c.idx.entries = slices.Clone(m.idx.entries)
 		c.idx.epochs = slices.Clone(m.idx.epochs)

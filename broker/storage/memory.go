@@ -24,10 +24,13 @@ import (
 // leader's next write. A log of hours held as one buffer was copied
 // whole each time it grew, the old copy and the new one both held; a
 // chunk is copied only while it grows to memChunk (the first of a log,
-// and one a Truncate cut), so no copy is larger than that.
+// and one a Truncate cut), so no copy is larger than that. With a spill
+// file (MemoryFactory.Spill) a chunk moves to it once the log has gone
+// on to the next, and is read from it.
 type Memory struct {
 	idx        index // an entry's seg is its chunk, its pos where in it
-	chunks     [][]byte
+	chunks     []chunk
+	spill      *Spill // where full chunks go; nil: all are held
 	hw         int64
 	ckHW       int64 // HW saved by the last Checkpoint: what a restart sees
 	syncedEnd  int64 // log end offset at the last Sync, lowered by Truncate
@@ -44,8 +47,53 @@ type Memory struct {
 // memChunk is the size a Memory log's chunks grow to.
 var memChunk = 1 << 20 // a variable so that tests can make chunks of a few batches
 
+// testSpill, when set, is the spill file of every Memory made without
+// one, so that the Memory tests run with their chunks on disk too.
+var testSpill *Spill
+
+// chunk is batches back to back: in memory (b), or in the log's spill
+// file (n bytes at at), where it never changes again but for a Truncate
+// that shortens it.
+type chunk struct {
+	b       []byte
+	spilled bool
+	at      int64
+	n       int64
+}
+
+// size is how many bytes the chunk holds.
+func (c *chunk) size() int64 {
+	if c.spilled {
+		return c.n
+	}
+	return int64(len(c.b))
+}
+
+// bytes is the chunk's bytes from pos to end: a subslice of the chunk in
+// memory (capacity clipped, so an append to it copies), or a copy read
+// from the spill file.
+func (m *Memory) bytes(k int32, pos, end int64) ([]byte, error) {
+	c := &m.chunks[k]
+	if !c.spilled {
+		return c.b[pos:end:end], nil
+	}
+	return m.spill.read(c.at+pos, int(end-pos))
+}
+
+// spillChunk moves chunk k to the spill file, if the log has one. A chunk
+// that cannot be written stays in memory: the log is the same either way.
+func (m *Memory) spillChunk(k int) {
+	c := &m.chunks[k]
+	if m.spill == nil || c.spilled || len(c.b) == 0 {
+		return
+	}
+	if at, err := m.spill.put(c.b); err == nil {
+		*c = chunk{spilled: true, at: at, n: int64(len(c.b))}
+	}
+}
+
 // NewMemory returns an empty log with FsyncNever.
-func NewMemory() *Memory { return &Memory{} }
+func NewMemory() *Memory { return &Memory{spill: testSpill} }
 
 // Append implements Log. With FsyncAlways the batches are durable at once.
 func (m *Memory) Append(b []byte) error {
@@ -59,20 +107,22 @@ func (m *Memory) Append(b []byte) error {
 	for _, h := range hs {
 		size := int(h.Size())
 		k := len(m.chunks) - 1
-		if k < 0 || len(m.chunks[k])+size > max(memChunk, size) {
+		if k < 0 || m.chunks[k].spilled || len(m.chunks[k].b)+size > max(memChunk, size) {
 			// The first chunk grows from nothing, as a small log's
-			// buffer should; the next ones are made whole.
+			// buffer should; the next ones are made whole, and the
+			// one before is full.
 			var c []byte
 			if k >= 0 {
 				c = make([]byte, 0, max(memChunk, size))
+				m.spillChunk(k)
 			}
-			m.chunks = append(m.chunks, c)
+			m.chunks = append(m.chunks, chunk{b: c})
 			k++
 		}
-		pos := int64(len(m.chunks[k]))
+		pos := int64(len(m.chunks[k].b))
 		// A chunk cut by Truncate has no room left: append copies it,
 		// so slices already returned by Read keep their bytes.
-		m.chunks[k] = append(m.chunks[k], b[:size]...)
+		m.chunks[k].b = append(m.chunks[k].b, b[:size]...)
 		b = b[size:]
 		m.idx.add(h, int32(k), pos)
 	}
@@ -93,8 +143,7 @@ func (m *Memory) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 	}
 	first, last := &m.idx.entries[k], &m.idx.entries[k+n-1]
 	if first.seg == last.seg {
-		end := last.pos + int64(last.size)
-		return m.chunks[first.seg][first.pos:end:end], nil
+		return m.bytes(first.seg, first.pos, last.pos+int64(last.size))
 	}
 	// Batches that span chunks are copied together.
 	size := 0
@@ -102,8 +151,19 @@ func (m *Memory) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 		size += int(e.size)
 	}
 	out := make([]byte, 0, size)
-	for _, e := range m.idx.entries[k : k+n] {
-		out = append(out, m.chunks[e.seg][e.pos:e.pos+int64(e.size)]...)
+	for es := m.idx.entries[k : k+n]; len(es) > 0; {
+		// The batches in one chunk are one piece (one read of a
+		// spilled chunk, not one a batch).
+		j := 1
+		for j < len(es) && es[j].seg == es[0].seg {
+			j++
+		}
+		b, err := m.bytes(es[0].seg, es[0].pos, es[j-1].pos+int64(es[j-1].size))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+		es = es[j:]
 	}
 	return out, nil
 }
@@ -124,8 +184,13 @@ func (m *Memory) truncate(offset int64) {
 	if k := m.idx.find(offset); k < len(m.idx.entries) {
 		e := m.idx.entries[k]
 		// Clipping the capacity makes the next Append copy into a new array,
-		// so slices already returned by Read keep their bytes.
-		m.chunks[e.seg] = m.chunks[e.seg][:e.pos:e.pos]
+		// so slices already returned by Read keep their bytes. A spilled
+		// chunk is shortened; the next Append starts a chunk.
+		if c := &m.chunks[e.seg]; c.spilled {
+			c.n = e.pos
+		} else {
+			c.b = c.b[:e.pos:e.pos]
+		}
 		clear(m.chunks[e.seg+1:])
 		m.chunks = m.chunks[:e.seg+1]
 		m.idx.truncateAt(k)
@@ -165,29 +230,43 @@ func (m *Memory) tearUnsynced() {
 // flatten makes the log one chunk, a copy of all its bytes in order, and
 // returns it: what a disk fault or a torn write changes in place, at a
 // place counted in bytes from the log's start. (Only faults ask for it.)
+//
+// A flat log is held in memory whole, spill file or not, until an Append
+// goes on past it: faults are rare, and the recovery that follows one
+// reads it as one buffer.
 func (m *Memory) flatten() []byte {
 	if m.damaged {
 		// Flat already, and perhaps cut short of what the index says
 		// until a reopen recovers: copied as it is.
-		m.chunks = [][]byte{slices.Clone(m.chunks[0])}
-		return m.chunks[0]
+		// (A spill file that fails to read gives zeros here: the
+		// error is its Err, which ends the simulation.)
+		b, _ := m.bytes(0, 0, m.chunks[0].size())
+		b = slices.Clone(b)
+		m.chunks = []chunk{{b: b}}
+		return b
 	}
 	buf := make([]byte, 0, m.size())
+	var src []byte // the bytes of chunk k, read once
+	k := int32(-1)
 	for i := range m.idx.entries {
 		e := &m.idx.entries[i]
+		if e.seg != k {
+			k = e.seg
+			src, _ = m.bytes(k, 0, m.chunks[k].size())
+		}
 		pos := int64(len(buf))
-		buf = append(buf, m.chunks[e.seg][e.pos:e.pos+int64(e.size)]...)
+		buf = append(buf, src[e.pos:e.pos+int64(e.size)]...)
 		e.seg, e.pos = 0, pos
 	}
-	m.chunks = [][]byte{buf[:len(buf):len(buf)]}
-	return m.chunks[0]
+	m.chunks = []chunk{{b: buf[:len(buf):len(buf)]}}
+	return m.chunks[0].b
 }
 
 // size is how many bytes the log holds.
 func (m *Memory) size() int {
 	n := 0
-	for _, c := range m.chunks {
-		n += len(c)
+	for k := range m.chunks {
+		n += int(m.chunks[k].size())
 	}
 	return n
 }
@@ -285,6 +364,10 @@ type MemoryFactory struct {
 	// Bugs are the planted storage bugs every log opened runs with
 	// (package bug); none unless a test asks.
 	Bugs bug.Set
+	// Spill, when set, is where every log opened moves its full chunks
+	// (see Spill); nil: they are held in memory. Several factories may
+	// share one.
+	Spill *Spill
 
 	logs map[memKey]*Memory
 	keys []memKey // creation order, so that iteration is deterministic
@@ -311,7 +394,10 @@ func (f *MemoryFactory) OpenMemory(topic string, partition int32) (*Memory, erro
 	if f.logs == nil {
 		f.logs = make(map[memKey]*Memory)
 	}
-	m := &Memory{fsync: f.Fsync, intervalMs: f.FsyncIntervalMs, bugs: f.Bugs}
+	m := &Memory{fsync: f.Fsync, intervalMs: f.FsyncIntervalMs, bugs: f.Bugs, spill: f.Spill}
+	if m.spill == nil {
+		m.spill = testSpill
+	}
 	if m.intervalMs <= 0 {
 		m.intervalMs = DefaultFsyncIntervalMs
 	}

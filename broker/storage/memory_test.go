@@ -3,8 +3,10 @@ package storage
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 func TestMemoryLoseUnsynced(t *testing.T) {
@@ -120,8 +122,30 @@ func TestMemoryReadStable(t *testing.T) {
 // buffer would: each read the bytes of the batches it serves, in order,
 // whether they span chunks or not, and no result changes after it is
 // returned. The Memory tests, and damage's, pass with such chunks too.
+// All of it holds again with the full chunks in a spill file, and then
+// only the last chunk is in memory.
 func TestMemoryChunked(t *testing.T) {
 	defer func(n int) { memChunk = n }(memChunk)
+	for _, spill := range []bool{false, true} {
+		if spill {
+			s, err := NewSpill(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			testSpill = s
+			t.Cleanup(func() { testSpill = nil; s.Close() })
+		}
+		testMemoryChunked(t, spill)
+	}
+	if err := testSpill.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if testSpill.Size() == 0 {
+		t.Fatal("nothing was spilled: the test has no teeth")
+	}
+}
+
+func testMemoryChunked(t *testing.T, spill bool) {
 	spans := 0
 	for _, chunk := range []int{1, 150, 400, 1 << 20} {
 		memChunk = chunk
@@ -182,8 +206,77 @@ func TestMemoryChunked(t *testing.T) {
 		if chunk < 1<<20 && most < 10 {
 			t.Fatalf("chunks of %d: the log was never in more than %d chunks", chunk, most)
 		}
+		for k := range m.chunks {
+			if c := &m.chunks[k]; spill && k < len(m.chunks)-1 && !c.spilled && len(c.b) > 0 {
+				t.Fatalf("chunks of %d: chunk %d of %d is still in memory with a spill file", chunk, k, len(m.chunks))
+			}
+		}
 	}
 	if spans < 100 {
 		t.Fatalf("only %d reads spanned chunks: the test has no teeth", spans)
+	}
+}
+
+// TestOffsetForTimestampScan: on logs of random timestamps, truncated now
+// and then, OffsetForTimestamp is a scan's answer: the first batch whose
+// MaxTimestamp reaches ts, and that timestamp. An index entry keeps no
+// batch's own MaxTimestamp (it is 40 bytes).
+func TestOffsetForTimestampScan(t *testing.T) {
+	if n := unsafe.Sizeof(entry{}); n != 40 {
+		t.Fatalf("an index entry is %d bytes, want 40", n)
+	}
+	rng := rand.New(rand.NewPCG(3, 9))
+	for range 200 {
+		m := NewMemory()
+		type b struct{ base, ts int64 }
+		var bs []b
+		for range 1 + rng.IntN(40) {
+			if len(bs) > 0 && rng.IntN(8) == 0 {
+				k := rng.IntN(len(bs))
+				if err := m.Truncate(bs[k].base); err != nil {
+					t.Fatal(err)
+				}
+				bs = bs[:k]
+			}
+			ts := rng.Int64N(100)
+			bs = append(bs, b{m.LogEndOffset(), ts})
+			if err := m.Append(mk(m.LogEndOffset(), 0, ts, 1+rng.IntN(3))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for ts := int64(-1); ts <= 101; ts++ {
+			off, got, ok := m.OffsetForTimestamp(ts)
+			i := slices.IndexFunc(bs, func(x b) bool { return x.ts >= ts })
+			if ok != (i >= 0) || ok && (off != bs[i].base || got != bs[i].ts) {
+				t.Fatalf("OffsetForTimestamp(%d) = (%d, %d, %v); a scan finds batch %d of %v", ts, off, got, ok, i, bs)
+			}
+		}
+	}
+}
+
+// TestSpillLeavesNothing: the spill file is gone from its directory as
+// soon as it is made (a killed process leaves nothing), yet it holds what
+// is put in it until Close, after which a read fails and says so.
+func TestSpillLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewSpill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 0 {
+		t.Fatalf("the spill file is in its directory: %v", es)
+	}
+	at, err := s.put([]byte("batch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.read(at, 5); err != nil || string(b) != "batch" {
+		t.Fatalf("read back %q, %v", b, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.read(at, 5); err == nil || s.Err() == nil {
+		t.Fatal("a read after Close did not fail")
 	}
 }

@@ -1,0 +1,106 @@
+package storage
+
+import (
+	"fmt"
+	"os"
+	"sync"
+)
+
+// Spill is a file that Memory logs move their full chunks to
+// (MemoryFactory.Spill). A simulation of hours holds every record its
+// brokers ever wrote: about 0.9 GB of batches for a 2-hour default test,
+// the largest part of its memory. With a spill file only each log's last
+// chunk is held, and a read of an older one is a read of the file, which
+// returns the same bytes, so a simulation's history is unchanged.
+//
+// The file is unlinked as soon as it is made: nothing is left behind,
+// even by a process that is killed, and the space is the file system's
+// again at Close.
+type Spill struct {
+	mu     sync.Mutex // simulations in parallel each have their own, but tests may share one
+	f      *os.File
+	end    int64
+	name   string // still to remove at Close, where the unlink failed
+	closed bool
+	err    error // the first read that failed
+}
+
+// NewSpill makes a spill file in dir (a run's own directory: a temporary
+// directory may be memory, which would defeat it).
+func NewSpill(dir string) (*Spill, error) {
+	f, err := os.CreateTemp(dir, ".logs-*.spill")
+	if err != nil {
+		return nil, fmt.Errorf("storage: spill file: %w", err)
+	}
+	s := &Spill{f: f}
+	if os.Remove(f.Name()) != nil {
+		s.name = f.Name()
+	}
+	return s, nil
+}
+
+// put writes b at the file's end and returns where it starts.
+func (s *Spill) put(b []byte) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	at := s.end
+	if _, err := s.f.WriteAt(b, at); err != nil {
+		return 0, err
+	}
+	s.end += int64(len(b))
+	return at, nil
+}
+
+// read returns a copy of the n bytes at at. Where the file fails it
+// returns the error and n bytes all the same (see Err).
+func (s *Spill) read(at int64, n int) ([]byte, error) {
+	buf := make([]byte, n)
+	if _, err := s.f.ReadAt(buf, at); err != nil {
+		err = fmt.Errorf("storage: reading the spill file: %w", err)
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+		return buf, err
+	}
+	return buf, nil
+}
+
+// Err is the first read of the file that failed, nil if none did. A log
+// that failed to read its own bytes has served an error, or (where a disk
+// fault flattened it) zeros, so what its broker did after is not the
+// system's doing: a simulation whose spill file failed has no verdict.
+func (s *Spill) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Size is how many bytes the file holds.
+func (s *Spill) Size() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.end
+}
+
+// Close closes the file, which frees its space. A log whose chunks it
+// holds can no longer read them.
+func (s *Spill) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.f.Close()
+	if s.name != "" {
+		if rerr := os.Remove(s.name); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
