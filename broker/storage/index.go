@@ -10,18 +10,20 @@ import (
 // entry locates one batch. Both implementations keep one per batch so that
 // every query is a binary search and only Read touches the bytes.
 type entry struct {
-	base  int64
-	maxTs int64 // the batch's MaxTimestamp
-	// runMaxTs is the largest maxTs of this and all earlier batches. It is
-	// monotonic although client timestamps are not, which makes
-	// OffsetForTimestamp a binary search with the same answer as a scan.
+	base int64
+	// runMaxTs is the largest MaxTimestamp of this and all earlier
+	// batches. It is monotonic although client timestamps are not, which
+	// makes OffsetForTimestamp a binary search with the same answer as a
+	// scan. The batch's own is not kept: the one batch whose own the
+	// search returns is the first to reach its runMaxTs, which is then
+	// its own.
 	runMaxTs int64
 	pos      int64 // byte position in its segment file (Disk) or chunk (Memory)
 	size     int32
 	seg      int32 // index into Disk.segs or Memory.chunks
 	epoch    int32
 	// delta is the batch's LastOffsetDelta: its last offset is base+delta
-	// (an entry a batch, so kept to 48 bytes: a simulated broker holds a
+	// (an entry a batch, so kept to 40 bytes: a simulated broker holds a
 	// long run's entries in memory).
 	delta int32
 }
@@ -85,7 +87,7 @@ func (x *index) add(h batch.Header, seg int32, pos int64) {
 		run = x.entries[n-1].runMaxTs
 	}
 	x.entries = append(x.entries, entry{
-		base: h.BaseOffset, delta: h.LastOffsetDelta, maxTs: h.MaxTimestamp, runMaxTs: run,
+		base: h.BaseOffset, delta: h.LastOffsetDelta, runMaxTs: run,
 		pos: pos, size: int32(h.Size()), seg: seg, epoch: h.LeaderEpoch,
 	})
 	// Kafka ignores unstamped batches (epoch -1) and epochs going backwards
@@ -153,7 +155,9 @@ func (x *index) offsetForTimestamp(ts int64) (int64, int64, bool) {
 	if i == len(x.entries) {
 		return 0, 0, false
 	}
-	return x.entries[i].base, x.entries[i].maxTs, true
+	// The first entry whose running maximum reaches ts raised it: its
+	// runMaxTs is its batch's MaxTimestamp.
+	return x.entries[i].base, x.entries[i].runMaxTs, true
 }
 
 // clampHW keeps a recovered or lowered HW inside the log.
