@@ -39,13 +39,18 @@ type tpKey struct {
 	partition int32
 }
 
-// batchID is a committed batch: its offsets and its CRC (which covers
-// everything but the base offset and the leader epoch, which a replica
-// stamps).
+// batchID is a committed batch: its offsets (the last as its distance
+// from the base, the batch's LastOffsetDelta: a long simulation keeps one
+// for every batch it committed, so it is 16 bytes) and its CRC (which
+// covers everything but the base offset and the leader epoch, which a
+// replica stamps).
 type batchID struct {
-	base, last int64
-	crc        uint32
+	base  int64
+	delta int32
+	crc   uint32
 }
+
+func (b batchID) last() int64 { return b.base + int64(b.delta) }
 
 type partWatch struct {
 	committed int64     // the highest HW any replica reached
@@ -152,14 +157,14 @@ func (c *Cluster) extend(n *node, k tpKey, w *partWatch, hw int64) bool {
 	}
 	from := int64(0)
 	if len(w.ref) > 0 {
-		from = w.ref[len(w.ref)-1].last + 1
+		from = w.ref[len(w.ref)-1].last() + 1
 	}
 	end := from
 	err := walkLog(log, from, hw, func(h batch.Header) bool {
 		if h.LastOffset() >= hw {
 			return false
 		}
-		w.ref = append(w.ref, batchID{h.BaseOffset, h.LastOffset(), h.CRC})
+		w.ref = append(w.ref, batchID{h.BaseOffset, h.LastOffsetDelta, h.CRC})
 		end = h.NextOffset()
 		return true
 	})
@@ -200,14 +205,14 @@ func (c *Cluster) checkMember(n *node, k tpKey, p *control.Partition, w *partWat
 	i, _ := slices.BinarySearchFunc(w.ref, from, func(x batchID, off int64) int { return int(x.base - off) })
 	bad := ""
 	err := walkLog(log, from, w.committed, func(h batch.Header) bool {
-		for i < len(w.ref) && w.ref[i].last < h.BaseOffset {
+		for i < len(w.ref) && w.ref[i].last() < h.BaseOffset {
 			i++
 		}
 		if i >= len(w.ref) || h.LastOffset() >= w.committed {
 			return false
 		}
-		if r := w.ref[i]; r.base != h.BaseOffset || r.last != h.LastOffset() || r.crc != h.CRC {
-			bad = fmt.Sprintf("broker %d is in the ISR holding offsets %d-%d (crc %08x) where the committed log has offsets %d-%d (crc %08x), committed by broker %d", n.id, h.BaseOffset, h.LastOffset(), h.CRC, r.base, r.last, r.crc, w.by)
+		if r := w.ref[i]; r.base != h.BaseOffset || r.last() != h.LastOffset() || r.crc != h.CRC {
+			bad = fmt.Sprintf("broker %d is in the ISR holding offsets %d-%d (crc %08x) where the committed log has offsets %d-%d (crc %08x), committed by broker %d", n.id, h.BaseOffset, h.LastOffset(), h.CRC, r.base, r.last(), r.crc, w.by)
 			return false
 		}
 		from = h.NextOffset()
