@@ -140,6 +140,9 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 	s.rec = workload.NewRecorderClock(hw, w.now)
 	s.phases = workload.NewPhases(w, cfg, s.rec, wl)
 	err = s.run()
+	if simulated != nil {
+		simulated()
+	}
 	if cerr := hw.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -154,6 +157,10 @@ func simulate(ctx context.Context, spec runner.Spec, dir *results.Run, clusterID
 	tc.Convergence = runner.StoredConvergence(s.conv)
 	return tc, hw.Kept(), dir.WriteJSON(results.TestFile, tc)
 }
+
+// simulated, when set, is called once a simulation's events are over,
+// with its cluster still held: a test measures what it holds then.
+var simulated func()
 
 // keepOps is how many operations a simulation holds for its judge (a few
 // minutes of the default test's): a longer one's are read back from its
