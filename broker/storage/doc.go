@@ -5,6 +5,9 @@
 // and tests) and Disk (a segmented log with CRC-checked batches, crash
 // recovery, checkpoint files, an fsync policy, and a mode that keeps unsynced
 // writes in process memory so that a SIGKILL loses them, like LazyFS).
+// A Memory log given a Spill file moves its full chunks there and reads
+// them back as the same bytes: a simulation of hours holds an index entry
+// for each batch, not the batches.
 //
 // The broker core calls a Log synchronously, as go.etcd.io/raft calls its
 // Storage: the core itself opens no files; the driver decides what a Log is.
