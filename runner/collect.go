@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/chaos-isr/chaos/internal/gcpace"
 )
 
 // pacing holds the caps of the collection targets asked for (one for each
@@ -177,12 +179,9 @@ func limitFor(live uint64, gogc int) int64 {
 // simulation's cap alone) once that is less, or minGOGC percent of it
 // once that is more.
 func gogcFor(live uint64, cap int) int {
-	if live == 0 {
-		return cap
-	}
 	held := uint64(judgeGarbage)
 	if cap > judgeGOGC {
 		held = simGarbage
 	}
-	return int(min(uint64(cap), max(minGOGC, 100*held/live)))
+	return gcpace.For(live, cap, minGOGC, held)
 }
