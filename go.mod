@@ -21,7 +21,7 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	github.com/vishvananda/netlink v1.3.1 // netfault: delay qdiscs (netem, or HTB where the kernel lacks it)
 	go.yaml.in/yaml/v3 v3.0.5 // cmd/chaos tests: docs/sharding.md's workflow and Job read as GitHub and Kubernetes read them (already in the module graph)
-	golang.org/x/sys v0.49.0 // netfault: netlink and nftables constants
+	golang.org/x/sys v0.49.0 // netfault: netlink and nftables constants; storage: punching holes in a spill file
 	golang.org/x/term v0.47.0 // cmd/chaos: whether output is a terminal (progress lines rewritten in place)
 )
 

@@ -66,8 +66,12 @@ func (m *Memory) recover() {
 	}
 	m.damaged = false
 	// Damage left the log one chunk (flatten); the index is built again
-	// from its bytes.
-	buf := m.chunks[0].b // flat, in memory (flatten)
+	// from its bytes. An Append before the reopen may have gone on past
+	// that chunk, and spilled it: it is read back, and what came after
+	// it is not the recovered log's.
+	buf, _ := m.bytes(0, 0, m.chunks[0].size())
+	clear(m.chunks[1:])
+	m.chunks = m.chunks[:1]
 	old := m.idx
 	m.idx = index{start: old.start}
 	var pos int64
@@ -88,7 +92,7 @@ func (m *Memory) recover() {
 		m.idx.add(h, 0, pos)
 		pos += int64(h.Size())
 	}
-	m.chunks[0].b = buf[:pos:pos]
+	m.chunks[0] = chunk{b: buf[:pos:pos]}
 	leo := m.idx.leo()
 	m.syncedEnd = min(m.syncedEnd, leo)
 	m.ckHW = min(m.ckHW, leo)

@@ -51,19 +51,18 @@ var memChunk = 1 << 20 // a variable so that tests can make chunks of a few batc
 // one, so that the Memory tests run with their chunks on disk too.
 var testSpill *Spill
 
-// chunk is batches back to back: in memory (b), or in the log's spill
-// file (n bytes at at), where it never changes again but for a Truncate
-// that shortens it.
+// chunk is batches back to back: in memory (b), or the first n bytes of
+// a region of the log's spill file (r), which never changes. A snapshot's
+// copy of the log shares the region.
 type chunk struct {
-	b       []byte
-	spilled bool
-	at      int64
-	n       int64
+	b []byte
+	r *region
+	n int64
 }
 
 // size is how many bytes the chunk holds.
 func (c *chunk) size() int64 {
-	if c.spilled {
+	if c.r != nil {
 		return c.n
 	}
 	return int64(len(c.b))
@@ -74,21 +73,21 @@ func (c *chunk) size() int64 {
 // from the spill file.
 func (m *Memory) bytes(k int32, pos, end int64) ([]byte, error) {
 	c := &m.chunks[k]
-	if !c.spilled {
+	if c.r == nil {
 		return c.b[pos:end:end], nil
 	}
-	return m.spill.read(c.at+pos, int(end-pos))
+	return c.r.read(pos, int(end-pos))
 }
 
 // spillChunk moves chunk k to the spill file, if the log has one. A chunk
 // that cannot be written stays in memory: the log is the same either way.
 func (m *Memory) spillChunk(k int) {
 	c := &m.chunks[k]
-	if m.spill == nil || c.spilled || len(c.b) == 0 {
+	if m.spill == nil || c.r != nil || len(c.b) == 0 {
 		return
 	}
-	if at, err := m.spill.put(c.b); err == nil {
-		*c = chunk{spilled: true, at: at, n: int64(len(c.b))}
+	if r, err := m.spill.put(c.b); err == nil {
+		*c = chunk{r: r, n: int64(len(c.b))}
 	}
 }
 
@@ -107,7 +106,7 @@ func (m *Memory) Append(b []byte) error {
 	for _, h := range hs {
 		size := int(h.Size())
 		k := len(m.chunks) - 1
-		if k < 0 || m.chunks[k].spilled || len(m.chunks[k].b)+size > max(memChunk, size) {
+		if k < 0 || m.chunks[k].r != nil || len(m.chunks[k].b)+size > max(memChunk, size) {
 			// The first chunk grows from nothing, as a small log's
 			// buffer should; the next ones are made whole, and the
 			// one before is full.
@@ -186,7 +185,7 @@ func (m *Memory) truncate(offset int64) {
 		// Clipping the capacity makes the next Append copy into a new array,
 		// so slices already returned by Read keep their bytes. A spilled
 		// chunk is shortened; the next Append starts a chunk.
-		if c := &m.chunks[e.seg]; c.spilled {
+		if c := &m.chunks[e.seg]; c.r != nil {
 			c.n = e.pos
 		} else {
 			c.b = c.b[:e.pos:e.pos]

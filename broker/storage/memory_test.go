@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -207,7 +209,7 @@ func testMemoryChunked(t *testing.T, spill bool) {
 			t.Fatalf("chunks of %d: the log was never in more than %d chunks", chunk, most)
 		}
 		for k := range m.chunks {
-			if c := &m.chunks[k]; spill && k < len(m.chunks)-1 && !c.spilled && len(c.b) > 0 {
+			if c := &m.chunks[k]; spill && k < len(m.chunks)-1 && c.r == nil && len(c.b) > 0 {
 				t.Fatalf("chunks of %d: chunk %d of %d is still in memory with a spill file", chunk, k, len(m.chunks))
 			}
 		}
@@ -266,17 +268,72 @@ func TestSpillLeavesNothing(t *testing.T) {
 	if es, _ := os.ReadDir(dir); len(es) != 0 {
 		t.Fatalf("the spill file is in its directory: %v", es)
 	}
-	at, err := s.put([]byte("batch"))
+	r, err := s.put([]byte("batch"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := s.read(at, 5); err != nil || string(b) != "batch" {
+	if b, err := r.read(0, 5); err != nil || string(b) != "batch" {
 		t.Fatalf("read back %q, %v", b, err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.read(at, 5); err == nil || s.Err() == nil {
+	if _, err := r.read(0, 5); err == nil || s.Err() == nil {
 		t.Fatal("a read after Close did not fail")
+	}
+}
+
+// TestSpillGivesBack: the regions of chunks no log holds any more (cut
+// by a Truncate, or rewritten whole by a disk fault) give their space
+// back, while a snapshot's still hold theirs; what is held reads the
+// same.
+func TestSpillGivesBack(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("holes are punched on Linux only")
+	}
+	defer func(n int) { memChunk = n }(memChunk)
+	memChunk = 4096
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f := &MemoryFactory{Spill: s}
+	m, err := f.OpenMemory("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for range 2000 {
+		b := mk(m.LogEndOffset(), 0, 1, 3)
+		if err := m.Append(b); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	settle := func() {
+		for range 5 {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	written := s.Held()
+	snap := f.Snapshot()
+	if err := m.Truncate(m.LogEndOffset() / 2); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	if s.Held() != written {
+		t.Fatalf("%d of %d bytes held after a Truncate: the snapshot's chunks must keep theirs", s.Held(), written)
+	}
+	runtime.KeepAlive(snap)
+	snap = nil
+	settle()
+	if held := s.Held(); held > written*6/10 {
+		t.Fatalf("%d of %d bytes held once the cut chunks are no one's", held, written)
+	}
+	got, err := m.Read(0, m.LogEndOffset(), len(all))
+	if err != nil || !bytes.Equal(got, all[:len(got)]) || len(got) == 0 {
+		t.Fatalf("the log's first half reads %d bytes, %v", len(got), err)
 	}
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 )
 
@@ -15,7 +16,11 @@ import (
 //
 // The file is unlinked as soon as it is made: nothing is left behind,
 // even by a process that is killed, and the space is the file system's
-// again at Close.
+// again at Close. A region no log refers to any more (a log's chunks
+// dropped by a Truncate, or flattened by a disk fault, which rewrites a
+// log whole) gives its space back at once where the file system can punch
+// holes (Linux): a long simulation with disk faults would otherwise write
+// a log's worth for every fault.
 type Spill struct {
 	mu     sync.Mutex // simulations in parallel each have their own, but tests may share one
 	f      *os.File
@@ -23,7 +28,17 @@ type Spill struct {
 	name   string // still to remove at Close, where the unlink failed
 	closed bool
 	err    error // the first read that failed
+	freed  int64 // bytes given back
 }
+
+// region is where one chunk was written. Logs (and their snapshots) refer
+// to it while they hold the chunk; once none does, its space is freed.
+type region struct {
+	s     *Spill
+	at, n int64
+}
+
+func (r *region) read(pos int64, n int) ([]byte, error) { return r.s.read(r.at+pos, n) }
 
 // NewSpill makes a spill file in dir (a run's own directory: a temporary
 // directory may be memory, which would defeat it).
@@ -39,19 +54,37 @@ func NewSpill(dir string) (*Spill, error) {
 	return s, nil
 }
 
-// put writes b at the file's end and returns where it starts.
-func (s *Spill) put(b []byte) (int64, error) {
+// put writes b at the file's end and returns its region.
+func (s *Spill) put(b []byte) (*region, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return 0, ErrClosed
+		return nil, ErrClosed
 	}
-	at := s.end
-	if _, err := s.f.WriteAt(b, at); err != nil {
-		return 0, err
+	r := &region{s: s, at: s.end, n: int64(len(b))}
+	if _, err := s.f.WriteAt(b, r.at); err != nil {
+		return nil, err
 	}
-	s.end += int64(len(b))
-	return at, nil
+	s.end += r.n
+	runtime.AddCleanup(r, s.free, [2]int64{r.at, r.n})
+	return r, nil
+}
+
+// free gives back the space of a region nothing refers to any more.
+func (s *Spill) free(at [2]int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed && punchHole(s.f, at[0], at[1]) == nil {
+		s.freed += at[1]
+	}
+}
+
+// Held is how many bytes of the file are still in use: what was written,
+// less the regions given back.
+func (s *Spill) Held() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.end - s.freed
 }
 
 // read returns a copy of the n bytes at at. Where the file fails it
