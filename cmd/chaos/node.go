@@ -33,10 +33,10 @@ it recovers its logs and rejoins the cluster.`,
 			// on: collecting at 5x the live heap rather than Go's 2x
 			// took its time collecting from 14% of its CPU to 1-2% in
 			// the produce benchmark, for a few MB. But its live heap
-			// grows with its logs (an index entry for each batch), and
-			// at 5x it held about 2.5 times its index in garbage: 340
-			// MB a broker an hour into the default test. Past a few
-			// dozen MB live, the garbage is held near brokerGarbage.
+			// grows with its logs (an index entry for each batch): at
+			// 5x a broker stood at 340 MB an hour into the default
+			// test, of an index of about 100 MB. Past 32 MB live (where
+			// 4x is brokerGarbage), the garbage is held near that.
 			defer gcpace.Hold(400, 10, brokerGarbage)()
 			return server.RunBroker(cmd.Context(), b, cmd.ErrOrStderr())
 		},
