@@ -85,4 +85,23 @@ func sameAsStreamed(t *testing.T, ops []history.Op, cfg Config, opts Options, wa
 	if !bytes.Equal(g, w) {
 		t.Fatalf("streamed:\n%s\nwhole:\n%s", g, w)
 	}
+	// And with the index in a file (InFile), whose tables and the
+	// linearizability check's scratch are in memory-mapped arenas.
+	b = NewBuilder(cfg)
+	if err := b.InFile(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ops {
+		op := ops[i]
+		b.Add(&op)
+	}
+	h := b.History()
+	got = CheckHistory(h, opts)
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, _ = json.Marshal(got)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("streamed in a file:\n%s\nwhole:\n%s", g, w)
+	}
 }

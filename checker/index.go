@@ -1,14 +1,17 @@
 package checker
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // History is a history indexed once for all checkers: operations paired,
@@ -99,6 +102,11 @@ type History struct {
 	// wideFrom are the offsets reads asked from that their fromD could
 	// not hold (setFrom), by readKey; nil while none is.
 	wideFrom map[uint64]int64
+
+	// arena holds the largest tables in a file in dir (Builder.InFile),
+	// where the checks make their own scratch arenas; nil: the heap.
+	arena *offheap.Arena
+	dir   string
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -445,6 +453,8 @@ type offsetTable struct {
 	overflow map[int64]int32 // offset -> index into spare
 	spare    []slot
 	n        int64 // observations so far, bounds the covered span
+	// arena holds the pages (Builder.InFile), nil: the heap.
+	arena *offheap.Arena
 }
 
 // pageSlots is the slots in a page (32 KB): a page or two of slack at the
@@ -502,13 +512,13 @@ func (t *offsetTable) grow(lo, hi int64) {
 		k := (below + pageSlots - 1) / pageSlots
 		pages := make([][]slot, k, int(k)+len(t.pages))
 		for i := range pages {
-			pages[i] = make([]slot, pageSlots)
+			pages[i] = offheap.Make[slot](t.arena, pageSlots)
 		}
 		t.pages = append(pages, t.pages...)
 		t.base = int64(uint64(t.base) - k*pageSlots)
 	}
 	for need := (uint64(hi) - uint64(t.base) + pageSlots - 1) / pageSlots; uint64(len(t.pages)) < need; {
-		t.pages = append(t.pages, make([]slot, pageSlots))
+		t.pages = append(t.pages, offheap.Make[slot](t.arena, pageSlots))
 	}
 	t.lo, t.span = lo, uint64(hi)-uint64(lo)
 	if len(t.overflow) == 0 {
@@ -647,6 +657,45 @@ func NewBuilder(cfg Config) *Builder {
 		lastConverge: -1,
 	}, open: map[int32]*history.Op{}}
 }
+
+// InFile makes the index hold its largest tables (of operations, values,
+// sends, reads and offsets: nearly all of it) in a file in dir, not in the
+// heap, and the checks their largest scratch tables likewise (package
+// offheap): page cache the kernel holds while it has room and writes out
+// when it has not, so a history of hours is judged in the memory the
+// machine has, and the judge's heap stays flat however long the history.
+// The file is unlinked at once, and its space given back by
+// History.Close. It must be called before the first Add.
+func (b *Builder) InFile(dir string) error {
+	h := b.h
+	if h.ops.n > 0 || h.arena != nil {
+		return errors.New("checker: InFile after the history's first operation")
+	}
+	a, err := offheap.Open(dir)
+	if err != nil {
+		return err
+	}
+	h.arena, h.dir = a, dir
+	for _, t := range []*table[readOp]{&h.polls, &h.ends, &h.finals} {
+		t.in(a)
+	}
+	h.vals.in(a)
+	h.sends.in(a)
+	h.ids.ids.In(a)
+	h.ids.starts.in(a)
+	h.ops.arena = a
+	h.strs.arena = a
+	// A History a caller drops without closing it gives its file back
+	// when it is collected: nothing outside it holds what the arena
+	// holds.
+	runtime.AddCleanup(h, func(a *offheap.Arena) { a.Close() }, a)
+	return nil
+}
+
+// Close gives back the file an index made with Builder.InFile holds its
+// tables in. The History must not be used after: its tables are gone.
+// For one held in the heap it does nothing.
+func (h *History) Close() error { return h.arena.Close() }
 
 // Add indexes the history's next operation. The builder may keep op: the
 // caller must not change it afterwards.
@@ -828,7 +877,7 @@ func (h *History) keyOf(k history.Key) int32 {
 	id := int32(len(h.keys))
 	h.keyID[k] = id
 	h.keys = append(h.keys, k)
-	h.parts = append(h.parts, &partition{key: k, final: -1})
+	h.parts = append(h.parts, &partition{key: k, final: -1, obs: offsetTable{arena: h.arena}})
 	return id
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // The linearizability model.
@@ -81,6 +82,20 @@ import (
 //     and bounded memory;
 //   - porcupine also checks a window of operations around each of the
 //     first few pairs, which gives the HTML visualization.
+
+// scratchArena is an arena for a check's scratch tables, in the file
+// system the index's own file is in (Builder.InFile); nil, for the heap,
+// when the index is in the heap or no file can be made.
+func (h *History) scratchArena() *offheap.Arena {
+	if h.arena == nil {
+		return nil
+	}
+	a, err := offheap.Open(h.dir)
+	if err != nil {
+		return nil
+	}
+	return a
+}
 
 // DefaultLinearizableTimeout bounds porcupine's search of each million
 // operations of the model (and of a smaller history) when
@@ -414,10 +429,18 @@ type witness struct {
 // O(n log n): two sends at one offset (each must precede the other), and
 // ops in call order, each compared with the maxima of what the operations
 // that returned before its call established.
-func witnesses(ops []linOp, part int32) (sends, reads []witness) {
+//
+// Its scratch tables are in a (nil: the heap).
+func witnesses(ops []linOp, part int32, a *offheap.Arena) (sends, reads []witness) {
 	// Indexes, not pointers: half the memory, for a partition of
 	// millions.
-	var byOffset []int32
+	nsends := 0
+	for i := range ops {
+		if ops[i].kind == linSend {
+			nsends++
+		}
+	}
+	byOffset := offheap.Make[int32](a, nsends)[:0]
 	for i := range ops {
 		if ops[i].kind == linSend {
 			byOffset = append(byOffset, int32(i))
@@ -430,7 +453,7 @@ func witnesses(ops []linOp, part int32) (sends, reads []witness) {
 		}
 	}
 	byOffset = nil
-	byCall, byRet := make([]int32, len(ops)), make([]int32, len(ops))
+	byCall, byRet := offheap.Make[int32](a, len(ops)), offheap.Make[int32](a, len(ops))
 	for i := range ops {
 		byCall[i], byRet[i] = int32(i), int32(i)
 	}
@@ -493,7 +516,9 @@ func witnesses(ops []linOp, part int32) (sends, reads []witness) {
 // (which only an illegal history can cause): the times are then neither
 // tightened nor the original ones, and the operations must be built
 // again.
-func tighten(ops []linOp, c checks) bool {
+//
+// Its scratch tables are in a (nil: the heap).
+func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 	const scale = tightenScale
 	if !tightenable(len(ops)) {
 		return false
@@ -502,7 +527,7 @@ func tighten(ops []linOp, c checks) bool {
 	// by time: an index each, where a copy of the times took twice as
 	// much. Each endpoint's time is read, then replaced by its rank, in
 	// that order.
-	ends := make([]int32, 0, 2*len(ops))
+	ends := offheap.Make[int32](a, 2*len(ops))[:0]
 	for i := range ops {
 		ends = append(ends, int32(2*i))
 		if ops[i].ret != math.MaxInt64 {
@@ -546,7 +571,7 @@ func tighten(ops []linOp, c checks) bool {
 		}
 		return 2 * op.at
 	}
-	order := make([]int32, len(ops))
+	order := offheap.Make[int32](a, len(ops))
 	for i := range order {
 		order[i] = int32(i)
 	}
@@ -655,8 +680,10 @@ var (
 // (rebuild gives its operations again, as they were before tighten
 // changed their times, for when it could not). The operations carry no
 // metadata: only a visualization reads it, and a chunk is never drawn.
-func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool) (skipped, inOrder int, tightened bool) {
-	if tightened = tighten(part, c); !tightened && tightenable(len(part)) {
+//
+// Its scratch tables are in a (nil: the heap).
+func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool, a *offheap.Arena) (skipped, inOrder int, tightened bool) {
+	if tightened = tighten(part, c, a); !tightened && tightenable(len(part)) {
 		// An interval emptied part-way: the times are neither.
 		part = rebuild()
 	}
@@ -665,7 +692,7 @@ func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client 
 	// it has searched it, and a history's chunks built afresh were most
 	// of what the search allocated.
 	var ops []porcupine.Operation
-	for k, idx := range segments(part) {
+	for k, idx := range segments(part, a) {
 		switch {
 		case tryInOrder && linearizesInOrder(part, idx, c, linState{leo: leo, hw: hw}):
 			// The state the earlier segments established is the
@@ -709,9 +736,10 @@ func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client 
 }
 
 // segments splits operations into segments of at least segmentOps
-// operations where possible, by their intervals, in call order.
-func segments(ops []linOp) [][]int32 {
-	order := make([]int32, len(ops))
+// operations where possible, by their intervals, in call order, in a
+// (nil: the heap).
+func segments(ops []linOp, a *offheap.Arena) [][]int32 {
+	order := offheap.Make[int32](a, len(ops))
 	for i := range order {
 		order[i] = int32(i)
 	}
@@ -849,7 +877,16 @@ func Linearizability(h *History, opts Options) []Result {
 	// partition's are built in, in turn: one built afresh while the last
 	// was still being collected was as much again (the check's peak),
 	// though nothing held both. What is built replaces what buf held.
+	//
+	// With the index in a file (Builder.InFile) the model's tables are
+	// scratch in a file of their own, given back when the check is done:
+	// a partition's model is about 90 bytes an operation, most of what
+	// the check holds.
+	scratch := h.scratchArena()
 	var buf []linOp
+	if scratch != nil && len(sizes) > 0 {
+		buf = offheap.Make[linOp](scratch, slices.Max(sizes))[:0]
+	}
 	build := func(p int, stats func(string, int64)) []linOp {
 		buf = linOps(h, p, sizes[p], stats, buf)
 		return buf
@@ -859,11 +896,12 @@ func Linearizability(h *History, opts Options) []Result {
 		nops += len(part)
 		if len(part) > 0 {
 			stats("partitions", 1)
-			sw, rw := witnesses(part, int32(p))
+			sw, rw := witnesses(part, int32(p), scratch)
 			sendW, readW = append(sendW, sw...), append(readW, rw...)
 		}
 	}
 	if nops == 0 {
+		scratch.Close()
 		sendF.noEvidence("no send was acknowledged and no read reported an offset")
 		readF.noEvidence("no read reported an offset")
 		return []Result{sendF.result(), readF.result()}
@@ -927,7 +965,7 @@ func Linearizability(h *History, opts Options) []Result {
 			rebuild := func() []linOp { return build(p, nostats) }
 			part := rebuild()
 			n := len(part) // part itself is not held past the search
-			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search)
+			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search, scratch)
 			skipped += skip
 			stats("segments-in-order", int64(inOrder))
 			if !tightened && n > 0 {
@@ -969,6 +1007,17 @@ func Linearizability(h *History, opts Options) []Result {
 		// operations in buf: the windows are built in an array of their
 		// own.
 		buf = nil
+	}
+	switch {
+	case scratch == nil:
+	case full == porcupine.Unknown || full == porcupine.Illegal:
+		// The same goroutines may still read the scratch arena: it is
+		// left mapped until the process ends (its file unlinked, its
+		// space given back then).
+		buf = nil
+	default:
+		buf = nil
+		scratch.Close()
 	}
 	if ws := firstN(slices.Concat(firstN(sendW, maxWindows/2), readW, sendW[min(len(sendW), maxWindows/2):]), maxWindows); len(ws) > 0 {
 		var ops []porcupine.Operation

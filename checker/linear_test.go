@@ -253,7 +253,7 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 			}
 			ops = append(ops, op)
 		}
-		sw, rw := witnesses(ops, 0)
+		sw, rw := witnesses(ops, 0, nil)
 		for _, c := range []checks{{true, true}, {true, false}, {false, true}} {
 			model := linModel(nil, c)
 			var pops []porcupine.Operation
@@ -280,7 +280,7 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 				searched++
 				chunked = chunked && porcupine.CheckOperations(model, chunk)
 				return true
-			})
+			}, nil)
 			inOrder += in
 			if !tightened && legal {
 				t.Fatalf("trial %d, checks %+v: tightening failed on a legal history", trial, c)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // opTable is what the checkers keep of each operation once it has been
@@ -47,6 +48,9 @@ type opTable struct {
 	// holds (NewHistory): the table reads them, and keeps nothing.
 	src []history.Op
 	n   int32 // operations added
+	// arena holds meta's and procs' blocks (Builder.InFile), nil: the
+	// heap.
+	arena *offheap.Arena
 }
 
 // opMeta is one operation's fixed fields but its process
@@ -144,8 +148,8 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		t.indexes[pos] = op.Index
 	}
 	if pos%metaBlock == 0 {
-		t.meta = append(t.meta, make([]opMeta, 0, metaBlock))
-		t.procs = append(t.procs, make([]uint8, 0, metaBlock))
+		t.meta = append(t.meta, offheap.Make[opMeta](t.arena, metaBlock)[:0])
+		t.procs = append(t.procs, offheap.Make[uint8](t.arena, metaBlock)[:0])
 	}
 	if pos%timeGroup == 0 {
 		t.bases = append(t.bases, op.Time)

@@ -1,6 +1,9 @@
 package checker
 
-import "github.com/chaos-isr/chaos/internal/blocks"
+import (
+	"github.com/chaos-isr/chaos/internal/blocks"
+	"github.com/chaos-isr/chaos/internal/offheap"
+)
 
 // table is an append-only list held in blocks (internal/blocks): a long
 // history's tables grow without copying themselves. A slice grown by
@@ -23,3 +26,6 @@ func (t *table[T]) len() int32 { return int32(t.l.Len()) }
 // reserve makes room for n elements in one allocation, for a table whose
 // size is known before it is filled (NewHistory).
 func (t *table[T]) reserve(n int) { t.l.Reserve(n) }
+
+// in makes the table's blocks in a (Builder.InFile).
+func (t *table[T]) in(a *offheap.Arena) { t.l.In(a) }

@@ -4,6 +4,9 @@ import (
 	"hash/maphash"
 	"iter"
 	"math"
+
+	"github.com/chaos-isr/chaos/internal/blocks"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // valueIDs finds a value's id (its index in History.vals) by its string:
@@ -101,10 +104,25 @@ type recList struct {
 	one int32
 }
 
-// idLists are the ids of the reads' lists of more than one record.
+// idLists are the ids of the reads' lists of more than one record, back
+// to back in one table (no slice, so no pointer, each: a table that can
+// live in a file, Builder.InFile), and where each list begins in it.
 type idLists struct {
-	t table[[]int32]
+	ids    blocks.List[int32]
+	starts table[int64]
 }
+
+// add appends a list of ids and returns its number.
+func (ls *idLists) add(ids ...int32) int32 {
+	k := ls.starts.add(int64(ls.ids.Len()))
+	for _, id := range ids {
+		ls.ids.Add(id)
+	}
+	return k
+}
+
+// id is the i-th id of list k.
+func (ls *idLists) id(k int32, i int) int32 { return ls.ids.At(int(*ls.starts.at(k)) + i) }
 
 // recSrc is where a read's record list finds its ids: the history's lists
 // and the offset table of the read's partition (History.recsOf).
@@ -147,21 +165,23 @@ func (ls *idLists) pack(rs []record, obs *offsetTable) recList {
 		return recList{first: rs[0].Offset, n: int32(len(rs)), one: implied}
 	}
 	if consecutive {
-		ids := make([]int32, len(rs))
-		for i, r := range rs {
-			ids[i] = r.vid
+		k := ls.add()
+		for _, r := range rs {
+			ls.ids.Add(r.vid)
 		}
-		return recList{first: rs[0].Offset, n: int32(len(rs)), one: ls.t.add(ids)}
+		return recList{first: rs[0].Offset, n: int32(len(rs)), one: k}
 	}
 	end := int64(math.MinInt64)
 	for _, r := range rs {
 		end = max(end, r.Offset+1)
 	}
-	ids := make([]int32, 0, 3*len(rs))
+	k := ls.add()
 	for _, r := range rs {
-		ids = append(ids, int32(uint64(r.Offset)>>32), int32(uint32(r.Offset)), r.vid)
+		ls.ids.Add(int32(uint64(r.Offset) >> 32))
+		ls.ids.Add(int32(uint32(r.Offset)))
+		ls.ids.Add(r.vid)
 	}
-	return recList{first: end, n: -int32(len(rs)), one: ls.t.add(ids)}
+	return recList{first: end, n: -int32(len(rs)), one: k}
 }
 
 // impliedBy says whether each record's value is the first read at its
@@ -189,15 +209,14 @@ func (l recList) spread() bool { return l.n < 0 }
 func (l recList) at(src recSrc, i int) record {
 	switch {
 	case l.n < 0:
-		ids := (*src.ids.t.at(l.one))[3*i:]
-		return record{Offset: join(ids[0], ids[1]), vid: ids[2]}
+		return record{Offset: join(src.ids.id(l.one, 3*i), src.ids.id(l.one, 3*i+1)), vid: src.ids.id(l.one, 3*i+2)}
 	case l.n == 1:
 		return record{Offset: l.first, vid: l.one}
 	case l.one == implied:
 		off := l.first + int64(i)
 		return record{Offset: off, vid: src.obs.lookup(off).readVid - 1}
 	}
-	return record{Offset: l.first + int64(i), vid: (*src.ids.t.at(l.one))[i]}
+	return record{Offset: l.first + int64(i), vid: src.ids.id(l.one, i)}
 }
 
 func join(hi, lo int32) int64 { return int64(uint64(uint32(hi))<<32 | uint64(uint32(lo))) }
@@ -250,6 +269,8 @@ func (l recList) slice(src recSrc) []record {
 type strArena struct {
 	chunks [][]byte
 	fill   int // the chunk being filled is chunks[fill-1]; 0 while none is
+	// arena holds the chunks (Builder.InFile), nil: the heap.
+	arena *offheap.Arena
 }
 
 // strRef is where a string is in its arena.
@@ -269,7 +290,7 @@ func (a *strArena) add(s string) strRef {
 		return strRef{chunk: uint32(len(a.chunks) - 1), n: uint32(n)}
 	}
 	if a.fill == 0 || len(a.chunks[a.fill-1])+n > arenaChunk {
-		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
+		a.chunks = append(a.chunks, offheap.Make[byte](a.arena, arenaChunk)[:0])
 		a.fill = len(a.chunks)
 	}
 	k := a.fill - 1

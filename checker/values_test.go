@@ -99,11 +99,12 @@ func TestRecList(t *testing.T) {
 			i++
 		}
 	}
-	if l := ls.pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}, nil); len(*ls.t.at(l.one)) != 2 {
-		t.Fatalf("consecutive records take %d ids, want 2", len(*ls.t.at(l.one)))
+	ids := ls.ids.Len()
+	if ls.pack([]record{{Offset: 3, vid: 1}, {Offset: 4, vid: 2}}, nil); ls.ids.Len()-ids != 2 {
+		t.Fatalf("consecutive records take %d ids, want 2", ls.ids.Len()-ids)
 	}
-	n := ls.t.len()
-	if ls.pack([]record{{Offset: 3, vid: 1}}, nil); ls.t.len() != n {
+	n := ls.starts.len()
+	if ls.pack([]record{{Offset: 3, vid: 1}}, nil); ls.starts.len() != n || ls.ids.Len() != ids+2 {
 		t.Fatal("a record alone takes ids of its own")
 	}
 
@@ -125,10 +126,10 @@ func TestRecList(t *testing.T) {
 		{[]record{{Offset: 12, vid: 2}, {Offset: 13, vid: 5}}, false},
 		{[]record{{Offset: 12, vid: 2}, {Offset: 10, vid: 4}}, false},
 	} {
-		n := ls.t.len()
+		n := ls.starts.len()
 		l := ls.pack(c.rs, &obs)
-		if got := l.one == implied; got != c.implied || (ls.t.len() == n) != c.implied {
-			t.Fatalf("%v: implied %v, %d lists added; want implied %v", c.rs, got, ls.t.len()-n, c.implied)
+		if got := l.one == implied; got != c.implied || (ls.starts.len() == n) != c.implied {
+			t.Fatalf("%v: implied %v, %d lists added; want implied %v", c.rs, got, ls.starts.len()-n, c.implied)
 		}
 		if got := l.slice(src); !slices.Equal(got, c.rs) {
 			t.Fatalf("%v packed reads back as %v", c.rs, got)

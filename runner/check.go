@@ -75,6 +75,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	// The history is judged as it is read, never held whole: what the
 	// checkers keep is their index, and the recovery table its times.
 	b := checker.NewBuilder(cfg)
+	inFile(b, filepath.Dir(path))
 	var rec results.RecoveryReader
 	n, err := ScanHistory(out, path, func(op *history.Op) {
 		b.Add(op)
@@ -92,6 +93,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 		recovery = rec.Recoveries()
 	}
 	h := b.History()
+	defer h.Close()
 	if !stored && !h.Recorded(history.Crash) {
 		// Nothing says whoever recorded it watched the nodes: no crash
 		// recorded is not no crash.

@@ -611,6 +611,7 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	defer CollectTighter()()
 	path := dir.Path(results.HistoryFile)
 	b := checker.NewBuilder(tc.CheckerConfig())
+	inFile(b, dir.Dir)
 	var rec results.RecoveryReader
 	err := history.ScanFile(path, func(op *history.Op) error {
 		b.Add(op)
@@ -642,7 +643,18 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	// each acknowledgement) is then no longer referenced through the
 	// checks.
 	recovery := rec.Recoveries()
-	return judge(dir, tc, b.History(), func() []results.WindowRecovery { return recovery }, detect, nil)
+	h := b.History()
+	defer h.Close()
+	return judge(dir, tc, h, func() []results.WindowRecovery { return recovery }, detect, nil)
+}
+
+// inFile has b keep its index in a file beside the history (see
+// checker.Builder.InFile), or in the system's temporary directory where
+// that cannot be written; where neither can, in the heap.
+func inFile(b *checker.Builder, dir string) {
+	if b.InFile(dir) != nil {
+		b.InFile("")
+	}
 }
 
 // JudgeOps is Judge of the ops the run's history.jsonl holds, given in

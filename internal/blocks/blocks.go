@@ -6,7 +6,11 @@
 // reads a history, that was a large part of their peak.
 package blocks
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/chaos-isr/chaos/internal/offheap"
+)
 
 // size is the entries of a block. A list smaller than a block is one
 // block grown as a slice.
@@ -16,14 +20,21 @@ const size = 1 << 14
 type List[T any] struct {
 	blocks [][]T
 	n      int
+	arena  *offheap.Arena
 }
+
+// In makes the list's blocks in a (see package offheap: T must hold no
+// pointer), every one full-size: an arena gives nothing back, so a first
+// block grown as a slice would leave each smaller array in it. Call it
+// while the list is empty.
+func (l *List[T]) In(a *offheap.Arena) { l.arena = a }
 
 // Add appends v and returns its index.
 func (l *List[T]) Add(v T) int {
 	if len(l.blocks) == 0 || len(l.blocks[len(l.blocks)-1]) == size {
 		var b []T
-		if len(l.blocks) > 0 {
-			b = make([]T, 0, size)
+		if len(l.blocks) > 0 || l.arena != nil {
+			b = offheap.Make[T](l.arena, size)[:0]
 		}
 		l.blocks = append(l.blocks, b)
 	}
@@ -51,7 +62,7 @@ func (l *List[T]) Ptr(i int) *T {
 // Reserve makes room for n entries in one allocation, for an empty list
 // whose size is known before it is filled.
 func (l *List[T]) Reserve(n int) {
-	if l.n == 0 && n > 0 {
+	if l.n == 0 && n > 0 && l.arena == nil {
 		l.blocks = [][]T{make([]T, 0, min(n, size))}
 	}
 }

@@ -3,6 +3,8 @@ package blocks
 import (
 	"slices"
 	"testing"
+
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // TestList: what is added reads back in order, by index and in turn,
@@ -33,5 +35,29 @@ func TestList(t *testing.T) {
 		if first != nil && first != &l.blocks[0][0] {
 			t.Fatal("the first block moved once it was full")
 		}
+	}
+}
+
+// TestListIn: a list whose blocks are in an arena reads back as one in
+// the heap.
+func TestListIn(t *testing.T) {
+	a, err := offheap.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var l List[[2]int32]
+	l.In(a)
+	n := 5*size + 3
+	for i := range n {
+		l.Add([2]int32{int32(i), int32(-i)})
+	}
+	for i := range n {
+		if v := l.At(i); v != [2]int32{int32(i), int32(-i)} {
+			t.Fatalf("At(%d) = %v", i, v)
+		}
+	}
+	if a.Mapped() == 0 {
+		t.Fatal("no block is in the arena")
 	}
 }

@@ -1,0 +1,16 @@
+// Package offheap holds a judge's largest tables in a file instead of the
+// Go heap: an arena of memory mapped from a file that is unlinked as soon
+// as it is made. A history's index grows with the history (an entry for
+// each operation, value and read: about 40 bytes a line), so a judge held
+// in the heap needs memory in proportion to the run, and a day's soak
+// more than a CI runner has. Mapped from a file, the same tables are page
+// cache: the kernel keeps them in memory while it has room and writes
+// them out and reads them back when it has not, so a long history is
+// judged in what the machine has, at the cost of disk I/O only when
+// memory is short.
+//
+// What an arena holds must hold no pointer: the collector does not scan
+// it (Make refuses such a type). An arena's memory is valid until Close;
+// a nil *Arena allocates in the heap, as does an arena whose file could
+// not grow (a full disk): the caller's tables work either way.
+package offheap

@@ -1,0 +1,59 @@
+//go:build unix
+
+package offheap
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+const pageSize = 1 << 16 // a multiple of every unix page size Go runs on
+
+// file is an arena's unlinked file and how much of it is in use.
+type file struct {
+	f    *os.File
+	size int64
+}
+
+func openFile(dir string) (file, error) {
+	f, err := os.CreateTemp(dir, ".chaos-offheap-*")
+	if err != nil {
+		return file{}, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return file{}, err
+	}
+	return file{f: f}, nil
+}
+
+// grow adds n bytes to the file and maps them. The space is reserved
+// before it is mapped: a write to a mapped hole the disk has no room for
+// kills the process (SIGBUS), where a reservation that fails is an error
+// the arena falls back from.
+func (f *file) grow(n int64) ([]byte, error) {
+	if f.f == nil {
+		return nil, os.ErrClosed
+	}
+	if err := reserve(f.f, f.size, n); err != nil {
+		return nil, err
+	}
+	m, err := unix.Mmap(int(f.f.Fd()), f.size, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	f.size += n
+	return m, nil
+}
+
+func (f *file) close() error {
+	if f.f == nil {
+		return nil
+	}
+	err := f.f.Close()
+	f.f = nil
+	return err
+}
+
+func unmap(m []byte) error { return unix.Munmap(m) }

@@ -1,0 +1,163 @@
+package offheap
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"unsafe"
+)
+
+// chunk is how much of the file an arena maps at a time; an allocation
+// larger than it gets a mapping of its own.
+const chunk = 64 << 20
+
+// Arena allocates from a file mapped into memory. Safe for concurrent use.
+type Arena struct {
+	mu     sync.Mutex
+	f      file
+	maps   [][]byte // every mapping, to unmap at Close
+	free   []byte   // what is left of the last chunk
+	mapped int64
+	closed bool
+	err    error // why the file stopped growing, if it did
+}
+
+// Open makes an arena whose file is in dir (the system's temporary
+// directory if dir is ""). The file is unlinked at once: it takes disk
+// space while the arena is open, and none once it is closed or the
+// process dies.
+func Open(dir string) (*Arena, error) {
+	f, err := openFile(dir)
+	if err != nil {
+		return nil, fmt.Errorf("offheap: %w", err)
+	}
+	return &Arena{f: f}, nil
+}
+
+// Make is n zeroed values of T held by a (the heap's if a is nil, closed,
+// or its file cannot grow). T must hold no pointer: Make panics if it
+// does, for the collector would not see them.
+func Make[T any](a *Arena, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	if a == nil {
+		return make([]T, n)
+	}
+	t := reflect.TypeFor[T]()
+	if hasPointers(t) {
+		panic("offheap: " + t.String() + " holds pointers")
+	}
+	p := a.alloc(uintptr(n)*t.Size(), uintptr(t.Align()))
+	if p == nil {
+		return make([]T, n)
+	}
+	return unsafe.Slice((*T)(p), n)
+}
+
+// alloc is size bytes aligned to align from the arena's mappings, nil if
+// it has none to give.
+func (a *Arena) alloc(size, align uintptr) unsafe.Pointer {
+	if size == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || a.err != nil {
+		return nil
+	}
+	pad := func() uintptr {
+		if len(a.free) == 0 {
+			return 0
+		}
+		return -uintptr(unsafe.Pointer(unsafe.SliceData(a.free))) & (align - 1)
+	}
+	if uintptr(len(a.free)) < pad()+size {
+		n := max(chunk, int64(size+pageSize-1)&^(pageSize-1))
+		m, err := a.f.grow(n)
+		if err != nil {
+			a.err = err
+			return nil
+		}
+		a.maps = append(a.maps, m)
+		a.mapped += n
+		if size > chunk/2 {
+			// A large allocation has its mapping to itself, and the
+			// chunk being used stays.
+			return unsafe.Pointer(unsafe.SliceData(m))
+		}
+		a.free = m
+	}
+	a.free = a.free[pad():]
+	p := unsafe.Pointer(unsafe.SliceData(a.free))
+	a.free = a.free[size:]
+	return p
+}
+
+// Mapped is how many bytes of file the arena has mapped.
+func (a *Arena) Mapped() int64 {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mapped
+}
+
+// Err is why the arena's file stopped growing (its later allocations are
+// the heap's), nil if it has not.
+func (a *Arena) Err() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Close unmaps what the arena gave and gives its file's space back.
+// Nothing it gave may be used after: the caller's tables must be
+// unreachable, or dropped. Later allocations are the heap's.
+func (a *Arena) Close() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	var first error
+	for _, m := range a.maps {
+		if err := unmap(m); err != nil && first == nil {
+			first = err
+		}
+	}
+	a.maps, a.free = nil, nil
+	if err := a.f.close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// hasPointers says whether a value of t holds a pointer the collector
+// must see.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,152 @@
+package offheap
+
+import (
+	"os"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+type entry struct {
+	a int64
+	b int32
+	c uint16
+}
+
+// TestMake: what an arena gives is zeroed, keeps what is written to it
+// across chunks and after later allocations, is aligned for its type, and
+// comes from the file, not the heap; a large allocation gets a mapping of
+// its own.
+func TestMake(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var lists [][]entry
+	n := 0
+	for i := range 200 {
+		l := Make[entry](a, 40_000+i)
+		if uintptr(unsafe.Pointer(&l[0]))%unsafe.Alignof(l[0]) != 0 {
+			t.Fatalf("allocation %d is not aligned", i)
+		}
+		for j := range l {
+			if l[j] != (entry{}) {
+				t.Fatalf("allocation %d is not zeroed at %d", i, j)
+			}
+			l[j] = entry{a: int64(i)<<32 | int64(j), b: int32(j), c: uint16(i)}
+		}
+		// Odd sizes misalign what follows, unless alloc aligns.
+		Make[byte](a, i%7+1)[0] = 0xff
+		lists = append(lists, l)
+		n += len(l) * int(unsafe.Sizeof(entry{}))
+	}
+	big := Make[int64](a, chunk/8+1)
+	big[len(big)-1] = 7
+	for i, l := range lists {
+		for j := range l {
+			if want := (entry{a: int64(i)<<32 | int64(j), b: int32(j), c: uint16(i)}); l[j] != want {
+				t.Fatalf("allocation %d at %d is %+v, want %+v", i, j, l[j], want)
+			}
+		}
+	}
+	if m := a.Mapped(); m < int64(n)+chunk || m > int64(n)+3*chunk {
+		t.Fatalf("%d bytes allocated mapped %d", n, m)
+	}
+	if a.Err() != nil {
+		t.Fatal(a.Err())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("the arena's file is in %s: %v", dir, ents)
+	}
+}
+
+// TestMakeRefusesPointers: the collector does not scan an arena, so a
+// type with a pointer cannot live there.
+func TestMakeRefusesPointers(t *testing.T) {
+	a, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for name, f := range map[string]func(){
+		"slice":  func() { Make[[]int32](a, 1) },
+		"string": func() { Make[struct{ s string }](a, 1) },
+		"array":  func() { Make[[2]*int](a, 1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: Make did not refuse it", name)
+				}
+			}()
+			f()
+		}()
+	}
+	Make[[4]struct{ a, b int32 }](a, 1)[0][3].b = 1
+}
+
+// TestFallsBackToTheHeap: a nil arena, a closed one and one whose file
+// cannot grow give the heap's memory, which works the same.
+func TestFallsBackToTheHeap(t *testing.T) {
+	a, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	Make[int64](a, 10)[9] = 1
+	b, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.f.close() // as a file that cannot grow
+	for name, ar := range map[string]*Arena{"nil": nil, "closed": a, "full": b} {
+		if name == "closed" {
+			a.Close()
+		}
+		l := Make[int64](ar, 1000)
+		l[999] = 5
+		if l[999] != 5 || len(l) != 1000 {
+			t.Fatalf("%s: %d values", name, len(l))
+		}
+	}
+	if b.Err() == nil {
+		t.Fatal("an arena whose file could not grow has no error")
+	}
+	if a.Mapped() != chunk {
+		t.Fatalf("a closed arena mapped %d", a.Mapped())
+	}
+}
+
+// TestConcurrentMake: allocations made at once never overlap.
+func TestConcurrentMake(t *testing.T) {
+	a, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var wg sync.WaitGroup
+	lists := make([][][]int32, 4)
+	for g := range lists {
+		wg.Go(func() {
+			for i := range 300 {
+				l := Make[int32](a, 10_000+i)
+				for j := range l {
+					l[j] = int32(g*1000 + i)
+				}
+				lists[g] = append(lists[g], l)
+			}
+		})
+	}
+	wg.Wait()
+	for g := range lists {
+		for i, l := range lists[g] {
+			for _, v := range l {
+				if v != int32(g*1000+i) {
+					t.Fatalf("goroutine %d's allocation %d was overwritten: %d", g, i, v)
+				}
+			}
+		}
+	}
+}
