@@ -297,24 +297,37 @@ func BenchmarkCheckStream(b *testing.B) {
 			b.Fatal(err)
 		}
 	}()
-	base := liveHeap()
 	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
-	var peak uint64
-	b.ResetTimer()
-	for b.Loop() {
-		stop := heapPeak()
-		bl := NewBuilder(cfg)
-		if err := history.ScanFile(path, func(op *history.Op) error { bl.Add(op); return nil }); err != nil {
-			b.Fatal(err)
-		}
-		res := CheckHistory(bl.History(), Options{SkipLinearizability: true})
-		peak = max(peak, stop())
-		if res.Valid == Invalid {
-			b.Fatalf("the synthetic history is invalid: %v", res.Unexpected)
-		}
+	// heap: the index in the heap; file: in a file (Builder.InFile), as
+	// chaos check and a run's judge keep it.
+	for _, inFile := range []bool{false, true} {
+		name := map[bool]string{false: "heap", true: "file"}[inFile]
+		b.Run(name, func(b *testing.B) {
+			base := liveHeap()
+			var peak uint64
+			for b.Loop() {
+				stop := heapPeak()
+				bl := NewBuilder(cfg)
+				if inFile {
+					if err := bl.InFile(b.TempDir()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := history.ScanFile(path, func(op *history.Op) error { bl.Add(op); return nil }); err != nil {
+					b.Fatal(err)
+				}
+				h := bl.History()
+				res := CheckHistory(h, Options{SkipLinearizability: true})
+				peak = max(peak, stop())
+				h.Close()
+				if res.Valid == Invalid {
+					b.Fatalf("the synthetic history is invalid: %v", res.Unexpected)
+				}
+			}
+			b.ReportMetric(float64(bigConfig.ops), "ops")
+			b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "peak-heap-MB")
+		})
 	}
-	b.ReportMetric(float64(bigConfig.ops), "ops")
-	b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "peak-heap-MB")
 }
 
 // BenchmarkLinearizability judges the linearizability of a 10,000-operation

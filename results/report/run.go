@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,6 +130,10 @@ func (d *RunData) load() *timeline {
 	if d.Ops != nil || d.History == "" {
 		return r.read(d.Ops, sched)
 	}
+	// A history on disk may be of hours: the timeline's table of
+	// operations, and the checkers' index where the report needs one,
+	// are held in a file beside it (package offheap), not the heap.
+	r.inFile(filepath.Dir(d.History))
 	err := history.ScanFile(d.History, func(op *history.Op) error {
 		r.add(op)
 		return nil
@@ -182,6 +187,12 @@ func writeRunReport(d RunData) error {
 
 // RenderRun writes d's report, one self-contained HTML page.
 func RenderRun(w io.Writer, d RunData) error {
+	if d.tl == nil {
+		d.tl = d.load()
+	}
+	// The timeline's file is given back once the timeline is collected:
+	// it must outlive the page drawn from it.
+	defer runtime.KeepAlive(d.tl)
 	return execute(w, "report", buildReport(d))
 }
 

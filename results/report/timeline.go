@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/offheap"
 	"github.com/chaos-isr/chaos/results"
 )
 
@@ -92,6 +94,10 @@ type timeline struct {
 	// what results.json does not hold (see load).
 	recovery []results.WindowRecovery
 	checked  *checker.History
+
+	// arena holds ops' and pairs' blocks (timelineReader.inFile), nil:
+	// the heap.
+	arena *offheap.Arena
 }
 
 // op is what the timeline keeps of one operation: 32 bytes, where the
@@ -237,6 +243,25 @@ func newTimelineReader() *timelineReader {
 	return &timelineReader{tl: tl}
 }
 
+// inFile has the reader keep the timeline's table of operations, and the
+// checkers' index if it builds one, in a file in dir (the system's
+// temporary directory where dir cannot be written; the heap where neither
+// can): package offheap. The file is given back when the timeline is
+// collected. It must be called before the first operation is added.
+func (r *timelineReader) inFile(dir string) {
+	a, err := offheap.Open(dir)
+	if err != nil {
+		if a, err = offheap.Open(""); err != nil {
+			return
+		}
+	}
+	r.tl.arena = a
+	runtime.AddCleanup(r.tl, func(a *offheap.Arena) { a.Close() }, a)
+	if r.check != nil && r.check.InFile(dir) != nil {
+		r.check.InFile("")
+	}
+}
+
 // id is the id of a function name or error text in list, adding it.
 func (tl *timeline) id(list *[]string, s string) uint32 {
 	if s == "" && list == &tl.errs {
@@ -321,8 +346,8 @@ func (r *timelineReader) add(hop *history.Op) {
 		r.check.Add(hop)
 	}
 	if tl.nops%opBlock == 0 {
-		tl.ops = append(tl.ops, make([]op, 0, opBlock))
-		tl.pairs = append(tl.pairs, make([]int32, 0, opBlock))
+		tl.ops = append(tl.ops, offheap.Make[op](tl.arena, opBlock)[:0])
+		tl.pairs = append(tl.pairs, offheap.Make[int32](tl.arena, opBlock)[:0])
 	}
 	var inv int32 = -1
 	if st.Invoke >= 0 {
