@@ -878,20 +878,32 @@ func Linearizability(h *History, opts Options) []Result {
 	// was still being collected was as much again (the check's peak),
 	// though nothing held both. What is built replaces what buf held.
 	//
-	// With the index in a file (Builder.InFile) the model's tables are
-	// scratch in a file of their own, given back when the check is done:
-	// a partition's model is about 90 bytes an operation, most of what
-	// the check holds.
-	scratch := h.scratchArena()
+	// With the index in a file (Builder.InFile) each partition's model
+	// and its scratch tables are in a file of their own (scratchArena),
+	// given back once the partition is judged: a partition's model is
+	// about 90 bytes an operation, most of what the check holds.
 	var buf []linOp
-	if scratch != nil && len(sizes) > 0 {
-		buf = offheap.Make[linOp](scratch, slices.Max(sizes))[:0]
-	}
 	build := func(p int, stats func(string, int64)) []linOp {
 		buf = linOps(h, p, sizes[p], stats, buf)
 		return buf
 	}
+	// begin opens partition p's scratch arena, with buf in it; end gives
+	// it back.
+	begin := func(p int) *offheap.Arena {
+		a := h.scratchArena()
+		if a != nil {
+			buf = offheap.Make[linOp](a, sizes[p])[:0]
+		}
+		return a
+	}
+	end := func(a *offheap.Arena) {
+		if a != nil {
+			buf = nil
+			a.Close()
+		}
+	}
 	for p := range h.parts {
+		scratch := begin(p)
 		part := build(p, stats)
 		nops += len(part)
 		if len(part) > 0 {
@@ -899,9 +911,9 @@ func Linearizability(h *History, opts Options) []Result {
 			sw, rw := witnesses(part, int32(p), scratch)
 			sendW, readW = append(sendW, sw...), append(readW, rw...)
 		}
+		end(scratch)
 	}
 	if nops == 0 {
-		scratch.Close()
 		sendF.noEvidence("no send was acknowledged and no read reported an offset")
 		readF.noEvidence("no read reported an offset")
 		return []Result{sendF.result(), readF.result()}
@@ -962,10 +974,20 @@ func Linearizability(h *History, opts Options) []Result {
 			if full != porcupine.Ok {
 				break
 			}
+			scratch := begin(p)
 			rebuild := func() []linOp { return build(p, nostats) }
 			part := rebuild()
 			n := len(part) // part itself is not held past the search
 			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search, scratch)
+			if full == porcupine.Ok {
+				end(scratch)
+			} else if scratch != nil {
+				// A search cut short may leave porcupine's goroutines
+				// still reading the partition's operations: its arena
+				// stays mapped until the process ends (its file is
+				// unlinked, and its space given back then).
+				buf = nil
+			}
 			skipped += skip
 			stats("segments-in-order", int64(inOrder))
 			if !tightened && n > 0 {
@@ -1007,17 +1029,6 @@ func Linearizability(h *History, opts Options) []Result {
 		// operations in buf: the windows are built in an array of their
 		// own.
 		buf = nil
-	}
-	switch {
-	case scratch == nil:
-	case full == porcupine.Unknown || full == porcupine.Illegal:
-		// The same goroutines may still read the scratch arena: it is
-		// left mapped until the process ends (its file unlinked, its
-		// space given back then).
-		buf = nil
-	default:
-		buf = nil
-		scratch.Close()
 	}
 	if ws := firstN(slices.Concat(firstN(sendW, maxWindows/2), readW, sendW[min(len(sendW), maxWindows/2):]), maxWindows); len(ws) > 0 {
 		var ops []porcupine.Operation
