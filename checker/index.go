@@ -692,6 +692,11 @@ func (b *Builder) InFile(dir string) error {
 	return nil
 }
 
+// InFileErr says why an index made with Builder.InFile holds its tables
+// (from some point on) in the heap after all: a full disk, a file system
+// of memory, no mmap. nil if it does not, or was not made so.
+func (h *History) InFileErr() error { return h.arena.Err() }
+
 // Close gives back the file an index made with Builder.InFile holds its
 // tables in. The History must not be used after: its tables are gone.
 // For one held in the heap it does nothing.

@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -83,11 +84,30 @@ import (
 //   - porcupine also checks a window of operations around each of the
 //     first few pairs, which gives the HTML visualization.
 
+// arenaGuard stands for a scratch arena in the model porcupine searches
+// with (guarded).
+type arenaGuard struct{ a *offheap.Arena }
+
+// guarded is m with its Step holding g: porcupine's goroutines, which may
+// outlive a search cut short, keep g reachable for as long as they can
+// still step through operations in the arena g stands for. (Partition,
+// the other function that reads the operations, runs before the search
+// returns.)
+func guarded(m porcupine.Model, g *arenaGuard) porcupine.Model {
+	step := m.Step
+	m.Step = func(state, input, output any) (bool, any) {
+		ok, next := step(state, input, output)
+		runtime.KeepAlive(g)
+		return ok, next
+	}
+	return m
+}
+
 // scratchArena is an arena for a check's scratch tables, in the file
 // system the index's own file is in (Builder.InFile); nil, for the heap,
 // when the index is in the heap or no file can be made.
 func (h *History) scratchArena() *offheap.Arena {
-	if h.arena == nil {
+	if h.arena == nil || h.arena.Err() != nil {
 		return nil
 	}
 	a, err := offheap.Open(h.dir)
@@ -951,7 +971,11 @@ func Linearizability(h *History, opts Options) []Result {
 		// Chunk by chunk: any illegal chunk makes the history illegal,
 		// and one without a verdict in the time left makes it unknown.
 		full = porcupine.Ok
-		model := linModel(h, c)
+		base := linModel(h, c)
+		// model is base, and with a partition's scratch arena in use,
+		// base guarding it (guarded); cut says porcupine returned while
+		// its goroutines may still be stepping.
+		model, cut := base, false
 		search := func(ops []porcupine.Operation) bool {
 			left := timeout - time.Since(began)
 			if left <= 0 {
@@ -960,11 +984,8 @@ func Linearizability(h *History, opts Options) []Result {
 			}
 			stats("porcupine-chunks", 1)
 			switch r := porcupine.CheckOperationsTimeout(model, ops, left); r {
-			case porcupine.Illegal:
-				full = r
-				return false
-			case porcupine.Unknown:
-				full = r
+			case porcupine.Illegal, porcupine.Unknown:
+				full, cut = r, true
 				return false
 			}
 			return true
@@ -975,17 +996,24 @@ func Linearizability(h *History, opts Options) []Result {
 				break
 			}
 			scratch := begin(p)
+			model = base
+			var g *arenaGuard
+			if scratch != nil {
+				g = &arenaGuard{scratch}
+				model = guarded(base, g)
+			}
 			rebuild := func() []linOp { return build(p, nostats) }
 			part := rebuild()
 			n := len(part) // part itself is not held past the search
 			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search, scratch)
-			if full == porcupine.Ok {
+			if !cut {
 				end(scratch)
 			} else if scratch != nil {
 				// A search cut short may leave porcupine's goroutines
-				// still reading the partition's operations: its arena
-				// stays mapped until the process ends (its file is
-				// unlinked, and its space given back then).
+				// still stepping through the partition's operations:
+				// its arena is given back once they are done, when the
+				// model they hold, and g with it, is collected.
+				runtime.AddCleanup(g, func(a *offheap.Arena) { a.Close() }, scratch)
 				buf = nil
 			}
 			skipped += skip

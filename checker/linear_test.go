@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // concurrentHistory has producers with overlapping sends, a consumer and
@@ -373,7 +375,80 @@ func TestInFileSearchCutShort(t *testing.T) {
 	if v := judge(2 * time.Millisecond); v != Unknown {
 		t.Fatalf("a search with 2 ms judged %s, want unknown", v)
 	}
+	// The partition's arena, left to porcupine's goroutines, is given
+	// back once they are done.
+	if runtime.GOOS == "linux" {
+		mapped := func() bool {
+			maps, err := os.ReadFile("/proc/self/maps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Contains(string(maps), ".chaos-offheap-")
+		}
+		for i := 0; mapped(); i++ {
+			if i == 100 {
+				t.Fatal("a cut-short search's arena is still mapped after 100 collections")
+			}
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	if v := judge(0); v != Valid {
 		t.Fatalf("a legal history judged %s in a file", v)
+	}
+}
+
+// TestGuardedKeepsTheArena: a scratch arena left to porcupine's
+// goroutines (guarded) stays mapped while one of them can still step,
+// and is given back once none can.
+func TestGuardedKeepsTheArena(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/maps")
+	}
+	mapped := func() bool {
+		maps, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(string(maps), ".chaos-offheap-")
+	}
+	a, err := offheap.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := offheap.Make[linOp](a, 10)
+	if a.Err() != nil || !mapped() {
+		t.Skipf("no arena here: %v", a.Err())
+	}
+	g := &arenaGuard{a}
+	runtime.AddCleanup(g, func(a *offheap.Arena) { a.Close() }, a)
+	m := guarded(porcupine.Model{Step: func(state, input, _ any) (bool, any) {
+		return input.(*linOp).at == 7, state
+	}}, g)
+	release, done := make(chan struct{}), make(chan bool)
+	go func(m porcupine.Model, op *linOp) {
+		<-release
+		ok, _ := m.Step(nil, op, nil)
+		done <- ok
+	}(m, &ops[3])
+	ops[3].at = 7
+	g, m, ops = nil, porcupine.Model{}, nil
+	for range 10 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !mapped() {
+		t.Fatal("the arena was given back while a goroutine could still step")
+	}
+	close(release)
+	if !<-done {
+		t.Fatal("the step read the wrong operation")
+	}
+	for i := 0; mapped(); i++ {
+		if i == 100 {
+			t.Fatal("the arena is still mapped after 100 collections")
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -112,14 +112,9 @@ type idLists struct {
 	starts table[int64]
 }
 
-// add appends a list of ids and returns its number.
-func (ls *idLists) add(ids ...int32) int32 {
-	k := ls.starts.add(int64(ls.ids.Len()))
-	for _, id := range ids {
-		ls.ids.Add(id)
-	}
-	return k
-}
+// begin starts a list, whose ids are added to ls.ids next, and returns
+// its number.
+func (ls *idLists) begin() int32 { return ls.starts.add(int64(ls.ids.Len())) }
 
 // id is the i-th id of list k.
 func (ls *idLists) id(k int32, i int) int32 { return ls.ids.At(int(*ls.starts.at(k)) + i) }
@@ -165,7 +160,7 @@ func (ls *idLists) pack(rs []record, obs *offsetTable) recList {
 		return recList{first: rs[0].Offset, n: int32(len(rs)), one: implied}
 	}
 	if consecutive {
-		k := ls.add()
+		k := ls.begin()
 		for _, r := range rs {
 			ls.ids.Add(r.vid)
 		}
@@ -175,7 +170,7 @@ func (ls *idLists) pack(rs []record, obs *offsetTable) recList {
 	for _, r := range rs {
 		end = max(end, r.Offset+1)
 	}
-	k := ls.add()
+	k := ls.begin()
 	for _, r := range rs {
 		ls.ids.Add(int32(uint64(r.Offset) >> 32))
 		ls.ids.Add(int32(uint32(r.Offset)))

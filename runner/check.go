@@ -110,6 +110,10 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	status.Show(fmt.Sprintf("judging %d operations", n))
 	res := checker.CheckHistory(h, opts)
 	status.Show("")
+	if err := h.InFileErr(); err != nil {
+		fmt.Fprintf(out, "note: the index was held in memory, not in a file (%v)\n", err)
+	}
+	h.Close()
 	report.WriteVerdict(out, res)
 	if c.Out != "" {
 		// What a run would have stored: the windows' recovery too.

@@ -676,6 +676,9 @@ func judge(dir *results.Run, tc results.TestConfig, h *checker.History, recovery
 	// running is not this verdict's.
 	os.Remove(dir.Path(results.LinearizabilityFile))
 	res := checker.CheckHistory(h, checker.Options{VisualizationPath: dir.Path(results.LinearizabilityFile)})
+	// The index's file takes space in the store's file system: given
+	// back before results.json and the report are written there.
+	h.Close()
 	stored := results.StoredResults{Results: storedResults(dir, res), Recovery: recovery()}
 	if err := dir.WriteJSON(results.ResultsFile, stored); err != nil {
 		written(report.WriteRun(dir.Dir))

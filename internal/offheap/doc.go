@@ -10,7 +10,10 @@
 // memory is short.
 //
 // What an arena holds must hold no pointer: the collector does not scan
-// it (Make refuses such a type). An arena's memory is valid until Close;
-// a nil *Arena allocates in the heap, as does an arena whose file could
-// not grow (a full disk): the caller's tables work either way.
+// it (Make refuses such a type). An arena's memory is valid until Close.
+// A nil *Arena allocates in the heap, as does an arena whose file could
+// not grow (a full disk), one in a file system of memory (tmpfs: its
+// pages could only go to swap) and one off Linux (space is reserved with
+// fallocate, so that a full disk is an error and not a SIGBUS): the
+// caller's tables work either way, and Err says why.
 package offheap

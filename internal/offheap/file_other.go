@@ -9,7 +9,11 @@ const pageSize = 1 << 16
 // file: without mmap, an arena has none, and gives the heap's memory.
 type file struct{}
 
-func openFile(string) (file, error) { return file{}, nil }
+func openFile(string) (file, error) {
+	return file{}, errors.New("memory-mapped files are not supported here")
+}
+
+func (*file) suited() error { return nil }
 
 func (*file) grow(int64) ([]byte, error) {
 	return nil, errors.New("memory-mapped files are not supported here")

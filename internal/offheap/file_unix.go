@@ -57,3 +57,6 @@ func (f *file) close() error {
 }
 
 func unmap(m []byte) error { return unix.Munmap(m) }
+
+// suited says why the file's file system does not suit an arena.
+func (f *file) suited() error { return suited(f.f) }

@@ -7,9 +7,14 @@ import (
 	"unsafe"
 )
 
-// chunk is how much of the file an arena maps at a time; an allocation
-// larger than it gets a mapping of its own.
-const chunk = 64 << 20
+// An arena maps its file a piece at a time, each piece as large as what
+// it has mapped so far, from minMap to chunk: a small arena (a small
+// partition's scratch) takes little, a large one few mappings. An
+// allocation of more than half a piece gets a mapping of its own.
+const (
+	minMap = 1 << 20
+	chunk  = 64 << 20
+)
 
 // Arena allocates from a file mapped into memory. Safe for concurrent use.
 type Arena struct {
@@ -26,12 +31,19 @@ type Arena struct {
 // directory if dir is ""). The file is unlinked at once: it takes disk
 // space while the arena is open, and none once it is closed or the
 // process dies.
+//
+// In a file system of memory (tmpfs), whose pages can only go to swap,
+// the arena gives the heap's memory, and Err says why.
 func Open(dir string) (*Arena, error) {
 	f, err := openFile(dir)
 	if err != nil {
 		return nil, fmt.Errorf("offheap: %w", err)
 	}
-	return &Arena{f: f}, nil
+	a := &Arena{f: f}
+	if err := f.suited(); err != nil {
+		a.err = fmt.Errorf("offheap: %s: %w", dir, err)
+	}
+	return a, nil
 }
 
 // Make is n zeroed values of T held by a (the heap's if a is nil, closed,
@@ -41,12 +53,14 @@ func Make[T any](a *Arena, n int) []T {
 	if n == 0 {
 		return nil
 	}
-	if a == nil {
-		return make([]T, n)
-	}
+	// Checked with no arena too: a pointer added to a type later fails
+	// every test, not only those that use an arena.
 	t := reflect.TypeFor[T]()
 	if hasPointers(t) {
 		panic("offheap: " + t.String() + " holds pointers")
+	}
+	if a == nil {
+		return make([]T, n)
 	}
 	p := a.alloc(uintptr(n)*t.Size(), uintptr(t.Align()))
 	if p == nil {
@@ -73,18 +87,19 @@ func (a *Arena) alloc(size, align uintptr) unsafe.Pointer {
 		return -uintptr(unsafe.Pointer(unsafe.SliceData(a.free))) & (align - 1)
 	}
 	if uintptr(len(a.free)) < pad()+size {
-		n := max(chunk, int64(size+pageSize-1)&^(pageSize-1))
-		m, err := a.f.grow(n)
-		if err != nil {
-			a.err = err
-			return nil
-		}
-		a.maps = append(a.maps, m)
-		a.mapped += n
-		if size > chunk/2 {
+		piece := min(max(a.mapped, minMap), chunk)
+		if need := int64(size+pageSize-1) &^ (pageSize - 1); need > piece/2 {
 			// A large allocation has its mapping to itself, and the
-			// chunk being used stays.
+			// piece being used stays.
+			m := a.grow(need)
+			if m == nil {
+				return nil
+			}
 			return unsafe.Pointer(unsafe.SliceData(m))
+		}
+		m := a.grow(piece)
+		if m == nil {
+			return nil
 		}
 		a.free = m
 	}
@@ -92,6 +107,18 @@ func (a *Arena) alloc(size, align uintptr) unsafe.Pointer {
 	p := unsafe.Pointer(unsafe.SliceData(a.free))
 	a.free = a.free[size:]
 	return p
+}
+
+// grow maps n more bytes of the file, nil (and a.err set) if it cannot.
+func (a *Arena) grow(n int64) []byte {
+	m, err := a.f.grow(n)
+	if err != nil {
+		a.err = err
+		return nil
+	}
+	a.maps = append(a.maps, m)
+	a.mapped += n
+	return m
 }
 
 // Mapped is how many bytes of file the arena has mapped.

@@ -2,6 +2,7 @@ package offheap
 
 import (
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"unsafe"
@@ -114,7 +115,7 @@ func TestFallsBackToTheHeap(t *testing.T) {
 	if b.Err() == nil {
 		t.Fatal("an arena whose file could not grow has no error")
 	}
-	if a.Mapped() != chunk {
+	if a.Mapped() != minMap {
 		t.Fatalf("a closed arena mapped %d", a.Mapped())
 	}
 }
@@ -148,5 +149,54 @@ func TestConcurrentMake(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSmallArenaMapsLittle: an arena maps in pieces that grow with it, so
+// a small one (a small partition's scratch) reserves a MB, not a chunk.
+func TestSmallArenaMapsLittle(t *testing.T) {
+	a, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.Err() != nil {
+		t.Skipf("no arena here: %v", a.Err())
+	}
+	Make[byte](a, 100)[99] = 1
+	if a.Mapped() != minMap {
+		t.Fatalf("100 bytes mapped %d", a.Mapped())
+	}
+	for range 8 {
+		Make[byte](a, minMap/2)
+	}
+	if m := a.Mapped(); m > 8*minMap {
+		t.Fatalf("4 MB mapped %d", m)
+	}
+}
+
+// TestMemoryFileSystem: an arena in tmpfs, whose pages could only go to
+// swap, gives the heap's memory and says why.
+func TestMemoryFileSystem(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("tmpfs is Linux's")
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "offheap-test-")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	a, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.Err() == nil {
+		t.Skip("/dev/shm is not a file system of memory here")
+	}
+	l := Make[int64](a, 1000)
+	l[999] = 3
+	if a.Mapped() != 0 || l[999] != 3 {
+		t.Fatalf("an arena in tmpfs mapped %d", a.Mapped())
 	}
 }
