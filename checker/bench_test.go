@@ -307,16 +307,7 @@ func BenchmarkCheckStream(b *testing.B) {
 			var peak uint64
 			for b.Loop() {
 				stop := heapPeak()
-				bl := NewBuilder(cfg)
-				if inFile {
-					if err := bl.InFile(b.TempDir()); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := history.ScanFile(path, func(op *history.Op) error { bl.Add(op); return nil }); err != nil {
-					b.Fatal(err)
-				}
-				h := bl.History()
+				h := buildFromFile(b, cfg, path, inFile)
 				res := CheckHistory(h, Options{SkipLinearizability: true})
 				peak = max(peak, stop())
 				h.Close()
@@ -426,4 +417,20 @@ func BenchmarkCheckSparseOffsets(b *testing.B) {
 		runtime.GC()
 	}
 	b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "check-heap-MB")
+}
+
+// buildFromFile indexes the history at path as chaos check does, as it
+// streams past, with the index in a file (Builder.InFile) if inFile.
+func buildFromFile(tb testing.TB, cfg Config, path string, inFile bool) *History {
+	tb.Helper()
+	b := NewBuilder(cfg)
+	if inFile {
+		if err := b.InFile(tb.TempDir()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := history.ScanFile(path, func(op *history.Op) error { b.Add(op); return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	return b.History()
 }

@@ -103,10 +103,9 @@ type History struct {
 	// not hold (setFrom), by readKey; nil while none is.
 	wideFrom map[uint64]int64
 
-	// arena holds the largest tables in a file in dir (Builder.InFile),
-	// where the checks make their own scratch arenas; nil: the heap.
+	// arena holds the largest tables in a file (Builder.InFile), beside
+	// which the checks make their own scratch arenas; nil: the heap.
 	arena *offheap.Arena
-	dir   string
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -665,7 +664,8 @@ func NewBuilder(cfg Config) *Builder {
 // when it has not, so a history of hours is judged in the memory the
 // machine has, and the judge's heap stays flat however long the history.
 // The file is unlinked at once, and its space given back by
-// History.Close. It must be called before the first Add.
+// History.Close. Where dir cannot be written, the file is in the system's
+// temporary directory. It must be called before the first Add.
 func (b *Builder) InFile(dir string) error {
 	h := b.h
 	if h.ops.n > 0 || h.arena != nil {
@@ -675,7 +675,7 @@ func (b *Builder) InFile(dir string) error {
 	if err != nil {
 		return err
 	}
-	h.arena, h.dir = a, dir
+	h.arena = a
 	for _, t := range []*table[readOp]{&h.polls, &h.ends, &h.finals} {
 		t.in(a)
 	}

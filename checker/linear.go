@@ -103,20 +103,6 @@ func guarded(m porcupine.Model, g *arenaGuard) porcupine.Model {
 	return m
 }
 
-// scratchArena is an arena for a check's scratch tables, in the file
-// system the index's own file is in (Builder.InFile); nil, for the heap,
-// when the index is in the heap or no file can be made.
-func (h *History) scratchArena() *offheap.Arena {
-	if h.arena == nil || h.arena.Err() != nil {
-		return nil
-	}
-	a, err := offheap.Open(h.dir)
-	if err != nil {
-		return nil
-	}
-	return a
-}
-
 // DefaultLinearizableTimeout bounds porcupine's search of each million
 // operations of the model (and of a smaller history) when
 // Options.LinearizableTimeout is zero. A legal history is searched in
@@ -899,7 +885,7 @@ func Linearizability(h *History, opts Options) []Result {
 	// though nothing held both. What is built replaces what buf held.
 	//
 	// With the index in a file (Builder.InFile) each partition's model
-	// and its scratch tables are in a file of their own (scratchArena),
+	// and its scratch tables are in a file of their own (offheap.Arena.Sibling),
 	// given back once the partition is judged: a partition's model is
 	// about 90 bytes an operation, most of what the check holds.
 	var buf []linOp
@@ -910,7 +896,7 @@ func Linearizability(h *History, opts Options) []Result {
 	// begin opens partition p's scratch arena, with buf in it; end gives
 	// it back.
 	begin := func(p int) *offheap.Arena {
-		a := h.scratchArena()
+		a := h.arena.Sibling()
 		if a != nil {
 			buf = offheap.Make[linOp](a, sizes[p])[:0]
 		}

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/chaos-isr/chaos/history"
 )
 
 // TestStreamedMemorySlope measures what judging a history as it streams
@@ -52,16 +50,7 @@ func TestStreamedMemorySlope(t *testing.T) {
 		buf = bytes.Buffer{}
 		base := liveHeap()
 		stop := heapPeak()
-		b := NewBuilder(cfg)
-		if inFile {
-			if err := b.InFile(t.TempDir()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := history.ScanFile(path, func(op *history.Op) error { b.Add(op); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		h := b.History()
+		h := buildFromFile(t, cfg, path, inFile)
 		kept = int64(liveHeap()) - int64(base)
 		res := CheckHistory(h, Options{})
 		peak = int64(stop()) - int64(base)

@@ -75,7 +75,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	// The history is judged as it is read, never held whole: what the
 	// checkers keep is their index, and the recovery table its times.
 	b := checker.NewBuilder(cfg)
-	inFile(b, filepath.Dir(path))
+	b.InFile(filepath.Dir(path)) // in the heap if no file can be made
 	var rec results.RecoveryReader
 	n, err := ScanHistory(out, path, func(op *history.Op) {
 		b.Add(op)
@@ -93,7 +93,6 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 		recovery = rec.Recoveries()
 	}
 	h := b.History()
-	defer h.Close()
 	if !stored && !h.Recorded(history.Crash) {
 		// Nothing says whoever recorded it watched the nodes: no crash
 		// recorded is not no crash.

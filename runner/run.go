@@ -611,7 +611,7 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	defer CollectTighter()()
 	path := dir.Path(results.HistoryFile)
 	b := checker.NewBuilder(tc.CheckerConfig())
-	inFile(b, dir.Dir)
+	b.InFile(dir.Dir) // in the heap if no file can be made
 	var rec results.RecoveryReader
 	err := history.ScanFile(path, func(op *history.Op) error {
 		b.Add(op)
@@ -643,18 +643,7 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	// each acknowledgement) is then no longer referenced through the
 	// checks.
 	recovery := rec.Recoveries()
-	h := b.History()
-	defer h.Close()
-	return judge(dir, tc, h, func() []results.WindowRecovery { return recovery }, detect, nil)
-}
-
-// inFile has b keep its index in a file beside the history (see
-// checker.Builder.InFile), or in the system's temporary directory where
-// that cannot be written; where neither can, in the heap.
-func inFile(b *checker.Builder, dir string) {
-	if b.InFile(dir) != nil {
-		b.InFile("")
-	}
+	return judge(dir, tc, b.History(), func() []results.WindowRecovery { return recovery }, detect, nil)
 }
 
 // JudgeOps is Judge of the ops the run's history.jsonl holds, given in

@@ -24,26 +24,45 @@ type Arena struct {
 	free   []byte   // what is left of the last chunk
 	mapped int64
 	closed bool
-	err    error // why the file stopped growing, if it did
+	err    error  // why the file stopped growing, if it did
+	dir    string // where the file is
 }
 
-// Open makes an arena whose file is in dir (the system's temporary
-// directory if dir is ""). The file is unlinked at once: it takes disk
-// space while the arena is open, and none once it is closed or the
-// process dies.
+// Open makes an arena whose file is in dir, or in the system's temporary
+// directory if dir is "" or cannot be written (a read-only store). The
+// file is unlinked at once: it takes disk space while the arena is open,
+// and none once it is closed or the process dies.
 //
 // In a file system of memory (tmpfs), whose pages can only go to swap,
 // the arena gives the heap's memory, and Err says why.
 func Open(dir string) (*Arena, error) {
 	f, err := openFile(dir)
+	if err != nil && dir != "" {
+		dir = ""
+		f, err = openFile(dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("offheap: %w", err)
 	}
-	a := &Arena{f: f}
+	a := &Arena{f: f, dir: dir}
 	if err := f.suited(); err != nil {
 		a.err = fmt.Errorf("offheap: %s: %w", dir, err)
 	}
 	return a, nil
+}
+
+// Sibling is another arena whose file is beside a's, for scratch tables
+// to give back apart from a's: nil (the heap) if a is nil, gives the
+// heap's memory (Err), or no file can be made.
+func (a *Arena) Sibling() *Arena {
+	if a == nil || a.Err() != nil {
+		return nil
+	}
+	s, err := Open(a.dir)
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // Make is n zeroed values of T held by a (the heap's if a is nil, closed,

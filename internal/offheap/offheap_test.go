@@ -2,6 +2,7 @@ package offheap
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -198,5 +199,35 @@ func TestMemoryFileSystem(t *testing.T) {
 	l[999] = 3
 	if a.Mapped() != 0 || l[999] != 3 {
 		t.Fatalf("an arena in tmpfs mapped %d", a.Mapped())
+	}
+}
+
+// TestOpenFallsBackAndSiblings: a directory that cannot take the file
+// sends it to the system's temporary directory; a sibling is beside its
+// arena, and an arena that gives the heap's memory has none.
+func TestOpenFallsBackAndSiblings(t *testing.T) {
+	a, err := Open(filepath.Join(t.TempDir(), "missing"))
+	if err != nil {
+		t.Fatalf("a directory that cannot take the file: %v", err)
+	}
+	defer a.Close()
+	if a.dir != "" {
+		t.Fatalf("the file went to %q, not the temporary directory", a.dir)
+	}
+	if a.Err() != nil {
+		t.Skipf("no arena here: %v", a.Err())
+	}
+	s := a.Sibling()
+	if s == nil {
+		t.Fatal("no sibling")
+	}
+	defer s.Close()
+	Make[int64](s, 10)[9] = 1
+	if s.Mapped() == 0 || s.dir != a.dir {
+		t.Fatalf("the sibling mapped %d in %q", s.Mapped(), s.dir)
+	}
+	var none *Arena
+	if none.Sibling() != nil {
+		t.Fatal("a nil arena has a sibling")
 	}
 }

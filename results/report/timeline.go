@@ -244,22 +244,20 @@ func newTimelineReader() *timelineReader {
 }
 
 // inFile has the reader keep the timeline's table of operations, and the
-// checkers' index if it builds one, in a file in dir (the system's
-// temporary directory where dir cannot be written; the heap where neither
-// can): package offheap. The file is given back when the timeline is
+// checkers' index if it builds one, in a file in dir (package offheap:
+// the system's temporary directory where dir cannot be written, the heap
+// where neither can). The file is given back when the timeline is
 // collected. It must be called before the first operation is added.
 func (r *timelineReader) inFile(dir string) {
+	if r.check != nil {
+		r.check.InFile(dir)
+	}
 	a, err := offheap.Open(dir)
 	if err != nil {
-		if a, err = offheap.Open(""); err != nil {
-			return
-		}
+		return
 	}
 	r.tl.arena = a
 	runtime.AddCleanup(r.tl, func(a *offheap.Arena) { a.Close() }, a)
-	if r.check != nil && r.check.InFile(dir) != nil {
-		r.check.InFile("")
-	}
 }
 
 // id is the id of a function name or error text in list, adding it.
