@@ -54,7 +54,7 @@ func (w lostValue) describe(h *History) string {
 	if v.obsOff >= fr.reach() {
 		where += ", nor any replica's log"
 	}
-	return fmt.Sprintf("value %q %s is missing from %s", h.strs.string(v.str), how, where)
+	return fmt.Sprintf("value %q %s is missing from %s", h.strs.string(&v.str), how, where)
 }
 
 // LostAck is one lost write: a value known to have been written (an
@@ -90,7 +90,7 @@ func LostWrites(h *History) []LostAck {
 		p := h.parts[v.home()]
 		fr := h.finals.at(p.final)
 		op := h.ops.op(w.pos)
-		out = append(out, LostAck{Value: h.strs.string(v.str), Topic: p.key.Topic, Partition: p.key.Partition, Offset: v.obsOff,
+		out = append(out, LostAck{Value: h.strs.string(&v.str), Topic: p.key.Topic, Partition: p.key.Partition, Offset: v.obsOff,
 			Op: op.Index, Time: op.Time, Acked: w.acked, Cause: w.cause, FinalRead: h.index(fr.done), Reach: fr.reach()})
 	})
 	slices.SortStableFunc(out, func(a, b LostAck) int { return cmpInt(a.Op, b.Op) })
@@ -185,7 +185,7 @@ func Unseen(h *History) Result {
 				which = fmt.Sprintf("the final read of %s, where it was first sent,", h.key(val.home()))
 			}
 			f.add(h.truncation(s.vid), fmt.Sprintf("value %q acknowledged %s of %s (op %d) was never read; %s (op %d) reached offset %d",
-				h.strs.string(val.str), at, h.key(s.part()), h.index(s.done), which, h.index(fr.done), fr.reach()), h.index(s.done))
+				h.strs.string(&val.str), at, h.key(s.part()), h.index(s.done), which, h.index(fr.done), fr.reach()), h.index(s.done))
 		case undecided, fateNone:
 			f.undecide(h.truncation(s.vid), "unseen-undecided", 1)
 		}
@@ -217,7 +217,7 @@ func Duplicate(h *History) Result {
 		}
 		seen[d.vid] = true
 		f.add(Unexplained, fmt.Sprintf("value %q is at offset %d of %s (op %d) and at offset %d of %s (op %d)",
-			h.strs.string(val.str), val.obsOff, h.key(val.obsPart), h.index(val.obsPos), d.offset, h.key(d.part), h.index(d.pos)),
+			h.strs.string(&val.str), val.obsOff, h.key(val.obsPart), h.index(val.obsPos), d.offset, h.key(d.part), h.index(d.pos)),
 			h.index(val.obsPos), h.index(d.pos))
 	}
 	if !h.anyObserved() {
@@ -708,7 +708,7 @@ func AbortedRead(h *History) Result {
 	failed := h.failPos(read)
 	for _, vid := range read {
 		val := h.vals.at(vid)
-		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", h.strs.string(val.str), h.index(failed[vid]), val.reader(), h.index(val.readPos)),
+		f.add(Unexplained, fmt.Sprintf("value %q, whose send failed (op %d), was returned by %s (op %d)", h.strs.string(&val.str), h.index(failed[vid]), val.reader(), h.index(val.readPos)),
 			h.index(failed[vid]), h.index(val.readPos))
 	}
 	if len(h.txn.ops) > 0 {
@@ -764,7 +764,7 @@ func GarbageRead(h *History) Result {
 		if val.sent() {
 			continue
 		}
-		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", h.strs.string(val.str), val.reader(), h.index(val.readPos)), h.index(val.readPos))
+		f.add(Unexplained, fmt.Sprintf("value %q was returned by %s (op %d), but no operation sent it", h.strs.string(&val.str), val.reader(), h.index(val.readPos)), h.index(val.readPos))
 	}
 	for _, pos := range h.corrupt {
 		f.add(Unexplained, fmt.Sprintf("%s (op %d) got records that do not decode: %s", h.ops.fn(pos), h.index(pos), h.ops.errText(pos)), h.index(pos))

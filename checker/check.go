@@ -60,9 +60,13 @@ func CheckHistory(h *History, opts Options) *Results {
 	rs := make([]Result, len(checks), len(checks)+2)
 	var wg sync.WaitGroup
 	var lin []Result
-	if !opts.SkipLinearizability {
-		wg.Go(func() { lin = Linearizability(h, opts) })
-	} else {
+	// With the index in a file, linearizability (most of the time, and
+	// its own scratch tables) runs after the other checks, once the pages
+	// they read are given back: the judge maps what it reads, or what
+	// they read, not both at once (a 2-hour run's whole index). In the
+	// heap nothing is given back, and it runs beside them.
+	turns := h.arena != nil && h.arena.Err() == nil
+	if opts.SkipLinearizability {
 		for _, name := range []string{NonlinearizableSendName, StaleReadName} {
 			f := h.newFinding(name)
 			f.noEvidence("linearizability was skipped")
@@ -72,7 +76,14 @@ func CheckHistory(h *History, opts Options) *Results {
 	for i, c := range checks {
 		wg.Go(func() { rs[i] = c(h) })
 	}
+	if !opts.SkipLinearizability && !turns {
+		wg.Go(func() { lin = Linearizability(h, opts) })
+	}
 	wg.Wait()
+	if !opts.SkipLinearizability && turns {
+		h.arena.Release()
+		lin = Linearizability(h, opts)
+	}
 	// Linearizability's two results come after the others in Names.
 	rs = slices.Insert(rs, slices.Index(namesFor(h.cfg.Transactions), NonlinearizableSendName), lin...)
 	for i := range rs {

@@ -937,11 +937,11 @@ func (h *History) records(dst []record, part int32, rs []history.Record) []recor
 func (h *History) str(r record) string { return h.valStr(r.vid) }
 
 // valStr is value vid's string (a copy: see strArena.string).
-func (h *History) valStr(vid int32) string { return h.strs.string(h.vals.at(vid).str) }
+func (h *History) valStr(vid int32) string { return h.strs.string(&h.vals.at(vid).str) }
 
 // valBytes is value vid's string where it is held, to compare and not
 // to keep or change.
-func (h *History) valBytes(vid int32) []byte { return h.strs.bytes(h.vals.at(vid).str) }
+func (h *History) valBytes(vid int32) []byte { return h.strs.bytes(&h.vals.at(vid).str) }
 
 // complete indexes one operation given its invoke and completion positions
 // (either may be -1, not both) and the operations there.

@@ -894,8 +894,10 @@ func Linearizability(h *History, opts Options) []Result {
 		return buf
 	}
 	// begin opens partition p's scratch arena, with buf in it; end gives
-	// it back.
+	// it back. The index's pages the last partition read are given back
+	// too: each partition's pass reads the tables through.
 	begin := func(p int) *offheap.Arena {
+		h.arena.Release()
 		a := h.arena.Sibling()
 		if a != nil {
 			buf = offheap.Make[linOp](a, sizes[p])[:0]

@@ -115,12 +115,12 @@ func newOpTable() opTable {
 
 // add records op at the next position, keeping it whole if keep says so.
 func (t *opTable) add(op *history.Op, keep bool) int32 {
-	if t.src != nil {
-		t.n++
-		return t.n - 1
-	}
 	pos := t.n
 	t.n++
+	t.addProcess(pos, op)
+	if t.src != nil {
+		return pos
+	}
 	fn, ok := t.fnID[op.F]
 	if !ok && len(t.fns) < manyFns {
 		fn = uint16(len(t.fns))
@@ -149,21 +149,10 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 	}
 	if pos%metaBlock == 0 {
 		t.meta = append(t.meta, offheap.Make[opMeta](t.arena, metaBlock)[:0])
-		t.procs = append(t.procs, offheap.Make[uint8](t.arena, metaBlock)[:0])
 	}
 	if pos%timeGroup == 0 {
 		t.bases = append(t.bases, op.Time)
-		t.procsAt = append(t.procsAt, int32(len(t.groupProcs)))
 	}
-	// A group has at most timeGroup (256) processes: its index fits.
-	group := t.groupProcs[t.procsAt[len(t.procsAt)-1]:]
-	pi := slices.Index(group, int32(op.Process))
-	if pi < 0 {
-		pi = len(group)
-		t.groupProcs = append(t.groupProcs, int32(op.Process))
-	}
-	procs := &t.procs[len(t.procs)-1]
-	*procs = append(*procs, uint8(pi))
 	// Modulo 2^64 the difference is exact, and adding it back gives the
 	// time whatever the two are.
 	d := op.Time - t.bases[pos/timeGroup]
@@ -180,6 +169,28 @@ func (t *opTable) add(op *history.Op, keep bool) int32 {
 		t.kept[pos] = op
 	}
 	return pos
+}
+
+// addProcess records op's process, at pos. Also for operations the
+// caller holds (src): the checkers look up the processes of millions of
+// sends and reads, and an operation's is a cache miss away where the
+// table's are a byte each, side by side.
+func (t *opTable) addProcess(pos int32, op *history.Op) {
+	if pos%metaBlock == 0 {
+		t.procs = append(t.procs, offheap.Make[uint8](t.arena, metaBlock)[:0])
+	}
+	if pos%timeGroup == 0 {
+		t.procsAt = append(t.procsAt, int32(len(t.groupProcs)))
+	}
+	// A group has at most timeGroup (256) processes: its index fits.
+	group := t.groupProcs[t.procsAt[len(t.procsAt)-1]:]
+	pi := slices.Index(group, int32(op.Process))
+	if pi < 0 {
+		pi = len(group)
+		t.groupProcs = append(t.groupProcs, int32(op.Process))
+	}
+	procs := &t.procs[len(t.procs)-1]
+	*procs = append(*procs, uint8(pi))
 }
 
 // op returns the operation at pos: the whole of it if it was kept, else
@@ -247,9 +258,6 @@ func (t *opTable) index(pos int32) int64 {
 }
 
 func (t *opTable) process(pos int32) int {
-	if t.src != nil {
-		return t.src[pos].Process
-	}
 	return int(t.groupProcs[t.procsAt[pos/timeGroup]+int32(t.procs[pos/metaBlock][pos%metaBlock])])
 }
 

@@ -87,11 +87,12 @@ func TestOpTableTimes(t *testing.T) {
 
 // TestOpTableProcesses: every operation gives back its process, whether
 // its group has one process or a different one on each of its operations,
-// for processes of either sign and far apart.
+// for processes of either sign and far apart; also where the table reads
+// the operations the caller holds (src), whose processes it tables all
+// the same.
 func TestOpTableProcesses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 29))
-	tab := newOpTable()
-	var want []int
+	var ops []history.Op
 	for i := range 5 * metaBlock {
 		var p int
 		switch g := i / timeGroup % 4; g {
@@ -104,15 +105,24 @@ func TestOpTableProcesses(t *testing.T) {
 		default:
 			p = int(rng.Int32()) - math.MaxInt32/2
 		}
-		tab.add(&history.Op{Index: int64(i), Process: p, Type: history.OK, F: history.Send}, false)
-		want = append(want, p)
+		ops = append(ops, history.Op{Index: int64(i), Process: p, Type: history.OK, F: history.Send})
 	}
-	for i, p := range want {
-		if got := tab.process(int32(i)); got != p {
-			t.Fatalf("op %d: process %d, want %d", i, got, p)
+	for _, held := range []bool{false, true} {
+		tab := newOpTable()
+		if held {
+			tab.src = ops
 		}
-		if got := tab.op(int32(i)).Process; got != p {
-			t.Fatalf("op %d: op's process %d, want %d", i, got, p)
+		for i := range ops {
+			tab.add(&ops[i], false)
+		}
+		for i := range ops {
+			p := ops[i].Process
+			if got := tab.process(int32(i)); got != p {
+				t.Fatalf("held %v: op %d: process %d, want %d", held, i, got, p)
+			}
+			if got := tab.op(int32(i)).Process; got != p {
+				t.Fatalf("held %v: op %d: op's process %d, want %d", held, i, got, p)
+			}
 		}
 	}
 }

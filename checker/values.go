@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"iter"
 	"math"
@@ -51,7 +52,7 @@ func (t *valueIDs) slot(s string, vals *table[valueInfo], strs *strArena) (int, 
 	h := maphash.String(t.seed, s)
 	tag := uint8(h >> 56)
 	for i := h & mask; ; i = (i + 1) & mask {
-		if id := t.slots[i]; id == 0 || t.tags[i] == tag && string(strs.bytes(vals.at(id-1).str)) == s {
+		if id := t.slots[i]; id == 0 || t.tags[i] == tag && string(strs.bytes(&vals.at(id-1).str)) == s {
 			return int(i), tag
 		}
 	}
@@ -72,7 +73,7 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo], strs 
 		if v == 0 {
 			continue
 		}
-		h := maphash.Bytes(t.seed, strs.bytes(vals.at(v-1).str))
+		h := maphash.Bytes(t.seed, strs.bytes(&vals.at(v-1).str))
 		j := h & mask
 		for t.slots[j] != 0 {
 			j = (j + 1) & mask
@@ -260,7 +261,7 @@ func (l recList) slice(src recSrc) []record {
 // once and never moved: a history holds a value for nearly every send, and
 // a string of its own cost its header and an allocation (16 bytes and more
 // for a value of eight), with a pointer in every valueInfo for the
-// collector to follow.
+// collector to follow. A short string is held in its strRef instead.
 type strArena struct {
 	chunks [][]byte
 	fill   int // the chunk being filled is chunks[fill-1]; 0 while none is
@@ -268,37 +269,72 @@ type strArena struct {
 	arena *offheap.Arena
 }
 
-// strRef is where a string is in its arena.
-type strRef struct {
-	chunk, at, n uint32
-}
+// strRef is a string of up to inlineMax bytes, held in the reference
+// itself, or where a longer one is in its arena. Most values are short (a
+// workload's are its process and a sequence number, "3-81234"): held
+// inline, a value is compared without reading memory of its own, which
+// took most of the time of interning a read's records (and a page of the
+// arena's file for every few hundred values, where they are in a file).
+//
+// The last byte tells the two apart: inlineTag with the length for a
+// string held inline, in the bytes before it; else the string is in
+// chunk bytes [0,4), at [4,8), n long [8,12), little-endian, with n below
+// 2^31 so that its top byte has no inlineTag.
+type strRef [12]byte
+
+const (
+	inlineMax = 11
+	inlineTag = 0x80
+)
 
 // arenaChunk is the size of a chunk; a string longer than a quarter of it
 // gets a chunk of its own.
 const arenaChunk = 1 << 20
 
-// add copies s into the arena.
+// add copies s into a reference, or the arena.
 func (a *strArena) add(s string) strRef {
+	var r strRef
 	n := len(s)
+	if n <= inlineMax {
+		copy(r[:], s)
+		r[inlineMax] = inlineTag | uint8(n)
+		return r
+	}
+	if n > math.MaxInt32 {
+		panic("checker: a value of more than 2 GB")
+	}
+	var k, at int
 	if n > arenaChunk/4 {
 		a.chunks = append(a.chunks, []byte(s))
-		return strRef{chunk: uint32(len(a.chunks) - 1), n: uint32(n)}
+		k = len(a.chunks) - 1
+	} else {
+		if a.fill == 0 || len(a.chunks[a.fill-1])+n > arenaChunk {
+			a.chunks = append(a.chunks, offheap.Make[byte](a.arena, arenaChunk)[:0])
+			a.fill = len(a.chunks)
+		}
+		k = a.fill - 1
+		at = len(a.chunks[k])
+		a.chunks[k] = append(a.chunks[k], s...)
 	}
-	if a.fill == 0 || len(a.chunks[a.fill-1])+n > arenaChunk {
-		a.chunks = append(a.chunks, offheap.Make[byte](a.arena, arenaChunk)[:0])
-		a.fill = len(a.chunks)
-	}
-	k := a.fill - 1
-	at := len(a.chunks[k])
-	a.chunks[k] = append(a.chunks[k], s...)
-	return strRef{chunk: uint32(k), at: uint32(at), n: uint32(n)}
+	binary.LittleEndian.PutUint32(r[0:], uint32(k))
+	binary.LittleEndian.PutUint32(r[4:], uint32(at))
+	binary.LittleEndian.PutUint32(r[8:], uint32(n))
+	return r
 }
 
-// bytes is the string at r, not to be changed.
-func (a *strArena) bytes(r strRef) []byte {
-	return a.chunks[r.chunk][r.at : r.at+r.n : r.at+r.n]
+// bytes is the string r refers to, not to be changed; r must stay where
+// it is while they are used (an inline string's bytes are r's).
+func (a *strArena) bytes(r *strRef) []byte {
+	if l := r[inlineMax]; l&inlineTag != 0 {
+		n := l &^ inlineTag
+		return r[:n:n]
+	}
+	k := binary.LittleEndian.Uint32(r[0:])
+	at := binary.LittleEndian.Uint32(r[4:])
+	n := binary.LittleEndian.Uint32(r[8:])
+	return a.chunks[k][at : at+n : at+n]
 }
 
 // string is the string at r, a copy of its own: one that outlives the
 // history (in a result) holds no chunk.
-func (a *strArena) string(r strRef) string { return string(a.bytes(r)) }
+func (a *strArena) string(r *strRef) string { return string(a.bytes(r)) }

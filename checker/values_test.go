@@ -42,6 +42,15 @@ func TestStrArena(t *testing.T) {
 	add := func(s string) {
 		want, refs = append(want, s), append(refs, a.add(s))
 	}
+	// Up to inlineMax bytes, whatever they are (the tag's bit set in
+	// each), a string is held in its reference, and takes no chunk.
+	for n := range inlineMax + 2 {
+		s := strings.Repeat("\xff", n)
+		r := a.add(s)
+		if got := a.string(&r); got != s || (len(a.chunks) > 0) != (n > inlineMax) {
+			t.Fatalf("%d bytes: %q back, %d chunks", n, got, len(a.chunks))
+		}
+	}
 	for i := 0; len(a.chunks) < 4; i++ {
 		switch i % 997 {
 		case 3:
@@ -52,7 +61,8 @@ func TestStrArena(t *testing.T) {
 			add(strings.Repeat(string(rune('a'+i%26)), 1+i%4000))
 		}
 	}
-	for i, r := range refs {
+	for i := range refs {
+		r := &refs[i]
 		if got := a.string(r); got != want[i] {
 			t.Fatalf("string %d: %d bytes back, want %d", i, len(got), len(want[i]))
 		}

@@ -9,6 +9,12 @@
 // judged in what the machine has, at the cost of disk I/O only when
 // memory is short.
 //
+// A process's RSS counts the pages it has mapped, page cache or not, so
+// an arena gives back what it mapped before each time it has grown by
+// another 64 MB, and Release gives back all of it, for a caller done with
+// a pass over its tables: the pages stay in the file (and the page cache),
+// and what is touched again is mapped again.
+//
 // What an arena holds must hold no pointer: the collector does not scan
 // it (Make refuses such a type). An arena's memory is valid until Close.
 // A nil *Arena allocates in the heap, as does an arena whose file could

@@ -60,3 +60,7 @@ func unmap(m []byte) error { return unix.Munmap(m) }
 
 // suited says why the file's file system does not suit an arena.
 func (f *file) suited() error { return suited(f.f) }
+
+// drop gives back m's pages to the file: they stay in the page cache, and
+// a later touch maps them again.
+func drop(m []byte) error { return unix.Madvise(m, unix.MADV_DONTNEED) }

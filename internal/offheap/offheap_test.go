@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -156,14 +158,7 @@ func TestConcurrentMake(t *testing.T) {
 // TestSmallArenaMapsLittle: an arena maps in pieces that grow with it, so
 // a small one (a small partition's scratch) reserves a MB, not a chunk.
 func TestSmallArenaMapsLittle(t *testing.T) {
-	a, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if a.Err() != nil {
-		t.Skipf("no arena here: %v", a.Err())
-	}
+	a := openMapped(t)
 	Make[byte](a, 100)[99] = 1
 	if a.Mapped() != minMap {
 		t.Fatalf("100 bytes mapped %d", a.Mapped())
@@ -229,5 +224,102 @@ func TestOpenFallsBackAndSiblings(t *testing.T) {
 	var none *Arena
 	if none.Sibling() != nil {
 		t.Fatal("a nil arena has a sibling")
+	}
+}
+
+// openMapped is an arena in a test's directory, closed when the test
+// ends; the test is skipped where an arena gives the heap's memory.
+func openMapped(t *testing.T) *Arena {
+	t.Helper()
+	a, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if a.Err() != nil {
+		t.Skipf("no arena here: %v", a.Err())
+	}
+	return a
+}
+
+// resident is how many bytes of a's mappings are in the process's
+// resident set (/proc/self/smaps).
+func resident(t *testing.T, a *Arena) int64 {
+	t.Helper()
+	starts := map[uint64]bool{}
+	a.mu.Lock()
+	for _, m := range a.maps {
+		starts[uint64(uintptr(unsafe.Pointer(unsafe.SliceData(m))))] = true
+	}
+	a.mu.Unlock()
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if lo, _, ok := strings.Cut(strings.Fields(line + " x")[0], "-"); ok && !strings.HasSuffix(lo, ":") {
+			start, err := strconv.ParseUint(lo, 16, 64)
+			in = err == nil && starts[start]
+			continue
+		}
+		if kb, ok := strings.CutPrefix(line, "Rss:"); ok && in {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(kb, "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += n << 10
+		}
+	}
+	return sum
+}
+
+// TestRelease: Release gives the arena's pages back to its file (the
+// process no longer holds them) and loses nothing written; an arena
+// that grows gives back what it mapped before every releaseStep, so a
+// table being filled holds its newest pages, not all of them.
+func TestRelease(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/smaps")
+	}
+	a := openMapped(t)
+	l := Make[int64](a, 4<<20) // 32 MB: below releaseStep
+	for i := range l {
+		l[i] = int64(i) * 7
+	}
+	if r := resident(t, a); r < 30<<20 {
+		t.Fatalf("32 MB written, %d resident", r)
+	}
+	a.Release()
+	if r := resident(t, a); r > 1<<20 {
+		t.Fatalf("%d bytes resident after Release", r)
+	}
+	for i := range l {
+		if l[i] != int64(i)*7 {
+			t.Fatalf("at %d: %d after Release", i, l[i])
+		}
+	}
+
+	g := openMapped(t)
+	var pieces [][]byte
+	for i := 0; g.Mapped() < 3*releaseStep; i++ {
+		p := Make[byte](g, 1<<19)
+		for j := range p {
+			p[j] = byte(i + j)
+		}
+		pieces = append(pieces, p)
+	}
+	// The loop stops as the arena maps past 3*releaseStep: what it
+	// mapped before is given back, and a piece of the new is written.
+	if r := resident(t, g); r > releaseStep/2 {
+		t.Fatalf("%d MB written, %d MB resident (at most %d)", g.Mapped()>>20, r>>20, releaseStep/2>>20)
+	}
+	for i, p := range pieces {
+		for j := range p {
+			if p[j] != byte(i+j) {
+				t.Fatalf("piece %d at %d: %d", i, j, p[j])
+			}
+		}
 	}
 }
