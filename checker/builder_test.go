@@ -1,11 +1,15 @@
 package checker
 
 import (
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // hb builds histories tersely. Every op gets the next index and a time 10
@@ -149,3 +153,65 @@ func (b *hb) wait(d time.Duration) { b.t += int64(d) }
 // strict is the configuration with the strongest promise: acks=-1,
 // min.insync.replicas=2, clean election, no faults.
 var strict = Config{Acks: -1, MinInsyncReplicas: 2, ReplicationFactor: 3, Election: "clean", MaxInFlight: 1}
+
+// rssFile is the process's file-backed resident memory, from
+// /proc/self/status.
+func rssFile(t *testing.T) int64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if kb, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(kb, "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n << 10
+		}
+	}
+	t.Fatal("no RssFile in /proc/self/status")
+	return 0
+}
+
+// TestReleaserGivesBack: a pass's releaser gives its arenas' pages back
+// once every releaseEvery entries, not before; and one for an index in
+// the heap gives back nothing, and costs nothing.
+func TestReleaserGivesBack(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/status")
+	}
+	h := NewBuilder(strict).h
+	if h.releaser(nil) != nil {
+		t.Fatal("an index in the heap has a releaser")
+	}
+	var none *releaser
+	none.passed(releaseEvery)
+	a, err := offheap.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.Err() != nil {
+		t.Skipf("no arena here: %v", a.Err())
+	}
+	h.arena = a
+	const size = 48 << 20
+	fill := func() {
+		for i, l := 0, offheap.Make[byte](a, size); i < len(l); i += 4096 {
+			l[i] = 1
+		}
+	}
+	before := rssFile(t)
+	fill()
+	r := h.releaser(nil)
+	r.passed(releaseEvery - 1)
+	if got := rssFile(t) - before; got < size*9/10 {
+		t.Fatalf("given back before releaseEvery: %d MB of %d mapped", got>>20, size>>20)
+	}
+	r.passed(1)
+	if got := rssFile(t) - before; got > size/10 {
+		t.Fatalf("%d MB still mapped after releaseEvery", got>>20)
+	}
+}

@@ -60,11 +60,12 @@ func CheckHistory(h *History, opts Options) *Results {
 	rs := make([]Result, len(checks), len(checks)+2)
 	var wg sync.WaitGroup
 	var lin []Result
-	// With the index in a file, linearizability (most of the time, and
-	// its own scratch tables) runs after the other checks, once the pages
-	// they read are given back: the judge maps what it reads, or what
-	// they read, not both at once (a 2-hour run's whole index). In the
-	// heap nothing is given back, and it runs beside them.
+	// With the index in a file the checks take turns, each after the
+	// pages the last one read are given back: the judge maps what one
+	// check reads, not what all read at once (a 2-hour run's whole
+	// index), for a second more in all at 2 hours (linearizability,
+	// most of the time, is alone either way). In the heap nothing is
+	// given back, and they run side by side.
 	turns := h.arena != nil && h.arena.Err() == nil
 	if opts.SkipLinearizability {
 		for _, name := range []string{NonlinearizableSendName, StaleReadName} {
@@ -73,17 +74,21 @@ func CheckHistory(h *History, opts Options) *Results {
 			lin = append(lin, f.result())
 		}
 	}
-	for i, c := range checks {
-		wg.Go(func() { rs[i] = c(h) })
+	run := func(f func()) {
+		if turns {
+			h.arena.Release()
+			f()
+			return
+		}
+		wg.Go(f)
 	}
-	if !opts.SkipLinearizability && !turns {
-		wg.Go(func() { lin = Linearizability(h, opts) })
+	for i, c := range checks {
+		run(func() { rs[i] = c(h) })
+	}
+	if !opts.SkipLinearizability {
+		run(func() { lin = Linearizability(h, opts) })
 	}
 	wg.Wait()
-	if !opts.SkipLinearizability && turns {
-		h.arena.Release()
-		lin = Linearizability(h, opts)
-	}
 	// Linearizability's two results come after the others in Names.
 	rs = slices.Insert(rs, slices.Index(namesFor(h.cfg.Transactions), NonlinearizableSendName), lin...)
 	for i := range rs {

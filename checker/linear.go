@@ -326,7 +326,7 @@ func (h *History) readTables() [3]*table[readOp] {
 // linOps are the model's operations of partition p, sends first, each in
 // history order, in buf's array when it has room for size of them; stats
 // counts what was left out.
-func linOps(h *History, p, size int, stats func(string, int64), buf []linOp) []linOp {
+func linOps(h *History, p, size int, stats func(string, int64), buf []linOp, scratch *offheap.Arena) []linOp {
 	acks := h.cfg.Acks
 	part := buf[:0]
 	if cap(part) < size {
@@ -334,7 +334,9 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp) []l
 	}
 	modelled := map[int32]bool{}
 	acked := map[int32]int64{}
+	pass := h.releaser(scratch)
 	for i := range h.sends.len() {
+		pass.passed(1)
 		s := h.sends.at(i)
 		if s.part() != int32(p) {
 			continue
@@ -388,6 +390,7 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp) []l
 	tables := h.readTables()
 	for t, rs := range tables {
 		for i := range rs.len() {
+			pass.passed(1)
 			r := rs.at(i)
 			if r.part != int32(p) {
 				continue
@@ -688,7 +691,7 @@ var (
 // metadata: only a visualization reads it, and a chunk is never drawn.
 //
 // Its scratch tables are in a (nil: the heap).
-func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool, a *offheap.Arena) (skipped, inOrder int, tightened bool) {
+func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client func(*linOp) int, search func([]porcupine.Operation) bool, a *offheap.Arena, pass *releaser) (skipped, inOrder int, tightened bool) {
 	if tightened = tighten(part, c, a); !tightened && tightenable(len(part)) {
 		// An interval emptied part-way: the times are neither.
 		part = rebuild()
@@ -699,6 +702,7 @@ func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client 
 	// of what the search allocated.
 	var ops []porcupine.Operation
 	for k, idx := range segments(part, a) {
+		pass.passed(len(idx))
 		switch {
 		case tryInOrder && linearizesInOrder(part, idx, c, linState{leo: leo, hw: hw}):
 			// The state the earlier segments established is the
@@ -889,8 +893,9 @@ func Linearizability(h *History, opts Options) []Result {
 	// given back once the partition is judged: a partition's model is
 	// about 90 bytes an operation, most of what the check holds.
 	var buf []linOp
+	var cur *offheap.Arena // the scratch arena buf is in, nil: the heap
 	build := func(p int, stats func(string, int64)) []linOp {
-		buf = linOps(h, p, sizes[p], stats, buf)
+		buf = linOps(h, p, sizes[p], stats, buf, cur)
 		return buf
 	}
 	// begin opens partition p's scratch arena, with buf in it; end gives
@@ -902,9 +907,11 @@ func Linearizability(h *History, opts Options) []Result {
 		if a != nil {
 			buf = offheap.Make[linOp](a, sizes[p])[:0]
 		}
+		cur = a
 		return a
 	}
 	end := func(a *offheap.Arena) {
+		cur = nil
 		if a != nil {
 			buf = nil
 			a.Close()
@@ -993,7 +1000,7 @@ func Linearizability(h *History, opts Options) []Result {
 			rebuild := func() []linOp { return build(p, nostats) }
 			part := rebuild()
 			n := len(part) // part itself is not held past the search
-			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search, scratch)
+			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search, scratch, h.releaser(scratch))
 			if !cut {
 				end(scratch)
 			} else if scratch != nil {
@@ -1002,7 +1009,7 @@ func Linearizability(h *History, opts Options) []Result {
 				// its arena is given back once they are done, when the
 				// model they hold, and g with it, is collected.
 				runtime.AddCleanup(g, func(a *offheap.Arena) { a.Close() }, scratch)
-				buf = nil
+				buf, cur = nil, nil
 			}
 			skipped += skip
 			stats("segments-in-order", int64(inOrder))

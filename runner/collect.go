@@ -185,3 +185,11 @@ func gogcFor(live uint64, cap int) int {
 	}
 	return gcpace.For(live, cap, minGOGC, held)
 }
+
+// readDone gives back to the OS the memory that reading a history left
+// free, once its index is built: decoding allocated what each line held
+// (a long run's final reads are a partition's whole log each, tens of MB)
+// and Go returns freed memory to the OS only gradually, so a 2-hour
+// judge's checks ran beside 150 MB of it. One collection of a heap that
+// holds next to nothing (the index is in a file) costs milliseconds.
+func readDone() { debug.FreeOSMemory() }

@@ -643,7 +643,9 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	// each acknowledgement) is then no longer referenced through the
 	// checks.
 	recovery := rec.Recoveries()
-	return judge(dir, tc, b.History(), func() []results.WindowRecovery { return recovery }, detect, nil)
+	h := b.History()
+	readDone()
+	return judge(dir, tc, h, func() []results.WindowRecovery { return recovery }, detect, nil)
 }
 
 // JudgeOps is Judge of the ops the run's history.jsonl holds, given in
