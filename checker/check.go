@@ -66,7 +66,7 @@ func CheckHistory(h *History, opts Options) *Results {
 	// index), for a second more in all at 2 hours (linearizability,
 	// most of the time, is alone either way). In the heap nothing is
 	// given back, and they run side by side.
-	turns := h.arena != nil && h.arena.Err() == nil
+	turns := h.HeldInFile()
 	if opts.SkipLinearizability {
 		for _, name := range []string{NonlinearizableSendName, StaleReadName} {
 			f := h.newFinding(name)

@@ -692,34 +692,44 @@ func (b *Builder) InFile(dir string) error {
 	return nil
 }
 
-// releaser gives back its arenas' pages every releaseEvery entries or
-// operations passed. Linearizability finds a partition's operations by
-// reading every send and read, and steps its model through them: what it
-// read stays mapped, counted in the process's RSS, unless given back (a
-// 2-hour run's partition: 0.42 GB with it, 0.19 GB without). What is
+// releaser gives back its arenas' pages every releaseEvery entries,
+// records or operations passed. Linearizability finds a partition's
+// operations by reading every send and read, and steps its model through
+// them: what it read stays mapped, counted in the process's RSS, unless
+// given back (a 2-hour run's partition: 0.42 GB mapped without it, 0.19
+// GB with it). What is
 // touched again is mapped again, from the page cache, at the cost of a
 // fault. Given back while another check reads it, the index would cost
 // that check faults, not results: the checks take turns (CheckHistory).
-// Reading the history gives back only as its file grows (offheap): given
-// back every so many records too, the tables being written faulted
-// again, and a 30-minute run was judged 35% slower.
+// Reading the history gives back only as its file grows (offheap): it
+// writes as it reads, and a page written again after it was given back
+// costs a write fault of the file system's. Given back every so many
+// records too, even only in a long run's final reads (which pass every
+// value and offset), a 30-minute run was judged 15-35% slower.
 type releaser struct {
 	arenas []*offheap.Arena
 	n      int
 }
 
 // releaseEvery: what a pass of so many entries reaches, with what it
-// writes, is about 40 MB.
-const releaseEvery = 1 << 18
+// writes, is about 40 MB. A variable, so that a test can give back at
+// every few entries.
+var releaseEvery = 1 << 18
 
 // releaser gives back the index's pages, and scratch's (nil: none), a
-// pass's; nil (which gives back nothing) for an index in the heap.
+// pass's; nil (which gives back nothing) unless the index is in a file
+// from start to end (HeldInFile), as when the checks take turns.
 func (h *History) releaser(scratch *offheap.Arena) *releaser {
-	if h.arena == nil {
+	if !h.HeldInFile() {
 		return nil
 	}
 	return &releaser{arenas: []*offheap.Arena{h.arena, scratch}}
 }
+
+// HeldInFile says whether the index holds its tables in a file
+// (Builder.InFile), all of them: false if it was not made so, or its file
+// stopped growing (InFileErr), and the heap holds the rest.
+func (h *History) HeldInFile() bool { return h.arena != nil && h.arena.Err() == nil }
 
 // passed counts n more entries passed.
 func (r *releaser) passed(n int) {

@@ -902,7 +902,9 @@ func Linearizability(h *History, opts Options) []Result {
 	// it back. The index's pages the last partition read are given back
 	// too: each partition's pass reads the tables through.
 	begin := func(p int) *offheap.Arena {
-		h.arena.Release()
+		if h.HeldInFile() { // the checks take turns (CheckHistory)
+			h.arena.Release()
+		}
 		a := h.arena.Sibling()
 		if a != nil {
 			buf = offheap.Make[linOp](a, sizes[p])[:0]

@@ -93,7 +93,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 		recovery = rec.Recoveries()
 	}
 	h := b.History()
-	readDone()
+	readDone(h)
 	if !stored && !h.Recorded(history.Crash) {
 		// Nothing says whoever recorded it watched the nodes: no crash
 		// recorded is not no crash.

@@ -644,7 +644,7 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	// checks.
 	recovery := rec.Recoveries()
 	h := b.History()
-	readDone()
+	readDone(h)
 	return judge(dir, tc, h, func() []results.WindowRecovery { return recovery }, detect, nil)
 }
 

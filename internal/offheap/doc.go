@@ -21,5 +21,7 @@
 // not grow (a full disk), one in a file system of memory (tmpfs: its
 // pages could only go to swap) and one off Linux (space is reserved with
 // fallocate, so that a full disk is an error and not a SIGBUS): the
-// caller's tables work either way, and Err says why.
+// caller's tables work either way, and Err says why. A file system that
+// copies on write (btrfs) does not reserve room for a page written again
+// by fallocate, so there a full disk can still end a judge.
 package offheap

@@ -175,7 +175,8 @@ func (a *Arena) Err() error {
 // Release gives back the pages of the arena's mappings, for a caller
 // done with a pass over its tables: they stay in the file, as page cache
 // while the kernel has room for them, and what is touched again is mapped
-// again. Nothing is lost; the process's RSS no longer counts them.
+// again: what was written reads back the same, and the process's RSS no
+// longer counts them.
 func (a *Arena) Release() {
 	if a == nil {
 		return
