@@ -76,7 +76,7 @@ func CheckHistory(h *History, opts Options) *Results {
 	}
 	run := func(f func()) {
 		if turns {
-			h.arena.Release()
+			h.giveBack()
 			f()
 			return
 		}

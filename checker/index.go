@@ -692,23 +692,25 @@ func (b *Builder) InFile(dir string) error {
 	return nil
 }
 
-// releaser gives back its arenas' pages every releaseEvery entries,
-// records or operations passed. Linearizability finds a partition's
-// operations by reading every send and read, and steps its model through
-// them: what it read stays mapped, counted in the process's RSS, unless
-// given back (a 2-hour run's partition: 0.42 GB mapped without it, 0.19
-// GB with it). What is
-// touched again is mapped again, from the page cache, at the cost of a
-// fault. Given back while another check reads it, the index would cost
-// that check faults, not results: the checks take turns (CheckHistory).
+// releaser gives back the index's pages, and a pass's scratch arena's,
+// every releaseEvery entries, records or operations passed.
+// Linearizability finds a partition's operations by reading every send
+// and read, and steps its model through them: what it read stays mapped,
+// counted in the process's RSS, unless given back (a 2-hour run's
+// partition: 0.42 GB mapped without it, 0.19 GB with it). What is touched
+// again is mapped again, from the page cache, at the cost of a fault.
+// Given back while another check reads it, the index would cost that
+// check faults, not results: the checks take turns (CheckHistory).
+//
 // Reading the history gives back only as its file grows (offheap): it
 // writes as it reads, and a page written again after it was given back
 // costs a write fault of the file system's. Given back every so many
 // records too, even only in a long run's final reads (which pass every
 // value and offset), a 30-minute run was judged 15-35% slower.
 type releaser struct {
-	arenas []*offheap.Arena
-	n      int
+	h       *History
+	scratch *offheap.Arena // nil: none
+	n       int
 }
 
 // releaseEvery: what a pass of so many entries reaches, with what it
@@ -716,20 +718,14 @@ type releaser struct {
 // every few entries.
 var releaseEvery = 1 << 18
 
-// releaser gives back the index's pages, and scratch's (nil: none), a
-// pass's; nil (which gives back nothing) unless the index is in a file
-// from start to end (HeldInFile), as when the checks take turns.
+// releaser is a pass's, with scratch's pages too (nil: none); nil, which
+// gives back nothing, unless the index is held in a file (HeldInFile).
 func (h *History) releaser(scratch *offheap.Arena) *releaser {
 	if !h.HeldInFile() {
 		return nil
 	}
-	return &releaser{arenas: []*offheap.Arena{h.arena, scratch}}
+	return &releaser{h: h, scratch: scratch}
 }
-
-// HeldInFile says whether the index holds its tables in a file
-// (Builder.InFile), all of them: false if it was not made so, or its file
-// stopped growing (InFileErr), and the heap holds the rest.
-func (h *History) HeldInFile() bool { return h.arena != nil && h.arena.Err() == nil }
 
 // passed counts n more entries passed.
 func (r *releaser) passed(n int) {
@@ -738,9 +734,22 @@ func (r *releaser) passed(n int) {
 	}
 	if r.n += n; r.n >= releaseEvery {
 		r.n = 0
-		for _, a := range r.arenas {
-			a.Release()
-		}
+		r.h.giveBack()
+		r.scratch.Release()
+	}
+}
+
+// HeldInFile says whether the index holds its tables in a file
+// (Builder.InFile), all of them: false if it was not made so, or its file
+// stopped growing (InFileErr), and the heap holds the rest. Only then do
+// the checks take turns, and give back the index's pages.
+func (h *History) HeldInFile() bool { return h.arena != nil && h.arena.Err() == nil }
+
+// giveBack gives back the pages of an index held in a file, between the
+// checks' passes or within one (releaser).
+func (h *History) giveBack() {
+	if h.HeldInFile() {
+		h.arena.Release()
 	}
 }
 

@@ -902,9 +902,7 @@ func Linearizability(h *History, opts Options) []Result {
 	// it back. The index's pages the last partition read are given back
 	// too: each partition's pass reads the tables through.
 	begin := func(p int) *offheap.Arena {
-		if h.HeldInFile() { // the checks take turns (CheckHistory)
-			h.arena.Release()
-		}
+		h.giveBack()
 		a := h.arena.Sibling()
 		if a != nil {
 			buf = offheap.Make[linOp](a, sizes[p])[:0]

@@ -272,9 +272,8 @@ type strArena struct {
 // strRef is a string of up to inlineMax bytes, held in the reference
 // itself, or where a longer one is in its arena. Most values are short (a
 // workload's are its process and a sequence number, "3-81234"): held
-// inline, a value is compared without reading memory of its own, which
-// took most of the time of interning a read's records (and a page of the
-// arena's file for every few hundred values, where they are in a file).
+// inline, they take no room in the arena (25 MB of a 2-hour run's index),
+// and comparing one reads only its valueInfo, already read to find it.
 //
 // The last byte tells the two apart: inlineTag with the length for a
 // string held inline, in the bytes before it; else the string is in
