@@ -2,6 +2,7 @@ package checker
 
 import (
 	"os"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -217,5 +218,50 @@ func TestReleaserGivesBack(t *testing.T) {
 	r.passed(1)
 	if got := rssFile(t) - before; got > size/5 {
 		t.Fatalf("%d MB still mapped after releaseEvery", got>>20)
+	}
+}
+
+// TestAddRecordsTakenOrGivenBack: records given ahead of a client's ok
+// read are its records in the index, the values not seen before interned
+// in the order read; those given ahead of any other operation (here the
+// nemesis's) are given back to it as records, as it would have held
+// them, and none are left for the operation after.
+func TestAddRecordsTakenOrGivenBack(t *testing.T) {
+	k := history.Key{Topic: "t", Partition: 0}
+	b := NewBuilder(Config{})
+	add := func(op history.Op) { b.Add(&op) }
+	add(history.Op{Index: 0, Process: 0, Type: history.Invoke, F: history.Send, Value: &history.Value{Topic: "t", Value: "a"}})
+	add(history.Op{Index: 1, Process: 0, Type: history.OK, F: history.Send, Value: &history.Value{Topic: "t", Value: "a", Offset: history.Int64(0)}})
+	b.AddRecords(k, true, []history.Record{{Offset: 0, Value: "a"}, {Offset: 1, Value: "b"}})
+	b.AddRecords(k, true, []history.Record{{Offset: 2, Value: "c"}})
+	add(history.Op{Index: 2, Process: history.NemesisProcess, Type: history.Info, F: "kill", Value: &history.Value{}})
+	add(history.Op{Index: 3, Process: 1, Type: history.Invoke, F: history.FinalRead, Value: &history.Value{Topic: "t"}})
+	b.AddRecords(k, false, []history.Record{{Offset: 0, Value: "a"}, {Offset: 1, Value: "c"}})
+	add(history.Op{Index: 4, Process: 1, Type: history.OK, F: history.FinalRead, Value: &history.Value{Topic: "t", HW: history.Int64(2)}})
+	add(history.Op{Index: 5, Process: history.NemesisProcess, Type: history.Info, F: "kill", Value: &history.Value{}})
+	add(history.Op{Index: 6, Process: 1, Type: history.Invoke, F: history.FinalRead, Value: &history.Value{Topic: "t"}})
+	add(history.Op{Index: 7, Process: 1, Type: history.OK, F: history.FinalRead, Value: &history.Value{Topic: "t", HW: history.Int64(2)}})
+	h := b.History()
+	want := []history.Record{{Offset: 0, Value: "a"}, {Offset: 1, Value: "b"}, {Offset: 2, Value: "c"}}
+	if got := h.ops.op(2).Value.Records; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the nemesis's op holds %v, want %v", got, want)
+	}
+	if h.finals.len() != 2 {
+		t.Fatalf("%d final reads", h.finals.len())
+	}
+	fr := h.finals.at(0)
+	got, src := fr.recs, h.recsOf(fr.part)
+	if got.len() != 2 || h.str(got.at(src, 0)) != "a" || h.str(got.at(src, 1)) != "c" {
+		t.Fatalf("the final read holds %d records", got.len())
+	}
+	// "a" was sent first, "c" only read: their ids are in that order.
+	if a, c := got.at(src, 0).vid, got.at(src, 1).vid; a != 0 || c != 1 {
+		t.Fatalf("ids a=%d c=%d, want 0 and 1", a, c)
+	}
+	if rs := h.ops.op(5).Value.Records; len(rs) != 0 {
+		t.Fatalf("the nemesis's op after the final read holds %v", rs)
+	}
+	if n := h.finals.at(1).recs.len(); n != 0 {
+		t.Fatalf("the second final read holds %d records, given to the first", n)
 	}
 }

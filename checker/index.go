@@ -99,6 +99,9 @@ type History struct {
 	// packed.
 	ids     idLists
 	scratch []record
+	// streamed are the records of the next operation, given ahead of it
+	// (Builder.AddRecords), in scratch.
+	streamed streamed
 	// wideFrom are the offsets reads asked from that their fromD could
 	// not hold (setFrom), by readKey; nil while none is.
 	wideFrom map[uint64]int64
@@ -685,6 +688,7 @@ func (b *Builder) InFile(dir string) error {
 	h.ids.starts.in(a)
 	h.ops.arena = a
 	h.strs.arena = a
+	h.valID.arena = a.Sibling()
 	// A History a caller drops without closing it gives its file back
 	// when it is collected: nothing outside it holds what the arena
 	// holds.
@@ -763,12 +767,130 @@ func (h *History) InFileErr() error { return h.arena.Err() }
 // For one held in the heap it does nothing.
 func (h *History) Close() error { return h.arena.Close() }
 
+// AddRecords gives the builder records of the next operation it will be
+// given, ahead of it, as history.ScanReads gives a long read's: that
+// operation's records are then these (with its own, if any, after them).
+// key is the partition the records are hinted to be of (hinted: see
+// ScanReads); rs nil drops those given so far. The builder holds each
+// record as an offset and the id of its value, as it holds a read's, not
+// the value: a long run's final reads are interned as they stream past.
+func (b *Builder) AddRecords(key history.Key, hinted bool, rs []history.Record) {
+	h := b.h
+	st := &h.streamed
+	if rs == nil {
+		st.reset()
+		return
+	}
+	if st.n == 0 {
+		h.scratch = h.scratch[:0]
+	}
+	var obs *offsetTable
+	if id, ok := h.keyID[key]; ok && hinted {
+		obs = &h.parts[id].obs
+	}
+	for _, r := range rs {
+		vid := int32(-1)
+		if obs != nil {
+			vid = h.seenAt(obs, r)
+		}
+		if vid < 0 {
+			// Interned when its operation comes (resolve): only a
+			// client's ok read interns its records, and in the order
+			// they are read, which gives new values their ids.
+			st.strs = append(st.strs, r.Value...)
+			st.ends = append(st.ends, len(st.strs))
+			vid = -1 - int32(len(st.ends))
+		}
+		h.scratch = append(h.scratch, record{Offset: r.Offset, vid: vid})
+	}
+	st.n = len(h.scratch)
+}
+
+// streamed are records given ahead of their operation (AddRecords), in
+// History.scratch: each with its value's id if the value seen at its
+// offset is its own (seenAt), else -1-k for the k-th (from 1) of strs.
+type streamed struct {
+	n    int
+	strs []byte
+	ends []int
+}
+
+func (st *streamed) reset() {
+	st.n = 0
+	st.strs, st.ends = st.strs[:0], st.ends[:0]
+}
+
+// str is the value of the k-th (from 1) record not seen at its offset.
+func (st *streamed) str(k int) []byte {
+	from := 0
+	if k > 1 {
+		from = st.ends[k-2]
+	}
+	return st.strs[from:st.ends[k-1]]
+}
+
+// streamedFor says whether op takes streamed records as the index keeps
+// them: a client's ok read, which addRead interns. Any other operation
+// (a transaction's, a foreign line's) gets them back as records
+// (unstream).
+func streamedFor(op *history.Op) bool {
+	if op.Type != history.OK || op.Process < 0 || op.Value == nil {
+		return false
+	}
+	switch op.F {
+	case history.Poll, history.EndOffset, history.FinalRead, history.ReplicaRead:
+		return true
+	}
+	return false
+}
+
+// unstream gives the streamed records back to op as records, before its
+// own.
+func (h *History) unstream(op *history.Op) {
+	st := &h.streamed
+	rs := make([]history.Record, 0, st.n+len(op.Value.Records))
+	for _, r := range h.scratch[:st.n] {
+		v := ""
+		if r.vid >= 0 {
+			v = h.valStr(r.vid)
+		} else {
+			v = string(st.str(int(-1 - r.vid)))
+		}
+		rs = append(rs, history.Record{Offset: r.Offset, Value: v})
+	}
+	op.Value.Records = append(rs, op.Value.Records...)
+	st.reset()
+}
+
+// streamedRecords are the streamed records of the operation being
+// indexed (a client's ok read), their values interned, in order, and its
+// own records after them; nil if none were streamed.
+func (h *History) streamedRecords(part int32, own []history.Record) []record {
+	st := &h.streamed
+	if st.n == 0 {
+		return nil
+	}
+	recs := h.scratch[:st.n]
+	for i := range recs {
+		if recs[i].vid < 0 {
+			recs[i].vid = h.valueOf(string(st.str(int(-1 - recs[i].vid))))
+		}
+	}
+	return h.records(recs, part, own)
+}
+
 // Add indexes the history's next operation. The builder may keep op: the
 // caller must not change it afterwards.
 func (b *Builder) Add(op *history.Op) {
 	h := b.h
+	if h.streamed.n > 0 {
+		if op.Value != nil && !streamedFor(op) {
+			h.unstream(op)
+		}
+		defer h.streamed.reset()
+	}
 	// Over a slice the table keeps nothing: the caller holds every op.
-	keep := h.ops.src == nil && keepWhole(op)
+	keep := h.ops.src == nil && keepWhole(op, h.streamed.n > 0)
 	kept := op
 	if keep {
 		// Without its records (the read tables have them), and a copy of
@@ -849,12 +971,14 @@ func (b *Builder) History() *History {
 	}
 	h.faults.finish(h.ops.op)
 	h.finish()
+	// Records a torn last line streamed before it was found torn.
+	h.streamed = streamed{}
 	// The buffer is as large as the largest read: a long run's final
 	// reads hold every record of their partition.
 	h.scratch = nil
 	// Values are found by their strings only as the history is read
 	// (the checkers go by id): the table is 10 to 20 bytes a value.
-	h.valID = valueIDs{spent: true}
+	h.valID.drop()
 	return h
 }
 
@@ -977,21 +1101,27 @@ func (h *History) records(dst []record, part int32, rs []history.Record) []recor
 	out := slices.Grow(dst, len(rs))
 	obs := &h.parts[part].obs
 	for _, r := range rs {
-		vid := int32(-1)
-		if s := obs.lookup(r.Offset); s != nil {
-			switch {
-			case s.readVid != 0 && string(h.valBytes(s.readVid-1)) == r.Value:
-				vid = s.readVid - 1
-			case s.ackVid != 0 && string(h.valBytes(s.ackVid-1)) == r.Value:
-				vid = s.ackVid - 1
-			}
-		}
+		vid := h.seenAt(obs, r)
 		if vid < 0 {
 			vid = h.valueOf(r.Value)
 		}
 		out = append(out, record{Offset: r.Offset, vid: vid})
 	}
 	return out
+}
+
+// seenAt is the id of r's value if it is the value seen at r's offset in
+// obs (read first or acknowledged there), else -1. It changes nothing.
+func (h *History) seenAt(obs *offsetTable, r history.Record) int32 {
+	if s := obs.lookup(r.Offset); s != nil {
+		switch {
+		case s.readVid != 0 && string(h.valBytes(s.readVid-1)) == r.Value:
+			return s.readVid - 1
+		case s.ackVid != 0 && string(h.valBytes(s.ackVid-1)) == r.Value:
+			return s.ackVid - 1
+		}
+	}
+	return -1
 }
 
 // str is the value of a record.
@@ -1074,7 +1204,7 @@ func (h *History) addTry(invOp, doneOp *history.Op, inv, done int32) {
 	}
 	switch {
 	case doneOp.Type == history.OK:
-		t.okRead(len(v.Records) > 0)
+		t.okRead(len(v.Records) > 0 || h.streamed.n > 0)
 	case strings.HasPrefix(doneOp.Error, history.StuckRead):
 		t.stalled = t.from >= 0 && t.hw > t.from
 	}
@@ -1260,7 +1390,10 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 	// The records are interned into a buffer the next read reuses, and
 	// kept packed (once they are observed: the offsets' first reads are
 	// then most reads' ids).
-	recs := h.records(h.scratch[:0], r.part, v.Records)
+	recs := h.streamedRecords(r.part, v.Records)
+	if recs == nil {
+		recs = h.records(h.scratch[:0], r.part, v.Records)
+	}
 	h.scratch = recs
 	if doneOp.F != history.EndOffset && doneOp.F != history.ReplicaRead {
 		// A client read: what it returned was seen.

@@ -265,8 +265,9 @@ func (t *opTable) process(pos int32) int {
 // and the index tables: every operation but the monitor's samples and
 // the sends and reads of clients that completed ok (or are invokes) and
 // carry no group or transaction information. A read that got nothing is kept, since the
-// liveness checks describe it by its high watermark.
-func keepWhole(op *history.Op) bool {
+// liveness checks describe it by its high watermark; streamed says its
+// records were given ahead of it (Builder.AddRecords).
+func keepWhole(op *history.Op, streamed bool) bool {
 	if op.Process == history.MonitorProcess && op.F == history.Monitor {
 		// The partition's samples hold what the checkers read of it.
 		return false
@@ -287,7 +288,7 @@ func keepWhole(op *history.Op) bool {
 		return false
 	case v.Sample != nil || v.FaultInfo != nil || v.CrashInfo != nil || v.GroupInfo != nil || v.TxnInfo != nil:
 		return true
-	case op.Type == history.OK && op.F != history.Send && op.F != history.EndOffset && len(v.Records) == 0:
+	case op.Type == history.OK && op.F != history.Send && op.F != history.EndOffset && len(v.Records) == 0 && !streamed:
 		return true
 	}
 	return false

@@ -21,6 +21,11 @@ import (
 type valueIDs struct {
 	// spent: the history has been read, and the table dropped.
 	spent bool
+	// arena, if not nil, holds the table (Builder.InFile): one of its
+	// own, closed when the table is dropped. It is probed at random as
+	// the history is read, so in the heap it grew with the history (80
+	// MB of a 2-hour run's), and the kernel could not reclaim it.
+	arena *offheap.Arena
 	seed  maphash.Seed
 	slots []int32 // id+1; 0 is empty
 	tags  []uint8 // the top byte of the slot's string's hash
@@ -35,7 +40,14 @@ func (t *valueIDs) size(n int) {
 	for m < 2*n {
 		m *= 2
 	}
-	t.slots, t.tags = make([]int32, m), make([]uint8, m)
+	t.slots, t.tags = offheap.Make[int32](t.arena, m), offheap.Make[uint8](t.arena, m)
+}
+
+// drop drops the table once the history has been read: what it holds is
+// given back (the file of its arena, or to the collector).
+func (t *valueIDs) drop() {
+	_ = t.arena.Close() // a failure to unmap costs memory, not a result
+	*t = valueIDs{spent: true}
 }
 
 // slot is where s is in the table, or the empty slot where it belongs,
@@ -67,7 +79,7 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo], strs 
 		return
 	}
 	old := t.slots
-	t.slots, t.tags = make([]int32, 2*len(old)), make([]uint8, 2*len(old))
+	t.slots, t.tags = offheap.Make[int32](t.arena, 2*len(old)), offheap.Make[uint8](t.arena, 2*len(old))
 	mask := uint64(len(t.slots) - 1)
 	for _, v := range old {
 		if v == 0 {
@@ -80,6 +92,9 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo], strs 
 		}
 		t.slots[j], t.tags[j] = v, uint8(h>>56)
 	}
+	// The old table's pages are garbage; the new one's map again as
+	// they are probed.
+	t.arena.Release()
 }
 
 // recList is a read's records, held compactly: most reads return

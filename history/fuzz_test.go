@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"testing"
 )
@@ -18,6 +19,10 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"index":0,"time":1,"process":1,"type":"ok","f":"poll","value":{"topic":"t","partition":0,"from":-9223372036854775808,"records":[{"offset":-9223372036854775807,"value":"x"}],"hw":9223372036854775807}}`))
 	f.Add([]byte(`{"index":0,"time":1,"process":3,"type":"ok","f":"txn","value":{"partition":0,"mops":[{"f":"send","topic":"t","partition":1,"value":"a","offset":2},{"f":"poll","reads":[{"topic":"t","partition":0,"from":0,"records":[{"offset":0,"value":"b"}]}]}],"abort":true,"commit_time":1,"isolation":"read_committed"}}`))
 	f.Add([]byte(`{"history":"chaos","version":1}` + "\n" + `{"index":0,"ti`))
+	// A read's records after a header: streamed, in chunks of 7 bytes.
+	f.Add([]byte(`{"history":"chaos","version":1}` + "\n" +
+		`{"index":0,"time":1,"process":1,"type":"ok","f":"final-read","value":{"topic":"t","partition":0,"records":[{"offset":0,"value":"x"},{"offset":1,"value":"y\u00e9"}],"records":[{"offset":2,"value":"z"}],"hw":3}}` + "\n" +
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"txn","value":{"partition":0,"mops":[{"f":"poll","reads":[{"topic":"t","partition":0,"from":0,"records":[{"offset":0,"value":"b"}]}]}]}}`))
 	f.Add([]byte("\n\n{}\n"))
 	// Space that is not JSON's, a rune of it cut by a chunk's end: before
 	// a line, and a line of it alone.
@@ -40,6 +45,11 @@ func FuzzRead(f *testing.F) {
 			if (err == nil) != (serr == nil) || errors.Is(err, ErrTornTail) != errors.Is(serr, ErrTornTail) || !reflect.DeepEqual(ops, small) {
 				t.Fatalf("read whole: %d ops, %v; in chunks of 7 bytes: %d ops, %v", len(ops), err, len(small), serr)
 			}
+			// And with the long lines' records streamed (ScanReads).
+			streamed, _, serr := readStreamed(bytes.NewReader(data))
+			if (err == nil) != (serr == nil) || errors.Is(err, ErrTornTail) != errors.Is(serr, ErrTornTail) || !reflect.DeepEqual(noEmpty(ops), noEmpty(streamed)) {
+				t.Fatalf("read whole: %d ops, %v; streamed in chunks of 7 bytes: %d ops, %v", len(ops), err, len(streamed), serr)
+			}
 		}()
 		var buf bytes.Buffer
 		for _, op := range ops {
@@ -52,4 +62,59 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("re-reading %d ops: %d, %v", len(ops), len(again), err)
 		}
 	})
+}
+
+// readStreamed reads a history with ScanReads as a caller of it sees the
+// ops: each op's streamed records put back before its own (those given
+// since the last nil). It also says what was streamed.
+func readStreamed(r io.Reader) ([]Op, streamedStats, error) {
+	var ops []Op
+	var st streamedStats
+	var pending []Record
+	err := ScanReads(r, func(op *Op) error {
+		if op.Value != nil && len(op.Value.Records) > 0 && op.F == FinalRead {
+			st.whole = append(st.whole, op.Index)
+		}
+		if op.Value != nil && pending != nil {
+			op.Value.Records = append(pending, op.Value.Records...)
+		}
+		pending = nil
+		ops = append(ops, *op)
+		return nil
+	}, func(k Key, hinted bool, rs []Record) error {
+		if rs == nil {
+			pending = pending[:0]
+			return nil
+		}
+		if st.chunks++; hinted {
+			st.hints = append(st.hints, k)
+		}
+		pending = append(pending, rs...)
+		return nil
+	})
+	return ops, st, err
+}
+
+// streamedStats are what ScanReads streamed: chunks of records, the
+// partitions they were hinted to be of, and the final reads that came
+// with records of their own.
+type streamedStats struct {
+	chunks int
+	hints  []Key
+	whole  []int64
+}
+
+// noEmpty is ops with an empty list of records made nil (a streamed line
+// has none left, where read whole it has an empty one).
+func noEmpty(ops []Op) []Op {
+	out := make([]Op, len(ops))
+	for i, op := range ops {
+		if op.Value != nil && op.Value.Records != nil && len(op.Value.Records) == 0 {
+			v := *op.Value
+			v.Records = nil
+			op.Value = &v
+		}
+		out[i] = op
+	}
+	return out
 }

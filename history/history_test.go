@@ -441,3 +441,67 @@ func TestScanFreesLongChunk(t *testing.T) {
 		t.Fatalf("%d MB held while the caller had a line of %d MB", held>>20, long>>20)
 	}
 }
+
+// TestScanReadsStreams: a long read's records reach ScanReads' caller in
+// chunks, hinted with their partition, and its op comes without them;
+// put back, the ops are Read's, whatever form the line takes: records
+// given twice (the last counts), in other letters, escaped, a
+// transaction's (not streamed), a value given twice, or null at last.
+func TestScanReadsStreams(t *testing.T) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"history":"chaos","version":1}` + "\n")
+	long := Op{Index: 1, Time: 5, Process: 2, Type: OK, F: FinalRead, Value: &Value{Topic: "t", Partition: 3, HW: Int64(12_000)}}
+	for i := range 12_000 {
+		long.Value.Records = append(long.Value.Records, Record{Offset: int64(i), Value: fmt.Sprintf("%d-%d", i%5, i)})
+	}
+	long.Value.Records[7].Value = "quote\" and \\ and \u00e9"
+	if err := encodeLine(&buf, Op{Index: 0, Time: 1, Process: 2, Type: Invoke, F: FinalRead, Value: &Value{Topic: "t", Partition: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := encodeLine(&buf, long); err != nil {
+		t.Fatal(err)
+	}
+	line := bytes.TrimSpace(bytes.SplitAfter(buf.Bytes(), []byte("\n"))[2])
+	recs := line[bytes.Index(line, []byte(`"records":`)) : bytes.LastIndex(line, []byte("]"))+1]
+	odd := []string{
+		// records twice: the second counts
+		strings.Replace(string(line), `"records":`, `"records":[{"offset":1,"value":"gone"}],"records":`, 1),
+		// in other letters, and the partition after them (no hint)
+		strings.TrimSuffix(strings.Replace(strings.Replace(string(line), `"records":`, `"RECORDS":`, 1), `"partition":3,`, ``, 1), `}}`) + `,"partition":3}}`,
+		// a transaction's: read whole
+		`{"index":2,"time":6,"process":3,"type":"ok","f":"txn","value":{"partition":0,"mops":[{"f":"poll","reads":[{"topic":"t","partition":0,"from":0,` + string(recs) + `}]}]}}`,
+		// the value twice, the second without records: merged
+		strings.Replace(string(line), `"value":{`, `"value":{"topic":"t"},"value":{`, 1),
+		// the value null at last: no records
+		string(line[:len(line)-1]) + `,"value":null}`,
+	}
+	for _, o := range odd {
+		buf.WriteString(o + "\n")
+	}
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	for _, n := range []int{1000, 1 << 20} {
+		chunkBytes = n
+		want, err := Read(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, st, err := readStreamed(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1000 && len(st.whole) > 0 {
+			t.Errorf("final reads %v came with their records", st.whole)
+		}
+		if !reflect.DeepEqual(noEmpty(got), noEmpty(want)) {
+			t.Fatalf("chunks of %d bytes: streamed ops differ from Read's", n)
+		}
+		switch {
+		case n == 1<<20 && st.chunks != 0:
+			t.Fatalf("lines shorter than a chunk: %d chunks of records streamed", st.chunks)
+		case n == 1000 && st.chunks < 5*12_000/streamChunk:
+			t.Fatalf("%d chunks of records streamed, want at least %d", st.chunks, 5*12_000/streamChunk)
+		case n == 1000 && (len(st.hints) == 0 || st.hints[0] != Key{Topic: "t", Partition: 3}):
+			t.Fatalf("hints %v", st.hints)
+		}
+	}
+}

@@ -191,6 +191,22 @@ func Scan(r io.Reader, fn func(*Op) error) error {
 	return scan(r, nil, func(_ int, op *Op) error { return fn(op) })
 }
 
+// ScanReads is Scan, but the records of a read on a line longer than a
+// chunk (a long run's final and replica reads: a partition's whole log,
+// tens of MB) go to recs as they are decoded, some thousands at a time
+// and in order, and fn then gets the line's operation without them
+// (Value.Records nil): decoded whole, such a line's records took twice
+// the line's size again, and grew with the run. key is the partition the
+// line names ahead of its records, if hinted: a hint only, which a line
+// that names it twice, or in other letters, may belie. rs nil says to
+// drop the records given so far for the line: it gives its records
+// again (a name given twice, of which the last counts). Only the records
+// of the operation's value are streamed (not a transaction's), and only
+// those of a line that is not the first.
+func ScanReads(r io.Reader, fn func(*Op) error, recs func(key Key, hinted bool, rs []Record) error) error {
+	return scanWith(r, nil, func(_ int, op *Op) error { return fn(op) }, recs)
+}
+
 // ScanAt gives fn the operations of a history at the positions at asks
 // for (numbered from 0, in the order Scan gives them), decoding only the
 // lines that may hold them: a second look at a few operations of a
@@ -220,6 +236,12 @@ func ScanAt(r io.Reader, at func(pos int) bool, fn func(pos int, op *Op) error) 
 // lines want accepts (all of them for a nil want), and giving fn each
 // decoded line's place and op (nil for a header).
 func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) error {
+	return scanWith(r, want, fn, nil)
+}
+
+// scanWith is scan, streaming a long line's records to recs if it is not
+// nil (ScanReads).
+func scanWith(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error, recs func(Key, bool, []Record) error) error {
 	batches := make(chan *lineBatch, scanAhead)
 	quit := make(chan struct{})
 	work := make(chan *lineBatch, scanAhead)
@@ -236,6 +258,9 @@ func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) 
 		defer close(batches)
 		defer close(work)
 		readErr = splitLines(r, ahead, func(b *lineBatch) bool {
+			if recs != nil && b.segs != nil && len(b.lines) == 1 && b.lines[0].num > 1 {
+				b.stream = &recordStream{out: make(chan []Record), free: make(chan []Record, 2), quit: quit}
+			}
 			select {
 			case work <- b:
 			case <-quit:
@@ -257,6 +282,18 @@ func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) 
 		})
 	}
 	for b := range batches {
+		if st := b.stream; st != nil {
+			// Closed by the decoder once the line is decoded; quit
+			// (on a return) stops a decoder waiting to give more.
+			for rs := range st.out {
+				if err := recs(st.key, st.hinted, rs); err != nil {
+					return err
+				}
+				if rs != nil {
+					st.free <- rs[:0]
+				}
+			}
+		}
 		<-b.done
 		err := b.each(want, fn)
 		ahead.give(b.size)
@@ -359,6 +396,9 @@ type lineBatch struct {
 	lines []batchLine
 	rest  int // where the part of data that belongs to the next batch begins
 	done  chan struct{}
+	// stream, if not nil, takes the records of the batch's one long
+	// line as they are decoded (ScanReads).
+	stream *recordStream
 }
 
 type batchLine struct {
@@ -383,6 +423,10 @@ func (b *lineBatch) parse(want func(seq int) bool) {
 			// read it.
 			segs := b.segs
 			b.segs = nil
+			if b.stream != nil {
+				l.op, l.err = b.stream.parse(segs)
+				continue
+			}
 			l.op, l.err = parseLong(segs, l.num == 1)
 			continue
 		}
@@ -636,18 +680,22 @@ func parseLong(segs [][]byte, first bool) (*Op, error) {
 			op.Value = &Value{Records: make([]Record, 0, n)}
 		}
 	}
-	// The first value, as encoding/json's decoder reads it, after the
-	// space split trims a line of: what follows it on the line is not
-	// looked at.
+	return decodeLong(segs, &op, longOptions)
+}
+
+// decodeLong decodes the first value of segs (a long line) into op with
+// opts, as encoding/json's decoder reads it after the space split trims a
+// line of: what follows it on the line is not looked at.
+func decodeLong(segs [][]byte, op *Op, opts jsonv2.Options) (*Op, error) {
 	n, _ := leadingSpace(segs)
 	r := &segReader{segs: segs}
 	if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
 		return nil, err
 	}
-	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(r, longOptions), &op, longOptions); err != nil {
+	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(r, opts), op, opts); err != nil {
 		return nil, err
 	}
-	return known(&op)
+	return known(op)
 }
 
 // containsAny says whether one of segs holds sub.

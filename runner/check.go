@@ -77,8 +77,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	b := checker.NewBuilder(cfg)
 	b.InFile(filepath.Dir(path)) // in the heap if no file can be made
 	var rec results.RecoveryReader
-	n, err := ScanHistory(out, path, func(op *history.Op) {
-		b.Add(op)
+	n, err := ScanHistory(out, path, b, func(op *history.Op) {
 		if c.Out != "" {
 			rec.Add(op)
 		}
@@ -199,15 +198,17 @@ func (c Check) override(cfg *checker.Config) error {
 	return nil
 }
 
-// ScanHistory reads the history at path for judging, giving fn each
-// operation as it is read, and returns how many there were. A torn last
+// ScanHistory reads the history at path for judging into b, and gives fn
+// each operation as it is read, after b (a long read's records only to b,
+// as they are decoded: history.ScanReads), and returns how many there
+// were. A torn last
 // line (the tester was killed while writing it) is noted on out and left
 // out; a file of which not one line is an operation is refused, saying
 // what to pass instead (results.NotHistory).
 //
 // On a terminal it shows how far it has read, a long history taking
 // minutes.
-func ScanHistory(out io.Writer, path string, fn func(*history.Op)) (int, error) {
+func ScanHistory(out io.Writer, path string, b *checker.Builder, fn func(*history.Op)) (int, error) {
 	n := 0
 	line := statusline.New(out)
 	var read atomic.Int64
@@ -216,7 +217,7 @@ func ScanHistory(out io.Writer, path string, fn func(*history.Op)) (int, error) 
 		size = fi.Size()
 	}
 	shown, showing := time.Now(), false
-	err := scanCounting(path, &read, func(op *history.Op) error {
+	err := scanCounting(path, &read, b, func(op *history.Op) error {
 		n++
 		fn(op)
 		if line.TTY && n%4096 == 0 && time.Since(shown) >= 250*time.Millisecond {
@@ -239,14 +240,26 @@ func ScanHistory(out io.Writer, path string, fn func(*history.Op)) (int, error) 
 	return n, err
 }
 
-// scanCounting is history.ScanFile, counting the bytes read in read.
-func scanCounting(path string, read *atomic.Int64, fn func(*history.Op) error) error {
+// scanCounting is history.ScanReads of a file, into b and then fn,
+// counting the bytes read in read.
+func scanCounting(path string, read *atomic.Int64, b *checker.Builder, fn func(*history.Op) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return history.Scan(countingReader{f, read}, fn)
+	return history.ScanReads(countingReader{f, read}, func(op *history.Op) error {
+		b.Add(op)
+		return fn(op)
+	}, recordsTo(b))
+}
+
+// recordsTo streams a long read's records to b (history.ScanReads).
+func recordsTo(b *checker.Builder) func(history.Key, bool, []history.Record) error {
+	return func(k history.Key, hinted bool, rs []history.Record) error {
+		b.AddRecords(k, hinted, rs)
+		return nil
+	}
 }
 
 type countingReader struct {

@@ -613,11 +613,15 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	b := checker.NewBuilder(tc.CheckerConfig())
 	b.InFile(dir.Dir) // in the heap if no file can be made
 	var rec results.RecoveryReader
-	err := history.ScanFile(path, func(op *history.Op) error {
-		b.Add(op)
-		rec.Add(op)
-		return nil
-	})
+	f, err := os.Open(path)
+	if err == nil {
+		err = history.ScanReads(f, func(op *history.Op) error {
+			b.Add(op)
+			rec.Add(op)
+			return nil
+		}, recordsTo(b))
+		f.Close()
+	}
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
 	}
