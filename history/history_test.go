@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unsafe"
 )
@@ -503,5 +504,60 @@ func TestScanReadsStreams(t *testing.T) {
 		case n == 1000 && (len(st.hints) == 0 || st.hints[0] != Key{Topic: "t", Partition: 3}):
 			t.Fatalf("hints %v", st.hints)
 		}
+	}
+}
+
+// TestScanReadsFeedsLongLines: ScanReads decodes a long line as it is
+// read: while the caller holds its first records, the reader has read
+// what two chunks of records take and the budget, not the whole line. A blank long line is left
+// out, a long last line that was cut short is a torn tail, and one that
+// a read error cut ends the scan with that error.
+func TestScanReadsFeedsLongLines(t *testing.T) {
+	defer func(c, a int) { chunkBytes, aheadBytes = c, a }(chunkBytes, aheadBytes)
+	chunkBytes, aheadBytes = 256, 2048
+	var buf bytes.Buffer
+	buf.WriteString(`{"history":"chaos","version":1}` + "\n")
+	op := Op{Index: 0, Type: OK, F: FinalRead, Process: 1, Value: &Value{Topic: "t"}}
+	const recs = 100_000
+	for j := range recs {
+		op.Value.Records = append(op.Value.Records, Record{Offset: int64(j), Value: "v"})
+	}
+	if err := encodeLine(&buf, op); err != nil {
+		t.Fatal(err)
+	}
+	line := buf.Len()
+	bound := 2*streamChunk*line/recs + peekBytes + 4*aheadBytes
+	buf.WriteString(strings.Repeat(" ", 3000) + "\n")
+	op.Index = 1
+	if err := encodeLine(&buf, op); err != nil {
+		t.Fatal(err)
+	}
+	whole := bytes.Clone(buf.Bytes())
+	r := &countingReader{r: &buf}
+	ops, n := 0, 0
+	err := ScanReads(r, func(*Op) error { ops++; return nil }, func(_ Key, _ bool, rs []Record) error {
+		if n += len(rs); n == len(rs) {
+			time.Sleep(50 * time.Millisecond)
+			if got := r.n.Load(); got > int64(bound) {
+				t.Errorf("%d bytes read of a line of %d while the caller held its first records (at most %d)", got, line, bound)
+			}
+		}
+		return nil
+	})
+	if err != nil || ops != 2 || n != 2*recs {
+		t.Fatalf("%d ops, %d records, %v", ops, n, err)
+	}
+	// Cut short at the end: the ops before it, and a torn tail.
+	ops = 0
+	err = ScanReads(bytes.NewReader(whole[:len(whole)-5000]), func(*Op) error { ops++; return nil }, func(Key, bool, []Record) error { return nil })
+	if !errors.Is(err, ErrTornTail) || ops != 1 {
+		t.Fatalf("a torn long line: %d ops, %v", ops, err)
+	}
+	// Cut by a read error: that error.
+	bad := errors.New("disk gone")
+	ops = 0
+	err = ScanReads(io.MultiReader(bytes.NewReader(whole[:len(whole)-5000]), iotest.ErrReader(bad)), func(*Op) error { ops++; return nil }, func(Key, bool, []Record) error { return nil })
+	if !errors.Is(err, bad) || ops != 1 {
+		t.Fatalf("a long line cut by a read error: %d ops, %v", ops, err)
 	}
 }

@@ -257,8 +257,12 @@ func scanWith(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) err
 	wg.Go(func() {
 		defer close(batches)
 		defer close(work)
-		readErr = splitLines(r, ahead, func(b *lineBatch) bool {
-			if recs != nil && b.segs != nil && len(b.lines) == 1 && b.lines[0].num > 1 {
+		var feeds <-chan struct{}
+		if recs != nil {
+			feeds = quit
+		}
+		readErr = splitLines(r, ahead, feeds, func(b *lineBatch) bool {
+			if b.feed != nil {
 				b.stream = &recordStream{out: make(chan []Record), free: make(chan []Record, 2), quit: quit}
 			}
 			select {
@@ -310,7 +314,7 @@ func (b *lineBatch) each(want func(seq int) bool, fn func(seq int, op *Op) error
 	for i := range b.lines {
 		l := &b.lines[i]
 		switch {
-		case l.skipped:
+		case l.skipped, l.cut:
 		case l.err != nil && !l.complete:
 			return ErrTornTail
 		case l.err != nil:
@@ -399,6 +403,9 @@ type lineBatch struct {
 	// stream, if not nil, takes the records of the batch's one long
 	// line as they are decoded (ScanReads).
 	stream *recordStream
+	// feed, instead of data or segs, gives the chunks of a batch of one
+	// long line as they are read (ScanReads).
+	feed *lineFeed
 }
 
 type batchLine struct {
@@ -406,7 +413,8 @@ type batchLine struct {
 	num      int // 1-based line number
 	seq      int // 0-based place among the non-blank lines
 	complete bool
-	skipped  bool // not decoded: not wanted
+	skipped  bool // not decoded: not wanted, or blank (a fed line)
+	cut      bool // a fed line a read error cut: not listed
 	op       *Op
 	err      error
 }
@@ -418,15 +426,20 @@ func (b *lineBatch) parse(want func(seq int) bool) {
 			l.skipped = true
 			continue
 		}
+		if b.feed != nil {
+			var blank bool
+			l.op, l.err, blank = b.stream.parse(b.feed)
+			// What follows the line's first value, read to its end:
+			// then whether it ended, and how.
+			b.feed.drain()
+			l.complete, l.cut, l.skipped = b.feed.complete, b.feed.err != nil, blank && l.err == nil
+			continue
+		}
 		if b.segs != nil {
 			// Given away: the decoder drops each chunk once it has
 			// read it.
 			segs := b.segs
 			b.segs = nil
-			if b.stream != nil {
-				l.op, l.err = b.stream.parse(segs)
-				continue
-			}
 			l.op, l.err = parseLong(segs, l.num == 1)
 			continue
 		}
@@ -448,20 +461,27 @@ func (b *lineBatch) parse(want func(seq int) bool) {
 // from ahead before it is made, and given back when the caller is done
 // with its batch: a line longer than the budget is read on only when
 // nothing else is held, not while the caller still holds the last one.
-func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) error {
+//
+// With feeds (ScanReads; it closes when the caller has returned), a long
+// line but the first is given to its decoder as it is read instead, in a
+// batch of its own emitted when it begins (lineFeed): its chunks are
+// taken from ahead as any batch's are and given back as they are
+// decoded, so neither the line nor its records are held whole.
+func splitLines(r io.Reader, ahead *byteBudget, feeds <-chan struct{}, emit func(*lineBatch) bool) error {
 	num, seq := 0, 0
 	var carry []byte
 	// long are the chunks read so far of a line longer than a chunk, and
-	// held the budget they hold.
+	// held the budget they hold; feed, the long line being fed.
 	var long [][]byte
 	held := 0
+	var feed *lineFeed
 	// rerr is how reading ended: io.EOF at the end of r; nil while it
 	// goes on. What a long line's last chunk held after it is split once
 	// reading has ended.
 	var rerr error
 	for {
 		size := max(chunkBytes, 2*len(carry))
-		if long != nil {
+		if long != nil || feed != nil {
 			size = chunkBytes
 		}
 		if rerr != nil {
@@ -485,6 +505,35 @@ func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) erro
 			}
 		}
 		end := rerr == io.EOF
+		if feed != nil {
+			i := bytes.IndexByte(buf, '\n')
+			switch {
+			case i < 0 && rerr == nil:
+				if !feed.give(buf, size) {
+					return nil
+				}
+				continue
+			case i < 0 && !end:
+				feed.end(false, rerr)
+				return rerr
+			}
+			cut := len(buf)
+			if i >= 0 {
+				cut = i + 1
+			}
+			// The rest is copied out (carry), so the chunk is the
+			// feed's to give back.
+			carry = bytes.Clone(buf[cut:])
+			if !feed.give(buf[:cut:cut], size) {
+				return nil
+			}
+			feed.end(i >= 0, nil)
+			feed = nil
+			if rerr != nil && len(carry) == 0 {
+				return nonEOF(rerr)
+			}
+			continue
+		}
 		if long != nil {
 			i := bytes.IndexByte(buf, '\n')
 			switch {
@@ -516,6 +565,20 @@ func splitLines(r io.Reader, ahead *byteBudget, emit func(*lineBatch) bool) erro
 		b := &lineBatch{data: buf, size: size, done: make(chan struct{})}
 		num, seq = b.split(num, seq, end)
 		carry = buf[b.rest:]
+		if len(b.lines) == 0 && rerr == nil && feeds != nil && num > 0 {
+			// A line longer than a chunk, fed to its decoder from here
+			// on as it is read. Whether it is blank is known once it is
+			// decoded; only ScanAt, which feeds none, needs its place.
+			num++
+			feed = &lineFeed{pieces: make(chan feedPiece, 1), quit: feeds, ahead: ahead}
+			fb := &lineBatch{feed: feed, lines: []batchLine{{num: num, seq: seq}}, done: make(chan struct{})}
+			seq++
+			if !emit(fb) || !feed.give(carry, size) {
+				return nil
+			}
+			carry = nil
+			continue
+		}
 		if len(b.lines) == 0 && rerr == nil {
 			// No line ended in it but blank ones: a line longer than a
 			// chunk, whose chunks are held from here on as they are read.

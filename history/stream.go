@@ -1,10 +1,12 @@
 package history
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
-	"slices"
+	"io"
 	"strconv"
+	"unicode"
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -30,13 +32,31 @@ const streamChunk = 4096
 // errStopped ends a decode whose caller has returned.
 var errStopped = errors.New("history: scan stopped")
 
-// parse decodes a long line (its chunks, each dropped once read) as
-// parseLong does, giving its value's records to the caller as it goes.
-// An array given twice under the value's records (encoding/json keeps the
-// last) is given again from the start, after a nil chunk that says so.
-func (st *recordStream) parse(segs [][]byte) (*Op, error) {
+// parse decodes a long line read from r (its chunks, each dropped once
+// read) as parseLong does, giving its value's records to the caller as it
+// goes; blank if the line holds nothing but space. An array given twice
+// under the value's records (encoding/json keeps the last) is given again
+// from the start, after a nil chunk that says so.
+func (st *recordStream) parse(r io.Reader) (op *Op, err error, blank bool) {
 	defer close(st.out)
-	st.key, st.hinted = peekKey(segs)
+	br := bufio.NewReaderSize(r, peekBytes)
+	// The first value, as encoding/json's decoder reads it, after the
+	// space split trims a line of (parseLong).
+	for {
+		c, _, err := br.ReadRune()
+		if err == io.EOF {
+			return nil, nil, true
+		}
+		if err != nil {
+			return nil, err, false
+		}
+		if !unicode.IsSpace(c) {
+			br.UnreadRune()
+			break
+		}
+	}
+	head, _ := br.Peek(peekBytes)
+	st.key, st.hinted = peekKey(head)
 	for range cap(st.free) {
 		st.free <- make([]Record, 0, streamChunk)
 	}
@@ -108,8 +128,87 @@ func (st *recordStream) parse(segs [][]byte) (*Op, error) {
 		*v = nil
 		return nil
 	})
-	var op Op
-	return decodeLong(segs, &op, jsonv2.JoinOptions(longOptions, jsonv2.WithUnmarshalers(records)))
+	op = &Op{}
+	opts := jsonv2.JoinOptions(longOptions, jsonv2.WithUnmarshalers(records))
+	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(br, opts), op, opts); err != nil {
+		return nil, err, false
+	}
+	op, err = known(op)
+	return op, err, false
+}
+
+// peekBytes is how much of a long line is looked at for the partition it
+// names ahead of its records (peekKey): an operation's fields before its
+// records take a few hundred bytes.
+const peekBytes = 64 << 10
+
+// lineFeed gives a long line's chunks to its decoder as they are read
+// (splitLines with feeds), and their budget back as they are decoded.
+type lineFeed struct {
+	pieces chan feedPiece // closed at the line's end
+	quit   <-chan struct{}
+	ahead  *byteBudget
+	// complete: the line ended in its newline; err: a read error cut
+	// it. Set before pieces is closed.
+	complete bool
+	err      error
+	cur      feedPiece // being read
+}
+
+type feedPiece struct {
+	b    []byte
+	size int // of the budget
+}
+
+// give feeds the line's next piece, which holds size of the budget:
+// false if the caller has returned.
+func (f *lineFeed) give(b []byte, size int) bool {
+	select {
+	case f.pieces <- feedPiece{b, size}:
+		return true
+	case <-f.quit:
+		return false
+	}
+}
+
+// end ends the line: complete if it ended in its newline, err if a read
+// error cut it.
+func (f *lineFeed) end(complete bool, err error) {
+	f.complete, f.err = complete, err
+	close(f.pieces)
+}
+
+func (f *lineFeed) Read(p []byte) (int, error) {
+	for len(f.cur.b) == 0 {
+		f.ahead.give(f.cur.size)
+		f.cur = feedPiece{}
+		select {
+		case pc, ok := <-f.pieces:
+			if !ok {
+				if f.err != nil {
+					return 0, f.err
+				}
+				return 0, io.EOF
+			}
+			f.cur = pc
+		case <-f.quit:
+			return 0, errStopped
+		}
+	}
+	n := copy(p, f.cur.b)
+	f.cur.b = f.cur.b[n:]
+	return n, nil
+}
+
+// drain reads what is left of the line, to its end (or the caller's
+// return).
+func (f *lineFeed) drain() {
+	for {
+		f.cur.b = nil
+		if _, err := f.Read(nil); err != nil {
+			return
+		}
+	}
 }
 
 // quickRecord decodes a record as the writer writes it
@@ -142,11 +241,10 @@ func quickRecord(raw []byte, rec *Record) bool {
 	return true
 }
 
-// peekKey is the topic and partition a long line's value names ahead of
-// its records, read without dropping its chunks; false if it names
-// neither, or not first.
-func peekKey(segs [][]byte) (Key, bool) {
-	dec := jsontext.NewDecoder(&segReader{segs: slices.Clone(segs)}, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+// peekKey is the topic and partition the beginning of a long line (head)
+// has its value name ahead of its records; false if it does not.
+func peekKey(head []byte) (Key, bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(head), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return Key{}, false
 	}
