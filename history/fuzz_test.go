@@ -45,6 +45,15 @@ func FuzzRead(f *testing.F) {
 			if (err == nil) != (serr == nil) || errors.Is(err, ErrTornTail) != errors.Is(serr, ErrTornTail) || !reflect.DeepEqual(ops, small) {
 				t.Fatalf("read whole: %d ops, %v; in chunks of 7 bytes: %d ops, %v", len(ops), err, len(small), serr)
 			}
+			// ScanAt, with the records of the long lines it gives
+			// streamed (ScanAtReads), gives the same ops at the same
+			// positions: a blank long line takes none.
+			every := func(p int) bool { return p%2 == 0 }
+			want, werr := scanAtAll(bytes.NewReader(data), every, false)
+			got, gerr := scanAtAll(bytes.NewReader(data), every, true)
+			if (werr == nil) != (gerr == nil) || errors.Is(werr, ErrTornTail) != errors.Is(gerr, ErrTornTail) || !reflect.DeepEqual(want, got) {
+				t.Fatalf("ScanAt: %v, %v; ScanAtReads: %v, %v", want, werr, got, gerr)
+			}
 			// And with the long lines' records streamed (ScanReads).
 			streamed, _, serr := readStreamed(bytes.NewReader(data))
 			if (err == nil) != (serr == nil) || errors.Is(err, ErrTornTail) != errors.Is(serr, ErrTornTail) || !reflect.DeepEqual(noEmpty(ops), noEmpty(streamed)) {
@@ -117,4 +126,29 @@ func noEmpty(ops []Op) []Op {
 		out[i] = op
 	}
 	return out
+}
+
+// scanAtAll is what ScanAt gives (ScanAtReads if streamed, the records
+// put back), by position, with an empty list of records made nil.
+func scanAtAll(r io.Reader, at func(int) bool, streamed bool) (map[int]Op, error) {
+	got := map[int]Op{}
+	var pending []Record
+	fn := func(p int, op *Op) error {
+		if op.Value != nil && pending != nil {
+			op.Value.Records = append(pending, op.Value.Records...)
+		}
+		pending = nil
+		got[p] = noEmpty([]Op{*op})[0]
+		return nil
+	}
+	if !streamed {
+		return got, ScanAt(r, at, fn)
+	}
+	return got, ScanAtReads(r, at, fn, func(_ Key, _ bool, rs []Record) error {
+		if rs == nil {
+			pending = pending[:0]
+		}
+		pending = append(pending, rs...)
+		return nil
+	})
 }

@@ -204,7 +204,9 @@ func Scan(r io.Reader, fn func(*Op) error) error {
 // of the operation's value are streamed (not a transaction's), and only
 // those of a line that is not the first.
 func ScanReads(r io.Reader, fn func(*Op) error, recs func(key Key, hinted bool, rs []Record) error) error {
-	return scanWith(r, nil, func(_ int, op *Op) error { return fn(op) }, recs)
+	return scanWith(r, nil, func(_ int, op *Op) error { return fn(op) }, func(_ int, k Key, hinted bool, rs []Record) error {
+		return recs(k, hinted, rs)
+	})
 }
 
 // ScanAt gives fn the operations of a history at the positions at asks
@@ -213,12 +215,27 @@ func ScanReads(r io.Reader, fn func(*Op) error, recs func(key Key, hinted bool, 
 // history too long to hold. The lines it does not decode are not checked,
 // so it is for a history already read once.
 func ScanAt(r io.Reader, at func(pos int) bool, fn func(pos int, op *Op) error) error {
+	return ScanAtReads(r, at, fn, nil)
+}
+
+// ScanAtReads is ScanAt, streaming the records of a long line it gives
+// to recs, as ScanReads does (unless recs is nil).
+func ScanAtReads(r io.Reader, at func(pos int) bool, fn func(pos int, op *Op) error, recs func(key Key, hinted bool, rs []Record) error) error {
 	// A line's position is its place among the non-blank lines, less one
 	// if the first of them is a header: which is known only once it is
 	// decoded, so the line after each wanted one is decoded too.
 	want := func(seq int) bool { return seq == 0 || at(seq) || at(seq-1) }
 	hdr := 0
-	return scan(r, want, func(seq int, op *Op) error {
+	var lineRecs func(int, Key, bool, []Record) error
+	if recs != nil {
+		lineRecs = func(seq int, k Key, hinted bool, rs []Record) error {
+			if at(seq - hdr) {
+				return recs(k, hinted, rs)
+			}
+			return nil
+		}
+	}
+	return scanWith(r, want, func(seq int, op *Op) error {
 		if op == nil {
 			if seq == 0 {
 				hdr = 1
@@ -229,7 +246,7 @@ func ScanAt(r io.Reader, at func(pos int) bool, fn func(pos int, op *Op) error) 
 			return fn(pos, op)
 		}
 		return nil
-	})
+	}, lineRecs)
 }
 
 // scan is Scan, decoding only the lines whose place among the non-blank
@@ -239,9 +256,9 @@ func scan(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error) 
 	return scanWith(r, want, fn, nil)
 }
 
-// scanWith is scan, streaming a long line's records to recs if it is not
-// nil (ScanReads).
-func scanWith(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error, recs func(Key, bool, []Record) error) error {
+// scanWith is scan, streaming a long line's records to recs, with its
+// place, if recs is not nil (ScanReads).
+func scanWith(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) error, recs func(seq int, k Key, hinted bool, rs []Record) error) error {
 	batches := make(chan *lineBatch, scanAhead)
 	quit := make(chan struct{})
 	work := make(chan *lineBatch, scanAhead)
@@ -290,7 +307,7 @@ func scanWith(r io.Reader, want func(seq int) bool, fn func(seq int, op *Op) err
 			// Closed by the decoder once the line is decoded; quit
 			// (on a return) stops a decoder waiting to give more.
 			for rs := range st.out {
-				if err := recs(st.key, st.hinted, rs); err != nil {
+				if err := recs(b.lines[0].seq, st.key, st.hinted, rs); err != nil {
 					return err
 				}
 				if rs != nil {
@@ -422,7 +439,13 @@ type batchLine struct {
 func (b *lineBatch) parse(want func(seq int) bool) {
 	for i := range b.lines {
 		l := &b.lines[i]
-		if want != nil && !want(l.seq) {
+		if want != nil && !want(l.seq) && b.feed == nil {
+			l.skipped = true
+			continue
+		}
+		if b.feed != nil && want != nil && !want(l.seq) {
+			close(b.stream.out)
+			b.feed.drain()
 			l.skipped = true
 			continue
 		}
@@ -509,6 +532,7 @@ func splitLines(r io.Reader, ahead *byteBudget, feeds <-chan struct{}, emit func
 			i := bytes.IndexByte(buf, '\n')
 			switch {
 			case i < 0 && rerr == nil:
+				feed.text(buf)
 				if !feed.give(buf, size) {
 					return nil
 				}
@@ -524,8 +548,12 @@ func splitLines(r io.Reader, ahead *byteBudget, feeds <-chan struct{}, emit func
 			// The rest is copied out (carry), so the chunk is the
 			// feed's to give back.
 			carry = bytes.Clone(buf[cut:])
+			feed.text(buf[:cut])
 			if !feed.give(buf[:cut:cut], size) {
 				return nil
+			}
+			if !feed.blank() {
+				seq++
 			}
 			feed.end(i >= 0, nil)
 			feed = nil
@@ -567,12 +595,12 @@ func splitLines(r io.Reader, ahead *byteBudget, feeds <-chan struct{}, emit func
 		carry = buf[b.rest:]
 		if len(b.lines) == 0 && rerr == nil && feeds != nil && num > 0 {
 			// A line longer than a chunk, fed to its decoder from here
-			// on as it is read. Whether it is blank is known once it is
-			// decoded; only ScanAt, which feeds none, needs its place.
+			// on as it is read. Its place is the next, unless it turns
+			// out blank, which is known at its end (ended).
 			num++
 			feed = &lineFeed{pieces: make(chan feedPiece, 1), quit: feeds, ahead: ahead}
 			fb := &lineBatch{feed: feed, lines: []batchLine{{num: num, seq: seq}}, done: make(chan struct{})}
-			seq++
+			feed.text(carry)
 			if !emit(fb) || !feed.give(carry, size) {
 				return nil
 			}

@@ -148,6 +148,11 @@ type lineFeed struct {
 	pieces chan feedPiece // closed at the line's end
 	quit   <-chan struct{}
 	ahead  *byteBudget
+	// Whether the line is all space (unicode.IsSpace, as split trims a
+	// line), as the reader has seen it: seenText once it is not; rune,
+	// the start of a rune the last piece cut.
+	seenText bool
+	rune     []byte
 	// complete: the line ended in its newline; err: a read error cut
 	// it. Set before pieces is closed.
 	complete bool
@@ -170,6 +175,34 @@ func (f *lineFeed) give(b []byte, size int) bool {
 		return false
 	}
 }
+
+// text looks at the line's next piece for what is not space, unless it
+// has been seen.
+func (f *lineFeed) text(b []byte) {
+	if f.seenText {
+		return
+	}
+	if len(f.rune) > 0 {
+		b = append(f.rune, b...)
+		f.rune = nil
+	}
+	for len(b) > 0 {
+		if !utf8.FullRune(b) {
+			f.rune = bytes.Clone(b)
+			return
+		}
+		c, n := utf8.DecodeRune(b)
+		if !unicode.IsSpace(c) {
+			f.seenText = true
+			return
+		}
+		b = b[n:]
+	}
+}
+
+// blank says whether the whole line was space: a rune the line's end
+// cut is not (it reads as U+FFFD).
+func (f *lineFeed) blank() bool { return !f.seenText && len(f.rune) == 0 }
 
 // end ends the line: complete if it ended in its newline, err if a read
 // error cut it.

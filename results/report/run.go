@@ -134,10 +134,7 @@ func (d *RunData) load() *timeline {
 	// operations, and the checkers' index where the report needs one,
 	// are held in a file beside it (package offheap), not the heap.
 	r.inFile(filepath.Dir(d.History))
-	err := history.ScanFile(d.History, func(op *history.Op) error {
-		r.add(op)
-		return nil
-	})
+	err := r.scan(d.History)
 	n := r.tl.len()
 	switch {
 	case errors.Is(err, history.ErrTornTail):

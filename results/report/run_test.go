@@ -1005,3 +1005,50 @@ func TestTimelineForeignIndexes(t *testing.T) {
 		t.Fatalf("the page does not show the last op's index 1597")
 	}
 }
+
+// TestLongFinalReadSummarised: a final read longer than the reader's
+// chunk (its records streamed as they are decoded) is summarised in the
+// page read from the store as in the one rendered from the operations
+// held, by its count and first and last offsets, and the write it lost
+// is found from the store too (results.json without its lost writes).
+func TestLongFinalReadSummarised(t *testing.T) {
+	h := &hist{}
+	const n = 60_000 // a final read of about 2 MB
+	var recs []history.Record
+	for i := range n {
+		v := fmt.Sprintf("v%d", i)
+		h.send(float64(i)*0.001, 0, 0, v, int64(i))
+		if i != 777 {
+			recs = append(recs, history.Record{Offset: int64(i), Value: v})
+		}
+	}
+	h.final(n*0.001+1, 0, n, recs)
+	tc := testConfig()
+	res := check(h.ops, tc)
+	if lost, _ := res.Get(checker.LostWriteName); lost.Count != 1 {
+		t.Fatalf("%d lost writes", lost.Count)
+	}
+	dir := t.TempDir()
+	old := *res
+	old.LostWrites = nil
+	writeRun(t, dir, tc, historyBytes(t, h.ops), &old)
+	ops, err := history.ReadFile(filepath.Join(dir, results.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJudgedRun(dir, *tc, res, ops); err != nil {
+		t.Fatal(err)
+	}
+	judged, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if err := WriteRun(dir); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	want := fmt.Sprintf("%d records, offsets 0–%d", n-1, n-1)
+	if !bytes.Contains(judged, []byte(want)) {
+		t.Fatalf("the page does not summarise the final read as %q", want)
+	}
+	if !bytes.Equal(judged, stored) {
+		t.Fatalf("the page from the store (%d bytes) differs from the judged one (%d bytes)", len(stored), len(judged))
+	}
+}

@@ -317,6 +317,27 @@ func (tl *timeline) part(v *history.Value) int32 {
 
 // add reads the history's next operation; it keeps op only where it is
 // kept whole, so op may be reused afterwards unless it was.
+// scan reads the history at path into the timeline. A read's records
+// are only the checkers' index's (a long run's final reads, tens of MB a
+// line, are streamed to it as they are decoded: history.ScanReads); the
+// timeline keeps none.
+func (r *timelineReader) scan(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return history.ScanReads(f, func(op *history.Op) error {
+		r.add(op)
+		return nil
+	}, func(k history.Key, hinted bool, rs []history.Record) error {
+		if r.check != nil {
+			r.check.AddRecords(k, hinted, rs)
+		}
+		return nil
+	})
+}
+
 func (r *timelineReader) add(hop *history.Op) {
 	tl := r.tl
 	pos := int32(tl.len())
@@ -799,8 +820,20 @@ func (tl *timeline) fetch(path string, positions ...[]int32) error {
 	}
 	defer f.Close()
 	tl.detail = make(map[int32]*history.Op, n)
-	err = history.ScanAt(f, func(p int) bool { return p < tl.len() && want[p/64]&(1<<(p%64)) != 0 }, func(p int, op *history.Op) error {
-		if v := op.Value; v != nil && len(v.Records) > shownRecords {
+	// A long line's records come ahead of its op, streamed as they are
+	// decoded (history.ScanAtReads): past shownRecords, only how many,
+	// and the first and last, are kept.
+	var streamed []history.Record
+	count := 0
+	err = history.ScanAtReads(f, func(p int) bool { return p < tl.len() && want[p/64]&(1<<(p%64)) != 0 }, func(p int, op *history.Op) error {
+		n := 0
+		if v := op.Value; v != nil {
+			n = count + len(v.Records)
+			if count > 0 {
+				v.Records = append(streamed, v.Records...)
+			}
+		}
+		if v := op.Value; v != nil && n > shownRecords {
 			// A final or replica read of a long run holds every record
 			// of its partition, and the page says only how many and
 			// which offsets: keeping them all held the final phase's
@@ -808,11 +841,27 @@ func (tl *timeline) fetch(path string, positions ...[]int32) error {
 			if tl.records == nil {
 				tl.records = map[int32]int{}
 			}
-			tl.records[int32(p)] = len(v.Records)
+			tl.records[int32(p)] = n
 			v.Records = []history.Record{v.Records[0], v.Records[len(v.Records)-1]}
 			op = history.Detached(op)
 		}
+		streamed, count = nil, 0
 		tl.detail[int32(p)] = op
+		return nil
+	}, func(_ history.Key, _ bool, rs []history.Record) error {
+		if rs == nil {
+			streamed, count = nil, 0
+		}
+		for _, r := range rs {
+			switch count++; {
+			case count <= shownRecords:
+				streamed = append(streamed, r)
+			case count == shownRecords+1:
+				streamed = []history.Record{streamed[0], r}
+			default:
+				streamed[1] = r
+			}
+		}
 		return nil
 	})
 	if errors.Is(err, history.ErrTornTail) {
