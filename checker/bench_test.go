@@ -429,7 +429,17 @@ func buildFromFile(tb testing.TB, cfg Config, path string, inFile bool) *History
 			tb.Fatal(err)
 		}
 	}
-	if err := history.ScanFile(path, func(op *history.Op) error { b.Add(op); return nil }); err != nil {
+	// As chaos check reads it: a long read's records streamed.
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	err = history.ScanReads(f, func(op *history.Op) error { b.Add(op); return nil }, func(k history.Key, hinted bool, rs []history.Record) error {
+		b.AddRecords(k, hinted, rs)
+		return nil
+	})
+	if err != nil {
 		tb.Fatal(err)
 	}
 	return b.History()

@@ -137,6 +137,10 @@ func (w *Writer) Kept() []Op {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// The buffer is as large as the longest line, a long run's final
+	// read (tens of MB), and a run's judge follows with the writer still
+	// referenced.
+	w.buf = bytes.Buffer{}
 	if w.bw != nil {
 		if err := w.bw.Flush(); err != nil {
 			w.f.Close()
