@@ -32,7 +32,6 @@ type Writer struct {
 	f    *os.File
 	bw   *bufio.Writer // CreateBuffered's: lines go out in large writes
 	next int64
-	buf  bytes.Buffer
 	err  error
 	// kept holds every op written, when Keep asked for them, up to
 	// keepMax of them (past it, none).
@@ -69,17 +68,18 @@ func CreateBuffered(path string) (*Writer, error) {
 	return w, nil
 }
 
+// writeLine writes v as one line, in one write: the encoder writes what
+// it encoded once it has all of it. Straight to the file, not through a
+// buffer of the writer's own: a long run's final read is a line of tens
+// of MB, which a copy held twice.
 func (w *Writer) writeLine(v any) error {
-	w.buf.Reset()
-	if err := encodeLine(&w.buf, v); err != nil {
-		return err
-	}
+	var dst io.Writer = w.f
 	if w.bw != nil {
-		_, err := w.bw.Write(w.buf.Bytes())
-		return err
+		dst = w.bw
 	}
-	_, err := w.f.Write(w.buf.Bytes())
-	return err
+	enc := json.NewEncoder(dst)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // encodeLine appends v as one line of JSON.
@@ -137,10 +137,6 @@ func (w *Writer) Kept() []Op {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	// The buffer is as large as the longest line, a long run's final
-	// read (tens of MB), and a run's judge follows with the writer still
-	// referenced.
-	w.buf = bytes.Buffer{}
 	if w.bw != nil {
 		if err := w.bw.Flush(); err != nil {
 			w.f.Close()
