@@ -41,4 +41,10 @@
 // and gives the verdict. LostWrites lists every lost write, where a Result
 // keeps only a few examples, for reports. testdata/corpus holds recorded
 // and hand-written histories with the verdicts they must get.
+//
+// A Builder indexes a history as it streams past (chaos check, a run's
+// judge), with its largest tables in a file when asked (InFile), and a
+// long read's records given ahead of their operation as they are decoded
+// (AddRecords, fed by history.ScanReads), so that what it holds in the
+// heap does not grow with the run.
 package checker

@@ -11,5 +11,9 @@
 //
 // A history is stored as JSON Lines (docs/history.md documents the schema),
 // written and flushed one operation at a time, so a tester killed mid-run
-// leaves a readable prefix; Read accepts a torn last line.
+// leaves a readable prefix; Read accepts a torn last line. Scan reads a
+// history an operation at a time; ScanReads also streams the records of
+// a long line (a long run's final reads: a partition's whole log, tens of
+// MB a line) as they are decoded, so that a judge holds neither the line
+// nor its records whole.
 package history
