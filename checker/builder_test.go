@@ -265,3 +265,35 @@ func TestAddRecordsTakenOrGivenBack(t *testing.T) {
 		t.Fatalf("the second final read holds %d records, given to the first", n)
 	}
 }
+
+// TestLinearizabilityGivesBack: with the index in a file, linearizability
+// gives back the index's pages as it passes its operations, not only at
+// each partition: a pass that stopped giving back would hold a long run's
+// partition mapped whole, which only the RSS of a long history shows.
+func TestLinearizabilityGivesBack(t *testing.T) {
+	defer func(n int) { releaseEvery = n }(releaseEvery)
+	ops := synth(synthConfig{ops: 4000, producers: 4, consumers: 2, partitions: 2, endEvery: 5, seed: 3})
+	gaveBack := func(every int) int {
+		releaseEvery = every
+		b := NewBuilder(strict)
+		if err := b.InFile(t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range ops {
+			op := ops[i]
+			b.Add(&op)
+		}
+		h := b.History()
+		defer h.Close()
+		if !h.HeldInFile() {
+			t.Skipf("no index in a file here: %v", h.InFileErr())
+		}
+		before := h.gaveBack
+		Linearizability(h, Options{})
+		return h.gaveBack - before
+	}
+	atPartitions, asItGoes := gaveBack(1<<30), gaveBack(50)
+	if atPartitions < 2 || asItGoes < atPartitions+len(ops)/50/2 {
+		t.Fatalf("given back %d times at each partition only, %d times every 50 entries, of %d operations", atPartitions, asItGoes, len(ops))
+	}
+}

@@ -108,7 +108,11 @@ type History struct {
 
 	// arena holds the largest tables in a file (Builder.InFile), beside
 	// which the checks make their own scratch arenas; nil: the heap.
-	arena *offheap.Arena
+	// gaveBack counts the times its pages were given back (giveBack):
+	// what shows that a pass gives back as it goes, which RSS shows only
+	// for a long history.
+	arena    *offheap.Arena
+	gaveBack int
 }
 
 // sendOp is one send: its invoke and completion positions (-1 if missing)
@@ -754,6 +758,7 @@ func (h *History) HeldInFile() bool { return h.arena != nil && h.arena.Err() == 
 func (h *History) giveBack() {
 	if h.HeldInFile() {
 		h.arena.Release()
+		h.gaveBack++
 	}
 }
 
