@@ -693,6 +693,7 @@ func (b *Builder) InFile(dir string) error {
 	h.ops.arena = a
 	h.strs.arena = a
 	h.valID.arena = a.Sibling()
+	runtime.AddCleanup(h, func(a *offheap.Arena) { a.Close() }, h.valID.arena)
 	// A History a caller drops without closing it gives its file back
 	// when it is collected: nothing outside it holds what the arena
 	// holds.
@@ -889,7 +890,11 @@ func (h *History) streamedRecords(part int32, own []history.Record) []record {
 func (b *Builder) Add(op *history.Op) {
 	h := b.h
 	if h.streamed.n > 0 {
-		if op.Value != nil && !streamedFor(op) {
+		switch {
+		case op.Value == nil:
+			// Its value null at last: no records, as read whole.
+			h.streamed.reset()
+		case !streamedFor(op):
 			h.unstream(op)
 		}
 		defer h.streamed.reset()

@@ -51,11 +51,18 @@ func FuzzRead(f *testing.F) {
 			every := func(p int) bool { return p%2 == 0 }
 			want, werr := scanAtAll(bytes.NewReader(data), every, false)
 			got, gerr := scanAtAll(bytes.NewReader(data), every, true)
+			if errors.Is(gerr, ErrMergedRecords) {
+				// A line a stream cannot mean the same by: refused.
+				return
+			}
 			if (werr == nil) != (gerr == nil) || errors.Is(werr, ErrTornTail) != errors.Is(gerr, ErrTornTail) || !reflect.DeepEqual(want, got) {
 				t.Fatalf("ScanAt: %v, %v; ScanAtReads: %v, %v", want, werr, got, gerr)
 			}
 			// And with the long lines' records streamed (ScanReads).
 			streamed, _, serr := readStreamed(bytes.NewReader(data))
+			if errors.Is(serr, ErrMergedRecords) {
+				return
+			}
 			if (err == nil) != (serr == nil) || errors.Is(err, ErrTornTail) != errors.Is(serr, ErrTornTail) || !reflect.DeepEqual(noEmpty(ops), noEmpty(streamed)) {
 				t.Fatalf("read whole: %d ops, %v; streamed in chunks of 7 bytes: %d ops, %v", len(ops), err, len(streamed), serr)
 			}

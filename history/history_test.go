@@ -471,8 +471,12 @@ func TestScanReadsStreams(t *testing.T) {
 		strings.TrimSuffix(strings.Replace(strings.Replace(string(line), `"records":`, `"RECORDS":`, 1), `"partition":3,`, ``, 1), `}}`) + `,"partition":3}}`,
 		// a transaction's: read whole
 		`{"index":2,"time":6,"process":3,"type":"ok","f":"txn","value":{"partition":0,"mops":[{"f":"poll","reads":[{"topic":"t","partition":0,"from":0,` + string(recs) + `}]}]}}`,
-		// the value twice, the second without records: merged
+		// the value twice, the first without records: merged
 		strings.Replace(string(line), `"value":{`, `"value":{"topic":"t"},"value":{`, 1),
+		// records, then null: none
+		strings.Replace(string(line), `,"hw":`, `,"records":null,"hw":`, 1),
+		// null, then records
+		strings.Replace(string(line), `"records":`, `"records":null,"records":`, 1),
 		// the value null at last: no records
 		string(line[:len(line)-1]) + `,"value":null}`,
 	}
@@ -504,6 +508,15 @@ func TestScanReadsStreams(t *testing.T) {
 		case n == 1000 && (len(st.hints) == 0 || st.hints[0] != Key{Topic: "t", Partition: 3}):
 			t.Fatalf("hints %v", st.hints)
 		}
+	}
+	// Records given twice, the second with a record that lacks a field,
+	// which encoding/json would fill in from the first: refused.
+	chunkBytes = 1000
+	partial := strings.Replace(string(line), `,"hw":`, `,"records":[{"offset":5}],"hw":`, 1)
+	var whole bytes.Buffer
+	whole.WriteString(`{"history":"chaos","version":1}` + "\n" + partial + "\n")
+	if _, _, err := readStreamed(&whole); !errors.Is(err, ErrMergedRecords) {
+		t.Fatalf("records given twice, the second partial: %v", err)
 	}
 }
 

@@ -200,7 +200,10 @@ func Scan(r io.Reader, fn func(*Op) error) error {
 // line names ahead of its records, if hinted: a hint only, which a line
 // that names it twice, or in other letters, may belie. rs nil says to
 // drop the records given so far for the line: it gives its records
-// again (a name given twice, of which the last counts). Only the records
+// again, or null (a name given twice, of which the last counts; a line
+// whose second records lack a field is refused: ErrMergedRecords). rs is
+// the reader's again once recs returns: a caller that keeps records
+// copies them. Only the records
 // of the operation's value are streamed (not a transaction's), and only
 // those of a line that is not the first.
 func ScanReads(r io.Reader, fn func(*Op) error, recs func(key Key, hinted bool, rs []Record) error) error {
@@ -454,8 +457,9 @@ func (b *lineBatch) parse(want func(seq int) bool) {
 			l.op, l.err, blank = b.stream.parse(b.feed)
 			// What follows the line's first value, read to its end:
 			// then whether it ended, and how.
-			b.feed.drain()
-			l.complete, l.cut, l.skipped = b.feed.complete, b.feed.err != nil, blank && l.err == nil
+			if b.feed.drain() {
+				l.complete, l.cut, l.skipped = b.feed.complete, b.feed.err != nil, blank && l.err == nil
+			}
 			continue
 		}
 		if b.segs != nil {

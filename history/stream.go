@@ -81,10 +81,22 @@ func (st *recordStream) parse(r io.Reader) (op *Op, err error, blank bool) {
 	records := jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *[]Record) error {
 		// Only the operation's value's records (depth 2: the op, its
 		// value); a transaction's are read whole, as ever.
-		if dec.StackDepth() != 2 || dec.PeekKind() != '[' {
+		if dec.StackDepth() != 2 {
 			return jsonv2.SkipFunc
 		}
-		if given {
+		if dec.PeekKind() != '[' {
+			// null (or what the decoder refuses) after an array: it
+			// holds none of them.
+			if given && dec.PeekKind() == 'n' {
+				if err := send(nil); err != nil {
+					return err
+				}
+				given = false
+			}
+			return jsonv2.SkipFunc
+		}
+		again := given
+		if again {
 			if err := send(nil); err != nil {
 				return err
 			}
@@ -105,7 +117,7 @@ func (st *recordStream) parse(r io.Reader) (op *Op, err error, blank bool) {
 			}
 			var rec Record
 			if !quickRecord(raw, &rec) {
-				if err := jsonv2.Unmarshal(raw, &rec, longOptions); err != nil {
+				if err := decodeRecord(raw, &rec, again); err != nil {
 					return err
 				}
 			}
@@ -233,15 +245,43 @@ func (f *lineFeed) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// drain reads what is left of the line, to its end (or the caller's
-// return).
-func (f *lineFeed) drain() {
+// drain reads what is left of the line, to its end, and says true; false
+// at the caller's return, after which the reader may still be ending the
+// line (complete, err).
+func (f *lineFeed) drain() bool {
 	for {
 		f.cur.b = nil
 		if _, err := f.Read(nil); err != nil {
-			return
+			return err != errStopped
 		}
 	}
+}
+
+// ErrMergedRecords refuses a long line that gives a read's records twice,
+// the second time with a record that lacks its offset or its value:
+// encoding/json would fill it in from the first records, which a line
+// streamed (ScanReads) no longer holds.
+var ErrMergedRecords = errors.New("a read's records given twice, the second time with a record missing its offset or value")
+
+// decodeRecord decodes a record the writer did not write (quickRecord),
+// as the decoder would; again: in a records array given a second time
+// (see ErrMergedRecords).
+func decodeRecord(raw []byte, rec *Record, again bool) error {
+	if !again {
+		return jsonv2.Unmarshal(raw, rec, longOptions)
+	}
+	var full struct {
+		Offset *int64  `json:"offset"`
+		Value  *string `json:"value"`
+	}
+	if err := jsonv2.Unmarshal(raw, &full, longOptions); err != nil {
+		return err
+	}
+	if full.Offset == nil || full.Value == nil {
+		return ErrMergedRecords
+	}
+	rec.Offset, rec.Value = *full.Offset, *full.Value
+	return nil
 }
 
 // quickRecord decodes a record as the writer writes it
