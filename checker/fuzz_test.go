@@ -87,8 +87,12 @@ func sameAsStreamed(t *testing.T, ops []history.Op, cfg Config, opts Options, wa
 	}
 	// And with every op's records given ahead of it (AddRecords, as
 	// history.ScanReads gives a long read's), two at a time, hinted with
-	// its partition or not, after a record given and dropped.
+	// its partition or not, after a record given and dropped, into an
+	// index in a file as chaos check's is (the records' scratch too).
 	b = NewBuilder(cfg)
+	if err := b.InFile(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
 	for i := range ops {
 		op := ops[i]
 		if op.Value != nil && len(op.Value.Records) > 0 {
@@ -104,7 +108,11 @@ func sameAsStreamed(t *testing.T, ops []history.Op, cfg Config, opts Options, wa
 		}
 		b.Add(&op)
 	}
-	got = CheckHistory(b.History(), opts)
+	h := b.History()
+	got = CheckHistory(h, opts)
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
 	g, _ = json.Marshal(got)
 	if !bytes.Equal(g, w) {
 		t.Fatalf("records streamed:\n%s\nwhole:\n%s", g, w)
@@ -123,7 +131,7 @@ func sameAsStreamed(t *testing.T, ops []history.Op, cfg Config, opts Options, wa
 		op := ops[i]
 		b.Add(&op)
 	}
-	h := b.History()
+	h = b.History()
 	got = CheckHistory(h, opts)
 	if err := h.Close(); err != nil {
 		t.Fatal(err)

@@ -99,6 +99,8 @@ type History struct {
 	// packed.
 	ids     idLists
 	scratch []record
+	// scratchArena holds scratch when the index is in a file (scratchRoom).
+	scratchArena *offheap.Arena
 	// streamed are the records of the next operation, given ahead of it
 	// (Builder.AddRecords), in scratch.
 	streamed streamed
@@ -790,6 +792,7 @@ func (b *Builder) AddRecords(key history.Key, hinted bool, rs []history.Record) 
 	if st.n == 0 {
 		h.scratch = h.scratch[:0]
 	}
+	h.scratchRoom(len(rs))
 	var obs *offsetTable
 	if id, ok := h.keyID[key]; ok && hinted {
 		obs = &h.parts[id].obs
@@ -810,6 +813,26 @@ func (b *Builder) AddRecords(key history.Key, hinted bool, rs []history.Record) 
 		h.scratch = append(h.scratch, record{Offset: r.Offset, vid: vid})
 	}
 	st.n = len(h.scratch)
+}
+
+// scratchRoom makes room in scratch for n more records: in a file of its
+// own when the index is in one (a long run's final read is a million
+// records, 16 MB of scratch), from the heap otherwise.
+func (h *History) scratchRoom(n int) {
+	if len(h.scratch)+n <= cap(h.scratch) || !h.HeldInFile() {
+		return
+	}
+	if h.scratchArena == nil {
+		if h.scratchArena = h.arena.Sibling(); h.scratchArena == nil {
+			return
+		}
+		runtime.AddCleanup(h, func(a *offheap.Arena) { a.Close() }, h.scratchArena)
+	}
+	grown := offheap.Make[record](h.scratchArena, max(2*cap(h.scratch), len(h.scratch)+n, 1<<16))
+	h.scratch = grown[:copy(grown, h.scratch)]
+	// What the old scratch held is garbage; the new maps again as it is
+	// written.
+	h.scratchArena.Release()
 }
 
 // streamed are records given ahead of their operation (AddRecords), in
@@ -986,6 +1009,8 @@ func (b *Builder) History() *History {
 	// The buffer is as large as the largest read: a long run's final
 	// reads hold every record of their partition.
 	h.scratch = nil
+	_ = h.scratchArena.Close() // a failure to unmap costs memory, not a result
+	h.scratchArena = nil
 	// Values are found by their strings only as the history is read
 	// (the checkers go by id): the table is 10 to 20 bytes a value.
 	h.valID.drop()
