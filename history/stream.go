@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"unicode"
@@ -105,7 +106,7 @@ func (st *recordStream) parse(r io.Reader) (op *Op, err error, blank bool) {
 		if _, err := dec.ReadToken(); err != nil {
 			return err
 		}
-		for dec.PeekKind() != ']' {
+		for i := 0; dec.PeekKind() != ']'; i++ {
 			raw, err := dec.ReadValue()
 			if err != nil {
 				return err
@@ -118,7 +119,9 @@ func (st *recordStream) parse(r io.Reader) (op *Op, err error, blank bool) {
 			var rec Record
 			if !quickRecord(raw, &rec) {
 				if err := decodeRecord(raw, &rec, again); err != nil {
-					return err
+					// Decoded apart, it would be named by its own
+					// fields only.
+					return fmt.Errorf("record %d: %w", i, err)
 				}
 			}
 			if buf = append(buf, rec); len(buf) == cap(buf) {
