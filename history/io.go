@@ -98,7 +98,13 @@ func (w *Writer) Append(op Op) (Op, error) {
 		return op, w.err
 	}
 	op.Index = w.next
-	if err := w.writeLine(op); err != nil {
+	var err error
+	if op.Value != nil && len(op.Value.Records) >= longRecords {
+		err = w.writeLong(op)
+	} else {
+		err = w.writeLine(op)
+	}
+	if err != nil {
 		w.err = err
 		return op, err
 	}
