@@ -41,6 +41,15 @@ func (t *valueIDs) size(n int) {
 		m *= 2
 	}
 	t.slots, t.tags = offheap.Make[int32](t.arena, m), offheap.Make[uint8](t.arena, m)
+	t.populate()
+}
+
+// populate maps the table's pages at once: it is written at random, and
+// a file's page faulted in one at a time made a 30-minute run's check 5%
+// slower than with the table in the heap.
+func (t *valueIDs) populate() {
+	offheap.Populate(t.arena, t.slots)
+	offheap.Populate(t.arena, t.tags)
 }
 
 // drop drops the table once the history has been read: what it holds is
@@ -80,6 +89,7 @@ func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo], strs 
 	}
 	old := t.slots
 	t.slots, t.tags = offheap.Make[int32](t.arena, 2*len(old)), offheap.Make[uint8](t.arena, 2*len(old))
+	t.populate()
 	mask := uint64(len(t.slots) - 1)
 	for _, v := range old {
 		if v == 0 {

@@ -241,3 +241,14 @@ func hasPointers(t reflect.Type) bool {
 	}
 	return true
 }
+
+// Populate maps the pages of s, which a (not nil) gave, at once, for a
+// table about to be written at random: a file's page costs more to fault
+// in than the heap's. s from the heap (a nil arena) is left alone.
+func Populate[T any](a *Arena, s []T) {
+	if a == nil || len(s) == 0 || a.Err() != nil {
+		return
+	}
+	var t T
+	populate(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(t)))
+}
