@@ -430,12 +430,7 @@ func buildFromFile(tb testing.TB, cfg Config, path string, inFile bool) *History
 		}
 	}
 	// As chaos check reads it: a long read's records streamed.
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	err = history.ScanReads(f, func(op *history.Op) error { b.Add(op); return nil }, func(k history.Key, hinted bool, rs []history.Record) error {
+	err := history.ScanReadsFile(path, func(op *history.Op) error { b.Add(op); return nil }, func(k history.Key, hinted bool, rs []history.Record) error {
 		b.AddRecords(k, hinted, rs)
 		return nil
 	})

@@ -781,22 +781,18 @@ func parseLong(segs [][]byte, first bool) (*Op, error) {
 			op.Value = &Value{Records: make([]Record, 0, n)}
 		}
 	}
-	return decodeLong(segs, &op, longOptions)
-}
-
-// decodeLong decodes the first value of segs (a long line) into op with
-// opts, as encoding/json's decoder reads it after the space split trims a
-// line of: what follows it on the line is not looked at.
-func decodeLong(segs [][]byte, op *Op, opts jsonv2.Options) (*Op, error) {
+	// The first value, as encoding/json's decoder reads it, after the
+	// space split trims a line of: what follows it on the line is not
+	// looked at.
 	n, _ := leadingSpace(segs)
 	r := &segReader{segs: segs}
 	if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
 		return nil, err
 	}
-	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(r, opts), op, opts); err != nil {
+	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(r, longOptions), &op, longOptions); err != nil {
 		return nil, err
 	}
-	return known(op)
+	return known(&op)
 }
 
 // containsAny says whether one of segs holds sub.
@@ -833,6 +829,17 @@ func ScanFile(path string, fn func(*Op) error) error {
 	}
 	defer f.Close()
 	return Scan(f, fn)
+}
+
+// ScanReadsFile scans a history file with its long reads' records
+// streamed (see ScanReads).
+func ScanReadsFile(path string, fn func(*Op) error, recs func(key Key, hinted bool, rs []Record) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return ScanReads(f, fn, recs)
 }
 
 // ReadFile reads a history file (see Read).

@@ -613,15 +613,11 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	b := checker.NewBuilder(tc.CheckerConfig())
 	b.InFile(dir.Dir) // in the heap if no file can be made
 	var rec results.RecoveryReader
-	f, err := os.Open(path)
-	if err == nil {
-		err = history.ScanReads(f, func(op *history.Op) error {
-			b.Add(op)
-			rec.Add(op)
-			return nil
-		}, recordsTo(b))
-		f.Close()
-	}
+	err := history.ScanReadsFile(path, func(op *history.Op) error {
+		b.Add(op)
+		rec.Add(op)
+		return nil
+	}, recordsTo(b))
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
 	}
@@ -638,11 +634,7 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 			return checker.Detection{}, false
 		}
 		// It reads no records: a long read's are streamed, and dropped.
-		f, err := os.Open(path)
-		if err == nil {
-			err = history.ScanReads(f, func(op *history.Op) error { r.Add(op); return nil }, func(history.Key, bool, []history.Record) error { return nil })
-			f.Close()
-		}
+		err := history.ScanReadsFile(path, func(op *history.Op) error { r.Add(op); return nil }, func(history.Key, bool, []history.Record) error { return nil })
 		if err != nil && !errors.Is(err, history.ErrTornTail) {
 			return checker.Detection{}, false
 		}

@@ -322,12 +322,7 @@ func (tl *timeline) part(v *history.Value) int32 {
 // line, are streamed to it as they are decoded: history.ScanReads); the
 // timeline keeps none.
 func (r *timelineReader) scan(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return history.ScanReads(f, func(op *history.Op) error {
+	return history.ScanReadsFile(path, func(op *history.Op) error {
 		r.add(op)
 		return nil
 	}, func(k history.Key, hinted bool, rs []history.Record) error {
