@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -107,12 +108,22 @@ func Recoveries(ops []history.Op) []WindowRecovery {
 	for i := range ops {
 		r.Add(&ops[i])
 	}
+	if again := r.Again(); again != nil {
+		for i := range ops {
+			again.Add(&ops[i])
+		}
+		return again.Recoveries()
+	}
 	return r.Recoveries()
 }
 
 // RecoveryReader computes Recoveries as a history streams past, keeping
 // only what the table needs: the nemesis's operations, the monitor's
-// samples, and the times of the acknowledgements and send errors.
+// samples, and of the sends only, for each place a window may start
+// (a nemesis completion), the first acknowledgement and the first send
+// error that count for it. A history whose times run with its ops (every
+// history chaos writes) is read once; another may leave a window's start
+// behind a send that counts for it, and must then be read again (Again).
 type RecoveryReader struct {
 	pairs   history.Pairer
 	windows history.Windows
@@ -123,10 +134,30 @@ type RecoveryReader struct {
 	invoked map[int32]int64
 	anyAck  bool
 	samples []sample
-	// acks and sendErrs are one for each send of a long run: in blocks.
+	// bounds are the times of the nemesis's completions, sorted, each
+	// once: where a window may start. firstAck[j] is the first
+	// completion of the acknowledged sends invoked from bounds[j] up to
+	// the next bound (-1: none), firstErr[j] the first send error
+	// from it to the next (noErr: none); a window's first after its
+	// start is then the least of those at and after it. maxInv and
+	// maxErr are the latest invoke acknowledged and send error seen, so
+	// that a bound come after a send it counts for is known (again);
+	// tieDone is the first completion of the sends invoked at maxInv.
+	bounds                  []int64
+	firstAck                []int64
+	firstErr                []int64
+	maxInv, maxErr, tieDone int64
+	anyInv, anyErr          bool
+	again                   bool
+	// all: the reader holds every acknowledgement and send error (acks,
+	// sendErrs), in blocks, for a history read again.
+	all      bool
 	acks     ackList
 	sendErrs blocks.List[int64]
 }
+
+// noErr is firstErr's none.
+const noErr = math.MaxInt64
 
 // Add reads the history's next operation. The reader may keep op: the
 // caller must not change it afterwards.
@@ -144,6 +175,9 @@ func (r *RecoveryReader) Add(op *history.Op) {
 	if st.Orphan >= 0 {
 		delete(r.invoked, st.Orphan)
 	}
+	if op.Process == history.NemesisProcess && op.Type != history.Invoke && !r.all {
+		r.bound(op.Time)
+	}
 	switch {
 	case op.F == history.Send && op.Type == history.Invoke:
 		if r.invoked == nil {
@@ -153,13 +187,13 @@ func (r *RecoveryReader) Add(op *history.Op) {
 	case op.F == history.Send:
 		t, paired := r.invoked[st.Invoke]
 		delete(r.invoked, st.Invoke)
-		if op.Type == history.OK {
-			r.anyAck = true
-			if st.Invoke >= 0 && paired {
-				r.acks.Add(ack{invoked: t, done: op.Time})
-			}
-		} else {
-			r.sendErrs.Add(op.Time)
+		if op.Type != history.OK {
+			r.sendErr(op.Time)
+			break
+		}
+		r.anyAck = true
+		if st.Invoke >= 0 && paired {
+			r.ack(ack{invoked: t, done: op.Time})
 		}
 	case op.F == history.Monitor && op.Type == history.OK && op.Value != nil && op.Value.Sample != nil:
 		s := sample{at: op.Time, key: op.Key().String(), leader: -1, epoch: -1, isr: op.Value.ISR, replicas: op.Value.Replicas}
@@ -173,7 +207,109 @@ func (r *RecoveryReader) Add(op *history.Op) {
 	}
 }
 
-// Recoveries is the table of the history read so far.
+// bound notes a nemesis completion at t: a window may start there.
+func (r *RecoveryReader) bound(t int64) {
+	if (r.anyInv && r.maxInv > t) || (r.anyErr && r.maxErr > t) {
+		// A send that counts for a window starting at t was noted
+		// before t was known as a start: it may be in the wrong place.
+		r.again = true
+		return
+	}
+	j, found := slices.BinarySearch(r.bounds, t)
+	if found {
+		return
+	}
+	r.bounds = slices.Insert(r.bounds, j, t)
+	// What was noted at t itself (times can be equal) counts from t.
+	ack, err := int64(-1), int64(noErr)
+	if r.anyInv && r.maxInv == t {
+		ack = r.tieDone
+	}
+	if r.anyErr && r.maxErr == t {
+		err = t
+	}
+	r.firstAck = slices.Insert(r.firstAck, j, ack)
+	r.firstErr = slices.Insert(r.firstErr, j, err)
+}
+
+// at is the place of the last bound at or before t, -1: none.
+func (r *RecoveryReader) at(t int64) int {
+	n := len(r.bounds)
+	if n > 0 && r.bounds[n-1] <= t {
+		return n - 1 // a history in time order's
+	}
+	j, found := slices.BinarySearch(r.bounds, t)
+	if !found {
+		j--
+	}
+	return j
+}
+
+func (r *RecoveryReader) ack(a ack) {
+	if r.all {
+		r.acks.Add(a)
+		return
+	}
+	if a.done < 0 {
+		// A completion before time 0 (a foreign history's) reads as
+		// none to the scan of them all that has always judged it.
+		r.again = true
+		return
+	}
+	switch {
+	case !r.anyInv || a.invoked > r.maxInv:
+		r.maxInv, r.tieDone, r.anyInv = a.invoked, a.done, true
+	case a.invoked == r.maxInv:
+		r.tieDone = min(r.tieDone, a.done)
+	}
+	if j := r.at(a.invoked); j >= 0 && (r.firstAck[j] < 0 || a.done < r.firstAck[j]) {
+		r.firstAck[j] = a.done
+	}
+}
+
+func (r *RecoveryReader) sendErr(t int64) {
+	if r.all {
+		r.sendErrs.Add(t)
+		return
+	}
+	if !r.anyErr {
+		r.maxErr = t
+	}
+	r.maxErr, r.anyErr = max(r.maxErr, t), true
+	if j := r.at(t); j >= 0 {
+		r.firstErr[j] = min(r.firstErr[j], t)
+	}
+}
+
+// Again is nil when the history read so far makes the table; else it
+// must be read again, whole, into the reader Again returns, which holds
+// every acknowledgement and send error. Only a history whose times do not
+// run with its ops (or run before 0) needs it.
+func (r *RecoveryReader) Again() *RecoveryReader {
+	if !r.again {
+		return nil
+	}
+	return &RecoveryReader{all: true}
+}
+
+// RecoveriesFile is r's table of the history at path it was fed, reading
+// the history again where r needs it (Again).
+func RecoveriesFile(path string, r *RecoveryReader) ([]WindowRecovery, error) {
+	again := r.Again()
+	if again == nil {
+		return r.Recoveries(), nil
+	}
+	err := history.ScanReadsFile(path, func(op *history.Op) error {
+		again.Add(op)
+		return nil
+	}, func(history.Key, bool, []history.Record) error { return nil })
+	if err != nil && !errors.Is(err, history.ErrTornTail) {
+		return nil, err
+	}
+	return again.Recoveries(), nil
+}
+
+// Recoveries is the table of the history read so far (see Again).
 func (r *RecoveryReader) Recoveries() []WindowRecovery {
 	var (
 		out    []WindowRecovery
@@ -213,11 +349,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 	}
 	// Each in one pass over the sends, not one for each window: a day's
 	// run has thousands of windows and tens of millions of sends.
-	firsts := firstAcks(&r.acks, starts)
-	var errs sortedTimes
-	if r.anyAck {
-		errs = sortTimes(&r.sendErrs)
-	}
+	firsts, errIn := r.firstAcks(starts), r.errsIn()
 	for i := range out {
 		w := &out[i]
 		next := int64(-1) // the next window's start
@@ -241,7 +373,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if shrink {
 			w.Bit = append(w.Bit, BitISRShrink)
 		}
-		if r.anyAck && errs.in(starts[i], stops[i]) {
+		if r.anyAck && errIn(starts[i], stops[i]) {
 			w.Bit = append(w.Bit, BitSendErrors)
 		}
 		w.FirstAck, w.FirstAckUnobserved = firstAck(firsts[i], r.anyAck, starts[i], next)
@@ -251,6 +383,46 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		w.FullISR, w.FullISRUnobserved = fullISR(byPart, parts, stops[i], next)
 	}
 	return out
+}
+
+// firstAcks is, for each of starts, the first completion of an
+// acknowledged send invoked at or after it (-1: none).
+func (r *RecoveryReader) firstAcks(starts []int64) []int64 {
+	if r.all {
+		return firstAcks(&r.acks, starts)
+	}
+	// The least of what was noted at and after each bound.
+	first := slices.Clone(r.firstAck)
+	for j := len(first) - 2; j >= 0; j-- {
+		if n := first[j+1]; n >= 0 && (first[j] < 0 || n < first[j]) {
+			first[j] = n
+		}
+	}
+	out := make([]int64, len(starts))
+	for i, s := range starts {
+		out[i] = -1
+		if j, found := slices.BinarySearch(r.bounds, s); found { // a start is a bound
+			out[i] = first[j]
+		}
+	}
+	return out
+}
+
+// errsIn says whether a send error came from a window's start to its stop
+// (-1: the end).
+func (r *RecoveryReader) errsIn() func(start, stop int64) bool {
+	if r.all {
+		errs := sortTimes(&r.sendErrs)
+		return errs.in
+	}
+	first := slices.Clone(r.firstErr)
+	for j := len(first) - 2; j >= 0; j-- {
+		first[j] = min(first[j], first[j+1])
+	}
+	return func(start, stop int64) bool {
+		j, found := slices.BinarySearch(r.bounds, start)
+		return found && first[j] != noErr && (stop < 0 || first[j] <= stop)
+	}
 }
 
 type sample struct {

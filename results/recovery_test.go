@@ -321,3 +321,112 @@ func TestSamplesFromWindowStart(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveriesStreamed: the table made as a history streams past, from
+// the first acknowledgement and send error after each place a window may
+// start, is the table made from every acknowledgement and send error
+// held; a history in time order is read once, and one out of order is
+// read again (Again) to the same table.
+func TestRecoveriesStreamed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	faults := []string{"kill", "pause", "partition"}
+	var readAgain, acked, erred int
+	for round := range 400 {
+		var h hist
+		disorder := round%3 == 0
+		now := int64(0)
+		inflight := map[int]int64{}
+		open := map[string]bool{}
+		for range 20 + rng.IntN(120) {
+			now += rng.Int64N(3) // equal times too
+			at := now
+			if disorder && rng.IntN(6) == 0 {
+				at -= rng.Int64N(40)
+			}
+			switch k := rng.IntN(10); {
+			case k == 0:
+				f := faults[rng.IntN(len(faults))]
+				name := "start-" + f
+				if open[f] {
+					name = "stop-" + f
+				}
+				open[f] = !open[f]
+				var errs []string
+				if rng.IntN(6) == 0 {
+					errs = []string{"refused"}
+				}
+				h.add(at, history.NemesisProcess, history.Invoke, name, nil)
+				h.add(at, history.NemesisProcess, history.Info, name, &history.Value{FaultInfo: &history.FaultInfo{Fault: f}}, errs...)
+			case k == 1:
+				h.sample(at, int32(rng.IntN(2)), int32(rng.IntN(3))-1, int32(rng.IntN(2)), []int32{1, 2, 3}[:1+rng.IntN(3)]...)
+			default:
+				p := rng.IntN(4)
+				if _, busy := inflight[p]; !busy {
+					inflight[p] = at
+					h.add(at, p, history.Invoke, history.Send, &history.Value{Topic: "t", Value: "v"})
+					break
+				}
+				delete(inflight, p)
+				typ := []history.Type{history.OK, history.OK, history.Fail, history.Info}[rng.IntN(4)]
+				h.add(at, p, typ, history.Send, &history.Value{Topic: "t", Value: "v"})
+			}
+		}
+		var once RecoveryReader
+		for i := range h.ops {
+			once.Add(&h.ops[i])
+		}
+		if again := once.Again(); again != nil {
+			if !disorder {
+				t.Fatalf("round %d: a history in time order is read again", round)
+			}
+			readAgain++
+			// From a file, the history is read from it again.
+			path := filepath.Join(t.TempDir(), "history.jsonl")
+			w, err := history.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range h.ops {
+				if _, err := w.Append(op); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			got, err := RecoveriesFile(path, &once)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := Recoveries(h.ops); !slices.EqualFunc(got, want, func(a, b WindowRecovery) bool {
+				aj, _ := json.Marshal(a)
+				bj, _ := json.Marshal(b)
+				return string(aj) == string(bj)
+			}) {
+				t.Fatalf("round %d: from the file %+v, want %+v", round, got, want)
+			}
+		}
+		all := RecoveryReader{all: true}
+		for i := range h.ops {
+			all.Add(&h.ops[i])
+		}
+		want, got := all.Recoveries(), Recoveries(h.ops)
+		if len(want) == 0 {
+			continue
+		}
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if string(wj) != string(gj) {
+			t.Fatalf("round %d: streamed %s\nheld %s", round, gj, wj)
+		}
+		for _, w := range want {
+			if w.FirstAck != nil {
+				acked++
+			}
+			if slices.Contains(w.Bit, BitSendErrors) {
+				erred++
+			}
+		}
+	}
+	if readAgain == 0 || acked < 100 || erred < 100 {
+		t.Fatalf("too few cases: %d histories read again, %d windows acknowledged, %d with send errors", readAgain, acked, erred)
+	}
+}

@@ -89,7 +89,9 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	// longer referenced through the checks.
 	var recovery []results.WindowRecovery
 	if c.Out != "" {
-		recovery = rec.Recoveries()
+		if recovery, err = results.RecoveriesFile(path, &rec); err != nil {
+			return nil, err
+		}
 	}
 	h := b.History()
 	readDone(h)

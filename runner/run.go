@@ -621,6 +621,12 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
 	}
+	// The recovery table is made now: what it is made of is then no
+	// longer referenced through the checks.
+	var recovery []results.WindowRecovery
+	if err == nil {
+		recovery, err = results.RecoveriesFile(path, &rec)
+	}
 	if err != nil {
 		// A report without a verdict still shows the readable prefix and
 		// says what is damaged.
@@ -640,10 +646,6 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 		}
 		return r.Detection()
 	}
-	// The recovery table is made now: what it is made of (a time for
-	// each acknowledgement) is then no longer referenced through the
-	// checks.
-	recovery := rec.Recoveries()
 	h := b.History()
 	readDone(h)
 	return judge(dir, tc, h, func() []results.WindowRecovery { return recovery }, detect, nil)

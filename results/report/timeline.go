@@ -234,6 +234,11 @@ type timelineReader struct {
 	pairs   history.Pairer
 	windows history.Windows
 	rec     results.RecoveryReader
+	// src is where the history is read from again when the recovery
+	// table needs it (results.RecoveryReader.Again): the ops held, or
+	// the file's path.
+	src  []history.Op
+	path string
 	// check is the checkers' index being built, when the report needs it.
 	check *checker.Builder
 }
@@ -322,6 +327,7 @@ func (tl *timeline) part(v *history.Value) int32 {
 // line, are streamed to it as they are decoded: history.ScanReads); the
 // timeline keeps none.
 func (r *timelineReader) scan(path string) error {
+	r.path = path
 	return history.ScanReadsFile(path, func(op *history.Op) error {
 		r.add(op)
 		return nil
@@ -486,7 +492,7 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 	tl.ids = nil
 
 	tl.readWindows(r.windows.Windows(), r.windows.Heals())
-	tl.recovery = r.rec.Recoveries()
+	tl.recovery = r.recoveries()
 	if r.check != nil {
 		tl.checked = r.check.History()
 	}
@@ -514,6 +520,25 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 	return tl
 }
 
+// recoveries is the fault windows' recovery table, from the history read
+// again where it needs (a history whose times do not run with its ops).
+func (r *timelineReader) recoveries() []results.WindowRecovery {
+	again := r.rec.Again()
+	switch {
+	case again == nil:
+		return r.rec.Recoveries()
+	case r.path != "":
+		// Read once already, the history reads again; were it to fail
+		// now, the table would be the one thing missing.
+		rs, _ := results.RecoveriesFile(r.path, &r.rec)
+		return rs
+	}
+	for i := range r.src {
+		again.Add(&r.src[i])
+	}
+	return again.Recoveries()
+}
+
 func permute[T any](s []T, order []int) []T {
 	out := make([]T, len(order))
 	for to, from := range order {
@@ -530,6 +555,7 @@ func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
 // read adds ops, a history held in memory, and finishes the timeline,
 // which reads the ops again from memory when it needs them whole.
 func (r *timelineReader) read(ops []history.Op, sched results.Schedule) *timeline {
+	r.src = ops
 	for i := range ops {
 		r.add(&ops[i])
 	}
