@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,18 +19,21 @@ import (
 // acknowledgements of lost writes, and the first operations of the run.
 // Links go only to operations the view has, so none dangles.
 type excerpt struct {
-	tl     *timeline
-	in     []bool // by position
-	marked []bool
+	tl *timeline
+	// in and marked are the positions shown and marked: sets, not a flag
+	// for each op (a long run's history is millions of them).
+	in     map[int]bool
+	marked map[int]bool
+	size   int // the ops in the history
 	n      int
 	all    bool
 }
 
 func newExcerpt(tl *timeline, res *checker.Results, lost []checker.LostAck) *excerpt {
-	e := &excerpt{tl: tl, in: make([]bool, tl.len()), marked: make([]bool, tl.len())}
+	e := &excerpt{tl: tl, in: map[int]bool{}, marked: map[int]bool{}, size: tl.len()}
 	if tl.len() <= maxHistoryRows {
 		e.all = true
-		for i := range e.in {
+		for i := range e.size {
 			e.in[i] = true
 		}
 		e.n = tl.len()
@@ -78,14 +82,14 @@ func newExcerpt(tl *timeline, res *checker.Results, lost []checker.LostAck) *exc
 // add includes the op at pos, its invoke or completion and ctx ops on
 // either side, if there is room.
 func (e *excerpt) add(pos, ctx int, mark bool) {
-	if pos < 0 || pos >= len(e.in) {
+	if pos < 0 || pos >= e.size {
 		return
 	}
 	if mark {
 		e.marked[pos] = true
 	}
 	take := func(p int) {
-		if p >= 0 && p < len(e.in) && !e.in[p] && e.n < maxHistoryRows {
+		if p >= 0 && p < e.size && !e.in[p] && e.n < maxHistoryRows {
 			e.in[p] = true
 			e.n++
 		}
@@ -101,11 +105,10 @@ func (e *excerpt) add(pos, ctx int, mark bool) {
 // positions are the positions of the ops the view shows.
 func (e *excerpt) positions() []int32 {
 	out := make([]int32, 0, e.n)
-	for i, in := range e.in {
-		if in {
-			out = append(out, int32(i))
-		}
+	for i := range e.in {
+		out = append(out, int32(i))
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -119,16 +122,13 @@ func (e *excerpt) has(index int64) bool {
 // some are.
 func (e *excerpt) rows() ([]historyRow, string) {
 	out := make([]historyRow, 0, e.n+e.n/4)
-	gap := 0
-	for i := range e.in {
-		if !e.in[i] {
-			gap++
-			continue
-		}
-		if gap > 0 {
+	next := 0 // the position after the last row's
+	for _, p := range e.positions() {
+		i := int(p)
+		if gap := i - next; gap > 0 {
 			out = append(out, historyRow{Gap: gap})
-			gap = 0
 		}
+		next = i + 1
 		r := e.row(i, e.marked[i])
 		// A foreign history may repeat an index; the first op with it
 		// gets the id, which is where tl.pos sends links.
@@ -137,12 +137,12 @@ func (e *excerpt) rows() ([]historyRow, string) {
 		}
 		out = append(out, r)
 	}
-	if gap > 0 {
+	if gap := e.size - next; gap > 0 {
 		out = append(out, historyRow{Gap: gap})
 	}
-	note := fmt.Sprintf("All %d operations.", len(e.in))
+	note := fmt.Sprintf("All %d operations.", e.size)
 	if !e.all {
-		note = fmt.Sprintf("An excerpt: %d of %d operations, the ones this report points at (anomalies with their neighbours, faults, final reads, lost writes) and the first ones. The whole history is in %s.", e.n, len(e.in), results.HistoryFile)
+		note = fmt.Sprintf("An excerpt: %d of %d operations, the ones this report points at (anomalies with their neighbours, faults, final reads, lost writes) and the first ones. The whole history is in %s.", e.n, e.size, results.HistoryFile)
 	}
 	return out, note
 }

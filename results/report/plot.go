@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -359,50 +360,106 @@ var scatterQuantiles = []float64{0, 0.25, 0.5, 0.75, 0.95, 1}
 
 // downsampleScatter keeps, of each bucket's points (a bucket is about one
 // pixel of the time axis), those at scatterQuantiles by value. The result
-// has at most len(scatterQuantiles) * buckets points, in input order, and
-// always each bucket's lowest and highest.
+// has at most len(scatterQuantiles) * buckets points, in order of
+// position (pt.pos), and always each bucket's lowest and highest.
 func downsampleScatter(ps []pt, xs xScale, buckets int) []pt {
-	perBucket := len(scatterQuantiles)
-	if len(ps) <= perBucket*buckets {
-		return ps
-	}
-	// The points of each bucket, in input order, in one array: a bucket's
-	// are members[start[b]:start[b+1]].
-	start := make([]int32, buckets+1)
+	s := newScatter(xs, buckets, func(lo, hi int32) iter.Seq[pt] { return slices.Values(ps) })
 	for _, p := range ps {
-		start[xs.bucket(p.t, buckets)+1]++
+		s.count(p)
 	}
-	for b := range buckets {
-		start[b+1] += start[b]
+	return s.downsample()
+}
+
+// scatterHeld is how many points a scatter holds at once: a long run's
+// series is millions of points, read a span of buckets at a time.
+var scatterHeld = 1 << 19
+
+// scatter downsamples a series too long to hold: it is told of each
+// point once (count), then reads them again from points, a span of
+// buckets at a time.
+type scatter struct {
+	xs      xScale
+	buckets int
+	n       []int   // points by bucket
+	lo, hi  []int32 // by bucket, the least and greatest position
+	total   int
+	// points yields the series' points at positions lo to hi, at least,
+	// in order of position.
+	points func(lo, hi int32) iter.Seq[pt]
+}
+
+func newScatter(xs xScale, buckets int, points func(lo, hi int32) iter.Seq[pt]) *scatter {
+	return &scatter{xs: xs, buckets: buckets, n: make([]int, buckets), lo: make([]int32, buckets), hi: make([]int32, buckets), points: points}
+}
+
+func (s *scatter) count(p pt) {
+	b := s.xs.bucket(p.t, s.buckets)
+	if s.n[b] == 0 || p.pos < s.lo[b] {
+		s.lo[b] = p.pos
 	}
-	members := make([]int32, len(ps))
-	next := slices.Clone(start[:buckets])
-	for i, p := range ps {
-		b := xs.bucket(p.t, buckets)
-		members[next[b]] = int32(i)
-		next[b]++
-	}
-	keep := make([]int32, 0, perBucket*buckets)
-	for b := range buckets {
-		g := members[start[b]:start[b+1]]
-		if len(g) <= perBucket {
-			keep = append(keep, g...)
-			continue
+	s.hi[b] = max(s.hi[b], p.pos)
+	s.n[b]++
+	s.total++
+}
+
+func (s *scatter) downsample() []pt {
+	perBucket := len(scatterQuantiles)
+	buckets := s.buckets
+	if s.total <= perBucket*buckets {
+		var out []pt
+		for p := range s.points(math.MinInt32, math.MaxInt32) {
+			out = append(out, p)
 		}
-		// Stable, so equal values keep the earliest first.
-		slices.SortStableFunc(g, func(a, b int32) int { return cmp.Compare(ps[a].v, ps[b].v) })
-		var picked []int32
-		for _, q := range scatterQuantiles {
-			picked = append(picked, g[int(math.Round(q*float64(len(g)-1)))])
+		return out
+	}
+	var out []pt
+	// The points of each bucket of the span, in order of position, in
+	// one array: a bucket's are members[start[b-from]:start[b-from+1]].
+	start := make([]int, buckets+1)
+	var members []pt
+	for from := 0; from < buckets; {
+		to, held := from, 0
+		lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+		for to < buckets && (to == from || held+s.n[to] <= scatterHeld) {
+			if s.n[to] > 0 {
+				lo, hi = min(lo, s.lo[to]), max(hi, s.hi[to])
+			}
+			held += s.n[to]
+			to++
 		}
-		slices.Sort(picked)
-		keep = append(keep, slices.Compact(picked)...)
+		clear(start)
+		for b := from; b < to; b++ {
+			start[b-from+1] = start[b-from] + s.n[b]
+		}
+		members = slices.Grow(members[:0], held)[:held]
+		next := slices.Clone(start[:to-from])
+		if held > 0 {
+			for p := range s.points(lo, hi) {
+				if b := s.xs.bucket(p.t, buckets); b >= from && b < to && p.pos >= lo && p.pos <= hi {
+					members[next[b-from]] = p
+					next[b-from]++
+				}
+			}
+		}
+		for b := range to - from {
+			g := members[start[b]:start[b+1]]
+			if len(g) <= perBucket {
+				out = append(out, g...)
+				continue
+			}
+			// Stable, so equal values keep the earliest first.
+			slices.SortStableFunc(g, func(x, y pt) int { return cmp.Compare(x.v, y.v) })
+			n := len(out)
+			for _, q := range scatterQuantiles {
+				out = append(out, g[int(math.Round(q*float64(len(g)-1)))])
+			}
+			picked := out[n:]
+			slices.SortFunc(picked, func(x, y pt) int { return cmp.Compare(x.pos, y.pos) })
+			out = append(out[:n], slices.CompactFunc(picked, func(x, y pt) bool { return x.pos == y.pos })...)
+		}
+		from = to
 	}
-	slices.Sort(keep)
-	out := make([]pt, len(keep))
-	for i, k := range keep {
-		out[i] = ps[k]
-	}
+	slices.SortFunc(out, func(x, y pt) int { return cmp.Compare(x.pos, y.pos) })
 	return out
 }
 

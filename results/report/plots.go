@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -31,9 +32,6 @@ type latency struct {
 
 func newLatency(tl *timeline, xs xScale) *latency {
 	l := &latency{lo: math.MaxInt64}
-	// One series at a time, each counted first: a long run has millions
-	// of operations of each kind, and all its points at once were most
-	// of what the report held.
 	series := func(c clientOp) (g, k int) {
 		done := tl.op(int(c.done))
 		g = 1
@@ -42,30 +40,46 @@ func newLatency(tl *timeline, xs xScale) *latency {
 		}
 		return g, typeSlot(done.Type())
 	}
-	var counts [2][3]int
-	for c := range tl.clients() {
+	timing := func(c clientOp) (inv, lat int64) {
+		inv = tl.time(int(c.inv))
+		return inv, max(tl.time(int(c.done))-inv, 1)
+	}
+	// Each series is counted in one pass, then read again a span of
+	// time at a time, never held whole (millions of points in a run of
+	// hours): the table's positions of a span's ops are found from its
+	// buckets', so a span reads its part of the table.
+	var all [2][3]*scatter
+	for g := range all {
+		for k := range all[g] {
+			all[g][k] = newScatter(xs, xBuckets, func(lo, hi int32) iter.Seq[pt] {
+				return func(yield func(pt) bool) {
+					for c := range tl.clientsIn(lo, hi) {
+						if cg, ck := series(c); cg != g || ck != k {
+							continue
+						}
+						inv, lat := timing(c)
+						if !yield(pt{t: inv, v: float64(lat), pos: c.done}) {
+							return
+						}
+					}
+				}
+			})
+		}
+	}
+	for c := range tl.clientsIn(0, math.MaxInt32) {
 		g, k := series(c)
-		counts[g][k]++
+		inv, lat := timing(c)
+		all[g][k].count(pt{t: inv, pos: c.done})
+		l.lo, l.hi = min(l.lo, lat), max(l.hi, lat)
 	}
 	for g := range l.series {
 		for k := range l.series[g] {
-			if counts[g][k] == 0 {
-				continue
+			if s := all[g][k]; s.total > 0 {
+				ps := s.downsample()
+				l.total += s.total
+				l.kept += len(ps)
+				l.series[g][k] = ps
 			}
-			ps := make([]pt, 0, counts[g][k])
-			for c := range tl.clients() {
-				if cg, ck := series(c); cg != g || ck != k {
-					continue
-				}
-				inv := tl.time(int(c.inv))
-				lat := max(tl.time(int(c.done))-inv, 1)
-				ps = append(ps, pt{t: inv, v: float64(lat), pos: c.done})
-				l.lo, l.hi = min(l.lo, lat), max(l.hi, lat)
-			}
-			l.total += len(ps)
-			ps = downsampleScatter(ps, xs, xBuckets)
-			l.kept += len(ps)
-			l.series[g][k] = ps
 		}
 	}
 	return l
@@ -474,34 +488,26 @@ func unavailabilityPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotVi
 	if !tl.anySendOK && tl.nclients > 0 {
 		p.Caption += " No send was ever acknowledged in this history (under acks=0 none is), so the upper halves stay empty."
 	}
-	total := 0
-	for _, ts := range tl.sendOK {
-		total += len(ts)
-	}
-	all := make([]int64, 0, total)
 	span := [2]int64{-1, -1}
-	for i, ts := range tl.sendOK {
-		all = append(all, ts...)
-		if s := tl.sendSpan[i]; s[0] >= 0 {
+	for _, s := range tl.sendSpan {
+		if s[0] >= 0 {
 			if span[0] < 0 || s[0] < span[0] {
 				span[0] = s[0]
 			}
 			span[1] = max(span[1], s[1])
 		}
 	}
-	slices.Sort(all)
 	lostBy := map[string][]checker.LostAck{}
 	for _, l := range lost {
 		k := history.Key{Topic: l.Topic, Partition: l.Partition}.String()
 		lostBy[k] = append(lostBy[k], l)
 	}
-	lane := func(i int, name string, ts []int64, span [2]int64, part int, lost []checker.LostAck) {
+	lane := func(i int, name string, acked *ackLane, span [2]int64, part int, lost []checker.LostAck) {
 		top := p.Y0 + float64(i)*laneH
 		p.Texts = append(p.Texts, label{X: p.X0 - 8, Y: top + laneH/2 + 4, Text: name, Class: "lane", Anchor: "end"})
 		p.Lines = append(p.Lines, line{D: pathD([][2]float64{{p.X0, top + laneH}, {p.X1, top + laneH}}), Class: "lanesep"})
-		if len(ts) > 0 && span[0] >= 0 {
-			thr := gapThreshold(ts)
-			for _, w := range mergeWindows(gaps(ts, span[0], span[1], thr), xs) {
+		if acked.n > 0 && span[0] >= 0 {
+			for _, w := range mergeWindows(acked.unavailable(span[0], span[1]), xs) {
 				x0, x1 := xs.x(w.start), xs.x(w.end)
 				p.Rects = append(p.Rects, rect{X: x0, Y: top + 2, W: max(x1-x0, 1), H: laneH/2 - 2, Class: "down",
 					Title: fmt.Sprintf("%s: no send acknowledged from %s to %s (%s)", name, secs(w.start), secs(w.end), dur(w.end-w.start))})
@@ -518,9 +524,9 @@ func unavailabilityPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotVi
 		}
 		p.Marks = append(p.Marks, lostMarks(lost, xs, top+laneH/2)...)
 	}
-	lane(0, "all partitions", all, span, -1, lost)
+	lane(0, "all partitions", &tl.ackedAll, span, -1, lost)
 	for i := range n {
-		lane(i+1, tl.parts[i].String(), tl.sendOK[i], tl.sendSpan[i], i, lostBy[tl.parts[i].String()])
+		lane(i+1, tl.parts[i].String(), &tl.acked[i], tl.sendSpan[i], i, lostBy[tl.parts[i].String()])
 	}
 	p.Legend = []legendItem{{"down", "band", "no send acknowledged"}, {"noleader", "band", "no leader (monitor)"}}
 	if len(lost) > 0 {

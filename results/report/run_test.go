@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,6 +250,21 @@ func TestDownsampleScatterKeepsExtremesAndBounds(t *testing.T) {
 	// Few points are kept as they are.
 	if few := ps[:100]; len(downsampleScatter(few, xs, xBuckets)) != 100 {
 		t.Fatal("a short series was thinned")
+	}
+	// Read a few buckets' points at a time (the default holds all of
+	// these at once), the same points are kept; ties in value too.
+	for i := range ps {
+		if i%3 == 0 {
+			ps[i].v = float64(i % 5)
+		}
+	}
+	all := downsampleScatter(ps, xs, xBuckets)
+	defer func(held int) { scatterHeld = held }(scatterHeld)
+	for _, held := range []int{1, 999, 5000} {
+		scatterHeld = held
+		if got := downsampleScatter(ps, xs, xBuckets); !slices.Equal(got, all) {
+			t.Fatalf("holding %d points at a time: %d points kept, not the same as the %d holding them all", held, len(got), len(all))
+		}
 	}
 }
 

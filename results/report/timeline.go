@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -80,9 +79,11 @@ type timeline struct {
 	// samples (dropped when it has them).
 	readHW  [][]pt
 	sampled bool // a monitor sample has been read (readHW is then not kept)
-	// sendOK holds the completion times of ok sends per partition;
-	// sendSpan the first send invoke and last send completion.
-	sendOK    [][]int64
+	// acked are the acknowledgements of sends per partition, and of all
+	// of them, as the unavailability plot needs them; sendSpan the first
+	// send invoke and last send completion per partition.
+	acked     []ackLane
+	ackedAll  ackLane
 	sendSpan  [][2]int64
 	anySendOK bool
 	// families are test.json's fault families, by kind, for the
@@ -145,9 +146,12 @@ type clientOp struct {
 
 // clients are the completed client operations, in history order: found
 // in the op table, not listed beside it (a long run has millions).
-func (tl *timeline) clients() iter.Seq[clientOp] {
+func (tl *timeline) clients() iter.Seq[clientOp] { return tl.clientsIn(0, math.MaxInt32) }
+
+// clientsIn is clients of the positions lo to hi.
+func (tl *timeline) clientsIn(lo, hi int32) iter.Seq[clientOp] {
 	return func(yield func(clientOp) bool) {
-		for i := range tl.nops {
+		for i := max(int(lo), 0); i < tl.nops && i <= int(hi); i++ {
 			if o := tl.op(i); o.client && !yield(clientOp{inv: tl.pair(i), done: int32(i), part: int(o.part)}) {
 				return
 			}
@@ -314,7 +318,7 @@ func (tl *timeline) part(v *history.Value) int32 {
 		tl.parts = append(tl.parts, k)
 		tl.samples = append(tl.samples, nil)
 		tl.readHW = append(tl.readHW, nil)
-		tl.sendOK = append(tl.sendOK, nil)
+		tl.acked = append(tl.acked, ackLane{})
 		tl.sendSpan = append(tl.sendSpan, [2]int64{-1, -1})
 	}
 	return int32(i)
@@ -441,7 +445,8 @@ func (r *timelineReader) add(hop *history.Op) {
 		case hop.F == history.Send && part >= 0:
 			tl.sendSpan[part][1] = hop.Time
 			if hop.Type == history.OK {
-				tl.sendOK[part] = append(tl.sendOK[part], hop.Time)
+				tl.acked[part].add(hop.Time)
+				tl.ackedAll.add(hop.Time)
 				tl.anySendOK = true
 			}
 		case hop.Type == history.OK && part >= 0 && hop.Value != nil:
@@ -477,7 +482,7 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 	}
 	tl.parts = permute(tl.parts, order)
 	tl.samples, tl.readHW = permute(tl.samples, order), permute(tl.readHW, order)
-	tl.sendOK, tl.sendSpan = permute(tl.sendOK, order), permute(tl.sendSpan, order)
+	tl.acked, tl.sendSpan = permute(tl.acked, order), permute(tl.sendSpan, order)
 	for i, k := range tl.parts {
 		tl.partIdx[k] = i
 	}
@@ -512,9 +517,6 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 	}
 	for _, ps := range tl.samples {
 		slices.SortStableFunc(ps, func(a, b sample) int { return cmp.Compare(a.t, b.t) })
-	}
-	for _, ts := range tl.sendOK {
-		slices.Sort(ts)
 	}
 	tl.countFaultSends()
 	return tl
@@ -649,21 +651,47 @@ func (tl *timeline) countFaultSends() {
 	if len(tl.faults) == 0 {
 		return
 	}
-	var done [3][]int64 // completion times by outcome slot
-	for c := range tl.clients() {
-		if o := tl.op(int(c.done)); tl.f(o) == history.Send {
-			done[typeSlot(o.Type())] = append(done[typeSlot(o.Type())], tl.time(int(c.done)))
-		}
+	// Counted at the windows' starts and ends, not from every send's
+	// time held: a day's run completes tens of millions. below[k][q] is
+	// then how many sends of outcome k completed before at[q], upTo[k][q]
+	// how many at or before it.
+	at := make([]int64, 0, 2*len(tl.faults))
+	for _, f := range tl.faults {
+		at = append(at, f.Start, f.End)
 	}
-	for _, ts := range done {
-		slices.Sort(ts)
+	slices.Sort(at)
+	at = slices.Compact(at)
+	var below, upTo [3][]int
+	for k := range below {
+		below[k], upTo[k] = make([]int, len(at)+1), make([]int, len(at)+1)
+	}
+	for c := range tl.clients() {
+		o := tl.op(int(c.done))
+		if tl.f(o) != history.Send {
+			continue
+		}
+		t, k := tl.time(int(c.done)), typeSlot(o.Type())
+		// Counted, as differences, from the first point it is at or
+		// before, and the first it is before.
+		q, _ := slices.BinarySearch(at, t)
+		upTo[k][q]++
+		if q < len(at) && at[q] == t {
+			q++
+		}
+		below[k][q]++
+	}
+	for k := range below {
+		for q := 1; q < len(at); q++ {
+			below[k][q] += below[k][q-1]
+			upTo[k][q] += upTo[k][q-1]
+		}
 	}
 	for i := range tl.faults {
 		f := &tl.faults[i]
-		for k, ts := range done {
-			from, _ := slices.BinarySearch(ts, f.Start)
-			to := sort.Search(len(ts), func(j int) bool { return ts[j] > f.End })
-			f.sends[k] = max(to-from, 0)
+		from, _ := slices.BinarySearch(at, f.Start)
+		to, _ := slices.BinarySearch(at, f.End)
+		for k := range f.sends {
+			f.sends[k] = max(upTo[k][to]-below[k][from], 0)
 		}
 	}
 }
@@ -694,29 +722,6 @@ func (tl *timeline) pos(index int64) int {
 // window is an interval of time.
 type window struct{ start, end int64 }
 
-// gaps returns the intervals of at least minGap within [from, to] that
-// contain none of the sorted times ts: where nothing succeeded.
-func gaps(ts []int64, from, to, minGap int64) []window {
-	var out []window
-	prev := from
-	for _, t := range ts {
-		if t < from {
-			continue
-		}
-		if t > to {
-			break
-		}
-		if t-prev >= minGap {
-			out = append(out, window{prev, t})
-		}
-		prev = t
-	}
-	if to-prev >= minGap {
-		out = append(out, window{prev, to})
-	}
-	return out
-}
-
 // mergeWindows joins windows less than a column of the time axis apart:
 // drawn, they would touch anyway, and a flapping partition of a day-long
 // run would otherwise draw thousands of rectangles. At most xBuckets
@@ -732,21 +737,6 @@ func mergeWindows(ws []window, xs xScale) []window {
 		out = append(out, w)
 	}
 	return out
-}
-
-// gapThreshold is how long no acknowledgement must last to count as
-// unavailability: ten times the typical gap between acknowledgements, at
-// least a second, so a slow but steady workload is not called down.
-func gapThreshold(ts []int64) int64 {
-	if len(ts) < 3 {
-		return int64(time.Second)
-	}
-	d := make([]int64, 0, len(ts)-1)
-	for i := 1; i < len(ts); i++ {
-		d = append(d, ts[i]-ts[i-1])
-	}
-	slices.Sort(d)
-	return max(int64(time.Second), 10*d[len(d)/2])
 }
 
 // noLeader returns the intervals in which the monitor saw a partition
