@@ -7,11 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chaos-isr/chaos/internal/heapmeter"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -222,36 +223,6 @@ func TestSyntheticHistoriesAreValid(t *testing.T) {
 
 // heapPeak samples the live heap until stopped, without stopping the
 // world, and returns the highest sample.
-func heapPeak() (stop func() uint64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	done := make(chan struct{})
-	peak := make(chan uint64)
-	go func() {
-		var hi uint64
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(sample)
-			hi = max(hi, sample[0].Value.Uint64())
-			select {
-			case <-done:
-				metrics.Read(sample)
-				peak <- max(hi, sample[0].Value.Uint64())
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() uint64 { close(done); return <-peak }
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	return sample[0].Value.Uint64()
-}
-
 // BenchmarkCheckAllButLinearizability runs every checker except porcupine
 // on a synthetic 1,000,000-operation history (8 producers, 4 consumers, 4
 // partitions, final and replica reads). Target: at most 3 s and 1 GiB.
@@ -259,12 +230,12 @@ func liveHeap() uint64 {
 // included; check-heap-MB is that minus the history itself.
 func BenchmarkCheckAllButLinearizability(b *testing.B) {
 	ops := bigHistory()
-	base := liveHeap()
+	base := heapmeter.Live()
 	cfg := Config{Acks: -1, MinInsyncReplicas: 2, Faults: []string{"kill"}}
 	var peak uint64
 	b.ResetTimer()
 	for b.Loop() {
-		stop := heapPeak()
+		stop := heapmeter.Peak()
 		res := Check(ops, cfg, Options{SkipLinearizability: true})
 		peak = max(peak, stop())
 		if res.Valid == Invalid {
@@ -303,10 +274,10 @@ func BenchmarkCheckStream(b *testing.B) {
 	for _, inFile := range []bool{false, true} {
 		name := map[bool]string{false: "heap", true: "file"}[inFile]
 		b.Run(name, func(b *testing.B) {
-			base := liveHeap()
+			base := heapmeter.Live()
 			var peak uint64
 			for b.Loop() {
-				stop := heapPeak()
+				stop := heapmeter.Peak()
 				h := buildFromFile(b, cfg, path, inFile)
 				res := CheckHistory(h, Options{SkipLinearizability: true})
 				peak = max(peak, stop())
@@ -408,10 +379,10 @@ func TestMemoryFollowsRecordsNotOffsets(t *testing.T) {
 func BenchmarkCheckSparseOffsets(b *testing.B) {
 	ops := sparseHistory(30_000, 2_000)
 	cfg := Config{Acks: -1, MinInsyncReplicas: 2, ReplicationFactor: 3, MaxInFlight: 1}
-	base := liveHeap()
+	base := heapmeter.Live()
 	var peak uint64
 	for b.Loop() {
-		stop := heapPeak()
+		stop := heapmeter.Peak()
 		Check(ops, cfg, Options{SkipLinearizability: true})
 		peak = max(peak, stop())
 		runtime.GC()

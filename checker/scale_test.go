@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/chaos-isr/chaos/internal/heapmeter"
 )
 
 // TestStreamedMemorySlope measures what judging a history as it streams
@@ -48,10 +50,10 @@ func TestStreamedMemorySlope(t *testing.T) {
 			t.Fatal(err)
 		}
 		buf = bytes.Buffer{}
-		base := liveHeap()
-		stop := heapPeak()
+		base := heapmeter.Live()
+		stop := heapmeter.Peak()
 		h := buildFromFile(t, cfg, path, inFile)
-		kept = int64(liveHeap()) - int64(base)
+		kept = int64(heapmeter.Live()) - int64(base)
 		res := CheckHistory(h, Options{})
 		peak = int64(stop()) - int64(base)
 		if res.Valid != Valid {

@@ -2,10 +2,10 @@ package sim
 
 import (
 	"context"
-	goruntime "runtime"
-	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/chaos-isr/chaos/internal/heapmeter"
 
 	"github.com/chaos-isr/chaos/runner"
 )
@@ -34,9 +34,9 @@ func TestSimulationMemorySlope(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := liveHeap()
+		base := heapmeter.Live()
 		var at uint64
-		simulated = func() { at = liveHeap() }
+		simulated = func() { at = heapmeter.Live() }
 		defer func() { simulated = nil }()
 		if _, _, err := simulate(context.Background(), spec, dir, "sim", runner.Options{}); err != nil {
 			t.Fatal(err)
@@ -49,11 +49,4 @@ func TestSimulationMemorySlope(t *testing.T) {
 	if perSec > 140<<10 {
 		t.Errorf("a simulation holds %.0f KB more for each simulated second (at most 140 KB)", perSec/1024)
 	}
-}
-
-func liveHeap() uint64 {
-	goruntime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	return sample[0].Value.Uint64()
 }
