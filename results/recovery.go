@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
@@ -133,7 +134,12 @@ type RecoveryReader struct {
 	nemesis map[int32]*history.Op
 	invoked map[int32]int64
 	anyAck  bool
-	samples []sample
+	// samples are the monitor's, by partition (parts, in the order first
+	// seen); lists holds their ISRs and replicas, each list once.
+	samples [][]sample
+	parts   []string
+	partIdx map[history.Key]int
+	lists   lists
 	// bounds are the times of the nemesis's completions, sorted, each
 	// once: where a window may start. firstAck[j] is the first
 	// completion of the acknowledged sends invoked from bounds[j] up to
@@ -196,14 +202,26 @@ func (r *RecoveryReader) Add(op *history.Op) {
 			r.ack(ack{invoked: t, done: op.Time})
 		}
 	case op.F == history.Monitor && op.Type == history.OK && op.Value != nil && op.Value.Sample != nil:
-		s := sample{at: op.Time, key: op.Key().String(), leader: -1, epoch: -1, isr: op.Value.ISR, replicas: op.Value.Replicas}
+		s := sample{at: op.Time, leader: -1, epoch: -1, isr: r.lists.id(op.Value.ISR), replicas: r.lists.id(op.Value.Replicas)}
 		if op.Value.Leader != nil {
 			s.leader = *op.Value.Leader
 		}
 		if op.Value.Epoch != nil {
 			s.epoch = *op.Value.Epoch
 		}
-		r.samples = append(r.samples, s)
+		s.full = fullISR(op.Value.ISR, op.Value.Replicas)
+		k := op.Key()
+		p, ok := r.partIdx[k]
+		if !ok {
+			if r.partIdx == nil {
+				r.partIdx = map[history.Key]int{}
+			}
+			p = len(r.parts)
+			r.partIdx[k] = p
+			r.parts = append(r.parts, k.String())
+			r.samples = append(r.samples, nil)
+		}
+		r.samples[p] = append(r.samples[p], s)
 	}
 }
 
@@ -335,17 +353,10 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		starts, stops = append(starts, start.Time), append(stops, stop)
 		killed = append(killed, start.Value != nil && start.Value.FaultInfo != nil && len(start.Value.KilledBrokers) > 0)
 	}
-	lists := map[string][]sample{}
-	var parts []string
-	for _, s := range r.samples {
-		if _, ok := lists[s.key]; !ok {
-			parts = append(parts, s.key)
-		}
-		lists[s.key] = append(lists[s.key], s)
-	}
+	parts := r.parts
 	byPart := map[string]*partSamples{}
-	for p, ss := range lists {
-		byPart[p] = newPartSamples(ss)
+	for i, p := range parts {
+		byPart[p] = newPartSamples(r.samples[i], &r.lists)
 	}
 	// Each in one pass over the sends, not one for each window: a day's
 	// run has thousands of windows and tens of millions of sends.
@@ -380,7 +391,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
 			w.Bit = append(w.Bit, BitStall)
 		}
-		w.FullISR, w.FullISRUnobserved = fullISR(byPart, parts, stops[i], next)
+		w.FullISR, w.FullISRUnobserved = fullISRAfter(byPart, parts, stops[i], next)
 	}
 	return out
 }
@@ -425,11 +436,14 @@ func (r *RecoveryReader) errsIn() func(start, stop int64) bool {
 	}
 }
 
+// sample is a monitor sample as the table needs it, in 32 bytes: its
+// ISR and replicas are ids of lists (RecoveryReader.lists), and full says
+// whether the ISR held every replica.
 type sample struct {
 	at            int64
-	key           string
 	leader, epoch int32
-	isr, replicas []int32
+	isr, replicas uint32
+	full          bool
 }
 
 type ack struct{ invoked, done int64 }
@@ -489,7 +503,7 @@ func ms(t int64) time.Duration { return time.Duration(t).Round(time.Millisecond)
 // ISR that lost a member it had before.
 func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 	var base *sample
-	ss := ps.ss
+	ss, lists := ps.ss, ps.lists
 	j0 := ps.from(start)
 	if j0 > 0 {
 		base = &ss[j0-1]
@@ -508,9 +522,12 @@ func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 		if s.leader < 0 || s.leader != base.leader || s.epoch != base.epoch {
 			leader = true
 		}
-		for _, b := range base.isr {
-			if !slices.Contains(s.isr, b) {
-				shrink = true
+		if s.isr != base.isr {
+			isr := lists.of(s.isr)
+			for _, b := range lists.of(base.isr) {
+				if !slices.Contains(isr, b) {
+					shrink = true
+				}
 			}
 		}
 		if stop >= 0 && s.at > stop {
@@ -524,7 +541,8 @@ func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 // what lets a window find its own among them: scanned from the first for
 // every window, a day's run took minutes.
 type partSamples struct {
-	ss []sample
+	ss    []sample
+	lists *lists // the samples' ISRs and replicas
 	// inOrder: in time order (a monitor's are, but for a foreign
 	// history's need not be); nextFull then holds, for each sample, the
 	// index of the first at or after it whose ISR is full (len(ss):
@@ -533,13 +551,13 @@ type partSamples struct {
 	nextFull []int32
 }
 
-func newPartSamples(ss []sample) *partSamples {
-	ps := &partSamples{ss: ss, inOrder: slices.IsSortedFunc(ss, func(a, b sample) int { return cmp.Compare(a.at, b.at) })}
+func newPartSamples(ss []sample, lists *lists) *partSamples {
+	ps := &partSamples{ss: ss, lists: lists, inOrder: slices.IsSortedFunc(ss, func(a, b sample) int { return cmp.Compare(a.at, b.at) })}
 	if ps.inOrder {
 		ps.nextFull = make([]int32, len(ss))
 		next := int32(len(ss))
 		for j := len(ss) - 1; j >= 0; j-- {
-			if ss[j].fullISR() {
+			if ss[j].full {
 				next = int32(j)
 			}
 			ps.nextFull[j] = next
@@ -548,10 +566,40 @@ func newPartSamples(ss []sample) *partSamples {
 	return ps
 }
 
-// fullISR says whether the sample's ISR holds every replica it names.
-func (s *sample) fullISR() bool {
-	return len(s.replicas) > 0 && !slices.ContainsFunc(s.replicas, func(r int32) bool { return !slices.Contains(s.isr, r) })
+// fullISR says whether an ISR holds every replica of replicas.
+func fullISR(isr, replicas []int32) bool {
+	return len(replicas) > 0 && !slices.ContainsFunc(replicas, func(r int32) bool { return !slices.Contains(isr, r) })
 }
+
+// lists holds lists of broker ids once each, by id: a sample's ISR and
+// replicas are one of a handful of lists, sampled millions of times in a
+// day's run.
+type lists struct {
+	ids map[string]uint32
+	all [][]int32
+	key []byte
+}
+
+// id is the id of the list l, adding it.
+func (ls *lists) id(l []int32) uint32 {
+	ls.key = ls.key[:0]
+	for _, v := range l {
+		ls.key = binary.LittleEndian.AppendUint32(ls.key, uint32(v))
+	}
+	if id, ok := ls.ids[string(ls.key)]; ok {
+		return id
+	}
+	if ls.ids == nil {
+		ls.ids = map[string]uint32{}
+	}
+	id := uint32(len(ls.all))
+	ls.ids[string(ls.key)] = id
+	ls.all = append(ls.all, slices.Clone(l))
+	return id
+}
+
+// of is the list with id.
+func (ls *lists) of(id uint32) []int32 { return ls.all[id] }
 
 // from is where a scan for the samples at or after t may start: the first
 // of them where the samples are in time order, else the first.
@@ -654,10 +702,10 @@ func firstAck(first int64, anyAck bool, start, next int64) (*Duration, string) {
 	return &d, ""
 }
 
-// fullISR is the time from stop until every partition has been seen with
+// fullISRAfter is the time from stop until every partition has been seen with
 // all its replicas in its ISR: the latest of the partitions' first such
 // samples after stop.
-func fullISR(byPart map[string]*partSamples, parts []string, stop, next int64) (*Duration, string) {
+func fullISRAfter(byPart map[string]*partSamples, parts []string, stop, next int64) (*Duration, string) {
 	switch {
 	case stop < 0:
 		return nil, "the history ends inside the window: it was never healed"
@@ -680,7 +728,7 @@ func fullISR(byPart map[string]*partSamples, parts []string, stop, next int64) (
 					continue
 				}
 				seen = true
-				if s.fullISR() {
+				if s.full {
 					full = s.at
 					break
 				}

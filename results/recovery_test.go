@@ -293,29 +293,31 @@ func TestSamplesFromWindowStart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 2000 {
 		var ss []sample
+		var ls lists
 		at := int64(0)
 		for range rng.IntN(12) {
 			at += rng.Int64N(4)
 			isr := []int32{1, 2, 3}[:1+rng.IntN(3)]
-			ss = append(ss, sample{at: at, leader: int32(rng.IntN(3)) - 1, epoch: int32(rng.IntN(2)), isr: isr, replicas: []int32{1, 2, 3}})
+			ss = append(ss, sample{at: at, leader: int32(rng.IntN(3)) - 1, epoch: int32(rng.IntN(2)),
+				isr: ls.id(isr), replicas: ls.id([]int32{1, 2, 3}), full: len(isr) == 3})
 		}
 		start := rng.Int64N(at + 3)
 		stop := int64(-1)
 		if rng.IntN(3) > 0 {
 			stop = start + rng.Int64N(8)
 		}
-		found := newPartSamples(ss)
+		found := newPartSamples(ss, &ls)
 		if !found.inOrder {
 			t.Fatalf("%v: not in order", ss)
 		}
-		scanned := &partSamples{ss: ss}
+		scanned := &partSamples{ss: ss, lists: &ls}
 		l1, s1 := bit(found, start, stop)
 		l2, s2 := bit(scanned, start, stop)
 		if l1 != l2 || s1 != s2 {
 			t.Fatalf("window %d-%d over %v: from its start %v %v, from the first %v %v", start, stop, ss, l1, s1, l2, s2)
 		}
-		d1, why1 := fullISR(map[string]*partSamples{"t-0": found}, []string{"t-0"}, stop, -1)
-		d2, why2 := fullISR(map[string]*partSamples{"t-0": scanned}, []string{"t-0"}, stop, -1)
+		d1, why1 := fullISRAfter(map[string]*partSamples{"t-0": found}, []string{"t-0"}, stop, -1)
+		d2, why2 := fullISRAfter(map[string]*partSamples{"t-0": scanned}, []string{"t-0"}, stop, -1)
 		if why1 != why2 || (d1 == nil) != (d2 == nil) || (d1 != nil && *d1 != *d2) {
 			t.Fatalf("heal at %d over %v: from it %v %q, from the first %v %q", stop, ss, d1, why1, d2, why2)
 		}

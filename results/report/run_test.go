@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -1066,5 +1067,33 @@ func TestLongFinalReadSummarised(t *testing.T) {
 	}
 	if !bytes.Equal(judged, stored) {
 		t.Fatalf("the page from the store (%d bytes) differs from the judged one (%d bytes)", len(stored), len(judged))
+	}
+}
+
+// TestRecoveryOfAHistoryOutOfOrder: a history whose times do not run with
+// its ops (a foreign one: a send acknowledged before the window it counts
+// for is recorded) gets, from its file and held in memory, the table made
+// from every acknowledgement held, which reading it once cannot make.
+func TestRecoveryOfAHistoryOutOfOrder(t *testing.T) {
+	h := &hist{}
+	h.monitor(0, 0, 1, 1, []int32{1, 2, 3}, -1)
+	h.send(0.5, 0, 0, "a", 0)
+	// Invoked at 2 s and acknowledged at 2.3 s, recorded before the
+	// kill that started at 1 s.
+	h.send(2, 1, 0, "b", 1)
+	h.nemesis(1, "start-kill", "kill", "n1")
+	h.monitor(1.5, 0, 2, 2, []int32{2, 3}, -1)
+	h.nemesis(3, "stop-kill", "kill")
+	h.monitor(3.5, 0, 2, 2, []int32{1, 2, 3}, -1)
+	want := results.Recoveries(h.ops)
+	if len(want) != 1 || want[0].FirstAck == nil || time.Duration(*want[0].FirstAck) != 1001*time.Millisecond {
+		t.Fatalf("the table held whole: %+v", want)
+	}
+	dir := t.TempDir()
+	writeRun(t, dir, testConfig(), historyBytes(t, h.ops), nil)
+	for name, tl := range map[string]*timeline{"from the file": LoadRun(dir).tl, "held": newTimeline(h.ops, nil)} {
+		if !reflect.DeepEqual(tl.recovery, want) {
+			t.Errorf("%s: %+v, want %+v", name, tl.recovery, want)
+		}
 	}
 }
