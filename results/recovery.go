@@ -2,7 +2,6 @@ package results
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
@@ -14,6 +13,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/internal/blocks"
+	"github.com/chaos-isr/chaos/internal/intern"
 )
 
 // WindowRecovery is what one fault window did and how the cluster came
@@ -139,7 +139,7 @@ type RecoveryReader struct {
 	samples [][]sample
 	parts   []string
 	partIdx map[history.Key]int
-	lists   lists
+	lists   intern.Lists
 	// bounds are the times of the nemesis's completions, sorted, each
 	// once: where a window may start. firstAck[j] is the first
 	// completion of the acknowledged sends invoked from bounds[j] up to
@@ -202,7 +202,7 @@ func (r *RecoveryReader) Add(op *history.Op) {
 			r.ack(ack{invoked: t, done: op.Time})
 		}
 	case op.F == history.Monitor && op.Type == history.OK && op.Value != nil && op.Value.Sample != nil:
-		s := sample{at: op.Time, leader: -1, epoch: -1, isr: r.lists.id(op.Value.ISR), replicas: r.lists.id(op.Value.Replicas)}
+		s := sample{at: op.Time, leader: -1, epoch: -1, isr: r.lists.ID(op.Value.ISR), replicas: r.lists.ID(op.Value.Replicas)}
 		if op.Value.Leader != nil {
 			s.leader = *op.Value.Leader
 		}
@@ -523,8 +523,8 @@ func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 			leader = true
 		}
 		if s.isr != base.isr {
-			isr := lists.of(s.isr)
-			for _, b := range lists.of(base.isr) {
+			isr := lists.Of(s.isr)
+			for _, b := range lists.Of(base.isr) {
 				if !slices.Contains(isr, b) {
 					shrink = true
 				}
@@ -542,7 +542,7 @@ func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 // every window, a day's run took minutes.
 type partSamples struct {
 	ss    []sample
-	lists *lists // the samples' ISRs and replicas
+	lists *intern.Lists // the samples' ISRs and replicas
 	// inOrder: in time order (a monitor's are, but for a foreign
 	// history's need not be); nextFull then holds, for each sample, the
 	// index of the first at or after it whose ISR is full (len(ss):
@@ -551,7 +551,7 @@ type partSamples struct {
 	nextFull []int32
 }
 
-func newPartSamples(ss []sample, lists *lists) *partSamples {
+func newPartSamples(ss []sample, lists *intern.Lists) *partSamples {
 	ps := &partSamples{ss: ss, lists: lists, inOrder: slices.IsSortedFunc(ss, func(a, b sample) int { return cmp.Compare(a.at, b.at) })}
 	if ps.inOrder {
 		ps.nextFull = make([]int32, len(ss))
@@ -570,36 +570,6 @@ func newPartSamples(ss []sample, lists *lists) *partSamples {
 func fullISR(isr, replicas []int32) bool {
 	return len(replicas) > 0 && !slices.ContainsFunc(replicas, func(r int32) bool { return !slices.Contains(isr, r) })
 }
-
-// lists holds lists of broker ids once each, by id: a sample's ISR and
-// replicas are one of a handful of lists, sampled millions of times in a
-// day's run.
-type lists struct {
-	ids map[string]uint32
-	all [][]int32
-	key []byte
-}
-
-// id is the id of the list l, adding it.
-func (ls *lists) id(l []int32) uint32 {
-	ls.key = ls.key[:0]
-	for _, v := range l {
-		ls.key = binary.LittleEndian.AppendUint32(ls.key, uint32(v))
-	}
-	if id, ok := ls.ids[string(ls.key)]; ok {
-		return id
-	}
-	if ls.ids == nil {
-		ls.ids = map[string]uint32{}
-	}
-	id := uint32(len(ls.all))
-	ls.ids[string(ls.key)] = id
-	ls.all = append(ls.all, slices.Clone(l))
-	return id
-}
-
-// of is the list with id.
-func (ls *lists) of(id uint32) []int32 { return ls.all[id] }
 
 // from is where a scan for the samples at or after t may start: the first
 // of them where the samples are in time order, else the first.

@@ -12,6 +12,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/internal/blocks"
+	"github.com/chaos-isr/chaos/internal/intern"
 )
 
 // hist builds a history from hand-made ops, numbering them in order.
@@ -293,13 +294,13 @@ func TestSamplesFromWindowStart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 2000 {
 		var ss []sample
-		var ls lists
+		var ls intern.Lists
 		at := int64(0)
 		for range rng.IntN(12) {
 			at += rng.Int64N(4)
 			isr := []int32{1, 2, 3}[:1+rng.IntN(3)]
 			ss = append(ss, sample{at: at, leader: int32(rng.IntN(3)) - 1, epoch: int32(rng.IntN(2)),
-				isr: ls.id(isr), replicas: ls.id([]int32{1, 2, 3}), full: len(isr) == 3})
+				isr: ls.ID(isr), replicas: ls.ID([]int32{1, 2, 3}), full: len(isr) == 3})
 		}
 		start := rng.Int64N(at + 3)
 		stop := int64(-1)

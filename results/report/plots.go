@@ -284,7 +284,7 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 	}
 	for _, ss := range tl.samples {
 		for _, s := range ss {
-			rf = max(rf, s.replicas, s.isr)
+			rf = max(rf, int(s.replicas), int(s.isr))
 		}
 	}
 	rf = max(rf, 1)
@@ -369,12 +369,12 @@ func isrSegments(tl *timeline, lane int, xs xScale, top, h float64) []rect {
 		x0, x1 := xs.x(s.t), xs.x(end)
 		var what string
 		if s.ok {
-			what = fmt.Sprintf("ISR %v (%d of %d replicas), leader %s, epoch %d", s.isrList, s.isr, s.replicas, leaderName(s.leader), s.epoch)
+			what = fmt.Sprintf("ISR %v (%d of %d replicas), leader %s, epoch %d", tl.lists.Of(s.isrList), s.isr, s.replicas, leaderName(s.leader), s.epoch)
 			if s.hw >= 0 {
 				what += fmt.Sprintf(", HW %d at first", s.hw)
 			}
 		} else {
-			what = "no answer: " + s.err
+			what = "no answer: " + tl.errs[s.err]
 		}
 		out = append(out, rect{X: x0, Y: top, W: max(x1-x0, 0.5), H: h, Class: "hover",
 			Title: fmt.Sprintf("%s, %s to %s: %s", tl.parts[lane], secs(s.t), secs(end), what)})
@@ -384,7 +384,7 @@ func isrSegments(tl *timeline, lane int, xs xScale, top, h float64) []rect {
 }
 
 func sameState(a, b sample) bool {
-	return a.ok == b.ok && a.leader == b.leader && a.epoch == b.epoch && slices.Equal(a.isrList, b.isrList)
+	return a.ok == b.ok && a.leader == b.leader && a.epoch == b.epoch && a.isrList == b.isrList
 }
 
 func leaderName(l int32) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/intern"
 	"github.com/chaos-isr/chaos/internal/offheap"
 	"github.com/chaos-isr/chaos/results"
 )
@@ -37,6 +38,7 @@ type timeline struct {
 	// of the ops too far from theirs.
 	bases []int64
 	wide  map[int32]int64
+	lists intern.Lists      // samples' ISRs
 	fns   []string          // op.fn's names
 	errs  []string          // op.err's texts; errs[0] is none
 	ids   map[string]uint32 // fns' and errs' ids, by text
@@ -175,18 +177,20 @@ func (tl *timeline) time(pos int) int64 {
 // pair is the position of the invoke or completion of the op at pos, -1.
 func (tl *timeline) pair(pos int) int32 { return tl.pairs[pos/opBlock][pos%opBlock] }
 
-// sample is one monitor observation of a partition.
+// sample is one monitor observation of a partition, in 48 bytes: a
+// day's run samples each partition several times a second, and its ISRs
+// and errors are a handful, held once each in the timeline (isrList, err).
 type sample struct {
 	t        int64
+	hw       int64 // -1 if absent
 	pos      int32
-	ok       bool // false: the monitor got no answer (err says why)
 	leader   int32
 	epoch    int32
-	isr      int
-	replicas int
-	isrList  []int32
-	hw       int64 // -1 if absent
-	err      string
+	isr      int32  // the ISR's size
+	replicas int32  // how many replicas
+	isrList  uint32 // the ISR, an id of timeline.lists
+	err      uint32 // why the monitor got no answer, an id of timeline.errs
+	ok       bool   // false: the monitor got no answer (err says why)
 }
 
 // faultWindow is one fault from its start to its end (or to a heal, or to
@@ -420,7 +424,7 @@ func (r *timelineReader) add(hop *history.Op) {
 		}
 	case hop.Process == history.MonitorProcess && hop.F == history.Monitor:
 		if hop.Type != history.Invoke && part >= 0 {
-			tl.samples[part] = append(tl.samples[part], monitorSample(hop, pos))
+			tl.samples[part] = append(tl.samples[part], tl.monitorSample(hop, pos))
 			if !tl.sampled {
 				tl.sampled = true
 				clear(tl.readHW)
@@ -616,13 +620,15 @@ func (tl *timeline) readWindows(windows []history.Window, heals []history.Span) 
 	}
 }
 
-func monitorSample(op *history.Op, pos int32) sample {
-	s := sample{t: op.Time, pos: pos, leader: -1, epoch: -1, hw: -1, err: op.Error}
+func (tl *timeline) monitorSample(op *history.Op, pos int32) sample {
+	s := sample{t: op.Time, pos: pos, leader: -1, epoch: -1, hw: -1}
 	v := op.Value
 	if op.Type != history.OK || v == nil {
-		if s.err == "" {
-			s.err = "no answer (" + string(op.Type) + ")"
+		err := op.Error
+		if err == "" {
+			err = "no answer (" + string(op.Type) + ")"
 		}
+		s.err = tl.id(&tl.errs, err)
 		return s
 	}
 	s.ok = true
@@ -631,6 +637,7 @@ func monitorSample(op *history.Op, pos int32) sample {
 	}
 	m := v.Sample
 	if m == nil {
+		s.isrList = tl.lists.ID(nil)
 		return s
 	}
 	if m.Leader != nil {
@@ -639,7 +646,7 @@ func monitorSample(op *history.Op, pos int32) sample {
 	if m.Epoch != nil {
 		s.epoch = *m.Epoch
 	}
-	s.isr, s.replicas, s.isrList = len(m.ISR), len(m.Replicas), m.ISR
+	s.isr, s.replicas, s.isrList = int32(len(m.ISR)), int32(len(m.Replicas)), tl.lists.ID(m.ISR)
 	return s
 }
 
