@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/intern"
 	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
@@ -36,6 +37,10 @@ type History struct {
 	keys  []history.Key
 	keyID map[history.Key]int32
 	parts []*partition
+	// lists are the monitor samples' ISRs and replicas, each once: a
+	// sample keeps their ids (a day's run samples each partition several
+	// times a second).
+	lists intern.Lists
 
 	vals  table[valueInfo]
 	strs  strArena // the values' strings
@@ -423,9 +428,15 @@ type sample struct {
 	full     bool
 	leader   int32
 	epoch    int32
-	isr      []int32
-	replicas []int32
+	isr      uint32 // an id of History.lists
+	replicas uint32 // an id of History.lists
 }
+
+// sampleISR is the sample's ISR.
+func (h *History) sampleISR(s *sample) []int32 { return h.lists.Of(s.isr) }
+
+// sampleReplicas is the sample's replicas.
+func (h *History) sampleReplicas(s *sample) []int32 { return h.lists.Of(s.replicas) }
 
 // slot is what is known about one offset. Value ids are stored +1 so the
 // zero slot means "nothing seen".
@@ -1038,7 +1049,7 @@ func (h *History) addSample(op *history.Op, pos int32, st history.Step) {
 	if op.Type != history.OK || v.Sample == nil || v.Leader == nil || *v.Leader < 0 || v.Epoch == nil || len(v.ISR) == 0 {
 		return
 	}
-	s.view, s.leader, s.epoch, s.isr, s.replicas = true, *v.Leader, *v.Epoch, v.ISR, v.Replicas
+	s.view, s.leader, s.epoch, s.isr, s.replicas = true, *v.Leader, *v.Epoch, h.lists.ID(v.ISR), h.lists.ID(v.Replicas)
 	want := len(v.Replicas)
 	if want == 0 {
 		want = h.cfg.ReplicationFactor

@@ -131,7 +131,7 @@ func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost st
 			if t < heal {
 				continue
 			}
-			obs = append(obs, convObs{t, s.full, fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, s.isr, s.replicas, h.index(s.done))})
+			obs = append(obs, convObs{t, s.full, fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, h.sampleISR(&s), h.sampleReplicas(&s), h.index(s.done))})
 		case h.ops.op(s.done).Type == history.OK && t >= heal:
 			obs = append(obs, convObs{t, false, fmt.Sprintf("no leader (op %d)", h.index(s.done))})
 		}

@@ -180,7 +180,7 @@ func AckBelowMinISR(h *History) Result {
 				views++
 			}
 		}
-		shrank := shrankInEpoch(p.samples, int32(cfg.MinInsyncReplicas))
+		shrank := shrankInEpoch(h, p.samples, int32(cfg.MinInsyncReplicas))
 		for _, r := range belowRuns(h, p.samples, int32(cfg.MinInsyncReplicas), lag) {
 			f.stat("samples-below-min", int64(r.last-r.first+1))
 			f.stat("runs-below-min", 1)
@@ -273,7 +273,7 @@ type belowRun struct {
 
 func belowRuns(h *History, ss []sample, minISR int32, lag int64) []belowRun {
 	below := func(s *sample) bool {
-		return s.view && int32(len(s.isr)) < minISR && slices.Contains(s.isr, s.leader)
+		return s.view && int32(len(h.sampleISR(s))) < minISR && slices.Contains(h.sampleISR(s), s.leader)
 	}
 	var out []belowRun
 	for i := 0; i < len(ss); {
@@ -304,7 +304,7 @@ func belowRuns(h *History, ss []sample, minISR int32, lag int64) []belowRun {
 // back to the last of another leader or epoch (samples without a view
 // passed over). One pass, where a look back from each run's first sample
 // went over the whole epoch each time.
-func shrankInEpoch(ss []sample, minISR int32) []bool {
+func shrankInEpoch(h *History, ss []sample, minISR int32) []bool {
 	out := make([]bool, len(ss))
 	// The leader, epoch and ISR seen at or above the minimum of the views
 	// since the last of another leader or epoch; none before the first.
@@ -319,7 +319,7 @@ func shrankInEpoch(ss []sample, minISR int32) []bool {
 		if !seen || s.leader != leader || s.epoch != epoch {
 			leader, epoch, seen, atMin = s.leader, s.epoch, true, false
 		}
-		atMin = atMin || int32(len(s.isr)) >= minISR
+		atMin = atMin || int32(len(h.sampleISR(s))) >= minISR
 	}
 	return out
 }
@@ -360,7 +360,7 @@ func (h *History) describeBelow(s *sendOp, r *belowRun, ti, td, lag int64) strin
 	return fmt.Sprintf("value %q acknowledged %s of %s (op %d, invoked at %s, acknowledged at %s) under acks=-1, while every monitor sample from op %d (%s) to op %d (%s), %d samples, saw leader %d (epoch %d) with isr %v, below min.insync.replicas %d",
 		h.valStr(s.vid), at, h.key(s.part()), h.index(s.done), secs(ti), secs(td),
 		h.index(first.done), secs(h.at(first.done)), h.index(ss[a].done), secs(h.at(ss[a].done)), a-b+1,
-		first.leader, first.epoch, first.isr, h.cfg.MinInsyncReplicas)
+		first.leader, first.epoch, h.sampleISR(first), h.cfg.MinInsyncReplicas)
 }
 
 // secs formats a history time (ns since the test started) in seconds.

@@ -433,6 +433,7 @@ func TestAckBelowMinISRManyInstances(t *testing.T) {
 // from it says, on random samples (views and not, few leaders and
 // epochs, ISRs around the minimum).
 func TestShrankInEpoch(t *testing.T) {
+	h := &History{}
 	lookBack := func(ss []sample, first int, minISR int32) bool {
 		at := &ss[first]
 		for k := first - 1; k >= 0; k-- {
@@ -442,7 +443,7 @@ func TestShrankInEpoch(t *testing.T) {
 				continue
 			case s.leader != at.leader || s.epoch != at.epoch:
 				return false
-			case int32(len(s.isr)) >= minISR:
+			case int32(len(h.sampleISR(s))) >= minISR:
 				return true
 			}
 		}
@@ -453,10 +454,10 @@ func TestShrankInEpoch(t *testing.T) {
 		ss := make([]sample, rng.IntN(12))
 		for k := range ss {
 			if rng.IntN(4) > 0 {
-				ss[k] = sample{view: true, leader: int32(rng.IntN(2)), epoch: int32(rng.IntN(2)), isr: []int32{1, 2, 3}[:rng.IntN(4)]}
+				ss[k] = sample{view: true, leader: int32(rng.IntN(2)), epoch: int32(rng.IntN(2)), isr: h.lists.ID([]int32{1, 2, 3}[:rng.IntN(4)])}
 			}
 		}
-		got := shrankInEpoch(ss, 2)
+		got := shrankInEpoch(h, ss, 2)
 		for k := range ss {
 			if want := lookBack(ss, k, 2); got[k] != want {
 				t.Fatalf("sample %d of %+v: %v, want %v", k, ss, got[k], want)
