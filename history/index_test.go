@@ -2,6 +2,8 @@ package history
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,5 +158,33 @@ func TestPairerOpen(t *testing.T) {
 	}
 	if got := fmt.Sprint(p.Open()); got != "[0 1]" {
 		t.Fatalf("open %s", got)
+	}
+}
+
+// TestPairerDenseAndMapAgree: a run's processes (paired in a table by
+// number) pair as processes numbered past it or below 0 (paired in a
+// map) do, on random histories that break the rule too; and Open agrees.
+func TestPairerDenseAndMapAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	fs := []string{Send, Poll}
+	types := []Type{Invoke, Invoke, OK, Info, Fail}
+	for range 300 {
+		var dense, sparse Pairer
+		for i := range 200 {
+			p := rng.IntN(6)
+			op := Op{Index: int64(i), Process: p, Type: types[rng.IntN(len(types))], F: fs[rng.IntN(2)]}
+			far := op
+			far.Process = maxDense + 7*p
+			if p%2 == 1 {
+				far.Process = -10 - p
+			}
+			a, b := dense.Add(&op, int32(i)), sparse.Add(&far, int32(i))
+			if a.Invoke != b.Invoke || a.Orphan != b.Orphan || (a.Problem == "") != (b.Problem == "") {
+				t.Fatalf("op %d: process %d %+v, process %d %+v", i, op.Process, a, far.Process, b)
+			}
+		}
+		if a, b := dense.Open(), sparse.Open(); !slices.Equal(a, b) {
+			t.Fatalf("open %v and %v", a, b)
+		}
 	}
 }
