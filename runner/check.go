@@ -73,7 +73,8 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 		return nil, err
 	}
 	// The history is judged as it is read, never held whole: what the
-	// checkers keep is their index, and the recovery table its times.
+	// checkers keep is their index, and the recovery table what it needs
+	// of each fault window.
 	b := checker.NewBuilder(cfg)
 	b.InFile(filepath.Dir(path)) // in the heap if no file can be made
 	var rec results.RecoveryReader

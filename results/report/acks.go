@@ -9,7 +9,7 @@ import (
 )
 
 // minUnavailable is the least time without an acknowledgement that the
-// unavailability plot calls a gap (gapThreshold's floor).
+// unavailability plot calls a gap (the threshold's floor).
 const minUnavailable = int64(time.Second)
 
 // ackLane is what the unavailability plot needs of one lane's
@@ -71,10 +71,9 @@ func (l *ackLane) gap(w window, i int) {
 	}
 }
 
-// unavailable are the intervals within [from, to] of at least the lane's
-// threshold (gapThreshold) in which no send was acknowledged: the gaps
-// between the acknowledgements in it, from from to the first and from
-// the last to to.
+// unavailable are the intervals within [from, to], at least the lane's
+// threshold long, in which no send was acknowledged: the gaps between the
+// acknowledgements in it, from from to the first and from the last to to.
 func (l *ackLane) unavailable(from, to int64) []window {
 	thr := l.threshold()
 	var out []window

@@ -651,9 +651,9 @@ func (tl *timeline) monitorSample(op *history.Op, pos int32) sample {
 }
 
 // countFaultSends counts the sends completed inside each fault window, so
-// the faults table shows what each fault did to availability. Each window
-// counts by binary search in the sorted completion times: a long run has
-// thousands of windows and hundreds of thousands of sends.
+// the faults table shows what each fault did to availability: in one pass
+// over the sends, each counted at the first window end at or after it (a
+// long run has thousands of windows and millions of sends).
 func (tl *timeline) countFaultSends() {
 	if len(tl.faults) == 0 {
 		return
