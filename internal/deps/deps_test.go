@@ -94,11 +94,15 @@ func TestDependencyRules(t *testing.T) {
 				}
 				return false
 			}},
-		{"checker imports only history, internal/blocks and internal/offheap", func(p string) bool { return p == "checker" },
-			func(d string) bool { return d != "history" && d != "internal/blocks" && d != "internal/offheap" }},
+		{"checker imports only history, internal/blocks, internal/intern and internal/offheap", func(p string) bool { return p == "checker" },
+			func(d string) bool {
+				return d != "history" && d != "internal/blocks" && d != "internal/intern" && d != "internal/offheap"
+			}},
 		{"internal/blocks imports only internal/offheap", func(p string) bool { return p == "internal/blocks" },
 			func(d string) bool { return d != "internal/offheap" }},
 		{"internal/offheap imports nothing of the module", func(p string) bool { return p == "internal/offheap" },
+			func(string) bool { return true }},
+		{"internal/intern imports nothing of the module", func(p string) bool { return p == "internal/intern" },
 			func(string) bool { return true }},
 		{"workload imports no broker package", func(p string) bool { return under(p, "workload") },
 			func(d string) bool { return under(d, "broker") }},
