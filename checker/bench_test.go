@@ -221,8 +221,6 @@ func TestSyntheticHistoriesAreValid(t *testing.T) {
 	}
 }
 
-// heapPeak samples the live heap until stopped, without stopping the
-// world, and returns the highest sample.
 // BenchmarkCheckAllButLinearizability runs every checker except porcupine
 // on a synthetic 1,000,000-operation history (8 producers, 4 consumers, 4
 // partitions, final and replica reads). Target: at most 3 s and 1 GiB.

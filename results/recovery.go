@@ -109,13 +109,20 @@ func Recoveries(ops []history.Op) []WindowRecovery {
 	for i := range ops {
 		r.Add(&ops[i])
 	}
-	if again := r.Again(); again != nil {
-		for i := range ops {
-			again.Add(&ops[i])
-		}
-		return again.Recoveries()
+	return RecoveriesOps(ops, &r)
+}
+
+// RecoveriesOps is r's table of ops, the history it was fed, read again
+// where r needs it (Again).
+func RecoveriesOps(ops []history.Op, r *RecoveryReader) []WindowRecovery {
+	again := r.Again()
+	if again == nil {
+		return r.Recoveries()
 	}
-	return r.Recoveries()
+	for i := range ops {
+		again.Add(&ops[i])
+	}
+	return again.Recoveries()
 }
 
 // RecoveryReader computes Recoveries as a history streams past, keeping
@@ -311,7 +318,8 @@ func (r *RecoveryReader) Again() *RecoveryReader {
 }
 
 // RecoveriesFile is r's table of the history at path it was fed, reading
-// the history again where r needs it (Again).
+// the history again where r needs it (Again). A history damaged on the
+// way gives the table of what could be read, with the error.
 func RecoveriesFile(path string, r *RecoveryReader) ([]WindowRecovery, error) {
 	again := r.Again()
 	if again == nil {
@@ -321,10 +329,10 @@ func RecoveriesFile(path string, r *RecoveryReader) ([]WindowRecovery, error) {
 		again.Add(op)
 		return nil
 	}, func(history.Key, bool, []history.Record) error { return nil })
-	if err != nil && !errors.Is(err, history.ErrTornTail) {
-		return nil, err
+	if errors.Is(err, history.ErrTornTail) {
+		err = nil
 	}
-	return again.Recoveries(), nil
+	return again.Recoveries(), err
 }
 
 // Recoveries is the table of the history read so far (see Again).
@@ -353,13 +361,16 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		starts, stops = append(starts, start.Time), append(stops, stop)
 		killed = append(killed, start.Value != nil && start.Value.FaultInfo != nil && len(start.Value.KilledBrokers) > 0)
 	}
-	parts := r.parts
-	byPart := map[string]*partSamples{}
-	for i, p := range parts {
-		byPart[p] = newPartSamples(r.samples[i], &r.lists)
+	// By partition (two may print alike in a foreign history: a topic
+	// "a-" and "a").
+	byPart := make([]*partSamples, len(r.parts))
+	for i := range r.parts {
+		byPart[i] = newPartSamples(r.samples[i], &r.lists)
 	}
-	// Each in one pass over the sends, not one for each window: a day's
-	// run has thousands of windows and tens of millions of sends.
+	// Each from what was kept at the bounds as the sends streamed past
+	// (or, read again, in one pass over them), not a pass for each
+	// window: a day's run has thousands of windows and tens of millions
+	// of sends.
 	firsts, errIn := r.firstAcks(starts), r.errsIn()
 	for i := range out {
 		w := &out[i]
@@ -374,8 +385,8 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 			w.Bit = append(w.Bit, BitKill)
 		}
 		leader, shrink := false, false
-		for _, p := range parts {
-			l, s := bit(byPart[p], starts[i], stops[i])
+		for _, ps := range byPart {
+			l, s := bit(ps, starts[i], stops[i])
 			leader, shrink = leader || l, shrink || s
 		}
 		if leader {
@@ -391,7 +402,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 		if w.FirstAck != nil && time.Duration(*w.FirstAck) >= StallAfter {
 			w.Bit = append(w.Bit, BitStall)
 		}
-		w.FullISR, w.FullISRUnobserved = fullISRAfter(byPart, parts, stops[i], next)
+		w.FullISR, w.FullISRUnobserved = fullISRAfter(byPart, r.parts, stops[i], next)
 	}
 	return out
 }
@@ -403,12 +414,7 @@ func (r *RecoveryReader) firstAcks(starts []int64) []int64 {
 		return firstAcks(&r.acks, starts)
 	}
 	// The least of what was noted at and after each bound.
-	first := slices.Clone(r.firstAck)
-	for j := len(first) - 2; j >= 0; j-- {
-		if n := first[j+1]; n >= 0 && (first[j] < 0 || n < first[j]) {
-			first[j] = n
-		}
-	}
+	first := suffixFirst(slices.Clone(r.firstAck))
 	out := make([]int64, len(starts))
 	for i, s := range starts {
 		out[i] = -1
@@ -417,6 +423,17 @@ func (r *RecoveryReader) firstAcks(starts []int64) []int64 {
 		}
 	}
 	return out
+}
+
+// suffixFirst sets each of ts (-1: none) to the first of it and those
+// after it: what was noted at a place counts for every place before it.
+func suffixFirst(ts []int64) []int64 {
+	for j := len(ts) - 2; j >= 0; j-- {
+		if n := ts[j+1]; n >= 0 && (ts[j] < 0 || n < ts[j]) {
+			ts[j] = n
+		}
+	}
+	return ts
 }
 
 // errsIn says whether a send error came from a window's start to its stop
@@ -626,11 +643,7 @@ func firstAcks(acks *ackList, starts []int64) []int64 {
 			first[j] = a.done
 		}
 	}
-	for k := len(first) - 2; k >= 0; k-- {
-		if n := first[k+1]; n >= 0 && (first[k] < 0 || n < first[k]) {
-			first[k] = n
-		}
-	}
+	suffixFirst(first)
 	out := make([]int64, len(starts))
 	for k, i := range order {
 		out[i] = first[k]
@@ -675,7 +688,8 @@ func firstAck(first int64, anyAck bool, start, next int64) (*Duration, string) {
 // fullISRAfter is the time from stop until every partition has been seen with
 // all its replicas in its ISR: the latest of the partitions' first such
 // samples after stop.
-func fullISRAfter(byPart map[string]*partSamples, parts []string, stop, next int64) (*Duration, string) {
+// byPart[i] are the samples of the partition named parts[i].
+func fullISRAfter(byPart []*partSamples, parts []string, stop, next int64) (*Duration, string) {
 	switch {
 	case stop < 0:
 		return nil, "the history ends inside the window: it was never healed"
@@ -683,9 +697,9 @@ func fullISRAfter(byPart map[string]*partSamples, parts []string, stop, next int
 		return nil, "the history holds no monitor sample"
 	}
 	last := stop
-	for _, p := range parts {
+	for i, p := range parts {
 		seen, full := false, int64(-1)
-		ps := byPart[p]
+		ps := byPart[i]
 		if ps.inOrder {
 			j := ps.from(stop)
 			seen = j < len(ps.ss)

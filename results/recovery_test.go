@@ -317,8 +317,8 @@ func TestSamplesFromWindowStart(t *testing.T) {
 		if l1 != l2 || s1 != s2 {
 			t.Fatalf("window %d-%d over %v: from its start %v %v, from the first %v %v", start, stop, ss, l1, s1, l2, s2)
 		}
-		d1, why1 := fullISRAfter(map[string]*partSamples{"t-0": found}, []string{"t-0"}, stop, -1)
-		d2, why2 := fullISRAfter(map[string]*partSamples{"t-0": scanned}, []string{"t-0"}, stop, -1)
+		d1, why1 := fullISRAfter([]*partSamples{found}, []string{"t-0"}, stop, -1)
+		d2, why2 := fullISRAfter([]*partSamples{scanned}, []string{"t-0"}, stop, -1)
 		if why1 != why2 || (d1 == nil) != (d2 == nil) || (d1 != nil && *d1 != *d2) {
 			t.Fatalf("heal at %d over %v: from it %v %q, from the first %v %q", stop, ss, d1, why1, d2, why2)
 		}
@@ -411,7 +411,12 @@ func TestRecoveriesStreamed(t *testing.T) {
 		for i := range h.ops {
 			all.Add(&h.ops[i])
 		}
-		want, got := all.Recoveries(), Recoveries(h.ops)
+		want, got := all.Recoveries(), once.Recoveries()
+		if once.Again() != nil {
+			// Read again (checked above, from the file); the comparison
+			// below is of the table made in one reading.
+			got = Recoveries(h.ops)
+		}
 		if len(want) == 0 {
 			continue
 		}

@@ -43,15 +43,14 @@ func (l *ackLane) add(t int64) {
 	default:
 		// Out of time order (a foreign history's): t splits the gap it
 		// falls in. Its neighbours are known only where that gap is
-		// long; elsewhere the gap to the latest stands in for it in the
-		// typical gap, which is then an estimate.
+		// long; in a short one, the two gaps it makes are counted as
+		// the gap as it was and one of 0, so the typical gap is then an
+		// estimate, below the gaps' longest short one. (The gap to the
+		// latest acknowledgement, which may be minutes, raised it past
+		// every outage.)
 		i := sort.Search(len(l.long), func(k int) bool { return l.long[k].end > t })
 		if i == len(l.long) || l.long[i].start >= t {
-			if i < len(l.long) && l.long[i].start == t {
-				l.typical.add(0)
-			} else {
-				l.typical.add(l.last - t)
-			}
+			l.typical.add(0)
 			return
 		}
 		w := l.long[i]

@@ -108,6 +108,32 @@ func TestAckLane(t *testing.T) {
 			t.Fatalf("round %d: times %v in %d-%d at %d: gaps %v, want %v", round, in, from, to, thr, got, exp)
 		}
 	}
+	// A steady lane with one outage, part of it out of order: the
+	// outage is found, whatever share of the acknowledgements is moved.
+	for _, share := range []int{0, 1, 10, 50, 100} {
+		var ts []int64
+		for i := range 10_000 {
+			at := int64(i) * sec / 100
+			if i >= 5_000 {
+				at += 5 * sec
+			}
+			ts = append(ts, at)
+		}
+		for i := range ts {
+			if rng.IntN(100) < share {
+				j := rng.IntN(len(ts))
+				ts[i], ts[j] = ts[j], ts[i]
+			}
+		}
+		var l ackLane
+		for _, t := range ts {
+			l.add(t)
+		}
+		out := 50*sec - sec/100
+		if got := l.unavailable(0, ts[len(ts)-1]+105*sec); l.threshold() != sec || len(got) != 2 || got[0] != (window{out, out + 5*sec + sec/100}) {
+			t.Errorf("%d%% moved: threshold %d, gaps %v, want the outage at %d", share, l.threshold(), got, out)
+		}
+	}
 	if floors < 500 || medians < 300 || shuffled < 500 {
 		t.Fatalf("too few cases: %d at the floor, %d by the median, %d shuffled", floors, medians, shuffled)
 	}

@@ -1078,7 +1078,7 @@ func TestRecoveryOfAHistoryOutOfOrder(t *testing.T) {
 	h := &hist{}
 	h.monitor(0, 0, 1, 1, []int32{1, 2, 3}, -1)
 	h.send(0.5, 0, 0, "a", 0)
-	// Invoked at 2 s and acknowledged at 2.3 s, recorded before the
+	// Invoked at 2 s and acknowledged at 2.001 s, recorded before the
 	// kill that started at 1 s.
 	h.send(2, 1, 0, "b", 1)
 	h.nemesis(1, "start-kill", "kill", "n1")

@@ -9,23 +9,24 @@ import (
 	"github.com/chaos-isr/chaos/internal/heapmeter"
 )
 
-// TestReportMemorySlope measures what chaos report costs per operation of
-// a stored run it reads, on synthetic runs of 100,000 and 400,000
-// operations: the heap kept once the history is read (LoadRun: the history
-// as a stream into the timeline), and the heap at its highest while the
-// page is drawn from it. (While the history is read, what the reader holds
-// at once is its read-ahead, bounded in package history; the page's
-// excerpt reads it again, and how full its read-ahead gets varies from
-// run to run by 2-12 B/op here, hence the peak's looser bound.) The timeline's table of operations is in a file
-// (package offheap), and nothing else it keeps grows with the operations:
-// the unavailability plot's lanes keep the long gaps between
-// acknowledgements, not each one's time (which was 8 bytes an ok send);
-// the latency plot reads a span of time at a time; the excerpt keeps
-// sets of the ops it shows. A report that held the operations (several
-// hundred bytes each), or any of those per send, fails it.
+// TestReportMemorySlope measures what chaos report costs per operation
+// of a stored run it reads, on synthetic runs of 300,000 and 900,000
+// operations (both past the reader's read-ahead): the heap kept once the
+// history is read (LoadRun: the history as a stream into the timeline),
+// and the heap at its highest while the page is drawn from it. The
+// timeline's table of operations is in a file (package offheap), and
+// nothing else it keeps grows with the operations: the unavailability
+// plot's lanes keep the long gaps between acknowledgements, not each
+// one's time (which was 8 bytes an ok send); the latency plot reads a
+// span of time at a time; the excerpt keeps sets of the ops it shows. A
+// report that held the operations (several hundred bytes each), or any
+// of those per send, fails it. (While the history is read, what the
+// reader holds at once is its read-ahead, bounded in package history; the
+// page's excerpt reads it again, and how full that read-ahead gets varies
+// from run to run by 2-12 B/op here, hence the peak's looser bound.)
 func TestReportMemorySlope(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes and reads half a million operations")
+		t.Skip("writes and reads 1.2 million operations")
 	}
 	const maxKeptPerOp, maxPeakPerOp = 2, 20
 	measure := func(n int) (kept, peak int64, ops int) {

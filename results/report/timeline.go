@@ -529,20 +529,13 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 // recoveries is the fault windows' recovery table, from the history read
 // again where it needs (a history whose times do not run with its ops).
 func (r *timelineReader) recoveries() []results.WindowRecovery {
-	again := r.rec.Again()
-	switch {
-	case again == nil:
-		return r.rec.Recoveries()
-	case r.path != "":
-		// Read once already, the history reads again; were it to fail
-		// now, the table would be the one thing missing.
-		rs, _ := results.RecoveriesFile(r.path, &r.rec)
-		return rs
+	if r.path == "" {
+		return results.RecoveriesOps(r.src, &r.rec)
 	}
-	for i := range r.src {
-		again.Add(&r.src[i])
-	}
-	return again.Recoveries()
+	// Read once already, the history reads again where it must; were it
+	// to fail now, the table would be of what was read.
+	rs, _ := results.RecoveriesFile(r.path, &r.rec)
+	return rs
 }
 
 func permute[T any](s []T, order []int) []T {
@@ -652,8 +645,8 @@ func (tl *timeline) monitorSample(op *history.Op, pos int32) sample {
 
 // countFaultSends counts the sends completed inside each fault window, so
 // the faults table shows what each fault did to availability: in one pass
-// over the sends, each counted at the first window end at or after it (a
-// long run has thousands of windows and millions of sends).
+// over the sends, each counted at the first window start or end at or
+// after it (a long run has thousands of windows and millions of sends).
 func (tl *timeline) countFaultSends() {
 	if len(tl.faults) == 0 {
 		return
