@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"runtime"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/blocks"
 	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
@@ -323,10 +325,63 @@ func (h *History) readTables() [3]*table[readOp] {
 	return [3]*table[readOp]{&h.polls, &h.ends, &h.finals}
 }
 
+// linIndex lists each partition's sends and reads by their places in
+// their tables: a partition's model, built two or three times (for the
+// pairs, for porcupine, for a window), is built from its own operations,
+// not from a pass over every partition's each time. Its lists are in an
+// arena of their own (with the index in a file; else the heap), 4 bytes
+// an operation.
+type linIndex struct {
+	arena *offheap.Arena
+	sends []blocks.List[int32]    // by partition
+	reads [3][]blocks.List[int32] // by readTables' table, then partition
+}
+
+func newLinIndex(h *History) *linIndex {
+	x := &linIndex{arena: h.arena.Sibling(), sends: make([]blocks.List[int32], len(h.parts))}
+	for p := range x.sends {
+		x.sends[p].In(x.arena)
+	}
+	for i := range h.sends.len() {
+		x.sends[h.sends.at(i).part()].Add(int32(i))
+	}
+	for t, rs := range h.readTables() {
+		x.reads[t] = make([]blocks.List[int32], len(h.parts))
+		for p := range x.reads[t] {
+			x.reads[t][p].In(x.arena)
+		}
+		for i := range rs.len() {
+			x.reads[t][rs.at(i).part].Add(int32(i))
+		}
+	}
+	return x
+}
+
+func (x *linIndex) close() {
+	_ = x.arena.Close() // a failure to unmap costs memory, not a result
+	*x = linIndex{}
+}
+
+// places are the places in a table of n entries that linOps visits for
+// partition p: those l lists, or every one where there is no index.
+func places(x *linIndex, l func(*linIndex) *blocks.List[int32], n int32) iter.Seq[int32] {
+	if x != nil {
+		return l(x).All()
+	}
+	return func(yield func(int32) bool) {
+		for i := range n {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
 // linOps are the model's operations of partition p, sends first, each in
 // history order, in buf's array when it has room for size of them; stats
-// counts what was left out.
-func linOps(h *History, p, size int, stats func(string, int64), buf []linOp, scratch *offheap.Arena) []linOp {
+// counts what was left out. x lists the partition's operations (nil: they
+// are found in a pass over all).
+func linOps(h *History, p, size int, stats func(string, int64), buf []linOp, scratch *offheap.Arena, x *linIndex) []linOp {
 	acks := h.cfg.Acks
 	part := buf[:0]
 	if cap(part) < size {
@@ -335,7 +390,7 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp, scr
 	modelled := map[int32]bool{}
 	acked := map[int32]int64{}
 	pass := h.releaser(scratch)
-	for i := range h.sends.len() {
+	for i := range places(x, func(x *linIndex) *blocks.List[int32] { return &x.sends[p] }, h.sends.len()) {
 		pass.passed(1)
 		s := h.sends.at(i)
 		if s.part() != int32(p) {
@@ -389,7 +444,7 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp, scr
 	}
 	tables := h.readTables()
 	for t, rs := range tables {
-		for i := range rs.len() {
+		for i := range places(x, func(x *linIndex) *blocks.List[int32] { return &x.reads[t][p] }, rs.len()) {
 			pass.passed(1)
 			r := rs.at(i)
 			if r.part != int32(p) {
@@ -894,8 +949,10 @@ func Linearizability(h *History, opts Options) []Result {
 	// about 90 bytes an operation, most of what the check holds.
 	var buf []linOp
 	var cur *offheap.Arena // the scratch arena buf is in, nil: the heap
+	x := newLinIndex(h)
+	defer x.close()
 	build := func(p int, stats func(string, int64)) []linOp {
-		buf = linOps(h, p, sizes[p], stats, buf, cur)
+		buf = linOps(h, p, sizes[p], stats, buf, cur, x)
 		return buf
 	}
 	// begin opens partition p's scratch arena, with buf in it; end gives

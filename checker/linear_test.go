@@ -153,7 +153,7 @@ func TestPathologicalHistoryEndsUnknown(t *testing.T) {
 	// Sixty of them already defeat a plain search.
 	var plain []porcupine.Operation
 	r60 := reversed(60)
-	ops := linOps(r60, 0, 0, func(string, int64) {}, nil, nil)
+	ops := linOps(r60, 0, 0, func(string, int64) {}, nil, nil, nil)
 	for i := range ops {
 		plain = append(plain, porcupine.Operation{Input: &ops[i], Call: ops[i].call, Return: ops[i].ret})
 	}
