@@ -330,7 +330,7 @@ func (h *History) readTables() [3]*table[readOp] {
 // pairs, for porcupine, for a window), is built from its own operations,
 // not from a pass over every partition's each time. Its lists are in an
 // arena of their own (with the index in a file; else the heap), 4 bytes
-// an operation.
+// an operation. A history of one partition has none (nil).
 type linIndex struct {
 	arena *offheap.Arena
 	sends []blocks.List[int32]    // by partition
@@ -338,6 +338,9 @@ type linIndex struct {
 }
 
 func newLinIndex(h *History) *linIndex {
+	if len(h.parts) < 2 {
+		return nil // a pass over all is a pass over its own
+	}
 	x := &linIndex{arena: h.arena.Sibling(), sends: make([]blocks.List[int32], len(h.parts))}
 	for p := range x.sends {
 		x.sends[p].In(x.arena)
@@ -358,6 +361,9 @@ func newLinIndex(h *History) *linIndex {
 }
 
 func (x *linIndex) close() {
+	if x == nil {
+		return
+	}
 	_ = x.arena.Close() // a failure to unmap costs memory, not a result
 	*x = linIndex{}
 }

@@ -242,10 +242,9 @@ type timelineReader struct {
 	pairs   history.Pairer
 	windows history.Windows
 	rec     results.RecoveryReader
-	// src is where the history is read from again when the recovery
-	// table needs it (results.RecoveryReader.Again): the ops held, or
-	// the file's path.
-	src  []history.Op
+	// path is the history's file, where the recovery table reads it
+	// again when it needs to (results.RecoveryReader.Again); else the
+	// ops are held (timeline.src).
 	path string
 	// check is the checkers' index being built, when the report needs it.
 	check *checker.Builder
@@ -530,7 +529,7 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 // again where it needs (a history whose times do not run with its ops).
 func (r *timelineReader) recoveries() []results.WindowRecovery {
 	if r.path == "" {
-		return results.RecoveriesOps(r.src, &r.rec)
+		return results.RecoveriesOps(r.tl.src, &r.rec)
 	}
 	// Read once already, the history reads again where it must; were it
 	// to fail now, the table would be of what was read.
@@ -554,13 +553,11 @@ func newTimeline(ops []history.Op, sched results.Schedule) *timeline {
 // read adds ops, a history held in memory, and finishes the timeline,
 // which reads the ops again from memory when it needs them whole.
 func (r *timelineReader) read(ops []history.Op, sched results.Schedule) *timeline {
-	r.src = ops
+	r.tl.src = ops
 	for i := range ops {
 		r.add(&ops[i])
 	}
-	tl := r.finish(sched)
-	tl.src = ops
-	return tl
+	return r.finish(sched)
 }
 
 // readWindows draws history's fault windows: each from its start (the
