@@ -593,35 +593,44 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 	if !tightenable(len(ops)) {
 		return false
 	}
-	// Ranks of the distinct times, from the operations' endpoints sorted
-	// by time: an index each, where a copy of the times took twice as
-	// much. Each endpoint's time is read, then replaced by its rank, in
-	// that order.
+	// Ranks of the distinct times: the calls sorted, the returns sorted,
+	// and the two merged, each endpoint's time read and then replaced by
+	// its rank in that order. Sorted apart, each list is nearly in order
+	// already (operations are listed in the order of their calls, and
+	// return near it), and its times are read without telling a call
+	// from a return: half the time of sorting the endpoints together. An
+	// index each, where a copy of the times took twice as much.
 	ends := offheap.Make[int32](a, 2*len(ops))[:0]
 	for i := range ops {
-		ends = append(ends, int32(2*i))
+		ends = append(ends, int32(i))
+	}
+	calls := ends[:len(ops)]
+	for i := range ops {
 		if ops[i].ret != math.MaxInt64 {
-			ends = append(ends, int32(2*i+1))
+			ends = append(ends, int32(i))
 		}
 	}
-	at := func(e int32) *int64 {
-		if e&1 == 0 {
-			return &ops[e>>1].call
-		}
-		return &ops[e>>1].ret
-	}
-	slices.SortFunc(ends, func(a, b int32) int { return cmpInt(*at(a), *at(b)) })
+	rets := ends[len(ops):]
+	slices.SortFunc(calls, func(a, b int32) int { return cmpInt(ops[a].call, ops[b].call) })
+	slices.SortFunc(rets, func(a, b int32) int { return cmpInt(ops[a].ret, ops[b].ret) })
 	rank, last := int64(-1), int64(0)
-	for k, e := range ends {
-		t := at(e)
+	for k := 0; len(calls) > 0 || len(rets) > 0; k++ {
+		// Only times not yet replaced are compared: the heads'.
+		var t *int64
+		ret := len(calls) == 0 || len(rets) > 0 && ops[rets[0]].ret < ops[calls[0]].call
+		if ret {
+			t, rets = &ops[rets[0]].ret, rets[1:]
+		} else {
+			t, calls = &ops[calls[0]].call, calls[1:]
+		}
 		if k == 0 || *t != last {
 			rank++
 		}
 		last = *t
-		if e&1 == 0 {
-			*t = 2 * rank * scale
-		} else {
+		if ret {
 			*t = (2*rank + 1) * scale
+		} else {
+			*t = 2 * rank * scale
 		}
 	}
 	ends = nil

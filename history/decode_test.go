@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -122,5 +123,95 @@ func TestDecoderAgrees(t *testing.T) {
 	)
 	for _, l := range lines {
 		agree(t, []byte(l))
+	}
+}
+
+// TestFastLine: the lines chaos writes for the operations that make up
+// nearly all of a history are read by parseFast, to the op encoding/json
+// reads; lines a step away from that shape are left to the general
+// decoders, which agree with encoding/json on them too.
+func TestFastLine(t *testing.T) {
+	ops := []Op{
+		{Index: 0, Time: 11000000, Process: 0, Type: Invoke, F: Send, Value: &Value{Topic: "chaos", Partition: 2, Value: "0-1"}},
+		{Index: 1, Time: 12000000, Process: 0, Type: OK, F: Send, Value: &Value{Topic: "chaos", Partition: 2, Value: "0-1", Offset: Int64(0)}},
+		{Index: 2, Time: 13000000, Process: 5, Type: OK, F: Poll, Value: &Value{Topic: "chaos", Partition: 0, From: Int64(3), HW: Int64(9),
+			Records: []Record{{Offset: 3, Value: "a"}, {Offset: 4, Value: ""}}}},
+		{Index: 3, Time: -1, Process: -2, Type: OK, F: Poll, Value: &Value{Partition: 0, From: Int64(0)}},
+		{Index: math.MaxInt64, Time: math.MinInt64, Process: math.MinInt, Type: Fail, F: "poll", Error: "UNKNOWN_TOPIC_OR_PARTITION",
+			Value: &Value{Topic: "t", Partition: math.MinInt32, From: Int64(math.MaxInt64)}},
+		{Index: 5, Type: Info, F: "something-else", Value: &Value{Partition: math.MaxInt32, Broker: Int32(3), Producer: Int32(-7), Offset: Int64(math.MinInt64)}},
+		{Index: 6, Type: OK, F: Converge},
+		{Index: 7, Type: "bad", F: Send},
+	}
+	for _, op := range ops {
+		var buf bytes.Buffer
+		if err := encodeLine(&buf, op); err != nil {
+			t.Fatal(err)
+		}
+		line := bytes.TrimSpace(buf.Bytes())
+		got, ok := parseFast(line)
+		if !ok {
+			t.Fatalf("%s: not read by parseFast", line)
+		}
+		if !reflect.DeepEqual(*got, op) {
+			t.Fatalf("%s: parseFast read %#v", line, got)
+		}
+		agree(t, line)
+	}
+	for _, line := range []string{
+		` {"index":1,"type":"ok","f":"poll"}`,
+		`{"index": 1,"type":"ok","f":"poll"}`,
+		`{"index":1,"type":"ok","f":"poll"} `,
+		`{"index":1,"type":"ok","f":"poll"}x`,
+		`{"index":1,"type":"ok","f":"poll",}`,
+		`{"index":01,"type":"ok","f":"poll"}`,
+		`{"index":1.0,"type":"ok","f":"poll"}`,
+		`{"index":1e3,"type":"ok","f":"poll"}`,
+		`{"index":-,"type":"ok","f":"poll"}`,
+		`{"index":9223372036854775808,"type":"ok","f":"poll"}`,
+		`{"index":-9223372036854775809,"type":"ok","f":"poll"}`,
+		`{"index":12345678901234567890123,"type":"ok","f":"poll"}`,
+		`{"Index":1,"type":"ok","f":"poll"}`,
+		`{"index":1,"index":2,"type":"ok","f":"poll"}`,
+		`{"index":1,"type":"ok","f":"p\u006fll"}`,
+		`{"index":1,"type":"ok","f":"poll","error":"\u00e9"}`,
+		"{\"index\":1,\"type\":\"ok\",\"f\":\"poll\",\"error\":\"\xc3\xa9\"}",
+		"{\"index\":1,\"type\":\"ok\",\"f\":\"poll\",\"error\":\"\xff\"}",
+		"{\"index\":1,\"type\":\"ok\",\"f\":\"poll\",\"error\":\"a\tb\"}",
+		`{"index":1,"type":"ok","f":"poll","value":null}`,
+		`{"index":1,"type":"ok","f":null}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"partition":2147483648}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"partition":1,"partition":2}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"leader":1}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"records":[{"offset":1,"offset":2}]}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"records":[{"offset":1,"value":"a","x":1}]}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"records":[{"offset":1},]}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"records":[1]}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"records":{}}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"topic":true}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{}`,
+		`{"index":1,"type":"ok","f":"poll"`,
+		`{"index":1,"type":"ok","f":"poll`,
+		`{"index":1,"type":"ok","f":`,
+		`{"index"`,
+		`{`,
+		`[]`,
+	} {
+		if op, ok := parseFast([]byte(line)); ok {
+			t.Fatalf("%s: read by parseFast as %#v", line, op)
+		}
+		agree(t, []byte(line))
+	}
+	// Some lines a step away still read, as encoding/json reads them.
+	for _, line := range []string{
+		`{}`,
+		`{"index":-0,"type":"ok","f":"poll","value":{}}`,
+		`{"index":1,"type":"ok","f":"poll","value":{"records":[]}}`,
+		`{"f":"poll","type":"ok","index":1,"value":{"records":[{"value":"b","offset":-0},{}],"hw":2}}`,
+	} {
+		if _, ok := parseFast([]byte(line)); !ok {
+			t.Fatalf("%s: not read by parseFast", line)
+		}
+		agree(t, []byte(line))
 	}
 }
