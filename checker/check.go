@@ -18,7 +18,8 @@ type Options struct {
 	// search). Re-checking the windows around such pairs gets what is left
 	// of it, and at least a tenth of it. Zero means
 	// DefaultLinearizableTimeout for each million operations the model
-	// holds.
+	// may hold (the history's sends and reads), counted from the first
+	// partition's building.
 	LinearizableTimeout time.Duration
 	// VisualizationPath is where porcupine's HTML visualization is written
 	// when the history is not linearizable; empty writes nothing.

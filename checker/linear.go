@@ -113,7 +113,8 @@ func guarded(m porcupine.Model, g *arenaGuard) porcupine.Model {
 // ran out of a fixed 10 s); a search that blows up is still cut off.
 const DefaultLinearizableTimeout = 10 * time.Second
 
-// defaultLinTimeout is the search's bound for a model of n operations.
+// defaultLinTimeout is the search's bound for a model of at most n
+// operations.
 func defaultLinTimeout(n int) time.Duration {
 	return DefaultLinearizableTimeout * time.Duration(max(1, (n+999_999)/1_000_000))
 }
@@ -743,6 +744,10 @@ var (
 	tryInOrder    = true
 	maxSegmentOps = 50_000
 	chunkOps      = 20_000
+	// searchAsBuilt: search each partition as it is built for the pairs,
+	// while none is found (Linearizability); a variable so that a test
+	// can hold that to searching after every pair is known.
+	searchAsBuilt = true
 )
 
 // searchOps turns one partition's operations into porcupine's for the
@@ -948,8 +953,10 @@ func Linearizability(h *History, opts Options) []Result {
 	}
 	meta := func(op *linOp) any { return h.index(op.pos) }
 
-	// Each partition's operations are built for the pairs, again for
-	// porcupine, and again for a window: never all at once.
+	// Each partition's operations are built for the pairs and searched
+	// at once while no pair is found (a legal history's, built once),
+	// again for porcupine if a pair changes what is searched, and again
+	// for a window: never all at once.
 	nostats := func(string, int64) {}
 	nops := 0
 	var sendW, readW []witness
@@ -989,16 +996,85 @@ func Linearizability(h *History, opts Options) []Result {
 			a.Close()
 		}
 	}
+	// The bound covers what the model may hold (linCounts): the search
+	// begins before the last partition is built.
+	timeout := opts.LinearizableTimeout
+	if timeout <= 0 {
+		timeout = defaultLinTimeout(sum(sizes))
+	}
+	began := time.Now()
+	// searchPart searches partition p's operations, built in its scratch
+	// arena, with the given checks, into st, and returns what guards the
+	// arena from the search's goroutines.
+	searchPart := func(st *linSearch, c checks, base porcupine.Model, p int, part []linOp, scratch *offheap.Arena) *arenaGuard {
+		model := base
+		var g *arenaGuard
+		if scratch != nil {
+			g = &arenaGuard{scratch}
+			model = guarded(base, g)
+		}
+		search := func(ops []porcupine.Operation) bool {
+			left := timeout - time.Since(began)
+			if left <= 0 {
+				st.full = porcupine.Unknown
+				return false
+			}
+			st.chunks++
+			switch r := porcupine.CheckOperationsTimeout(model, ops, left); r {
+			case porcupine.Illegal, porcupine.Unknown:
+				st.full, st.cut = r, true
+				return false
+			}
+			return true
+		}
+		rebuild := func() []linOp { return build(p, nostats) }
+		n := len(part) // part itself is not held past the search
+		skip, inOrder, tightened := searchOps(part, rebuild, c, &st.seg, client, search, scratch, h.releaser(scratch))
+		st.parts++
+		st.inOrder += inOrder
+		if !tightened && n > 0 {
+			st.notTightened++
+		}
+		if skip > 0 {
+			st.skipped += skip
+			st.skips = append(st.skips, partSkip{int32(p), skip})
+		}
+		return g
+	}
+	// finish gives back partition p's scratch arena, unless the search
+	// was cut short there: porcupine's goroutines may still be stepping
+	// through its operations, and it is given back once they are done,
+	// when the model they hold, and g with it, is collected. Later
+	// partitions are built in an array of their own.
+	finish := func(scratch *offheap.Arena, cut bool, g *arenaGuard) {
+		if !cut {
+			end(scratch)
+			return
+		}
+		if scratch != nil {
+			runtime.AddCleanup(g, func(a *offheap.Arena) { a.Close() }, scratch)
+		}
+		buf, cur = nil, nil
+	}
+
+	early := linSearch{full: porcupine.Ok}
+	base := linModel(h, bothChecks)
 	for p := range h.parts {
 		scratch := begin(p)
 		part := build(p, stats)
 		nops += len(part)
+		var g *arenaGuard
+		cut := false
 		if len(part) > 0 {
 			stats("partitions", 1)
 			sw, rw := witnesses(part, int32(p), scratch)
 			sendW, readW = append(sendW, sw...), append(readW, rw...)
+			if searchAsBuilt && len(sendW) == 0 && len(readW) == 0 && early.full == porcupine.Ok {
+				g = searchPart(&early, bothChecks, base, p, part, scratch)
+				cut = early.cut
+			}
 		}
-		end(scratch)
+		finish(scratch, cut, g)
 	}
 	if nops == 0 {
 		sendF.noEvidence("no send was acknowledged and no read reported an offset")
@@ -1025,79 +1101,45 @@ func Linearizability(h *History, opts Options) []Result {
 			h.index(w.before.pos), h.index(w.after.pos))
 	}
 
-	timeout := opts.LinearizableTimeout
-	if timeout <= 0 {
-		timeout = defaultLinTimeout(nops)
-	}
-	began := time.Now()
-
-	// Confirm each kind without a pair on the whole history.
+	// Confirm each kind without a pair on the whole history, chunk by
+	// chunk: any illegal chunk makes the history illegal, and one
+	// without a verdict in the time left makes it unknown. Without a
+	// pair, it was searched as it was built.
 	c := checks{sends: len(sendW) == 0, reads: len(readW) == 0}
 	full := porcupine.CheckResult("")
 	if c.sends || c.reads {
-		// Chunk by chunk: any illegal chunk makes the history illegal,
-		// and one without a verdict in the time left makes it unknown.
-		full = porcupine.Ok
-		base := linModel(h, c)
-		// model is base, and with a partition's scratch arena in use,
-		// base guarding it (guarded); cut says porcupine returned while
-		// its goroutines may still be stepping.
-		model, cut := base, false
-		search := func(ops []porcupine.Operation) bool {
-			left := timeout - time.Since(began)
-			if left <= 0 {
-				full = porcupine.Unknown
-				return false
-			}
-			stats("porcupine-chunks", 1)
-			switch r := porcupine.CheckOperationsTimeout(model, ops, left); r {
-			case porcupine.Illegal, porcupine.Unknown:
-				full, cut = r, true
-				return false
-			}
-			return true
-		}
-		seg, skipped := 0, 0
-		for p := range h.parts {
-			if full != porcupine.Ok {
-				break
-			}
-			scratch := begin(p)
-			model = base
-			var g *arenaGuard
-			if scratch != nil {
-				g = &arenaGuard{scratch}
-				model = guarded(base, g)
-			}
-			rebuild := func() []linOp { return build(p, nostats) }
-			part := rebuild()
-			n := len(part) // part itself is not held past the search
-			skip, inOrder, tightened := searchOps(part, rebuild, c, &seg, client, search, scratch, h.releaser(scratch))
-			if !cut {
-				end(scratch)
-			} else if scratch != nil {
-				// A search cut short may leave porcupine's goroutines
-				// still stepping through the partition's operations:
-				// its arena is given back once they are done, when the
-				// model they hold, and g with it, is collected.
-				runtime.AddCleanup(g, func(a *offheap.Arena) { a.Close() }, scratch)
-				buf, cur = nil, nil
-			}
-			skipped += skip
-			stats("segments-in-order", int64(inOrder))
-			if !tightened && n > 0 {
-				stats("partitions-not-tightened", 1)
-			}
-			if skip > 0 {
-				f := readF
-				if c.sends {
-					f = sendF
+		st := early
+		if !searchAsBuilt || c != bothChecks {
+			st = linSearch{full: porcupine.Ok}
+			base := linModel(h, c)
+			for p := range h.parts {
+				if st.full != porcupine.Ok {
+					break
 				}
-				f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(int32(p)), skip)
+				scratch := begin(p)
+				g := searchPart(&st, c, base, p, build(p, nostats), scratch)
+				finish(scratch, st.cut, g)
 			}
 		}
-		stats("segments", int64(seg))
-		if full == porcupine.Ok && skipped > 0 {
+		full = st.full
+		if st.chunks > 0 {
+			stats("porcupine-chunks", int64(st.chunks))
+		}
+		if st.parts > 0 {
+			stats("segments-in-order", int64(st.inOrder))
+		}
+		if st.notTightened > 0 {
+			stats("partitions-not-tightened", int64(st.notTightened))
+		}
+		f := readF
+		if c.sends {
+			f = sendF
+		}
+		for _, sk := range st.skips {
+			f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(sk.part), sk.n)
+		}
+		stats("segments", int64(st.seg))
+		if full == porcupine.Ok && st.skipped > 0 {
 			full = porcupine.Unknown
 		}
 		stats("porcupine-"+strings.ToLower(string(full)), 1)
@@ -1160,3 +1202,27 @@ func Linearizability(h *History, opts Options) []Result {
 }
 
 func firstN[T any](s []T, n int) []T { return s[:min(len(s), n)] }
+
+// linSearch is how a search of partitions went: its verdict so far (full),
+// whether porcupine was cut short (cut), and what it counted.
+type linSearch struct {
+	full                                               porcupine.CheckResult
+	cut                                                bool
+	seg, parts, inOrder, notTightened, chunks, skipped int
+	skips                                              []partSkip
+}
+
+// partSkip is a partition's operations porcupine left out: n of them,
+// without a quiet instant to split them at.
+type partSkip struct {
+	part int32
+	n    int
+}
+
+func sum(ns []int) int {
+	t := 0
+	for _, n := range ns {
+		t += n
+	}
+	return t
+}
