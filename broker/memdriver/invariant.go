@@ -7,6 +7,8 @@ import (
 	"github.com/chaos-isr/chaos/broker/batch"
 	"github.com/chaos-isr/chaos/broker/control"
 	"github.com/chaos-isr/chaos/broker/storage"
+	"github.com/chaos-isr/chaos/internal/blocks"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // The simulator sees every replica at every instant, which no tester of a
@@ -53,9 +55,12 @@ type batchID struct {
 func (b batchID) last() int64 { return b.base + int64(b.delta) }
 
 type partWatch struct {
-	committed int64     // the highest HW any replica reached
-	by        int32     // the broker that reached it
-	ref       []batchID // the committed log, contiguous from offset 0
+	committed int64 // the highest HW any replica reached
+	by        int32 // the broker that reached it
+	// ref is the committed log, contiguous from offset 0: an entry a
+	// batch, in blocks in the spill file's arena (if there is one) as a
+	// log's index is.
+	ref blocks.List[batchID]
 	// verified is, per in-sync replica, the offset up to which its log was
 	// found to match ref; a replica absent has not been checked since it
 	// joined the ISR.
@@ -69,19 +74,25 @@ type partWatch struct {
 type invariantWatch struct {
 	parts    map[tpKey]*partWatch
 	reported int
-}
-
-func newPartWatch() *partWatch {
-	return &partWatch{verified: map[int32]int64{}, breached: map[int32]bool{}}
+	arena    *offheap.Arena // where the committed logs are held; nil: the heap
 }
 
 func (w *invariantWatch) part(k tpKey) *partWatch {
 	p := w.parts[k]
 	if p == nil {
-		p = newPartWatch()
+		p = &partWatch{verified: map[int32]int64{}, breached: map[int32]bool{}}
+		p.ref.In(w.arena)
 		w.parts[k] = p
 	}
 	return p
+}
+
+// reset starts the committed log again, empty.
+func (w *partWatch) reset() {
+	w.committed, w.by = 0, 0
+	w.ref.Truncate(0)
+	clear(w.verified)
+	clear(w.breached)
 }
 
 // checkBroker runs after a step of broker n: it takes a higher HW of n's
@@ -156,15 +167,15 @@ func (c *Cluster) extend(n *node, k tpKey, w *partWatch, hw int64) bool {
 		return false
 	}
 	from := int64(0)
-	if len(w.ref) > 0 {
-		from = w.ref[len(w.ref)-1].last() + 1
+	if n := w.ref.Len(); n > 0 {
+		from = w.ref.Ptr(n-1).last() + 1
 	}
 	end := from
 	err := walkLog(log, from, hw, func(h batch.Header) bool {
 		if h.LastOffset() >= hw {
 			return false
 		}
-		w.ref = append(w.ref, batchID{h.BaseOffset, h.LastOffsetDelta, h.CRC})
+		w.ref.Add(batchID{h.BaseOffset, h.LastOffsetDelta, h.CRC})
 		end = h.NextOffset()
 		return true
 	})
@@ -202,16 +213,16 @@ func (c *Cluster) checkMember(n *node, k tpKey, p *control.Partition, w *partWat
 	if log == nil {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(w.ref, from, func(x batchID, off int64) int { return int(x.base - off) })
+	i := w.ref.Search(func(b *batchID) bool { return b.base >= from })
 	bad := ""
 	err := walkLog(log, from, w.committed, func(h batch.Header) bool {
-		for i < len(w.ref) && w.ref[i].last() < h.BaseOffset {
+		for i < w.ref.Len() && w.ref.Ptr(i).last() < h.BaseOffset {
 			i++
 		}
-		if i >= len(w.ref) || h.LastOffset() >= w.committed {
+		if i >= w.ref.Len() || h.LastOffset() >= w.committed {
 			return false
 		}
-		if r := w.ref[i]; r.base != h.BaseOffset || r.last() != h.LastOffset() || r.crc != h.CRC {
+		if r := w.ref.At(i); r.base != h.BaseOffset || r.last() != h.LastOffset() || r.crc != h.CRC {
 			bad = fmt.Sprintf("broker %d is in the ISR holding offsets %d-%d (crc %08x) where the committed log has offsets %d-%d (crc %08x), committed by broker %d", n.id, h.BaseOffset, h.LastOffset(), h.CRC, r.base, r.last(), r.crc, w.by)
 			return false
 		}
@@ -270,6 +281,6 @@ func (c *Cluster) violate(id int32, k tpKey, p *control.Partition, w *partWatch,
 	}
 	w.breached[id] = true
 	if id == p.Leader {
-		*w = *newPartWatch()
+		w.reset()
 	}
 }

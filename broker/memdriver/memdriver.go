@@ -178,7 +178,7 @@ func New(opts Options) *Cluster {
 		peerConns: map[core.ConnID]peerSend{},
 	}
 	if opts.OnViolation != nil {
-		c.inv = &invariantWatch{parts: map[tpKey]*partWatch{}}
+		c.inv = &invariantWatch{parts: map[tpKey]*partWatch{}, arena: opts.Spill.Arena()}
 	}
 	c.ctrl = controller.New(opts.Controller, nil)
 	c.ctrlUp = true

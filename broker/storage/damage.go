@@ -72,8 +72,7 @@ func (m *Memory) recover() {
 	buf, _ := m.bytes(0, 0, m.chunks[0].size())
 	clear(m.chunks[1:])
 	m.chunks = m.chunks[:1]
-	old := m.idx
-	m.idx = index{start: old.start}
+	m.idx.reset(m.idx.start)
 	var pos int64
 	for pos < int64(len(buf)) {
 		rest := buf[pos:]
@@ -115,7 +114,7 @@ func cloneLogs(logs map[memKey]*Memory) map[memKey]*Memory {
 		for i := range c.chunks {
 			c.chunks[i].b = slices.Clone(c.chunks[i].b)
 		}
-		c.idx.entries = slices.Clone(m.idx.entries)
+		c.idx.entries = m.idx.entries.Clone()
 		c.idx.epochs = slices.Clone(m.idx.epochs)
 		out[k] = &c
 	}

@@ -273,7 +273,7 @@ func (d *Disk) recover() error {
 		}
 	}
 	d.rec.Segments = len(d.segs)
-	d.rec.Batches = len(d.idx.entries)
+	d.rec.Batches = d.idx.n()
 
 	if b, err := os.ReadFile(filepath.Join(d.dir, hwFile)); err == nil {
 		if hw, err := parseHW(b); err == nil {
@@ -489,28 +489,29 @@ func (d *Disk) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	es := d.idx.entries[k : k+n]
-	if si := es[0].seg; si == es[n-1].seg && int(si) == len(d.segs)-1 {
+	es := func(i int) *entry { return d.idx.at(k + i) }
+	first, last := es(0), es(n-1)
+	if si := first.seg; si == last.seg && int(si) == len(d.segs)-1 {
 		// Batches just appended: a slice of the tail, if one chunk holds
 		// them all.
-		if b := d.tailSlice(es[0].pos, es[n-1].pos+int64(es[n-1].size)); b != nil {
+		if b := d.tailSlice(first.pos, last.pos+int64(last.size)); b != nil {
 			return b, nil
 		}
 	}
 	total := 0
-	for i := range es {
-		total += int(es[i].size)
+	for i := range n {
+		total += int(es(i).size)
 	}
 	out := make([]byte, total)
 	o := 0
 	for i := 0; i < n; {
 		// Batches of one segment are back to back: one read per segment.
 		j := i
-		for j+1 < n && es[j+1].seg == es[i].seg {
+		for j+1 < n && es(j+1).seg == es(i).seg {
 			j++
 		}
-		from, to := es[i].pos, es[j].pos+int64(es[j].size)
-		if err := d.readSegment(es[i].seg, from, to, out[o:o+int(to-from)]); err != nil {
+		from, to := es(i).pos, es(j).pos+int64(es(j).size)
+		if err := d.readSegment(es(i).seg, from, to, out[o:o+int(to-from)]); err != nil {
 			return nil, err
 		}
 		o += int(to - from)
@@ -623,11 +624,11 @@ func (d *Disk) Truncate(offset int64) error {
 		return fmt.Errorf("storage: truncate to %d below log start offset %d", offset, d.idx.start)
 	}
 	k := d.idx.find(offset)
-	if k == len(d.idx.entries) {
+	if k == d.idx.n() {
 		d.hw = min(d.hw, d.idx.leo())
 		return nil
 	}
-	si, pos := int(d.idx.entries[k].seg), d.idx.entries[k].pos
+	si, pos := int(d.idx.at(k).seg), d.idx.at(k).pos
 	d.dropTail() // what follows may be read from the file again
 	if si < len(d.segs)-1 {
 		d.pending = nil // it belonged to a segment about to be deleted

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/chaos-isr/chaos/broker/batch"
+	"github.com/chaos-isr/chaos/internal/blocks"
 )
 
 // entry locates one batch. Both implementations keep one per batch so that
@@ -35,14 +36,30 @@ func (e *entry) last() int64 { return e.base + int64(e.delta) }
 // batch entries and the leader-epoch cache. Keeping the derivation in one
 // place is what lets the shared test suite vouch for both.
 type index struct {
-	start   int64 // LogStartOffset
-	entries []entry
+	start int64 // LogStartOffset
+	// entries are in blocks, which grow without copying themselves (a
+	// simulated broker holds an hours-long run's), and with a spill file
+	// are in its arena, out of the heap.
+	entries blocks.List[entry]
 	epochs  []EpochEntry
 }
 
+// n is how many batches the log holds.
+func (x *index) n() int { return x.entries.Len() }
+
+// at is the k-th batch's entry.
+func (x *index) at(k int) *entry { return x.entries.Ptr(k) }
+
+// reset empties the index, its entries staying where they are held.
+func (x *index) reset(start int64) {
+	x.start = start
+	x.entries.Truncate(0)
+	x.epochs = nil
+}
+
 func (x *index) leo() int64 {
-	if n := len(x.entries); n > 0 {
-		return x.entries[n-1].last() + 1
+	if n := x.n(); n > 0 {
+		return x.at(n-1).last() + 1
 	}
 	return x.start
 }
@@ -83,10 +100,10 @@ func (x *index) validate(b []byte) ([]batch.Header, error) {
 // add records a batch that has been validated and stored at pos.
 func (x *index) add(h batch.Header, seg int32, pos int64) {
 	run := h.MaxTimestamp
-	if n := len(x.entries); n > 0 && x.entries[n-1].runMaxTs > run {
-		run = x.entries[n-1].runMaxTs
+	if n := x.n(); n > 0 && x.at(n-1).runMaxTs > run {
+		run = x.at(n - 1).runMaxTs
 	}
-	x.entries = append(x.entries, entry{
+	x.entries.Add(entry{
 		base: h.BaseOffset, delta: h.LastOffsetDelta, runMaxTs: run,
 		pos: pos, size: int32(h.Size()), seg: seg, epoch: h.LeaderEpoch,
 	})
@@ -98,12 +115,13 @@ func (x *index) add(h batch.Header, seg int32, pos int64) {
 	}
 }
 
-// find returns the index of the batch containing offset, or len(entries).
+// find returns the index of the batch containing offset, or n(). It
+// searches from the end, where nearly every fetch is.
 func (x *index) find(offset int64) int {
-	return sort.Search(len(x.entries), func(i int) bool { return x.entries[i].last() >= offset })
+	return x.entries.Search(func(e *entry) bool { return e.last() >= offset })
 }
 
-// serve picks the batches Read returns: entries[k:k+n].
+// serve picks the batches Read returns: entries k to k+n-1.
 func (x *index) serve(offset, upTo int64, maxBytes int) (k, n int, err error) {
 	leo := x.leo()
 	if offset < x.start || offset > leo {
@@ -114,8 +132,8 @@ func (x *index) serve(offset, upTo int64, maxBytes int) (k, n int, err error) {
 	}
 	k = x.find(offset)
 	total := 0
-	for i := k; i < len(x.entries); i++ {
-		e := &x.entries[i]
+	for i := k; i < x.n(); i++ {
+		e := x.at(i)
 		if e.base >= upTo || (i > k && total+int(e.size) > maxBytes) {
 			break
 		}
@@ -125,10 +143,10 @@ func (x *index) serve(offset, upTo int64, maxBytes int) (k, n int, err error) {
 	return k, n, nil
 }
 
-// truncateAt drops entries[k:] and the epoch entries that no longer have a
-// batch.
+// truncateAt drops the entries from k on and the epoch entries that no
+// longer have a batch.
 func (x *index) truncateAt(k int) {
-	x.entries = x.entries[:k]
+	x.entries.Truncate(k)
 	end := x.leo()
 	i := sort.Search(len(x.epochs), func(i int) bool { return x.epochs[i].StartOffset >= end })
 	x.epochs = x.epochs[:i]
@@ -151,13 +169,14 @@ func (x *index) endOffsetForEpoch(epoch int32) (int32, int64) {
 }
 
 func (x *index) offsetForTimestamp(ts int64) (int64, int64, bool) {
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].runMaxTs >= ts })
-	if i == len(x.entries) {
+	i := x.entries.Search(func(e *entry) bool { return e.runMaxTs >= ts })
+	if i == x.n() {
 		return 0, 0, false
 	}
 	// The first entry whose running maximum reaches ts raised it: its
 	// runMaxTs is its batch's MaxTimestamp.
-	return x.entries[i].base, x.entries[i].runMaxTs, true
+	e := x.at(i)
+	return e.base, e.runMaxTs, true
 }
 
 // clampHW keeps a recovered or lowered HW inside the log.

@@ -92,7 +92,15 @@ func (m *Memory) spillChunk(k int) {
 }
 
 // NewMemory returns an empty log with FsyncNever.
-func NewMemory() *Memory { return &Memory{spill: testSpill} }
+func NewMemory() *Memory { return newMemory(&Memory{spill: testSpill}) }
+
+// newMemory is m, its index in its spill file's arena if it has one.
+func newMemory(m *Memory) *Memory {
+	if m.spill != nil {
+		m.idx.entries.In(m.spill.Arena())
+	}
+	return m
+}
 
 // Append implements Log. With FsyncAlways the batches are durable at once.
 func (m *Memory) Append(b []byte) error {
@@ -140,29 +148,31 @@ func (m *Memory) Read(offset, upTo int64, maxBytes int) ([]byte, error) {
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	first, last := &m.idx.entries[k], &m.idx.entries[k+n-1]
+	first, last := m.idx.at(k), m.idx.at(k+n-1)
 	if first.seg == last.seg {
 		return m.bytes(first.seg, first.pos, last.pos+int64(last.size))
 	}
 	// Batches that span chunks are copied together.
 	size := 0
-	for _, e := range m.idx.entries[k : k+n] {
-		size += int(e.size)
+	for i := k; i < k+n; i++ {
+		size += int(m.idx.at(i).size)
 	}
 	out := make([]byte, 0, size)
-	for es := m.idx.entries[k : k+n]; len(es) > 0; {
+	for i := k; i < k+n; {
 		// The batches in one chunk are one piece (one read of a
 		// spilled chunk, not one a batch).
-		j := 1
-		for j < len(es) && es[j].seg == es[0].seg {
+		e := m.idx.at(i)
+		j := i + 1
+		for j < k+n && m.idx.at(j).seg == e.seg {
 			j++
 		}
-		b, err := m.bytes(es[0].seg, es[0].pos, es[j-1].pos+int64(es[j-1].size))
+		end := m.idx.at(j - 1)
+		b, err := m.bytes(e.seg, e.pos, end.pos+int64(end.size))
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, b...)
-		es = es[j:]
+		i = j
 	}
 	return out, nil
 }
@@ -180,8 +190,8 @@ func (m *Memory) Truncate(offset int64) error {
 }
 
 func (m *Memory) truncate(offset int64) {
-	if k := m.idx.find(offset); k < len(m.idx.entries) {
-		e := m.idx.entries[k]
+	if k := m.idx.find(offset); k < m.idx.n() {
+		e := *m.idx.at(k)
 		// Clipping the capacity makes the next Append copy into a new array,
 		// so slices already returned by Read keep their bytes. A spilled
 		// chunk is shortened; the next Append starts a chunk.
@@ -217,12 +227,12 @@ func (m *Memory) LoseUnsynced() {
 // that fails its CRC (Disk applies it when it opens, Memory here).
 func (m *Memory) tearUnsynced() {
 	k := m.idx.find(m.syncedEnd)
-	if k == len(m.idx.entries) {
+	if k == m.idx.n() {
 		return
 	}
 	// A copy, so that slices Read returned keep their bytes.
 	buf := m.flatten()
-	tear(buf[m.idx.entries[k].pos:])
+	tear(buf[m.idx.at(k).pos:])
 	m.syncedEnd = m.idx.leo()
 }
 
@@ -247,8 +257,8 @@ func (m *Memory) flatten() []byte {
 	buf := make([]byte, 0, m.size())
 	var src []byte // the bytes of chunk k, read once
 	k := int32(-1)
-	for i := range m.idx.entries {
-		e := &m.idx.entries[i]
+	for i := range m.idx.n() {
+		e := m.idx.at(i)
 		if e.seg != k {
 			k = e.seg
 			src, _ = m.bytes(k, 0, m.chunks[k].size())
@@ -397,6 +407,7 @@ func (f *MemoryFactory) OpenMemory(topic string, partition int32) (*Memory, erro
 	if m.spill == nil {
 		m.spill = testSpill
 	}
+	newMemory(m)
 	if m.intervalMs <= 0 {
 		m.intervalMs = DefaultFsyncIntervalMs
 	}

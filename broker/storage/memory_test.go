@@ -176,7 +176,7 @@ func testMemoryChunked(t *testing.T, spill bool) {
 			case r < 6 && len(batches) > 0:
 				// Truncate at a batch's start, as a follower does.
 				k := rng.IntN(len(batches))
-				if err := m.Truncate(m.idx.entries[k].base); err != nil {
+				if err := m.Truncate(m.idx.at(k).base); err != nil {
 					t.Fatal(err)
 				}
 				batches = batches[:k]
@@ -194,7 +194,7 @@ func testMemoryChunked(t *testing.T, spill bool) {
 				if cap(got) != len(got) {
 					t.Fatalf("chunks of %d: an append to a read result would write into the log", chunk)
 				}
-				if n > 1 && m.idx.entries[k].seg != m.idx.entries[k+n-1].seg {
+				if n > 1 && m.idx.at(k).seg != m.idx.at(k+n-1).seg {
 					spans++
 				}
 				results = append(results, result{got, bytes.Clone(got)})

@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime"
 	"sync"
+
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // Spill is a file that Memory logs move their full chunks to
@@ -29,6 +31,13 @@ type Spill struct {
 	closed bool
 	err    error // the first read that failed
 	freed  int64 // bytes given back
+	// index holds the logs' indexes (an entry a batch, 40 bytes: 0.5 GB
+	// of a 2-hour simulation's heap), mapped from a file beside this
+	// one: page cache, not heap. It outlives Close (a log may still be
+	// asked for its offsets), and closes once the Spill is collected,
+	// which no log refers to any more then. Nil where no arena could be
+	// made: the heap holds them.
+	index *offheap.Arena
 }
 
 // region is where one chunk was written. Logs (and their snapshots) refer
@@ -50,6 +59,10 @@ func NewSpill(dir string) (*Spill, error) {
 	s := &Spill{f: f}
 	if os.Remove(f.Name()) != nil {
 		s.name = f.Name()
+	}
+	if a, err := offheap.Open(dir); err == nil {
+		s.index = a
+		runtime.AddCleanup(s, func(a *offheap.Arena) { a.Close() }, a)
 	}
 	return s, nil
 }
@@ -77,6 +90,16 @@ func (s *Spill) free(at [2]int64) {
 	if !s.closed && punchHole(s.f, at[0], at[1]) == nil {
 		s.freed += at[1]
 	}
+}
+
+// Arena is where the logs' indexes are held (nil: the heap), for other
+// tables a simulation keeps for each batch: it lives as long as the
+// Spill is referred to.
+func (s *Spill) Arena() *offheap.Arena {
+	if s == nil {
+		return nil
+	}
+	return s.index
 }
 
 // Held is how many bytes of the file are still in use: what was written,
