@@ -91,3 +91,57 @@ func TestLeaderReads(t *testing.T) {
 		t.Errorf("a stuck partition was read until %s (%d reads), want about 16s", now, n)
 	}
 }
+
+// TestWholeReadSized: a whole read makes room at its first fetch for the
+// records up to the HW it reports (a replica's read, a little more; up to
+// maxPresize), and gives what its
+// fetches returned, in order, whether the HW was right, short (a replica
+// read, to its log end) or far beyond any log.
+func TestWholeReadSized(t *testing.T) {
+	k := history.Key{Topic: "t", Partition: 0}
+	recs := func(from, n int64) []history.Record {
+		var rs []history.Record
+		for o := from; o < from+n; o++ {
+			rs = append(rs, history.Record{Offset: o, Value: fmt.Sprint(o)})
+		}
+		return rs
+	}
+	for _, c := range []struct {
+		name    string
+		read    *WholeRead
+		hw      int64
+		fetches int64 // of 100 records each
+		room    int   // the capacity after the first fetch
+	}{
+		{"final read", NewFinalRead(), 1000, 10, 1000},
+		{"replica read past the HW", NewReplicaRead(), 500, 8, 500 + 500/16 + 1024},
+		{"a HW beyond any log", NewReplicaRead(), 1 << 40, 3, maxPresize},
+	} {
+		var got []history.Record
+		var r Read
+		for f := range c.fetches + 1 {
+			n := int64(100)
+			if f == c.fetches {
+				n = 0 // the log's end
+			}
+			done, rd, err := c.read.Add(k, recs(100*f, n), c.hw, 100*f+n, 0, nil)
+			if err != nil {
+				t.Fatalf("%s: fetch %d: %v", c.name, f, err)
+			}
+			if f == 0 && cap(c.read.all) != c.room {
+				t.Errorf("%s: room for %d records after the first fetch, want %d", c.name, cap(c.read.all), c.room)
+			}
+			if done {
+				r = rd
+				break
+			}
+		}
+		got = r.Records
+		if want := recs(0, min(100*c.fetches, max(c.hw, 0))); c.read.replica == consumerReplica && !slices.Equal(got, want) {
+			t.Errorf("%s: read %d records, want %d", c.name, len(got), len(want))
+		}
+		if want := recs(0, 100*c.fetches); c.read.replica != consumerReplica && !slices.Equal(got, want) {
+			t.Errorf("%s: read %d records, want %d", c.name, len(got), len(want))
+		}
+	}
+}

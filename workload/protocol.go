@@ -330,6 +330,18 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw, next int64, co
 		// taken for one that reached the high watermark.
 		return true, Read{}, &StuckReadError{Offset: w.next, HW: min(w.hw, hw)}
 	}
+	if w.all == nil && len(recs) > 0 {
+		// Sized by the first fetch's HW, where appending doubled a long
+		// run's read of a million records (26 MB) from nothing, the old
+		// array and the new held at once. A replica's read goes on to its
+		// log end, past the HW by what was not yet replicated: room for
+		// a little more.
+		room := max(hw-w.next, 0)
+		if w.replica != consumerReplica {
+			room += room/16 + 1024
+		}
+		w.all = make([]history.Record, 0, max(len(recs), int(min(room, maxPresize))))
+	}
 	w.all = append(w.all, recs...)
 	if reached == w.next || (w.replica == consumerReplica && reached >= w.hw) {
 		return true, Read{Records: w.all, HW: w.hw}, nil
@@ -340,6 +352,10 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw, next int64, co
 	}
 	return false, Read{}, nil
 }
+
+// maxPresize bounds the records a whole read makes room for at its first
+// fetch (a HW the broker got wrong could ask for any amount): 2 M, 48 MB.
+const maxPresize = 1 << 21
 
 // readError is a whole read's refusal by the broker: its text is the
 // history's ("NOT_LEADER_FOR_PARTITION at offset 12"); it unwraps to
