@@ -327,8 +327,9 @@ func (h *History) readTables() [3]*table[readOp] {
 }
 
 // linIndex lists each partition's sends and reads by their places in
-// their tables: a partition's model, built two or three times (for the
-// pairs, for porcupine, for a window), is built from its own operations,
+// their tables: a partition's model, built once to three times (for the
+// pairs and the search together, for the search again if a pair turns
+// up, for a window), is built from its own operations,
 // not from a pass over every partition's each time. Its lists are in an
 // arena of their own (with the index in a file; else the heap), 4 bytes
 // an operation. A history of one partition has none (nil).
@@ -996,17 +997,22 @@ func Linearizability(h *History, opts Options) []Result {
 			a.Close()
 		}
 	}
-	// The bound covers what the model may hold (linCounts): the search
-	// begins before the last partition is built.
-	timeout := opts.LinearizableTimeout
-	if timeout <= 0 {
-		timeout = defaultLinTimeout(sum(sizes))
+	// The bound of a search as built is of what the model may hold
+	// (linCounts): it begins before the last partition is built. A
+	// search again, after the pairs, is bounded by what it holds.
+	bound := func(n int) time.Duration {
+		if opts.LinearizableTimeout > 0 {
+			return opts.LinearizableTimeout
+		}
+		return defaultLinTimeout(n)
 	}
-	began := time.Now()
 	// searchPart searches partition p's operations, built in its scratch
 	// arena, with the given checks, into st, and returns what guards the
-	// arena from the search's goroutines.
+	// arena from the search's goroutines. Only the search's own time
+	// counts against st's bound, not the builds between.
 	searchPart := func(st *linSearch, c checks, base porcupine.Model, p int, part []linOp, scratch *offheap.Arena) *arenaGuard {
+		began := time.Now()
+		defer func() { st.spent += time.Since(began) }()
 		model := base
 		var g *arenaGuard
 		if scratch != nil {
@@ -1014,7 +1020,7 @@ func Linearizability(h *History, opts Options) []Result {
 			model = guarded(base, g)
 		}
 		search := func(ops []porcupine.Operation) bool {
-			left := timeout - time.Since(began)
+			left := st.bound - st.spent - time.Since(began)
 			if left <= 0 {
 				st.full = porcupine.Unknown
 				return false
@@ -1057,22 +1063,22 @@ func Linearizability(h *History, opts Options) []Result {
 		buf, cur = nil, nil
 	}
 
-	early := linSearch{full: porcupine.Ok}
+	early := linSearch{full: porcupine.Ok, bound: bound(sum(sizes))}
 	base := linModel(h, bothChecks)
 	for p := range h.parts {
 		scratch := begin(p)
 		part := build(p, stats)
 		nops += len(part)
-		var g *arenaGuard
-		cut := false
 		if len(part) > 0 {
 			stats("partitions", 1)
 			sw, rw := witnesses(part, int32(p), scratch)
 			sendW, readW = append(sendW, sw...), append(readW, rw...)
-			if searchAsBuilt && len(sendW) == 0 && len(readW) == 0 && early.full == porcupine.Ok {
-				g = searchPart(&early, bothChecks, base, p, part, scratch)
-				cut = early.cut
-			}
+		}
+		var g *arenaGuard
+		cut := false
+		if searchAsBuilt && len(sendW) == 0 && len(readW) == 0 && early.full == porcupine.Ok {
+			g = searchPart(&early, bothChecks, base, p, part, scratch)
+			cut = early.cut
 		}
 		finish(scratch, cut, g)
 	}
@@ -1107,10 +1113,13 @@ func Linearizability(h *History, opts Options) []Result {
 	// pair, it was searched as it was built.
 	c := checks{sends: len(sendW) == 0, reads: len(readW) == 0}
 	full := porcupine.CheckResult("")
+	// st is the search whose verdict stands; without one, the windows
+	// have the bound a search of the model would have had.
+	st := linSearch{bound: bound(nops)}
 	if c.sends || c.reads {
-		st := early
+		st = early
 		if !searchAsBuilt || c != bothChecks {
-			st = linSearch{full: porcupine.Ok}
+			st = linSearch{full: porcupine.Ok, bound: bound(nops)}
 			base := linModel(h, c)
 			for p := range h.parts {
 				if st.full != porcupine.Ok {
@@ -1148,7 +1157,7 @@ func Linearizability(h *History, opts Options) []Result {
 		switch {
 		case !checked:
 		case full == porcupine.Unknown:
-			f.missing("porcupine found no verdict within %v", timeout)
+			f.missing("porcupine found no verdict within %v", st.bound)
 		case full == porcupine.Illegal:
 			// No pair of this kind, yet no linearization: the claim
 			// above would be wrong. Report it rather than hide it.
@@ -1180,7 +1189,7 @@ func Linearizability(h *History, opts Options) []Result {
 			}
 		}
 		model := linModel(h, bothChecks)
-		res, info := porcupine.CheckOperationsVerbose(model, ops, max(timeout-time.Since(began), timeout/10))
+		res, info := porcupine.CheckOperationsVerbose(model, ops, max(st.bound-st.spent, st.bound/10))
 		stats("porcupine-windows", int64(len(ws)))
 		stats("porcupine-windows-"+strings.ToLower(string(res)), 1)
 		if res != porcupine.Illegal {
@@ -1206,8 +1215,10 @@ func firstN[T any](s []T, n int) []T { return s[:min(len(s), n)] }
 // linSearch is how a search of partitions went: its verdict so far (full),
 // whether porcupine was cut short (cut), and what it counted.
 type linSearch struct {
-	full                                               porcupine.CheckResult
-	cut                                                bool
+	full porcupine.CheckResult
+	cut  bool
+	// bound is the time the search may take, spent what it has taken.
+	bound, spent                                       time.Duration
 	seg, parts, inOrder, notTightened, chunks, skipped int
 	skips                                              []partSkip
 }

@@ -456,17 +456,23 @@ func TestGuardedKeepsTheArena(t *testing.T) {
 
 // TestSearchAsBuiltAgrees: searching each partition as it is built, until
 // a pair turns up, judges as searching once every pair is known: for a
-// legal history of three partitions, and for one whose last partition
-// alone has a stale read (found after the others were searched, so they
-// are searched again for sends alone).
+// legal history of three partitions, for one whose last partition alone
+// has a stale read (found after the others were searched, so they are
+// searched again for sends alone), and for one with a partition whose
+// model is empty.
 func TestSearchAsBuiltAgrees(t *testing.T) {
 	legal := synth(synthConfig{ops: 6_000, producers: 4, consumers: 2, partitions: 3, endEvery: 5, seed: 11})
 	last := legal[len(legal)-1]
 	stale := append(slices.Clone(legal),
 		history.Op{Index: last.Index + 1, Time: last.Time + 1, Process: 999, Type: history.Invoke, F: history.EndOffset, Value: &history.Value{Topic: topic, Partition: 2}},
 		history.Op{Index: last.Index + 2, Time: last.Time + 2, Process: 999, Type: history.OK, F: history.EndOffset, Value: &history.Value{Topic: topic, Partition: 2, Offset: history.Int64(0)}})
+	// A partition whose model is empty (its one send failed) is searched
+	// all the same: one segment, in order.
+	empty := append(slices.Clone(legal),
+		history.Op{Index: last.Index + 1, Time: last.Time + 1, Process: 998, Type: history.Invoke, F: history.Send, Value: &history.Value{Topic: topic, Partition: 7, Value: "x"}},
+		history.Op{Index: last.Index + 2, Time: last.Time + 2, Process: 998, Type: history.Fail, F: history.Send, Value: &history.Value{Topic: topic, Partition: 7, Value: "x"}, Error: "NOT_LEADER_FOR_PARTITION"})
 	defer func(v bool) { searchAsBuilt = v }(searchAsBuilt)
-	for name, ops := range map[string][]history.Op{"legal": legal, "stale": stale} {
+	for name, ops := range map[string][]history.Op{"legal": legal, "stale": stale, "empty partition": empty} {
 		judge := func(asBuilt bool) []Result {
 			searchAsBuilt = asBuilt
 			return Linearizability(NewHistory(ops, strict), Options{})
@@ -479,7 +485,7 @@ func TestSearchAsBuiltAgrees(t *testing.T) {
 		if sends.Valid != Valid || sends.Stats["porcupine-ok"] != 1 || sends.Stats["segments"] == 0 {
 			t.Errorf("%s: nonlinearizable-send %s %v", name, sends.Valid, sends.Stats)
 		}
-		if wantReads := map[string]Validity{"legal": Valid, "stale": Invalid}[name]; reads.Valid != wantReads {
+		if wantReads := map[string]Validity{"legal": Valid, "stale": Invalid, "empty partition": Valid}[name]; reads.Valid != wantReads {
 			t.Errorf("%s: stale-read %s, want %s: %v", name, reads.Valid, wantReads, reads.Details)
 		}
 	}

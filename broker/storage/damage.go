@@ -114,7 +114,10 @@ func cloneLogs(logs map[memKey]*Memory) map[memKey]*Memory {
 		for i := range c.chunks {
 			c.chunks[i].b = slices.Clone(c.chunks[i].b)
 		}
-		c.idx.entries = m.idx.entries.Clone()
+		// In the heap: a copy in the arena, which gives nothing back,
+		// would stay there after the copy was dropped, one a snapshot
+		// and one a restore of each fault's window.
+		c.idx.entries = m.idx.entries.Clone(nil)
 		c.idx.epochs = slices.Clone(m.idx.epochs)
 		out[k] = &c
 	}

@@ -111,10 +111,10 @@ func (l *List[T]) Truncate(n int) {
 	l.n = n
 }
 
-// Clone is a copy of the list, in the same arena: neither's Adds and
-// Truncates reach the other.
-func (l *List[T]) Clone() List[T] {
-	c := List[T]{arena: l.arena}
+// Clone is a copy of the list whose blocks are in a (nil: the heap):
+// neither's Adds and Truncates reach the other.
+func (l *List[T]) Clone(a *offheap.Arena) List[T] {
+	c := List[T]{arena: a}
 	for v := range l.All() {
 		c.Add(v)
 	}

@@ -103,7 +103,7 @@ func TestTruncateAndClone(t *testing.T) {
 				l.Truncate(n)
 				want = want[:min(n, len(want))]
 			case 1:
-				c, cw := l.Clone(), slices.Clone(want)
+				c, cw := l.Clone(arena), slices.Clone(want)
 				check(step, &c, cw)
 				// What the list does after does not reach the clone.
 				l.Truncate(len(want) / 2)
