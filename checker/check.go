@@ -18,8 +18,9 @@ type Options struct {
 	// search). Re-checking the windows around such pairs gets what is left
 	// of it, and at least a tenth of it. Zero means
 	// DefaultLinearizableTimeout for each million operations the model
-	// may hold (the history's sends and reads), counted from the first
-	// partition's building.
+	// may hold (the history's sends and reads; the model's own, for a
+	// search made again after a pair was found). Only the search's time
+	// counts, not the building of what it searches.
 	LinearizableTimeout time.Duration
 	// VisualizationPath is where porcupine's HTML visualization is written
 	// when the history is not linearizable; empty writes nothing.
