@@ -1042,7 +1042,6 @@ func Linearizability(h *History, opts Options) []Result {
 			st.notTightened++
 		}
 		if skip > 0 {
-			st.skipped += skip
 			st.skips = append(st.skips, partSkip{int32(p), skip})
 		}
 		return g
@@ -1148,7 +1147,7 @@ func Linearizability(h *History, opts Options) []Result {
 			f.note("%s: %d operations without a quiet instant to split them at; porcupine left them out", h.key(sk.part), sk.n)
 		}
 		stats("segments", int64(st.seg))
-		if full == porcupine.Ok && st.skipped > 0 {
+		if full == porcupine.Ok && len(st.skips) > 0 {
 			full = porcupine.Unknown
 		}
 		stats("porcupine-"+strings.ToLower(string(full)), 1)
@@ -1218,9 +1217,10 @@ type linSearch struct {
 	full porcupine.CheckResult
 	cut  bool
 	// bound is the time the search may take, spent what it has taken.
-	bound, spent                                       time.Duration
-	seg, parts, inOrder, notTightened, chunks, skipped int
-	skips                                              []partSkip
+	bound, spent                              time.Duration
+	seg, parts, inOrder, notTightened, chunks int
+	// skips are the partitions with operations porcupine left out.
+	skips []partSkip
 }
 
 // partSkip is a partition's operations porcupine left out: n of them,

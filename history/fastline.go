@@ -34,8 +34,8 @@ func parseFast(b []byte) (*Op, bool) {
 			bit, ok = 1<<1, p.int64(&op.Time)
 		case "process":
 			var n int64
-			bit, ok = 1<<2, p.intIn(&n, math.MinInt, math.MaxInt)
-			op.Process = int(n)
+			n, ok = p.int(math.MinInt, math.MaxInt)
+			bit, op.Process = 1<<2, int(n)
 		case "type":
 			var s []byte
 			if s, ok = p.str(); ok {
@@ -193,26 +193,21 @@ func (p *fastParser) string(dst *string) bool {
 
 // int64 reads an integer into dst.
 func (p *fastParser) int64(dst *int64) bool {
-	return p.intIn(dst, math.MinInt64, math.MaxInt64)
-}
-
-// int32 reads an integer of int32's range into dst.
-func (p *fastParser) int32(dst *int32) bool {
-	var n int64
-	ok := p.intIn(&n, math.MinInt32, math.MaxInt32)
-	*dst = int32(n)
-	return ok
-}
-
-// intIn reads an integer as JSON writes one (no leading zero, fraction or
-// exponent) within [lo, hi] into dst.
-func (p *fastParser) intIn(dst *int64, lo, hi int64) bool {
-	n, ok := p.int(lo, hi)
+	n, ok := p.int(math.MinInt64, math.MaxInt64)
 	*dst = n
 	return ok
 }
 
-// int reads an integer as JSON writes one within [lo, hi].
+// int32 reads an integer of int32's range into dst.
+func (p *fastParser) int32(dst *int32) bool {
+	n, ok := p.int(math.MinInt32, math.MaxInt32)
+	*dst = int32(n)
+	return ok
+}
+
+// int reads an integer as JSON writes one (no leading zero, fraction or
+// exponent) within [lo, hi]. More than 19 digits is out of range: the
+// digits past them, wrapped, are never used.
 func (p *fastParser) int(lo, hi int64) (int64, bool) {
 	j := p.i
 	neg := j < len(p.b) && p.b[j] == '-'
@@ -222,9 +217,6 @@ func (p *fastParser) int(lo, hi int64) (int64, bool) {
 	start := j
 	var u uint64
 	for ; j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9'; j++ {
-		if u > (math.MaxUint64-9)/10 {
-			return 0, false
-		}
 		u = u*10 + uint64(p.b[j]-'0')
 	}
 	digits := j - start

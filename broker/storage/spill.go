@@ -36,8 +36,9 @@ type Spill struct {
 	// one: page cache, not heap. It outlives Close (a log may still be
 	// asked for its offsets), and closes once the Spill is collected,
 	// which no log refers to any more then. Nil where no arena could be
-	// made, or only of the heap's memory: the heap holds them. A log's
-	// copy (a snapshot's, a restore's) is in the heap.
+	// made: the heap holds them, as it does where the arena's memory is
+	// the heap's (blocks.List.In). A log's copy (a snapshot's, a
+	// restore's) is in the heap.
 	index *offheap.Arena
 }
 
@@ -61,13 +62,9 @@ func NewSpill(dir string) (*Spill, error) {
 	if os.Remove(f.Name()) != nil {
 		s.name = f.Name()
 	}
-	if a, err := offheap.Open(dir); err == nil && a.Err() == nil {
+	if a, err := offheap.Open(dir); err == nil {
 		s.index = a
 		runtime.AddCleanup(s, func(a *offheap.Arena) { a.Close() }, a)
-	} else if err == nil {
-		// An arena of the heap's memory (a file system of memory):
-		// the heap holds the indexes, grown as they need.
-		a.Close()
 	}
 	return s, nil
 }

@@ -33,7 +33,15 @@ type List[T any] struct {
 // pointer), every one full-size: an arena gives nothing back, so a first
 // block grown as a slice would leave each smaller array in it. Call it
 // while the list is empty.
-func (l *List[T]) In(a *offheap.Arena) { l.arena = a }
+//
+// An arena that gives the heap's memory (Err: a file system of memory, no
+// file) is the heap: the first block then grows as a slice, as the list
+// needs it, rather than being made full-size there.
+func (l *List[T]) In(a *offheap.Arena) {
+	if a.Err() == nil {
+		l.arena = a
+	}
+}
 
 // Add appends v and returns its index.
 func (l *List[T]) Add(v T) int {
