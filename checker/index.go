@@ -368,7 +368,13 @@ func (v *valueInfo) readBy(pos int32, seen uint16) {
 	if v.flags&readByClient == 0 {
 		v.readPos = pos
 	}
-	v.flags |= seen
+	// Written only if it changes: a final read passes every value, most
+	// already read by a poll, and a page left clean is one the kernel
+	// can take back without writing it (the table is in a file,
+	// Builder.InFile).
+	if v.flags&seen != seen {
+		v.flags |= seen
+	}
 }
 
 // reader names what kind of read readPos is.
@@ -705,8 +711,6 @@ func (b *Builder) InFile(dir string) error {
 	h.ids.starts.in(a)
 	h.ops.arena = a
 	h.strs.arena = a
-	h.valID.arena = a.Sibling()
-	runtime.AddCleanup(h, func(a *offheap.Arena) { a.Close() }, h.valID.arena)
 	// A History a caller drops without closing it gives its file back
 	// when it is collected: nothing outside it holds what the arena
 	// holds.
@@ -1487,10 +1491,13 @@ func (h *History) addRead(invOp, doneOp *history.Op, inv, done int32) {
 		// A replica's log is judged by replica-divergence only: it may
 		// hold an unacknowledged tail that no client could read.
 		for _, rec := range recs {
-			val := h.vals.at(rec.vid)
-			val.flags |= readByReplica
-			if val.readPos < 0 {
-				val.readPos = done
+			// Written only if it changes, as in readBy: each replica's
+			// read passes every value.
+			if val := h.vals.at(rec.vid); val.flags&readByReplica == 0 || val.readPos < 0 {
+				val.flags |= readByReplica
+				if val.readPos < 0 {
+					val.readPos = done
+				}
 			}
 		}
 		rr := replicaRead{readOp: r, broker: -1}
