@@ -711,6 +711,8 @@ func (b *Builder) InFile(dir string) error {
 	h.ids.starts.in(a)
 	h.ops.arena = a
 	h.strs.arena = a
+	h.valID.arena = a.Sibling()
+	runtime.AddCleanup(h, func(a *offheap.Arena) { a.Close() }, h.valID.arena)
 	// A History a caller drops without closing it gives its file back
 	// when it is collected: nothing outside it holds what the arena
 	// holds.

@@ -14,24 +14,26 @@ import (
 // an open-addressing table of ids, at most half full, whose strings are
 // the values' own. A history writes a new value with nearly every send,
 // and a map would hold each string's header a second time, with its
-// overhead: about 45 bytes a value, where this takes 10 to 20. Each slot
-// has a byte of its string's hash beside it, so that a probe past another
-// value compares that byte, not the string (a value's string is far away
-// in memory: most of a lookup's time went to reading the ones passed).
-//
-// The table is in the heap even when the index is in a file
-// (Builder.InFile): it is written at random, at every new value, so each
-// of its pages is always dirty, and a kernel short of memory wrote them
-// out and read them back without end. In its own file, a 2-hour run's
-// check took 62-68 s in a 400 MB memory cgroup, and 55 s with the table
-// in the heap, where it takes 10 to 20 bytes a value (40-60 MB at 2
-// hours) until the history is read.
+// overhead: about 45 bytes a value, where this takes 12 to 24. Each slot
+// has two bytes of its string's hash beside it, so that a probe past
+// another value compares those, not the string (a value's string is far
+// away in memory: most of a lookup's time went to reading the ones
+// passed). With one byte, about one new value in a hundred still read
+// another's string, at a random place in the values' table: in a memory
+// cgroup too small to hold that table, a read from the disk each: the
+// most time of any line of a 2-hour run's check in 300 MB.
 type valueIDs struct {
 	// spent: the history has been read, and the table dropped.
 	spent bool
+	// arena, if not nil, holds the table (Builder.InFile): one of its
+	// own, closed when the table is dropped. It is probed at random as
+	// the history is read, so in the heap it grew with the history (80
+	// MB of a 2-hour run's), and the kernel could not reclaim it: under
+	// memory pressure, a check that needs it is slowed, not killed.
+	arena *offheap.Arena
 	seed  maphash.Seed
-	slots []int32 // id+1; 0 is empty
-	tags  []uint8 // the top byte of the slot's string's hash
+	slots []int32  // id+1; 0 is empty
+	tags  []uint16 // the top two bytes of the slot's string's hash
 	n     int
 }
 
@@ -43,15 +45,28 @@ func (t *valueIDs) size(n int) {
 	for m < 2*n {
 		m *= 2
 	}
-	t.slots, t.tags = make([]int32, m), make([]uint8, m)
+	t.slots, t.tags = offheap.Make[int32](t.arena, m), offheap.Make[uint16](t.arena, m)
+	t.populate()
 }
 
-// drop drops the table once the history has been read, for the collector.
-func (t *valueIDs) drop() { *t = valueIDs{spent: true} }
+// populate maps the table's pages at once: it is written at random, and
+// a file's page faulted in one at a time made a 30-minute run's check 5%
+// slower than with the table in the heap.
+func (t *valueIDs) populate() {
+	offheap.Populate(t.arena, t.slots)
+	offheap.Populate(t.arena, t.tags)
+}
+
+// drop drops the table once the history has been read: what it holds is
+// given back (the file of its arena, or to the collector).
+func (t *valueIDs) drop() {
+	_ = t.arena.Close() // a failure to unmap costs memory, not a result
+	*t = valueIDs{spent: true}
+}
 
 // slot is where s is in the table, or the empty slot where it belongs,
 // and the tag s has there.
-func (t *valueIDs) slot(s string, vals *table[valueInfo], strs *strArena) (int, uint8) {
+func (t *valueIDs) slot(s string, vals *table[valueInfo], strs *strArena) (int, uint16) {
 	if t.spent {
 		// A new id for a value already known would be a wrong answer.
 		panic("checker: a value looked up by its string after the history was read")
@@ -61,7 +76,7 @@ func (t *valueIDs) slot(s string, vals *table[valueInfo], strs *strArena) (int, 
 	}
 	mask := uint64(len(t.slots) - 1)
 	h := maphash.String(t.seed, s)
-	tag := uint8(h >> 56)
+	tag := uint16(h >> 48)
 	for i := h & mask; ; i = (i + 1) & mask {
 		if id := t.slots[i]; id == 0 || t.tags[i] == tag && string(strs.bytes(&vals.at(id-1).str)) == s {
 			return int(i), tag
@@ -71,28 +86,31 @@ func (t *valueIDs) slot(s string, vals *table[valueInfo], strs *strArena) (int, 
 
 // put records id, whose string is not in the table, at slot i with its
 // tag (from slot), growing the table to keep it at most half full.
-func (t *valueIDs) put(i int, tag uint8, id int32, vals *table[valueInfo], strs *strArena) {
+func (t *valueIDs) put(i int, tag uint16, id int32, vals *table[valueInfo], strs *strArena) {
 	t.slots[i], t.tags[i] = id+1, tag
 	t.n++
 	if 2*t.n <= len(t.slots) {
 		return
 	}
-	t.slots, t.tags = make([]int32, 2*len(t.slots)), make([]uint8, 2*len(t.slots))
+	t.slots, t.tags = offheap.Make[int32](t.arena, 2*len(t.slots)), offheap.Make[uint16](t.arena, 2*len(t.slots))
+	t.populate()
 	mask := uint64(len(t.slots) - 1)
-	// Every value is in the table (valueOf puts each it adds), ids
-	// 0..n-1: they are placed again in the order of the values' table,
-	// which reads it through once. In the old table's order, each read
-	// was of a random page of it: in a memory cgroup too small to hold
-	// it (a 2-hour run's is 0.14 GB, in a file), a growth spent minutes
-	// faulting pages back in.
+	// Every value is in the table (valueOf puts each it adds): they are
+	// placed again in the order of the values' table, which reads it
+	// through once. In the old table's order, each read was of a random
+	// page of it: in a memory cgroup too small to hold it (a 2-hour run's
+	// is 0.14 GB), a growth spent minutes faulting pages back in.
 	for id := range int32(vals.len()) {
 		h := maphash.Bytes(t.seed, strs.bytes(&vals.at(id).str))
 		j := h & mask
 		for t.slots[j] != 0 {
 			j = (j + 1) & mask
 		}
-		t.slots[j], t.tags[j] = id+1, uint8(h>>56)
+		t.slots[j], t.tags[j] = id+1, uint16(h>>48)
 	}
+	// The old table's pages are garbage; the new one's map again as
+	// they are probed.
+	t.arena.Release()
 }
 
 // recList is a read's records, held compactly: most reads return
