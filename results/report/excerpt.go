@@ -60,12 +60,12 @@ func newExcerpt(tl *timeline, res *checker.Results, lost []checker.LostAck) *exc
 			e.marked[p] = true
 		}
 	}
-	for i := range tl.len() {
+	for i := range tl.all() {
 		if tl.op(i).process == history.NemesisProcess {
 			e.add(i, 0, false)
 		}
 	}
-	for i := range tl.len() {
+	for i := range tl.all() {
 		if f := tl.f(tl.op(i)); tl.op(i).process >= 0 && (f == history.FinalRead || f == history.ReplicaRead) {
 			e.add(i, 0, false)
 		}

@@ -122,7 +122,14 @@ func latencyPlot(tl *timeline, l *latency, lost []checker.LostAck, xs xScale) *p
 			if g == 1 {
 				cls += " read"
 			}
-			for _, q := range ps {
+			for i, q := range ps {
+				if i%pointsMapped == pointsMapped-1 {
+					// Each point's op is on a page of its own: the
+					// kernel maps the pages around it too (64 KB a
+					// point), and a 2-hour run's points counted 0.2
+					// GB in the report's RSS at once.
+					tl.giveBack()
+				}
 				o := tl.op(int(q.pos))
 				m := mark{Shape: typeShape[k], X: xs.x(q.t), Y: ls.y(int64(q.v)), Class: cls,
 					Title: fmt.Sprintf("op %d: %s %s, %s, invoked at %s%s", tl.index(int(q.pos)), tl.f(o), o.Type(), dur(int64(q.v)), secs(q.t), opWhere(tl, q.pos))}
@@ -146,6 +153,10 @@ func latencyPlot(tl *timeline, l *latency, lost []checker.LostAck, xs xScale) *p
 	}
 	return p
 }
+
+// pointsMapped is how many points the latency plot reads the ops of
+// before it gives their pages back (timeline.giveBack).
+const pointsMapped = 256
 
 // opWhere names the partition of an op, for titles.
 func opWhere(tl *timeline, pos int32) string {

@@ -134,6 +134,14 @@ func (tl *timeline) op(i int) *op { return &tl.ops[i/opBlock][i%opBlock] }
 // len is the number of operations.
 func (tl *timeline) len() int { return tl.nops }
 
+// giveBack gives back the pages of the table of operations held in a file
+// (timelineReader.inFile), between the report's passes over it: each pass
+// reads the table through (0.5 GB at 2 hours), and what it read stayed
+// mapped, counted in the report's RSS, until the end (a 2-hour run's
+// report: 0.34 GB of its 0.42). The next pass maps them again from the
+// page cache, or the disk if the kernel took them back.
+func (tl *timeline) giveBack() { tl.arena.Release() }
+
 // f is the op's function.
 func (tl *timeline) f(o *op) string { return tl.fns[o.fn] }
 
@@ -153,13 +161,36 @@ func (tl *timeline) clients() iter.Seq[clientOp] { return tl.clientsIn(0, math.M
 // clientsIn is clients of the positions lo to hi.
 func (tl *timeline) clientsIn(lo, hi int32) iter.Seq[clientOp] {
 	return func(yield func(clientOp) bool) {
-		for i := max(int(lo), 0); i < tl.nops && i <= int(hi); i++ {
+		for i := range tl.span(max(int(lo), 0), min(tl.nops, int(hi)+1)) {
 			if o := tl.op(i); o.client && !yield(clientOp{inv: tl.pair(i), done: int32(i), part: int(o.part)}) {
 				return
 			}
 		}
 	}
 }
+
+// all is every position of the table, in order (see span).
+func (tl *timeline) all() iter.Seq[int] { return tl.span(0, tl.nops) }
+
+// span is the positions lo to hi (not included), in order, with the
+// table's pages given back every passEvery of them (giveBack): a pass
+// that reads the table through maps a few MB of it at a time, not all of
+// it (a 2-hour run's report counted 0.34 GB in its RSS for one pass).
+func (tl *timeline) span(lo, hi int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := lo; i < hi; i++ {
+			if (i-lo)%passEvery == passEvery-1 {
+				tl.giveBack()
+			}
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// passEvery: the table's pages of so many positions are about 36 MB.
+const passEvery = 1 << 20
 
 const (
 	timeGroup = 256
@@ -489,9 +520,18 @@ func (r *timelineReader) finish(sched results.Schedule) *timeline {
 	for i, k := range tl.parts {
 		tl.partIdx[k] = i
 	}
-	for i := range tl.len() {
-		if p := tl.op(i).part; p >= 0 {
-			tl.op(i).part = renum[p]
+	// Written only where the number changes: a page left clean is one the
+	// kernel can take back without writing it, and partitions first seen
+	// in their order change none.
+	moved := false
+	for from, to := range renum {
+		moved = moved || int32(from) != to
+	}
+	if moved {
+		for i := range tl.all() {
+			if o := tl.op(i); o.part >= 0 && renum[o.part] != o.part {
+				o.part = renum[o.part]
+			}
 		}
 	}
 	if tl.sampled {
