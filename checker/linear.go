@@ -524,8 +524,15 @@ func witnesses(ops []linOp, part int32, a *offheap.Arena) (sends, reads []witnes
 			sends = append(sends, witness{before: *a, after: *b, bound: -1, part: part})
 		}
 	}
+	// Each scratch table leaves the arena's file once used (Free): the
+	// pages of a partition's dead tables were as many again as its
+	// model's, written out by a kernel short of memory before it could
+	// take them back.
+	offheap.Free(a, byOffset)
 	byOffset = nil
 	byCall, byRet := offheap.Make[int32](a, len(ops)), offheap.Make[int32](a, len(ops))
+	defer offheap.Free(a, byCall)
+	defer offheap.Free(a, byRet)
 	for i := range ops {
 		byCall[i], byRet[i] = int32(i), int32(i)
 	}
@@ -635,6 +642,7 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 			*t = 2 * rank * scale
 		}
 	}
+	offheap.Free(a, ends) // see witnesses
 	ends = nil
 	// Forced order is the order of points on the log: a send sits between
 	// its offset and the next, a read at the HW it checks (or at what it
@@ -653,6 +661,7 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 		return 2 * op.at
 	}
 	order := offheap.Make[int32](a, len(ops))
+	defer offheap.Free(a, order)
 	for i := range order {
 		order[i] = int32(i)
 	}
@@ -777,7 +786,9 @@ func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client 
 	// it has searched it, and a history's chunks built afresh were most
 	// of what the search allocated.
 	var ops []porcupine.Operation
-	for k, idx := range segments(part, a) {
+	segs, order := segments(part, a)
+	defer offheap.Free(a, order) // see witnesses
+	for k, idx := range segs {
 		pass.passed(len(idx))
 		switch {
 		case tryInOrder && linearizesInOrder(part, idx, c, linState{leo: leo, hw: hw}):
@@ -823,14 +834,13 @@ func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client 
 
 // segments splits operations into segments of at least segmentOps
 // operations where possible, by their intervals, in call order, in a
-// (nil: the heap).
-func segments(ops []linOp, a *offheap.Arena) [][]int32 {
-	order := offheap.Make[int32](a, len(ops))
+// (nil: the heap): each is a part of order, which holds them all.
+func segments(ops []linOp, a *offheap.Arena) (segs [][]int32, order []int32) {
+	order = offheap.Make[int32](a, len(ops))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmpInt(ops[a].call, ops[b].call) })
-	var segs [][]int32
 	start := 0
 	reach := int64(math.MinInt64)
 	for i, j := range order {
@@ -840,7 +850,7 @@ func segments(ops []linOp, a *offheap.Arena) [][]int32 {
 		}
 		reach = max(reach, ops[j].ret)
 	}
-	return append(segs, order[start:])
+	return append(segs, order[start:]), order
 }
 
 // maxWindows bounds how many contradicting pairs porcupine re-checks (and

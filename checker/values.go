@@ -92,7 +92,8 @@ func (t *valueIDs) put(i int, tag uint16, id int32, vals *table[valueInfo], strs
 	if 2*t.n <= len(t.slots) {
 		return
 	}
-	t.slots, t.tags = offheap.Make[int32](t.arena, 2*len(t.slots)), offheap.Make[uint16](t.arena, 2*len(t.slots))
+	old, oldTags := t.slots, t.tags
+	t.slots, t.tags = offheap.Make[int32](t.arena, 2*len(old)), offheap.Make[uint16](t.arena, 2*len(old))
 	t.populate()
 	mask := uint64(len(t.slots) - 1)
 	// Every value is in the table (valueOf puts each it adds): they are
@@ -108,9 +109,11 @@ func (t *valueIDs) put(i int, tag uint16, id int32, vals *table[valueInfo], strs
 		}
 		t.slots[j], t.tags[j] = id+1, uint16(h>>48)
 	}
-	// The old table's pages are garbage; the new one's map again as
-	// they are probed.
-	t.arena.Release()
+	// The old table is garbage: its pages leave the file at once,
+	// where given back (Release) they stayed dirty in the page cache,
+	// and the new table's were given back with them.
+	offheap.Free(t.arena, old)
+	offheap.Free(t.arena, oldTags)
 }
 
 // recList is a read's records, held compactly: most reads return

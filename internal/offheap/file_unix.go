@@ -80,5 +80,5 @@ func populate(m []byte) {
 	start := uintptr(p)
 	from := start &^ (ps - 1)
 	to := (start + uintptr(len(m)) + ps - 1) &^ (ps - 1)
-	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, -int(start-from))), to-from), unix.MADV_POPULATE_WRITE)
+	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, -int(start-from))), to-from), populateWrite)
 }

@@ -2,6 +2,7 @@ package offheap
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -29,6 +30,7 @@ type Arena struct {
 	mu     sync.Mutex
 	f      file
 	maps   [][]byte // every mapping, to unmap at Close
+	offs   []int64  // where in the file each of maps begins
 	free   []byte   // what is left of the last chunk
 	mapped int64
 	closed bool
@@ -146,7 +148,7 @@ func (a *Arena) grow(n int64) []byte {
 	if a.mapped/releaseStep != (a.mapped+n)/releaseStep {
 		a.release()
 	}
-	a.maps = append(a.maps, m)
+	a.maps, a.offs = append(a.maps, m), append(a.offs, a.mapped)
 	a.mapped += n
 	return m
 }
@@ -195,6 +197,52 @@ func (a *Arena) release() {
 	}
 }
 
+// Free gives back the pages wholly inside s (to its capacity), which a
+// gave and which no one will touch again: a scratch table dead before its
+// arena is closed. On Linux they leave the page cache at once, a hole
+// punched in the file, where pages only given back (Release) are dirty
+// garbage the kernel must write to disk before it can reuse their memory;
+// elsewhere they are given back as Release does. s from the heap (a nil
+// arena, or one whose file could not grow) is left to the collector. The
+// pages s shares with its neighbours stay.
+func Free[T any](a *Arena, s []T) {
+	if a == nil || cap(s) == 0 {
+		return
+	}
+	var t T
+	a.freeBytes(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(cap(s))*unsafe.Sizeof(t)))
+}
+
+func (a *Arena) freeBytes(b []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for i, m := range a.maps {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+		if p < start || p+uintptr(len(b)) > start+uintptr(len(m)) {
+			continue
+		}
+		// Mappings begin on a page: the whole pages of b are at these
+		// offsets of m.
+		from, to := roundUp(p-start), (p-start+uintptr(len(b)))&^(sysPage-1)
+		if from < to {
+			// A failure leaves the pages as they were: a cost in
+			// memory, not a loss.
+			_ = a.f.punch(m[from:to], a.offs[i]+int64(from))
+		}
+		return
+	}
+}
+
+// roundUp is n rounded up to a whole system page.
+func roundUp(n uintptr) uintptr { return (n + sysPage - 1) &^ (sysPage - 1) }
+
+// sysPage is the system's page size.
+var sysPage = uintptr(os.Getpagesize())
+
 // Close unmaps what the arena gave and gives its file's space back.
 // Nothing it gave may be used after: the caller's tables must be
 // unreachable, or dropped. Later allocations are the heap's.
@@ -214,7 +262,7 @@ func (a *Arena) Close() error {
 			first = err
 		}
 	}
-	a.maps, a.free = nil, nil
+	a.maps, a.offs, a.free = nil, nil, nil
 	if err := a.f.close(); err != nil && first == nil {
 		first = err
 	}

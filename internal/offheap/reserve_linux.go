@@ -39,3 +39,23 @@ func suited(f *os.File) error {
 	}
 	return nil
 }
+
+// punch drops m, the mapped bytes of the file at off (whole pages), from
+// the page cache and the file: a hole, whose pages need no writing out.
+// Where the file system cannot, they are given back as Release does.
+func (f *file) punch(m []byte, off int64) error {
+	for {
+		err := unix.Fallocate(int(f.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, int64(len(m)))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return drop(m)
+		}
+		return nil
+	}
+}
+
+// populateWrite is the advice that maps pages writable at once (Linux
+// 5.14).
+const populateWrite = unix.MADV_POPULATE_WRITE
