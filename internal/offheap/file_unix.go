@@ -75,10 +75,8 @@ func populate(m []byte) {
 	}
 	// madvise wants whole pages: those m is in, all of them within the
 	// mapping m came from (a mapping is whole pages).
-	ps := uintptr(os.Getpagesize())
 	p := unsafe.Pointer(unsafe.SliceData(m))
 	start := uintptr(p)
-	from := start &^ (ps - 1)
-	to := (start + uintptr(len(m)) + ps - 1) &^ (ps - 1)
+	from, to := start&^(sysPage-1), roundUp(start+uintptr(len(m)))
 	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, -int(start-from))), to-from), populateWrite)
 }

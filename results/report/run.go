@@ -399,7 +399,6 @@ func buildReport(d RunData) *reportView {
 	v.guarantees(d, tl)
 	v.config(d)
 	v.opCounts(tl)
-	tl.giveBack()
 	xs := newXScale(tl.end)
 	rf, minISR := 0, 0
 	if d.Config != nil {
@@ -408,21 +407,16 @@ func buildReport(d RunData) *reportView {
 	// The page shows a few thousand operations in full (the excerpt, the
 	// latency plot's points): read again, the rest never held.
 	ex := newExcerpt(tl, d.Results, lost)
-	tl.giveBack()
 	lat := newLatency(tl, xs)
-	tl.giveBack()
 	if err := tl.fetch(d.History, ex.positions(), lat.positions()); err != nil {
 		v.Notes = append(v.Notes, fmt.Sprintf("%s could not be read again for the operations shown in full (%v): they are shown without their values.", results.HistoryFile, shortErr(err)))
 	}
-	for _, plot := range []func() *plotView{
-		func() *plotView { return latencyPlot(tl, lat, lost, xs) },
-		func() *plotView { return throughputPlot(tl, xs) },
-		func() *plotView { return isrPlot(tl, xs, rf, minISR) },
-		func() *plotView { return hwPlot(tl, xs) },
-		func() *plotView { return unavailabilityPlot(tl, lost, xs) },
-	} {
-		v.Plots = append(v.Plots, plot())
-		tl.giveBack()
+	v.Plots = []*plotView{
+		latencyPlot(tl, lat, lost, xs),
+		throughputPlot(tl, xs),
+		isrPlot(tl, xs, rf, minISR),
+		hwPlot(tl, xs),
+		unavailabilityPlot(tl, lost, xs),
 	}
 	v.anomalies(d, tl, ex)
 	v.lost(lost, ex)

@@ -135,11 +135,11 @@ func (tl *timeline) op(i int) *op { return &tl.ops[i/opBlock][i%opBlock] }
 func (tl *timeline) len() int { return tl.nops }
 
 // giveBack gives back the pages of the table of operations held in a file
-// (timelineReader.inFile), between the report's passes over it: each pass
+// (timelineReader.inFile), as the report's passes over it go (span): each
 // reads the table through (0.5 GB at 2 hours), and what it read stayed
 // mapped, counted in the report's RSS, until the end (a 2-hour run's
-// report: 0.34 GB of its 0.42). The next pass maps them again from the
-// page cache, or the disk if the kernel took them back.
+// report: 0.34 GB of its 0.42). What is read again is mapped again from
+// the page cache, or the disk if the kernel took it back.
 func (tl *timeline) giveBack() { tl.arena.Release() }
 
 // f is the op's function.
