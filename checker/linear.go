@@ -586,7 +586,7 @@ func witnesses(ops []linOp, part int32, a *offheap.Arena) (sends, reads []witnes
 // checked without backtracking.
 //
 // Times are replaced by ranks (a return ranks after the calls at its time,
-// as porcupine's closed intervals need), scaled by 1<<24 so that the +1 per
+// as porcupine's closed intervals need), scaled by tightenScale so that the +1 per
 // forced step never crosses into the next rank. The operations' call and
 // ret become the tightened times: the model's operations of a partition
 // of millions are what the check holds, and a copy of their times was a
@@ -598,7 +598,7 @@ func witnesses(ops []linOp, part int32, a *offheap.Arena) (sends, reads []witnes
 //
 // Its scratch tables are in a (nil: the heap).
 func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
-	const scale = tightenScale
+	scale := tightenScale
 	if !tightenable(len(ops)) {
 		return false
 	}
@@ -728,11 +728,25 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 }
 
 // tightenScale is what tighten scales ranks by: its +1 steps stay within
-// a rank for partitions of fewer than half as many operations.
-const tightenScale = 1 << 24
+// a rank for partitions of fewer than half as many operations, 536 M (a
+// day-long soak's partition is about 50 M: at 1<<24, a partition past 8.4
+// M was left untightened, and its unknown sends, which never return, left
+// no instant to cut it at: its verdict was unknown). A variable, so that
+// a test can take a partition to the bound.
+var tightenScale int64 = maxTightenScale
+
+// maxTightenScale is tightenScale's most: the latest time tighten gives,
+// below (4n+1)*scale for n operations (each has two endpoints, two ranks
+// apart at most), must stay below an int64's most, with room for the
+// segments' starts (which come one before a call).
+const maxTightenScale = 1 << 30
+
+// A compile-time check of that room, twice over: an int64 constant that
+// overflows does not compile.
+const _ int64 = (4*(maxTightenScale/2) + 1) * maxTightenScale * 2
 
 // tightenable says whether tighten can take n operations.
-func tightenable(n int) bool { return n < tightenScale/2 }
+func tightenable(n int) bool { return int64(n) < tightenScale/2 }
 
 // Segment sizes. Porcupine's cache keeps a bitset of all the operations
 // it searches per step taken, n*n/8 bytes for n operations: 12 MB for

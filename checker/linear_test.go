@@ -490,3 +490,43 @@ func TestSearchAsBuiltAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestTightenAtItsBound: tighten takes a partition of up to half its scale
+// in operations, at the limit a chain of that many forced steps inside
+// one instant (concurrent sends, each forced after the one below it),
+// which lands each call one after the last, within the instant's rank; a
+// partition of one more is refused, its times left as they were.
+func TestTightenAtItsBound(t *testing.T) {
+	defer func(s int64) { tightenScale = s }(tightenScale)
+	tightenScale = 64
+	chain := func(n int) []linOp {
+		var ops []linOp
+		for i := range n {
+			// Listed from the highest offset: the forced order is not
+			// the listed one.
+			ops = append(ops, linOp{kind: linSend, call: 5, ret: 9, at: int64(n - 1 - i), hw: -1, commit: true})
+		}
+		return ops
+	}
+	ops := chain(31)
+	if !tighten(ops, bothChecks, nil) {
+		t.Fatalf("a chain of 31 not tightened at scale 64")
+	}
+	for i := range ops {
+		// The offsets are n-1-i: the send at offset k is the k-th step.
+		op := &ops[i]
+		if op.call != op.at || op.ret != 3*tightenScale {
+			t.Fatalf("the send at offset %d: [%d, %d], want [%d, %d]", op.at, op.call, op.ret, op.at, 3*tightenScale)
+		}
+	}
+	if !linearizesInOrder(ops, slices.Collect(func(yield func(int32) bool) {
+		for i := len(ops) - 1; i >= 0 && yield(int32(i)); i-- {
+		}
+	}), bothChecks, linState{}) {
+		t.Fatalf("the tightened chain does not linearize in the order of its calls")
+	}
+	ops = chain(32)
+	if tighten(ops, bothChecks, nil) || ops[0].call != 5 || ops[0].ret != 9 {
+		t.Fatalf("a chain of 32 at scale 64 tightened, or its times changed: [%d, %d]", ops[0].call, ops[0].ret)
+	}
+}
