@@ -102,13 +102,16 @@ func LostWrites(h *History) []LostAck {
 // made it known; it tells f what it judged and left undecided.
 func walkLost(h *History, f *finding, lost func(w lostValue)) {
 	judged := make([]bool, h.vals.len())
+	// Counted here and told f once: a map's update for each value was
+	// 2% of the checks' time.
+	var n int64
 	consider := func(vid int32, pos int32, acked bool) {
 		if judged[vid] {
 			return
 		}
 		judged[vid] = true
 		v := h.vals.at(vid)
-		f.stat("judged", 1)
+		n++
 		switch v.fate {
 		case gone:
 			lost(lostValue{vid: vid, pos: pos, acked: acked, cause: h.truncation(vid)})
@@ -139,6 +142,9 @@ func walkLost(h *History, f *finding, lost func(w lostValue)) {
 		}
 		read++
 		consider(int32(vid), v.readPos, false)
+	}
+	if n > 0 {
+		f.stat("judged", n)
 	}
 	f.stat("acknowledged", acked)
 	f.stat("read-not-acknowledged", read)
@@ -490,21 +496,23 @@ func NonmonotonicSend(h *History) Result {
 		pos    int32
 		vid    int32
 	}
-	type producer struct {
-		session bool
-		id      int32
-		part    int32
-	}
+	// A producer is a process's (or a session's) sends to a partition,
+	// its id and the partition in one word: a map of a struct key
+	// hashed each with the general hash, 4% of the checks' time.
+	type producer = uint64
+	of := func(id, part int32) producer { return uint64(uint32(id))<<32 | uint64(uint32(part)) }
 	prev := map[producer]last{}
+	sessions := map[producer]last{}
 	pairs := int64(0)
 	for _, i := range h.sendsInProducerOrder() {
 		s := h.sends.at(i)
 		if s.typ() != outOK || s.offset < 0 {
 			continue
 		}
-		k := producer{id: h.sendProcess(s), part: s.part()}
-		if id, ok := h.sessions[i]; ok {
-			k = producer{session: true, id: id, part: s.part()}
+		k, prev := of(h.sendProcess(s), s.part()), prev
+		id, session := h.sessions[i]
+		if session {
+			k, prev = of(id, s.part()), sessions
 		}
 		p, ok := prev[k]
 		if ok && p.pos == s.done && h.isTxn(s.done) {
@@ -521,8 +529,8 @@ func NonmonotonicSend(h *History) Result {
 		if ok && s.offset <= p.offset {
 			// Named only here: a history has millions of sends.
 			who := fmt.Sprintf("process %d", h.sendProcess(s))
-			if k.session {
-				who = fmt.Sprintf("producer %d (process %d)", k.id, h.sendProcess(s))
+			if session {
+				who = fmt.Sprintf("producer %d (process %d)", id, h.sendProcess(s))
 			}
 			c, decided := h.explainFor(f, p.vid, s.vid)
 			f.addExplained(c, decided, fmt.Sprintf("%s's send of %q landed at offset %d of %s (op %d), after its earlier send of %q landed at offset %d (op %d)",
