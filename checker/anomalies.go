@@ -501,18 +501,17 @@ func NonmonotonicSend(h *History) Result {
 	// hashed each with the general hash, 4% of the checks' time.
 	type producer = uint64
 	of := func(id, part int32) producer { return uint64(uint32(id))<<32 | uint64(uint32(part)) }
-	prev := map[producer]last{}
-	sessions := map[producer]last{}
+	byProcess, bySession := map[producer]last{}, map[producer]last{}
 	pairs := int64(0)
 	for _, i := range h.sendsInProducerOrder() {
 		s := h.sends.at(i)
 		if s.typ() != outOK || s.offset < 0 {
 			continue
 		}
-		k, prev := of(h.sendProcess(s), s.part()), prev
+		k, prev := of(h.sendProcess(s), s.part()), byProcess
 		id, session := h.sessions[i]
 		if session {
-			k, prev = of(id, s.part()), sessions
+			k, prev = of(id, s.part()), bySession
 		}
 		p, ok := prev[k]
 		if ok && p.pos == s.done && h.isTxn(s.done) {

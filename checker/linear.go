@@ -736,9 +736,9 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 var tightenScale int64 = maxTightenScale
 
 // maxTightenScale is tightenScale's most: the latest time tighten gives,
-// below (4n+1)*scale for n operations (each has two endpoints, two ranks
-// apart at most), must stay below an int64's most, with room for the
-// segments' starts (which come one before a call).
+// below (4n+1)*scale for n operations (at most 2n distinct times, each
+// rank two scales apart), must stay below an int64's most, with room for
+// the segments' starts (which come one before a call).
 const maxTightenScale = 1 << 30
 
 // A compile-time check of that room, twice over: an int64 constant that
