@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/chaos-isr/chaos/internal/heapmeter"
+	"github.com/chaos-isr/chaos/internal/offheap"
 
 	"github.com/chaos-isr/chaos/history"
 )
@@ -315,6 +319,60 @@ func BenchmarkLinearizability(b *testing.B) {
 			b.ReportMetric(float64(len(ops)), "ops")
 		})
 	}
+}
+
+// BenchmarkLinearizabilityLargePartition judges one partition of 12 M
+// model operations (a day-long soak's is about 50 M), past the 8.4 M at
+// which tighten once stopped: a correct log's sends and reads, each
+// interval around its linearization point and overlapping its
+// neighbours', listed in call order, 1% of the sends unknown (they never
+// return, so only tightening leaves an instant to cut the partition at).
+// Its operations are in a file (offheap), as a judge's are. It fails
+// unless every operation is tightened and judged; ns/model-op is the
+// time per operation of tightening, cutting and judging.
+func BenchmarkLinearizabilityLargePartition(b *testing.B) {
+	const n = 12_000_000
+	a, err := offheap.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	ops := offheap.Make[linOp](a, n)
+	build := func() []linOp {
+		rng := rand.New(rand.NewPCG(1, 2))
+		leo := int64(0)
+		for i := range ops {
+			at := int64(i) * 10 // its linearization point
+			op := linOp{call: at - rng.Int64N(60), ret: at + rng.Int64N(60), pos: int32(i)}
+			switch k := rng.IntN(100); {
+			case k == 0:
+				op.kind, op.at, op.unknown, op.ret = linSend, leo, true, math.MaxInt64
+				leo++
+			case k <= 50:
+				op.kind, op.at, op.commit = linSend, leo, true
+				leo++
+			default:
+				// Every send so far is committed: the HW is the log end.
+				op.kind, op.at, op.readBits = linRead, leo, hwChecked
+			}
+			ops[i] = op
+		}
+		slices.SortStableFunc(ops, func(x, y linOp) int { return cmpInt(x.call, y.call) })
+		return ops
+	}
+	for b.Loop() {
+		b.StopTimer()
+		part := build()
+		b.StartTimer()
+		seg := 0
+		skipped, inOrder, tightened := searchOps(part, build, bothChecks, &seg, func(*linOp) int { return 0 }, func(chunk []porcupine.Operation) bool {
+			return porcupine.CheckOperations(linModel(nil, bothChecks), chunk)
+		}, a, nil)
+		if !tightened || skipped > 0 || inOrder == 0 {
+			b.Fatalf("not judged: tightened %v, %d operations left out, %d segments in order", tightened, skipped, inOrder)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/model-op")
 }
 
 // sparseHistory is n acknowledged sends on one partition at offsets gap

@@ -131,7 +131,7 @@ const (
 
 // linOp is one operation of the model; porcupine receives it as the input
 // (the output is unused: the result is part of the operation). A history
-// has one per acknowledged send and read, so it is kept small (56 bytes):
+// has one per acknowledged send and read, so it is kept small (40 bytes):
 // what it says of itself (its value, its function, where a read read from
 // and what it got) is read from the history when it is described, and its
 // partition is its caller's. A partition's are held in one slice (no
@@ -142,16 +142,40 @@ type linOp struct {
 	// and for linStart the log end to start from: one field, for a
 	// partition's model is millions of operations.
 	at  int64
-	hw  int64 // read: the HW it reported, -1 if none; linStart: the HW to start from
 	pos int32 // the op to cite: the completion, or the invoke of an unknown send
 	// vid is a send's value; for a read, its index in the read table
-	// table names (see read).
-	vid     int32
-	seg     int32 // porcupine partition: a segment or a window
-	kind    linKind
-	table   uint8 // read: which of History.readTables holds it
-	commit  bool  // send: acknowledged with acks=-1
-	unknown bool  // send: info or never completed
+	// readBits names (see read).
+	vid  int32
+	seg  int32 // porcupine partition: a segment or a window
+	kind linKind
+	// readBits: a read's table (which of History.readTables holds it)
+	// and, in hwChecked, whether its HW bounds it (stale-read): its HW
+	// is then its reach, at (linOps keeps a HW only then: a read that
+	// returned records above its HW has none). A bit, not a second
+	// offset (8 bytes) nor a bool (a ninth byte made an operation 48
+	// bytes, not 40): a partition's model is millions of operations.
+	readBits uint8
+	commit   bool // send: acknowledged with acks=-1
+	unknown  bool // send: info or never completed
+}
+
+// hwChecked is readBits' bit for a read whose HW bounds it.
+const hwChecked = 0x80
+
+// checksHW says whether op is a read whose HW bounds it (see readBits).
+func (op *linOp) checksHW() bool { return op.readBits&hwChecked != 0 }
+
+// hw is the HW a read reported, -1 if none (see checksHW); for linStart,
+// the HW to start from, which its ret holds (porcupine takes a start's
+// times from its porcupine.Operation, never from it).
+func (op *linOp) hw() int64 {
+	switch {
+	case op.kind == linStart:
+		return op.ret
+	case op.checksHW():
+		return op.at
+	}
+	return -1
 }
 
 // read is what a read returned, from h's read tables; nil for an
@@ -161,7 +185,7 @@ func (op *linOp) read(h *History) *readOp {
 	if h == nil || op.kind != linRead || op.vid < 0 {
 		return nil
 	}
-	return h.readTables()[op.table].at(op.vid)
+	return h.readTables()[op.readBits&^hwChecked].at(op.vid)
 }
 
 // raises is what an operation establishes once linearized: a log end
@@ -169,7 +193,7 @@ func (op *linOp) read(h *History) *readOp {
 func (op *linOp) raises() (leo, hw int64) {
 	switch op.kind {
 	case linStart:
-		return op.at, op.hw
+		return op.at, op.hw()
 	case linSend:
 		if op.commit {
 			return op.at + 1, op.at + 1
@@ -191,21 +215,21 @@ func (op *linOp) describe(h *History) string {
 	}
 	switch {
 	case op.kind == linStart:
-		return fmt.Sprintf("earlier segments: log end >= %d, hw >= %d", op.at, op.hw)
+		return fmt.Sprintf("earlier segments: log end >= %d, hw >= %d", op.at, op.hw())
 	case op.kind == linSend && op.unknown:
 		return fmt.Sprintf("send %s -> unknown, read at offset %d", value, op.at)
 	case op.kind == linSend:
 		return fmt.Sprintf("send %s -> offset %d", value, op.at)
 	case f == history.EndOffset:
-		return fmt.Sprintf("end-offset -> %d", op.hw)
+		return fmt.Sprintf("end-offset -> %d", op.hw())
 	}
 	switch rd := op.read(h); {
 	case rd == nil:
-		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.at, op.hw)
+		return fmt.Sprintf("%s -> reach %d, hw %d", f, op.at, op.hw())
 	case h.readFrom(rd) >= 0:
-		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, h.readFrom(rd), rd.recs.len(), op.hw)
+		return fmt.Sprintf("%s from %d -> %d records, hw %d", f, h.readFrom(rd), rd.recs.len(), op.hw())
 	default:
-		return fmt.Sprintf("%s -> %d records, hw %d", f, rd.recs.len(), op.hw)
+		return fmt.Sprintf("%s -> %d records, hw %d", f, rd.recs.len(), op.hw())
 	}
 }
 
@@ -234,13 +258,13 @@ func (c checks) next(s linState, op *linOp) (linState, bool) {
 			s.hw = max(s.hw, op.at+1)
 		}
 	case linRead:
-		if c.reads && op.hw >= 0 && op.hw < s.hw {
+		if c.reads && op.checksHW() && op.at < s.hw {
 			return s, false
 		}
 		s.hw = max(s.hw, op.at)
 		s.leo = max(s.leo, op.at)
 	case linStart:
-		s.leo, s.hw = max(s.leo, op.at), max(s.hw, op.hw)
+		s.leo, s.hw = max(s.leo, op.at), max(s.hw, op.hw())
 	}
 	return s, true
 }
@@ -321,7 +345,8 @@ func linCounts(h *History) []int {
 // endsTable is the end-offset reads' place in readTables.
 const endsTable = 1
 
-// readTables are the reads the model is made of, in linOp.table's order.
+// readTables are the reads the model is made of, in the order of
+// linOp.readBits' tables.
 func (h *History) readTables() [3]*table[readOp] {
 	return [3]*table[readOp]{&h.polls, &h.ends, &h.finals}
 }
@@ -458,26 +483,32 @@ func linOps(h *History, p, size int, stats func(string, int64), buf []linOp, scr
 			if r.part != int32(p) {
 				continue
 			}
-			op := linOp{kind: linRead, hw: r.hw, at: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
-				pos: r.done, vid: i, table: uint8(t)}
+			op := linOp{kind: linRead, at: r.reach(), call: h.callTime(r.inv), ret: h.at(r.done),
+				pos: r.done, vid: i, readBits: uint8(t)}
+			hw := r.hw
 			if t == endsTable {
 				// An end-offset read reaches the offset it returned.
-				op.at = r.hw
+				op.at = hw
 			}
-			if op.hw < 0 && op.at < 0 {
+			if hw < 0 && op.at < 0 {
 				continue
 			}
-			if op.hw >= 0 && op.at > op.hw {
+			if hw >= 0 && op.at > hw {
 				// Records at or above the HW the read reported: the
 				// reported HW cannot be trusted as a freshness bound.
 				stats("reads-beyond-their-hw", 1)
-				op.hw = -1
+				hw = -1
 			}
-			if op.hw >= 0 && h.readsCommitted(r) {
+			if hw >= 0 && h.readsCommitted(r) {
 				// A read_committed read reports the last stable offset,
 				// which an open transaction holds below the HW: a bound
 				// on the HW from below, never a stale one.
-				op.hw = -1
+				hw = -1
+			}
+			// A HW kept is the read's reach: the reach is at least the
+			// HW (reach), and a read that reached past it kept none.
+			if hw >= 0 {
+				op.readBits |= hwChecked
 			}
 			op.call = min(op.call, op.ret)
 			stats("reads", 1)
@@ -555,7 +586,7 @@ func witnesses(ops []linOp, part int32, a *offheap.Arena) (sends, reads []witnes
 		switch {
 		case y.kind == linSend && leoBy >= 0 && y.at < maxLeo:
 			sends = append(sends, witness{before: ops[leoBy], after: *y, bound: maxLeo, part: part})
-		case y.kind == linRead && hwBy >= 0 && y.hw >= 0 && y.hw < maxHW:
+		case y.kind == linRead && hwBy >= 0 && y.checksHW() && y.at < maxHW:
 			reads = append(reads, witness{before: ops[hwBy], after: *y, bound: maxHW, part: part})
 		}
 	}
@@ -650,13 +681,13 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 	// thresholds in play: a send's (with send checks) forces everything
 	// above it; a read's (with read checks and a HW) forces reads above it
 	// and acks=-1 sends above it.
-	readThreshold := func(op *linOp) bool { return c.reads && op.kind == linRead && op.hw >= 0 }
+	readThreshold := func(op *linOp) bool { return c.reads && op.kind == linRead && op.checksHW() }
 	point := func(op *linOp) int64 {
 		switch {
 		case op.kind == linSend:
 			return 2*op.at + 1
 		case readThreshold(op):
-			return 2 * op.hw
+			return 2 * op.at
 		}
 		return 2 * op.at
 	}
@@ -819,7 +850,7 @@ func searchOps(part []linOp, rebuild func() []linOp, c checks, seg *int, client 
 			}
 			if k > 0 {
 				first := part[idx[0]].call
-				start := &linOp{kind: linStart, seg: int32(*seg), at: leo, hw: hw, pos: part[idx[0]].pos, vid: -1}
+				start := &linOp{kind: linStart, seg: int32(*seg), at: leo, ret: hw, pos: part[idx[0]].pos, vid: -1}
 				ops = append(ops, porcupine.Operation{ClientId: client(start), Input: start, Call: first - 1, Return: first - 1})
 			}
 			for _, i := range idx {
@@ -993,7 +1024,7 @@ func Linearizability(h *History, opts Options) []Result {
 	// With the index in a file (Builder.InFile) each partition's model
 	// and its scratch tables are in a file of their own (offheap.Arena.Sibling),
 	// given back once the partition is judged: a partition's model is
-	// about 90 bytes an operation, most of what the check holds.
+	// about 70 bytes an operation, most of what the check holds.
 	var buf []linOp
 	var cur *offheap.Arena // the scratch arena buf is in, nil: the heap
 	x := newLinIndex(h)

@@ -242,15 +242,14 @@ func TestWitnessesMatchPorcupine(t *testing.T) {
 		var ops []linOp
 		for range n {
 			call := int64(rng.IntN(20))
-			op := linOp{call: call, ret: call + int64(rng.IntN(10)), hw: -1}
+			op := linOp{call: call, ret: call + int64(rng.IntN(10))}
 			switch rng.IntN(5) {
 			case 0, 1:
 				op.kind, op.at, op.commit = linSend, int64(rng.IntN(6)), commit
 			case 2:
 				op.kind, op.at, op.unknown, op.ret = linSend, int64(rng.IntN(6)), true, math.MaxInt64
 			case 3:
-				op.kind, op.hw = linRead, int64(rng.IntN(7))
-				op.at = op.hw
+				op.kind, op.at, op.readBits = linRead, int64(rng.IntN(7)), hwChecked
 			default:
 				op.kind, op.at = linRead, int64(rng.IntN(7)) // a poll without a HW
 			}
@@ -504,7 +503,7 @@ func TestTightenAtItsBound(t *testing.T) {
 		for i := range n {
 			// Listed from the highest offset: the forced order is not
 			// the listed one.
-			ops = append(ops, linOp{kind: linSend, call: 5, ret: 9, at: int64(n - 1 - i), hw: -1, commit: true})
+			ops = append(ops, linOp{kind: linSend, call: 5, ret: 9, at: int64(n - 1 - i), commit: true})
 		}
 		return ops
 	}

@@ -187,7 +187,7 @@ func TestIndexSizes(t *testing.T) {
 		{"valueInfo", unsafe.Sizeof(valueInfo{}), 40},
 		{"slot", unsafe.Sizeof(slot{}), 16},
 		{"opMeta", unsafe.Sizeof(opMeta{}), 8},
-		{"linOp", unsafe.Sizeof(linOp{}), 48},
+		{"linOp", unsafe.Sizeof(linOp{}), 40},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
