@@ -676,18 +676,15 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 	offheap.Free(a, ends) // see witnesses
 	ends = nil
 	// Forced order is the order of points on the log: a send sits between
-	// its offset and the next, a read at the HW it checks (or at what it
-	// reached, if it checks none). Which pairs are forced depends on the
-	// thresholds in play: a send's (with send checks) forces everything
-	// above it; a read's (with read checks and a HW) forces reads above it
-	// and acks=-1 sends above it.
+	// its offset and the next, a read at what it reached (the HW it
+	// checks, if it checks one: see checksHW). Which pairs are forced
+	// depends on the thresholds in play: a send's (with send checks)
+	// forces everything above it; a read's (with read checks and a HW)
+	// forces reads above it and acks=-1 sends above it.
 	readThreshold := func(op *linOp) bool { return c.reads && op.kind == linRead && op.checksHW() }
 	point := func(op *linOp) int64 {
-		switch {
-		case op.kind == linSend:
+		if op.kind == linSend {
 			return 2*op.at + 1
-		case readThreshold(op):
-			return 2 * op.at
 		}
 		return 2 * op.at
 	}
