@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -34,39 +35,21 @@ var markArray = func() []byte {
 // writer's lock: a writer killed during it leaves it as its torn last
 // line, as ever.
 func (w *Writer) writeLong(op Op) error {
-	v := *op.Value
-	recs := v.Records
-	v.Records = []Record{{Offset: math.MinInt64, Value: recordsMark}}
-	op.Value = &v
-	var head bytes.Buffer
-	if err := encodeLine(&head, op); err != nil {
+	recs := op.Value.Records
+	head, tail, err := aroundRecords(op)
+	switch {
+	case err != nil:
 		return err
-	}
-	line := head.Bytes()
-	at := bytes.Index(line, markArray)
-	if at < 0 || bytes.Count(line, markArray) != 1 {
+	case head == nil:
 		// The mark elsewhere too (a value that holds it): whole.
-		op.Value.Records = recs
 		return w.writeLine(op)
 	}
-	var dst io.Writer = w.f
-	if w.bw != nil {
-		dst = w.bw
-	}
-	buf := append(make([]byte, 0, 64<<10), line[:at]...)
-	buf = append(buf, '[')
+	dst := w.dst()
+	buf := append(make([]byte, 0, 64<<10), head...)
 	for i, r := range recs {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, `{"offset":`...)
-		buf = strconv.AppendInt(buf, r.Offset, 10)
-		buf = append(buf, `,"value":`...)
-		var err error
-		if buf, err = appendString(buf, r.Value); err != nil {
+		if buf, err = appendRecord(buf, r, i == 0); err != nil {
 			return err
 		}
-		buf = append(buf, '}')
 		if len(buf) >= 60<<10 {
 			if _, err := dst.Write(buf); err != nil {
 				return err
@@ -74,10 +57,74 @@ func (w *Writer) writeLong(op Op) error {
 			buf = buf[:0]
 		}
 	}
-	buf = append(buf, ']')
-	buf = append(buf, line[at+len(markArray):]...)
-	_, err := dst.Write(buf)
+	_, err = dst.Write(append(buf, tail...))
 	return err
+}
+
+// writeSpooled writes op with the records in spool, as writeLong would
+// have written them.
+func (w *Writer) writeSpooled(op Op, spool *Spool) error {
+	head, tail, err := aroundRecords(op)
+	switch {
+	case err != nil:
+		return err
+	case head == nil:
+		return errors.New("history: a long read's op holds the records' mark")
+	}
+	dst := w.dst()
+	if _, err := dst.Write(head); err != nil {
+		return err
+	}
+	if err := spool.copyTo(dst); err != nil {
+		return err
+	}
+	_, err = dst.Write(tail)
+	return err
+}
+
+// aroundRecords is op's line as the encoder writes it, up to its records
+// (with the array's '[') and after them (from its ']'); nil if a value
+// other than the records holds the mark that stands for them.
+func aroundRecords(op Op) (head, tail []byte, err error) {
+	v := *op.Value
+	v.Records, v.Spool = []Record{{Offset: math.MinInt64, Value: recordsMark}}, nil
+	op.Value = &v
+	var b bytes.Buffer
+	if err := encodeLine(&b, op); err != nil {
+		return nil, nil, err
+	}
+	line := b.Bytes()
+	at := bytes.Index(line, markArray)
+	if at < 0 || bytes.Count(line, markArray) != 1 {
+		return nil, nil, nil
+	}
+	head = append(line[:at:at], '[')
+	tail = append([]byte{']'}, line[at+len(markArray):]...)
+	return head, tail, nil
+}
+
+// appendRecord appends r as a records array holds it, after a comma
+// unless it is the first.
+func appendRecord(buf []byte, r Record, first bool) ([]byte, error) {
+	if !first {
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `{"offset":`...)
+	buf = strconv.AppendInt(buf, r.Offset, 10)
+	buf = append(buf, `,"value":`...)
+	buf, err := appendString(buf, r.Value)
+	if err != nil {
+		return buf, err
+	}
+	return append(buf, '}'), nil
+}
+
+// dst is where lines go: the buffer, or the file.
+func (w *Writer) dst() io.Writer {
+	if w.bw != nil {
+		return w.bw
+	}
+	return w.f
 }
 
 // appendString appends s as the encoder writes a string (without HTML

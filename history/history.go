@@ -102,8 +102,12 @@ type Value struct {
 	Offset    *int64   `json:"offset,omitempty"`
 	From      *int64   `json:"from,omitempty"`
 	Records   []Record `json:"records,omitempty"`
-	HW        *int64   `json:"hw,omitempty"`
-	Broker    *int32   `json:"broker,omitempty"`
+	// Spool, when set, holds a long read's records on disk in place of
+	// Records: the writer writes them as Records (the line is the same),
+	// and closes it. Never read from a history.
+	Spool  *Spool `json:"-"`
+	HW     *int64 `json:"hw,omitempty"`
+	Broker *int32 `json:"broker,omitempty"`
 	// Unconverged are the partitions a failed converge (the final
 	// phase's wait for convergence) found without a leader or a full ISR
 	// when it gave up.

@@ -95,14 +95,27 @@ func encodeLine(buf *bytes.Buffer, v any) error {
 func (w *Writer) Append(op Op) (Op, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var spool *Spool
+	if op.Value != nil && op.Value.Spool != nil {
+		// Written or not, the spool is done with; the op returned
+		// holds neither it nor its records.
+		spool = op.Value.Spool
+		defer spool.Close()
+		v := *op.Value
+		v.Spool = nil
+		op.Value = &v
+	}
 	if w.err != nil {
 		return op, w.err
 	}
 	op.Index = w.next
 	var err error
-	if op.Value != nil && len(op.Value.Records) >= longRecords {
+	switch {
+	case spool != nil:
+		err = w.writeSpooled(op, spool)
+	case op.Value != nil && len(op.Value.Records) >= longRecords:
 		err = w.writeLong(op)
-	} else {
+	default:
 		err = w.writeLine(op)
 	}
 	if err != nil {
@@ -110,6 +123,11 @@ func (w *Writer) Append(op Op) (Op, error) {
 		return op, err
 	}
 	w.next++
+	if spool != nil {
+		// Its records are only in the file: a judge reads the history
+		// from there.
+		w.kept, w.keep = nil, false
+	}
 	if w.keep {
 		w.kept = append(w.kept, op)
 		if len(w.kept) > w.keepMax {

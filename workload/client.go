@@ -24,6 +24,11 @@ type ClientOptions struct {
 	// Idempotent: sends carry a producer id and sequence numbers
 	// (enable.idempotence), so a broker writes a retried batch once.
 	Idempotent bool
+	// Spool, when set, makes a whole read (FinalRead, ReplicaRead) of
+	// more records than spoolAt keep them in a spool it gives (Read.Spool)
+	// rather than in memory: a day-long run's partition is tens of
+	// millions of records. Nil holds them in memory.
+	Spool func() (*history.Spool, error)
 }
 
 // ClientTimeout is how long a client of the run waits for one answer:
@@ -56,7 +61,11 @@ type Outcome struct {
 // reported.
 type Read struct {
 	Records []history.Record
-	HW      int64
+	// Spool holds the records in Records' place when a whole read
+	// spooled them (ClientOptions.Spool): recorded in a completion's
+	// Value.Spool, they go to the history from there.
+	Spool *history.Spool
+	HW    int64
 	// Next is where a poll's consumer fetches next: past its last record,
 	// and past the markers and aborted records a read_committed poll
 	// skipped. The history does not record it.

@@ -120,12 +120,22 @@ func (f *Final) Stopped() bool { return f.stopped }
 func (f *Final) Phases() *Phases { return f.p }
 
 func (f *Final) newClient(o ClientOptions) *Client {
+	if o.Spool == nil {
+		// The whole reads of a long run are its largest operations.
+		o.Spool = f.p.rec.NewSpool
+	}
 	cl := f.p.newClient(o)
 	f.clients = append(f.clients, cl)
 	return cl
 }
 
-func (f *Final) record(op history.Op) bool { return !f.stopped && f.p.record(op) }
+func (f *Final) record(op history.Op) bool {
+	if f.stopped {
+		closeSpool(op)
+		return false
+	}
+	return f.p.record(op)
+}
 
 // after calls fn after d unless the phase has stopped by then.
 func (f *Final) after(d time.Duration, fn func()) {
@@ -284,7 +294,7 @@ func ReadDone(inv history.Op, r Read, err error) history.Op {
 			done.From, done.HW = history.Int64(stuck.Offset), history.Int64(stuck.HW)
 		}
 	} else {
-		done.Records, done.HW = r.Records, history.Int64(r.HW)
+		done.Records, done.Spool, done.HW = r.Records, r.Spool, history.Int64(r.HW)
 	}
 	return history.Op{Process: inv.Process, Type: typ, F: inv.F, Value: &done, Error: errText}
 }

@@ -1,8 +1,11 @@
 package workload
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -143,5 +146,95 @@ func TestWholeReadSized(t *testing.T) {
 		if want := recs(0, 100*c.fetches); c.read.replica != consumerReplica && !slices.Equal(got, want) {
 			t.Errorf("%s: read %d records, want %d", c.name, len(got), len(want))
 		}
+	}
+}
+
+// TestWholeReadSpooled: a whole read given a spool holds at most spoolAt
+// records in memory and spools the rest, and its completion, recorded,
+// is the line the read held in memory gives; a read shorter than spoolAt
+// makes no spool; a read that fails after spooling closes its spool.
+func TestWholeReadSpooled(t *testing.T) {
+	defer func(n int) { spoolAt = n }(spoolAt)
+	spoolAt = 250
+	k := history.Key{Topic: "t", Partition: 0}
+	recs := func(from, n int64) []history.Record {
+		var rs []history.Record
+		for o := from; o < from+n; o++ {
+			rs = append(rs, history.Record{Offset: o, Value: fmt.Sprintf("0-%d\"", o)})
+		}
+		return rs
+	}
+	dir := t.TempDir()
+	lines := map[bool][]byte{}
+	for _, spooled := range []bool{false, true} {
+		path := filepath.Join(dir, fmt.Sprint(spooled))
+		w, err := history.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var made []*history.Spool
+		for _, n := range []int64{1000, 100} { // spooled, then too short to spool
+			read := NewFinalRead()
+			if spooled {
+				read.newSpool = func() (*history.Spool, error) {
+					sp, err := w.NewSpool()
+					made = append(made, sp)
+					return sp, err
+				}
+			}
+			var r Read
+			for f := int64(0); ; f++ {
+				done, rd, err := read.Add(k, recs(100*f, min(100, n-100*f)), n, 0, 0, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if spooled && len(read.all) >= spoolAt {
+					t.Fatalf("spooled %v: %d records in memory", spooled, len(read.all))
+				}
+				if done {
+					r = rd
+					break
+				}
+			}
+			inv := FinalRead{Key: k}.Invoke(1)
+			if _, err := w.Append(ReadDone(inv, r, nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if spooled && len(made) != 1 {
+			t.Errorf("%d spools made, want 1 (for the read past spoolAt)", len(made))
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		lines[spooled], _ = os.ReadFile(path)
+		ops, err := history.ReadFile(path)
+		if err != nil || len(ops) != 2 || len(ops[0].Value.Records) != 1000 || len(ops[1].Value.Records) != 100 {
+			t.Fatalf("spooled %v: read back %d ops, %v", spooled, len(ops), err)
+		}
+	}
+	if !bytes.Equal(lines[false], lines[true]) {
+		t.Error("a spooled read's history differs from the one held in memory")
+	}
+
+	// A read that fails once it has spooled closes its spool.
+	w, err := history.Create(filepath.Join(dir, "failed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var sp *history.Spool
+	read := NewFinalRead()
+	read.newSpool = func() (*history.Spool, error) { sp, err = w.NewSpool(); return sp, err }
+	for f := int64(0); f < 3; f++ {
+		if done, _, err := read.Add(k, recs(100*f, 100), 1000, 0, 0, nil); done || err != nil {
+			t.Fatalf("fetch %d: done %v, %v", f, done, err)
+		}
+	}
+	if done, _, err := read.Add(k, nil, 0, 0, kerr.NotLeaderForPartition.Code, nil); !done || err == nil || sp == nil {
+		t.Fatalf("a refused fetch: done %v, %v, spool %v", done, err, sp)
+	}
+	if _, err := w.Append(history.Op{F: history.FinalRead, Value: &history.Value{Spool: sp}}); err == nil {
+		t.Error("the failed read's spool is still open")
 	}
 }

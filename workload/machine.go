@@ -356,7 +356,7 @@ func (c *Client) finalRead(k history.Key, read func() *WholeRead, done func(Read
 				retry(Read{}, err)
 				return
 			}
-			c.readAll(leader, read(), k, retry)
+			c.readAll(leader, c.wholeRead(read()), k, retry)
 		})
 	}
 	attempt(1)
@@ -365,7 +365,13 @@ func (c *Client) finalRead(k history.Key, read func() *WholeRead, done func(Read
 // ReplicaRead reads broker's replica of k whole, to its log end, as the
 // debug consumer (replica id -2), leader or not.
 func (c *Client) ReplicaRead(k history.Key, broker int32, done func(Read, error)) {
-	c.readAll(broker, NewReplicaRead(), k, done)
+	c.readAll(broker, c.wholeRead(NewReplicaRead()), k, done)
+}
+
+// wholeRead is r, spooling as the client's options say.
+func (c *Client) wholeRead(r *WholeRead) *WholeRead {
+	r.newSpool = c.opts.Spool
+	return r
 }
 
 // readAll reads k from broker id, fetch by fetch, until r says it is over.

@@ -49,6 +49,7 @@ func (p *Phases) Err() error { return p.err }
 // stops every phase.
 func (p *Phases) record(op history.Op) bool {
 	if p.err != nil {
+		closeSpool(op)
 		return false
 	}
 	if _, err := p.rec.Record(op); err != nil {
@@ -59,6 +60,13 @@ func (p *Phases) record(op history.Op) bool {
 		return false
 	}
 	return true
+}
+
+// closeSpool gives back the spool of a read that will not be recorded.
+func closeSpool(op history.Op) {
+	if op.Value != nil {
+		_ = op.Value.Spool.Close() // its file is unlinked: nothing is lost
+	}
 }
 
 // newClient is a client of the test's cluster.

@@ -280,7 +280,16 @@ type WholeRead struct {
 	hw        int64
 	next      int64
 	fetches   int
+	// newSpool, when set, gives the spool that takes the records once
+	// they are spoolAt (ClientOptions.Spool); spool is it, once made.
+	newSpool func() (*history.Spool, error)
+	spool    *history.Spool
 }
+
+// spoolAt is how many records a whole read holds in memory before it
+// spools them, when it can (ClientOptions.Spool). A variable, so that a
+// test can make it small.
+var spoolAt = 1 << 16
 
 // NewFinalRead reads a partition from its leader, to the HW the first
 // fetch reports.
@@ -308,6 +317,15 @@ func (w *WholeRead) Request(k history.Key) *kmsg.FetchRequest {
 // error) and says whether the read is over, with what it read or why it
 // failed.
 func (w *WholeRead) Add(k history.Key, recs []history.Record, hw, next int64, code int16, err error) (done bool, r Read, rerr error) {
+	done, r, rerr = w.add(k, recs, hw, next, code, err)
+	if done && rerr != nil {
+		_ = w.spool.Close() // nothing of a failed read is written
+		w.spool = nil
+	}
+	return done, r, rerr
+}
+
+func (w *WholeRead) add(k history.Key, recs []history.Record, hw, next int64, code int16, err error) (done bool, r Read, rerr error) {
 	switch {
 	case err != nil:
 		return true, Read{}, err
@@ -340,10 +358,29 @@ func (w *WholeRead) Add(k history.Key, recs []history.Record, hw, next int64, co
 		if w.replica != consumerReplica {
 			room += room/16 + 1024
 		}
-		w.all = make([]history.Record, 0, max(len(recs), int(min(room, maxPresize))))
+		presize := int64(maxPresize)
+		if w.newSpool != nil {
+			presize = int64(spoolAt)
+		}
+		w.all = make([]history.Record, 0, max(len(recs), int(min(room, presize))))
 	}
 	w.all = append(w.all, recs...)
-	if reached == w.next || (w.replica == consumerReplica && reached >= w.hw) {
+	over := reached == w.next || (w.replica == consumerReplica && reached >= w.hw)
+	if w.newSpool != nil && (len(w.all) >= spoolAt || over && w.spool != nil) {
+		if w.spool == nil {
+			if w.spool, err = w.newSpool(); err != nil {
+				return true, Read{}, err
+			}
+		}
+		if err := w.spool.Add(w.all...); err != nil {
+			return true, Read{}, err
+		}
+		w.all = w.all[:0]
+	}
+	if over {
+		if w.spool != nil {
+			return true, Read{Spool: w.spool, HW: w.hw}, nil
+		}
 		return true, Read{Records: w.all, HW: w.hw}, nil
 	}
 	w.next = reached

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -79,6 +80,15 @@ func (r *Recorder) NewProcess() int {
 	defer r.mu.Unlock()
 	r.procs++
 	return r.procs - 1
+}
+
+// NewSpool is a spool for a long read's records, beside the history
+// (history.Writer.NewSpool).
+func (r *Recorder) NewSpool() (*history.Spool, error) {
+	if r.w == nil {
+		return nil, errors.New("workload: no history to spool a long read beside")
+	}
+	return r.w.NewSpool()
 }
 
 // Record appends op (time stamped now) and returns it as written.
