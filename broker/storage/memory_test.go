@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -336,4 +338,79 @@ func TestSpillGivesBack(t *testing.T) {
 	if err != nil || !bytes.Equal(got, all[:len(got)]) || len(got) == 0 {
 		t.Fatalf("the log's first half reads %d bytes, %v", len(got), err)
 	}
+}
+
+// TestSpillReadGivesBackIndex: a log read whole from its spill file
+// leaves few of its index's pages mapped, for each releaseEvery bytes
+// read back give them back; with no give-back, the same read maps the
+// index whole (the test's control), and the bytes read are the same.
+func TestSpillReadGivesBackIndex(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/smaps")
+	}
+	defer func(n int, e int64) { memChunk, releaseEvery = n, e }(memChunk, releaseEvery)
+	memChunk = 64 << 10
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Arena() == nil || s.Arena().Err() != nil {
+		t.Skip("no index arena here")
+	}
+	m, err := (&MemoryFactory{Spill: s}).OpenMemory("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for range 200_000 { // an index of 8 MB
+		b := mk(m.LogEndOffset(), 0, 1, 1)
+		if err := m.Append(b); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	mapped := map[bool]int64{}
+	for _, giveBack := range []bool{false, true} {
+		releaseEvery = 1 << 40
+		if giveBack {
+			releaseEvery = 256 << 10
+		}
+		s.Arena().Release()
+		got, err := m.Read(0, m.LogEndOffset(), len(all))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, all) {
+			t.Fatalf("give-back %v: the log reads %d bytes, want %d", giveBack, len(got), len(all))
+		}
+		mapped[giveBack] = offheapRss(t)
+	}
+	if mapped[false] < 6<<20 || mapped[true] > 2<<20 {
+		t.Errorf("index mapped after a whole read: %d KB with no give-back (want the index, 8 MB), %d KB with it (want under 2 MB)", mapped[false]>>10, mapped[true]>>10)
+	}
+}
+
+// offheapRss is how much of the process's arenas' files is mapped.
+func offheapRss(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			in = strings.Contains(line, ".chaos-offheap-")
+			continue
+		}
+		if kb, ok := strings.CutPrefix(line, "Rss:"); ok && in {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(kb, "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += n << 10
+		}
+	}
+	return sum
 }
