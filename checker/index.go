@@ -414,7 +414,7 @@ type partition struct {
 	allRead bool
 	// samples are the monitor's samples of the partition, in the order
 	// they were invoked (a completion without an invoke where it came).
-	samples []sample
+	samples table[sample]
 	// existRC is exist without the offsets whose records a
 	// read_committed reader may never see (those of transactions that
 	// aborted, or may have): built for a history with transactions and
@@ -710,6 +710,8 @@ func (b *Builder) InFile(dir string) error {
 	h.ids.ids.In(a)
 	h.ids.starts.in(a)
 	h.ops.arena = a
+	h.ops.groupProcs.In(a)
+	h.ops.procsAt.In(a)
 	h.strs.arena = a
 	h.valID.arena = a.Sibling()
 	runtime.AddCleanup(h, func(a *offheap.Arena) { a.Close() }, h.valID.arena)
@@ -1041,15 +1043,15 @@ func (b *Builder) History() *History {
 func (h *History) addSample(op *history.Op, pos int32, st history.Step) {
 	p := h.parts[h.keyOf(op.Key())]
 	if op.Type == history.Invoke {
-		p.samples = append(p.samples, sample{inv: pos, done: -1})
+		p.samples.add(sample{inv: pos, done: -1})
 		return
 	}
 	// The sample a completion completes is its partition's last: a
 	// second invoke would have left it open and begun another.
-	if st.Invoke < 0 || len(p.samples) == 0 || p.samples[len(p.samples)-1].inv != st.Invoke {
-		p.samples = append(p.samples, sample{inv: -1, done: -1})
+	if n := p.samples.len(); st.Invoke < 0 || n == 0 || p.samples.at(n-1).inv != st.Invoke {
+		p.samples.add(sample{inv: -1, done: -1})
 	}
-	s := &p.samples[len(p.samples)-1]
+	s := p.samples.at(p.samples.len() - 1)
 	s.done = pos
 	v := op.Value
 	if op.Type != history.OK || v.Sample == nil || v.Leader == nil || *v.Leader < 0 || v.Epoch == nil || len(v.ISR) == 0 {
@@ -1119,7 +1121,12 @@ func (h *History) keyOf(k history.Key) int32 {
 	id := int32(len(h.keys))
 	h.keyID[k] = id
 	h.keys = append(h.keys, k)
-	h.parts = append(h.parts, &partition{key: k, final: -1, obs: offsetTable{arena: h.arena}})
+	p := &partition{key: k, final: -1, obs: offsetTable{arena: h.arena}}
+	if h.HeldInFile() {
+		// A day's run samples each partition a million times or so.
+		p.samples.in(h.arena)
+	}
+	h.parts = append(h.parts, p)
 	return id
 }
 

@@ -694,7 +694,11 @@ func tighten(ops []linOp, c checks, a *offheap.Arena) bool {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmpInt(point(&ops[a]), point(&ops[b])) })
-	var groups []int32 // where each run of equal points starts in order
+	// Where each run of equal points starts in order (and its end): in
+	// a, as the other tables, for a day-long run's partition of 28 M
+	// operations held 135 MB of it in the heap.
+	groups := offheap.Make[int32](a, len(order)+1)[:0]
+	defer offheap.Free(a, groups)
 	for i := range order {
 		if i == 0 || point(&ops[order[i]]) != point(&ops[order[i-1]]) {
 			groups = append(groups, int32(i))

@@ -117,7 +117,9 @@ type convObs struct {
 func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost string) {
 	k := h.parts[pi].key
 	epoch := int32(-1)
-	for _, s := range h.parts[pi].samples {
+	ss := &h.parts[pi].samples
+	for i := range ss.len() {
+		s := ss.at(i)
 		t := h.at(s.inv)
 		if s.done < 0 || s.inv < 0 {
 			continue
@@ -131,7 +133,7 @@ func (h *History) convergence(pi int, heal, bound int64) (obs []convObs, lost st
 			if t < heal {
 				continue
 			}
-			obs = append(obs, convObs{t, s.full, fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, h.sampleISR(&s), h.sampleReplicas(&s), h.index(s.done))})
+			obs = append(obs, convObs{t, s.full, fmt.Sprintf("leader %d, isr %v of replicas %v (op %d)", s.leader, h.sampleISR(s), h.sampleReplicas(s), h.index(s.done))})
 		case h.ops.op(s.done).Type == history.OK && t >= heal:
 			obs = append(obs, convObs{t, false, fmt.Sprintf("no leader (op %d)", h.index(s.done))})
 		}

@@ -175,13 +175,13 @@ func AckBelowMinISR(h *History) Result {
 	// under one leader epoch, with the window of time a send must lie in.
 	runs := make([][]belowRun, len(h.parts))
 	for part, p := range h.parts {
-		for _, s := range p.samples {
-			if s.view {
+		for i := range p.samples.len() {
+			if p.samples.at(i).view {
 				views++
 			}
 		}
-		shrank := shrankInEpoch(h, p.samples, int32(cfg.MinInsyncReplicas))
-		for _, r := range belowRuns(h, p.samples, int32(cfg.MinInsyncReplicas), lag) {
+		shrank := shrankInEpoch(h, &p.samples, int32(cfg.MinInsyncReplicas))
+		for _, r := range belowRuns(h, &p.samples, int32(cfg.MinInsyncReplicas), lag) {
 			f.stat("samples-below-min", int64(r.last-r.first+1))
 			f.stat("runs-below-min", 1)
 			if r.from >= r.to {
@@ -196,7 +196,7 @@ func AckBelowMinISR(h *History) Result {
 			}
 			// Rule 4: a leader that refused a send in the run (or within
 			// the lag of it) was enforcing the minimum.
-			lo, hi := h.at(p.samples[r.first].done)-lag, h.at(p.samples[r.last].done)+lag
+			lo, hi := h.at(p.samples.at(int32(r.first)).done)-lag, h.at(p.samples.at(int32(r.last)).done)+lag
 			// Rule 6: while a fault window cut the controller off (or
 			// killed it), the brokers' views were frozen however long it
 			// lasted, and an ISR the controller grew just before stays
@@ -271,27 +271,28 @@ type belowRun struct {
 	from, to    int64
 }
 
-func belowRuns(h *History, ss []sample, minISR int32, lag int64) []belowRun {
+func belowRuns(h *History, ss *table[sample], minISR int32, lag int64) []belowRun {
+	at := func(i int) *sample { return ss.at(int32(i)) }
 	below := func(s *sample) bool {
 		return s.view && int32(len(h.sampleISR(s))) < minISR && slices.Contains(h.sampleISR(s), s.leader)
 	}
 	var out []belowRun
-	for i := 0; i < len(ss); {
-		if !below(&ss[i]) {
+	for i, n := 0, int(ss.len()); i < n; {
+		if !below(at(i)) {
 			i++
 			continue
 		}
 		j := i
-		for j+1 < len(ss) && below(&ss[j+1]) && ss[j+1].leader == ss[i].leader && ss[j+1].epoch == ss[i].epoch &&
-			h.at(ss[j+1].done)-h.at(ss[j].done) <= int64(MaxSampleGap) {
+		for j+1 < n && below(at(j+1)) && at(j+1).leader == at(i).leader && at(j+1).epoch == at(i).epoch &&
+			h.at(at(j+1).done)-h.at(at(j).done) <= int64(MaxSampleGap) {
 			j++
 		}
 		// The last sample's view was read after its predecessor (in
 		// the run, since j > i) completed; with j == i there is none,
 		// and no send fits.
-		r := belowRun{first: i, last: j, from: h.at(ss[i].done) + lag, to: math.MinInt64}
+		r := belowRun{first: i, last: j, from: h.at(at(i).done) + lag, to: math.MinInt64}
 		if j > i {
-			r.to = h.at(ss[j-1].done) - lag
+			r.to = h.at(at(j-1).done) - lag
 		}
 		out = append(out, r)
 		i = j + 1
@@ -304,14 +305,14 @@ func belowRuns(h *History, ss []sample, minISR int32, lag int64) []belowRun {
 // back to the last of another leader or epoch (samples without a view
 // passed over). One pass, where a look back from each run's first sample
 // went over the whole epoch each time.
-func shrankInEpoch(h *History, ss []sample, minISR int32) []bool {
-	out := make([]bool, len(ss))
+func shrankInEpoch(h *History, ss *table[sample], minISR int32) []bool {
+	out := make([]bool, ss.len())
 	// The leader, epoch and ISR seen at or above the minimum of the views
 	// since the last of another leader or epoch; none before the first.
 	var leader, epoch int32
 	seen, atMin := false, false
-	for k := range ss {
-		s := &ss[k]
+	for k := range ss.len() {
+		s := ss.at(k)
 		out[k] = seen && s.leader == leader && s.epoch == epoch && atMin
 		if !s.view {
 			continue
@@ -328,14 +329,14 @@ func shrankInEpoch(h *History, ss []sample, minISR int32) []bool {
 // minimum: the last one completed more than the lag before ti, and the
 // first one whose predecessor completed more than the lag after td.
 func (h *History) bracket(part int32, r *belowRun, ti, td, lag int64) (before, after int) {
-	ss := h.parts[part].samples
+	ss := &h.parts[part].samples
 	before = r.first
-	for k := r.first; k <= r.last && h.at(ss[k].done)+lag < ti; k++ {
+	for k := r.first; k <= r.last && h.at(ss.at(int32(k)).done)+lag < ti; k++ {
 		before = k
 	}
 	after = r.last
 	for k := r.first + 1; k <= r.last; k++ {
-		if h.at(ss[k-1].done)-lag > td {
+		if h.at(ss.at(int32(k-1)).done)-lag > td {
 			after = k
 			break
 		}
@@ -344,22 +345,22 @@ func (h *History) bracket(part int32, r *belowRun, ti, td, lag int64) (before, a
 }
 
 func (h *History) belowOps(s *sendOp, r *belowRun, ti, td, lag int64) []int64 {
-	ss := h.parts[s.part()].samples
+	ss := &h.parts[s.part()].samples
 	b, a := h.bracket(s.part(), r, ti, td, lag)
-	return []int64{h.index(s.done), h.index(ss[b].done), h.index(ss[a].done)}
+	return []int64{h.index(s.done), h.index(ss.at(int32(b)).done), h.index(ss.at(int32(a)).done)}
 }
 
 func (h *History) describeBelow(s *sendOp, r *belowRun, ti, td, lag int64) string {
-	ss := h.parts[s.part()].samples
+	ss := &h.parts[s.part()].samples
 	b, a := h.bracket(s.part(), r, ti, td, lag)
 	at := "at an unknown offset"
 	if s.offset >= 0 {
 		at = fmt.Sprintf("at offset %d", s.offset)
 	}
-	first := &ss[b]
+	first := ss.at(int32(b))
 	return fmt.Sprintf("value %q acknowledged %s of %s (op %d, invoked at %s, acknowledged at %s) under acks=-1, while every monitor sample from op %d (%s) to op %d (%s), %d samples, saw leader %d (epoch %d) with isr %v, below min.insync.replicas %d",
 		h.valStr(s.vid), at, h.key(s.part()), h.index(s.done), secs(ti), secs(td),
-		h.index(first.done), secs(h.at(first.done)), h.index(ss[a].done), secs(h.at(ss[a].done)), a-b+1,
+		h.index(first.done), secs(h.at(first.done)), h.index(ss.at(int32(a)).done), secs(h.at(ss.at(int32(a)).done)), a-b+1,
 		first.leader, first.epoch, h.sampleISR(first), h.cfg.MinInsyncReplicas)
 }
 

@@ -457,7 +457,11 @@ func TestShrankInEpoch(t *testing.T) {
 				ss[k] = sample{view: true, leader: int32(rng.IntN(2)), epoch: int32(rng.IntN(2)), isr: h.lists.ID([]int32{1, 2, 3}[:rng.IntN(4)])}
 			}
 		}
-		got := shrankInEpoch(h, ss, 2)
+		var tab table[sample]
+		for _, s := range ss {
+			tab.add(s)
+		}
+		got := shrankInEpoch(h, &tab, 2)
 		for k := range ss {
 			if want := lookBack(ss, k, 2); got[k] != want {
 				t.Fatalf("sample %d of %+v: %v, want %v", k, ss, got[k], want)

@@ -2,10 +2,10 @@ package checker
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/chaos-isr/chaos/history"
+	"github.com/chaos-isr/chaos/internal/blocks"
 	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
@@ -27,10 +27,12 @@ type opTable struct {
 	// its group's list of the processes it has (procsAt[group] is where
 	// that list starts in groupProcs): a group of timeGroup operations
 	// has a few processes, so a byte an operation names one where an
-	// int32 did (a quarter of the table).
+	// int32 did (a quarter of the table). The lists are in blocks, in
+	// the arena where there is one: a day-long run's were 27 MB of the
+	// judge's heap.
 	procs      [][]uint8
-	groupProcs []int32
-	procsAt    []int32
+	groupProcs blocks.List[int32]
+	procsAt    blocks.List[int32]
 	// bases are the times opMeta.dt counts from, one for each timeGroup
 	// positions: the time of the group's first operation; wide are the
 	// times of the operations too far from theirs (dt is wideTime).
@@ -180,14 +182,19 @@ func (t *opTable) addProcess(pos int32, op *history.Op) {
 		t.procs = append(t.procs, offheap.Make[uint8](t.arena, metaBlock)[:0])
 	}
 	if pos%timeGroup == 0 {
-		t.procsAt = append(t.procsAt, int32(len(t.groupProcs)))
+		t.procsAt.Add(int32(t.groupProcs.Len()))
 	}
 	// A group has at most timeGroup (256) processes: its index fits.
-	group := t.groupProcs[t.procsAt[len(t.procsAt)-1]:]
-	pi := slices.Index(group, int32(op.Process))
+	start, pi := int(t.procsAt.At(t.procsAt.Len()-1)), -1
+	for i := start; i < t.groupProcs.Len(); i++ {
+		if t.groupProcs.At(i) == int32(op.Process) {
+			pi = i - start
+			break
+		}
+	}
 	if pi < 0 {
-		pi = len(group)
-		t.groupProcs = append(t.groupProcs, int32(op.Process))
+		pi = t.groupProcs.Len() - start
+		t.groupProcs.Add(int32(op.Process))
 	}
 	procs := &t.procs[len(t.procs)-1]
 	*procs = append(*procs, uint8(pi))
@@ -258,7 +265,7 @@ func (t *opTable) index(pos int32) int64 {
 }
 
 func (t *opTable) process(pos int32) int {
-	return int(t.groupProcs[t.procsAt[pos/timeGroup]+int32(t.procs[pos/metaBlock][pos%metaBlock])])
+	return int(t.groupProcs.At(int(t.procsAt.At(int(pos/timeGroup)) + int32(t.procs[pos/metaBlock][pos%metaBlock]))))
 }
 
 // keepWhole says whether a checker reads more of op than its fixed fields
