@@ -1122,10 +1122,8 @@ func (h *History) keyOf(k history.Key) int32 {
 	h.keyID[k] = id
 	h.keys = append(h.keys, k)
 	p := &partition{key: k, final: -1, obs: offsetTable{arena: h.arena}}
-	if h.HeldInFile() {
-		// A day's run samples each partition a million times or so.
-		p.samples.in(h.arena)
-	}
+	// A day's run samples each partition a million times or so.
+	p.samples.in(h.arena)
 	h.parts = append(h.parts, p)
 	return id
 }

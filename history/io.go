@@ -74,11 +74,7 @@ func CreateBuffered(path string) (*Writer, error) {
 // buffer of the writer's own: a long run's final read is a line of tens
 // of MB, which a copy held twice.
 func (w *Writer) writeLine(v any) error {
-	var dst io.Writer = w.f
-	if w.bw != nil {
-		dst = w.bw
-	}
-	enc := json.NewEncoder(dst)
+	enc := json.NewEncoder(w.dst())
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/internal/blocks"
 	"github.com/chaos-isr/chaos/internal/intern"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // WindowRecovery is what one fault window did and how the cluster came
@@ -142,8 +143,10 @@ type RecoveryReader struct {
 	invoked map[int32]int64
 	anyAck  bool
 	// samples are the monitor's, by partition (parts, in the order first
-	// seen); lists holds their ISRs and replicas, each list once.
-	samples [][]sample
+	// seen), in arena's file if it has one (In); lists holds their ISRs
+	// and replicas, each list once.
+	samples []blocks.List[sample]
+	arena   *offheap.Arena
 	parts   []string
 	partIdx map[history.Key]int
 	lists   intern.Lists
@@ -226,11 +229,18 @@ func (r *RecoveryReader) Add(op *history.Op) {
 			p = len(r.parts)
 			r.partIdx[k] = p
 			r.parts = append(r.parts, k.String())
-			r.samples = append(r.samples, nil)
+			r.samples = append(r.samples, blocks.List[sample]{})
+			r.samples[p].In(r.arena)
 		}
-		r.samples[p] = append(r.samples[p], s)
+		r.samples[p].Add(s)
 	}
 }
+
+// In has the reader keep the monitor's samples in a's file (nil: the
+// heap), which must stay open until the reader's last Recoveries: a day's
+// run samples each partition a million times or so. Call it before the
+// first Add.
+func (r *RecoveryReader) In(a *offheap.Arena) { r.arena = a }
 
 // bound notes a nemesis completion at t: a window may start there.
 func (r *RecoveryReader) bound(t int64) {
@@ -314,7 +324,7 @@ func (r *RecoveryReader) Again() *RecoveryReader {
 	if !r.again {
 		return nil
 	}
-	return &RecoveryReader{all: true}
+	return &RecoveryReader{all: true, arena: r.arena}
 }
 
 // RecoveriesFile is r's table of the history at path it was fed, reading
@@ -365,7 +375,7 @@ func (r *RecoveryReader) Recoveries() []WindowRecovery {
 	// "a-" and "a").
 	byPart := make([]*partSamples, len(r.parts))
 	for i := range r.parts {
-		byPart[i] = newPartSamples(r.samples[i], &r.lists)
+		byPart[i] = newPartSamples(&r.samples[i], &r.lists, r.arena)
 	}
 	// Each from what was kept at the bounds as the sends streamed past
 	// (or, read again, in one pass over them), not a pass for each
@@ -523,10 +533,10 @@ func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 	ss, lists := ps.ss, ps.lists
 	j0 := ps.from(start)
 	if j0 > 0 {
-		base = &ss[j0-1]
+		base = ss.Ptr(j0 - 1)
 	}
-	for j := j0; j < len(ss); j++ {
-		s := &ss[j]
+	for j := j0; j < ss.Len(); j++ {
+		s := ss.Ptr(j)
 		if s.at < start {
 			base = s
 			continue
@@ -558,23 +568,33 @@ func bit(ps *partSamples, start, stop int64) (leader, shrink bool) {
 // what lets a window find its own among them: scanned from the first for
 // every window, a day's run took minutes.
 type partSamples struct {
-	ss    []sample
+	ss    *blocks.List[sample]
 	lists *intern.Lists // the samples' ISRs and replicas
 	// inOrder: in time order (a monitor's are, but for a foreign
 	// history's need not be); nextFull then holds, for each sample, the
-	// index of the first at or after it whose ISR is full (len(ss):
+	// index of the first at or after it whose ISR is full (ss.Len():
 	// none).
 	inOrder  bool
 	nextFull []int32
 }
 
-func newPartSamples(ss []sample, lists *intern.Lists) *partSamples {
-	ps := &partSamples{ss: ss, lists: lists, inOrder: slices.IsSortedFunc(ss, func(a, b sample) int { return cmp.Compare(a.at, b.at) })}
+// newPartSamples makes a partition's nextFull in a (nil: the heap).
+func newPartSamples(ss *blocks.List[sample], lists *intern.Lists, a *offheap.Arena) *partSamples {
+	ps := &partSamples{ss: ss, lists: lists, inOrder: true}
+	last := int64(math.MinInt64)
+	for s := range ss.All() {
+		if s.at < last {
+			ps.inOrder = false
+			break
+		}
+		last = s.at
+	}
 	if ps.inOrder {
-		ps.nextFull = make([]int32, len(ss))
-		next := int32(len(ss))
-		for j := len(ss) - 1; j >= 0; j-- {
-			if ss[j].full {
+		n := ss.Len()
+		ps.nextFull = offheap.Make[int32](a, n)
+		next := int32(n)
+		for j := n - 1; j >= 0; j-- {
+			if ss.Ptr(j).full {
 				next = int32(j)
 			}
 			ps.nextFull[j] = next
@@ -594,7 +614,7 @@ func (ps *partSamples) from(t int64) int {
 	if !ps.inOrder {
 		return 0
 	}
-	return sort.Search(len(ps.ss), func(k int) bool { return ps.ss[k].at >= t })
+	return ps.ss.Search(func(s *sample) bool { return s.at >= t })
 }
 
 // sortedTimes are times in order.
@@ -702,12 +722,12 @@ func fullISRAfter(byPart []*partSamples, parts []string, stop, next int64) (*Dur
 		ps := byPart[i]
 		if ps.inOrder {
 			j := ps.from(stop)
-			seen = j < len(ps.ss)
-			if seen && int(ps.nextFull[j]) < len(ps.ss) {
-				full = ps.ss[ps.nextFull[j]].at
+			seen = j < ps.ss.Len()
+			if seen && int(ps.nextFull[j]) < ps.ss.Len() {
+				full = ps.ss.Ptr(int(ps.nextFull[j])).at
 			}
 		} else {
-			for _, s := range ps.ss {
+			for s := range ps.ss.All() {
 				if s.at < stop {
 					continue
 				}

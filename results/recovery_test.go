@@ -13,6 +13,7 @@ import (
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/internal/blocks"
 	"github.com/chaos-isr/chaos/internal/intern"
+	"github.com/chaos-isr/chaos/internal/offheap"
 )
 
 // hist builds a history from hand-made ops, numbering them in order.
@@ -292,7 +293,12 @@ func TestFirstAcksAndSendErrors(t *testing.T) {
 // from a table); what that finds is what a scan of them all finds.
 func TestSamplesFromWindowStart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for range 2000 {
+	a, err := offheap.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for i := range 2000 {
 		var ss []sample
 		var ls intern.Lists
 		at := int64(0)
@@ -307,11 +313,21 @@ func TestSamplesFromWindowStart(t *testing.T) {
 		if rng.IntN(3) > 0 {
 			stop = start + rng.Int64N(8)
 		}
-		found := newPartSamples(ss, &ls)
+		// Every other one in the arena's file.
+		var l blocks.List[sample]
+		in := a
+		if i%2 == 0 {
+			in = nil
+		}
+		l.In(in)
+		for _, s := range ss {
+			l.Add(s)
+		}
+		found := newPartSamples(&l, &ls, in)
 		if !found.inOrder {
 			t.Fatalf("%v: not in order", ss)
 		}
-		scanned := &partSamples{ss: ss, lists: &ls}
+		scanned := &partSamples{ss: &l, lists: &ls}
 		l1, s1 := bit(found, start, stop)
 		l2, s2 := bit(scanned, start, stop)
 		if l1 != l2 || s1 != s2 {
@@ -334,6 +350,11 @@ func TestRecoveriesStreamed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	faults := []string{"kill", "pause", "partition"}
 	var readAgain, acked, erred int
+	a, err := offheap.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
 	for round := range 400 {
 		var h hist
 		disorder := round%3 == 0
@@ -375,6 +396,10 @@ func TestRecoveriesStreamed(t *testing.T) {
 			}
 		}
 		var once RecoveryReader
+		if round%2 == 1 {
+			// Its samples in a file: the same table.
+			once.In(a)
+		}
 		for i := range h.ops {
 			once.Add(&h.ops[i])
 		}
@@ -433,6 +458,9 @@ func TestRecoveriesStreamed(t *testing.T) {
 				erred++
 			}
 		}
+	}
+	if a.Mapped() == 0 {
+		t.Fatal("the readers given the arena held no sample in its file")
 	}
 	if readAgain == 0 || acked < 100 || erred < 100 {
 		t.Fatalf("too few cases: %d histories read again, %d windows acknowledged, %d with send errors", readAgain, acked, erred)

@@ -17,6 +17,7 @@ import (
 	"github.com/chaos-isr/chaos/checker"
 	"github.com/chaos-isr/chaos/history"
 	"github.com/chaos-isr/chaos/internal/cli"
+	"github.com/chaos-isr/chaos/internal/offheap"
 	"github.com/chaos-isr/chaos/internal/statusline"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
@@ -78,6 +79,14 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	b := checker.NewBuilder(cfg)
 	b.InFile(filepath.Dir(path)) // in the heap if no file can be made
 	var rec results.RecoveryReader
+	if c.Out != "" {
+		// Its samples in a file, as the index is: a day's run's are
+		// tens of MB.
+		if a, err := offheap.Open(filepath.Dir(path)); err == nil {
+			defer a.Close()
+			rec.In(a)
+		}
+	}
 	n, err := ScanHistory(out, path, b, func(op *history.Op) {
 		if c.Out != "" {
 			rec.Add(op)

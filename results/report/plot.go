@@ -468,43 +468,93 @@ func (s *scatter) downsample() []pt {
 // line keeps its extremes and ends each column at the right level. At most
 // 3 * buckets points.
 func downsampleSteps(ps []pt, xs xScale, buckets int) []pt {
-	if len(ps) <= 3*buckets {
-		return ps
+	th := stepThinner{xs: xs, buckets: buckets}
+	for _, p := range ps {
+		th.add(p)
 	}
-	var keep []int
-	flush := func(idx []int) {
-		if len(idx) == 0 {
+	return th.points()
+}
+
+// stepThinner is downsampleSteps of points given one at a time, holding
+// at most 3 * buckets of them: a day's run's monitor samples a partition
+// a million times or so, which the plots drew from a list of them all.
+type stepThinner struct {
+	xs      xScale
+	buckets int
+	// few are the points while there are no more than 3 * buckets: a
+	// series that short is drawn whole.
+	few      []pt
+	thinning bool
+	out      []pt
+	// The bucket being read (-1: none yet), its lowest, highest and last
+	// point (the first lowest and highest), and their places.
+	cb              int
+	lo, hi, last    pt
+	loI, hiI, lastI int
+	n               int
+}
+
+func (th *stepThinner) add(p pt) {
+	if !th.thinning {
+		if th.few = append(th.few, p); len(th.few) <= 3*th.buckets {
 			return
 		}
-		lo, hi := idx[0], idx[0]
-		for _, i := range idx {
-			if ps[i].v < ps[lo].v {
-				lo = i
-			}
-			if ps[i].v > ps[hi].v {
-				hi = i
-			}
+		th.thinning, th.cb = true, -1
+		few := th.few
+		th.few = nil
+		for _, q := range few {
+			th.thin(q)
 		}
-		three := []int{lo, hi, idx[len(idx)-1]}
-		slices.Sort(three)
-		keep = append(keep, slices.Compact(three)...)
+		return
 	}
-	var cur []int
-	cb := -1
-	for i, p := range ps {
-		b := xs.bucket(p.t, buckets)
-		if b != cb {
-			flush(cur)
-			cur, cb = cur[:0], b
+	th.thin(p)
+}
+
+func (th *stepThinner) thin(p pt) {
+	i := th.n
+	th.n++
+	if b := th.xs.bucket(p.t, th.buckets); b != th.cb {
+		th.flush()
+		th.cb = b
+		th.lo, th.hi, th.last = p, p, p
+		th.loI, th.hiI, th.lastI = i, i, i
+		return
+	}
+	if p.v < th.lo.v {
+		th.lo, th.loI = p, i
+	}
+	if p.v > th.hi.v {
+		th.hi, th.hiI = p, i
+	}
+	th.last, th.lastI = p, i
+}
+
+// flush keeps the bucket's points, each once, in the order they came.
+func (th *stepThinner) flush() {
+	if th.cb < 0 {
+		return
+	}
+	type placed struct {
+		i int
+		p pt
+	}
+	kept := [3]placed{{th.loI, th.lo}, {th.hiI, th.hi}, {th.lastI, th.last}}
+	slices.SortFunc(kept[:], func(a, b placed) int { return cmp.Compare(a.i, b.i) })
+	for k, e := range kept {
+		if k == 0 || e.i != kept[k-1].i {
+			th.out = append(th.out, e.p)
 		}
-		cur = append(cur, i)
 	}
-	flush(cur)
-	out := make([]pt, len(keep))
-	for i, k := range keep {
-		out[i] = ps[k]
+}
+
+// points are the series thinned; the thinner is done with.
+func (th *stepThinner) points() []pt {
+	if !th.thinning {
+		return th.few
 	}
-	return out
+	th.flush()
+	th.cb = -1
+	return th.out
 }
 
 // shapeD is the path of a mark centred on x, y.

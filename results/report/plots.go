@@ -293,8 +293,8 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 		p.Empty = "No monitor samples in this history (process -2, f \"monitor\"): the ISR was not observed during the run."
 		return p
 	}
-	for _, ss := range tl.samples {
-		for _, s := range ss {
+	for i := range tl.samples {
+		for s := range tl.samples[i].All() {
 			rf = max(rf, int(s.replicas), int(s.isr))
 		}
 	}
@@ -309,7 +309,7 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 		if minISR > 0 && minISR <= rf {
 			p.Lines = append(p.Lines, line{D: pathD([][2]float64{{p.X0, ys.y(float64(minISR))}, {p.X1, ys.y(float64(minISR))}}), Class: "minisr", Title: fmt.Sprintf("min.insync.replicas = %d", minISR)})
 		}
-		ss := tl.samples[lane]
+		ss := &tl.samples[lane]
 		leaderless, blind := noLeader(ss, tl.end)
 		leaderless, blind = mergeWindows(leaderless, xs), mergeWindows(blind, xs)
 		for _, w := range leaderless {
@@ -322,15 +322,15 @@ func isrPlot(tl *timeline, xs xScale, rf, minISR int) *plotView {
 			p.Rects = append(p.Rects, rect{X: x0, Y: top + 2, W: max(x1-x0, 1.5), H: laneH - 4, Class: "blind",
 				Title: fmt.Sprintf("the monitor got no answer about %s from %s to %s", tl.parts[lane], secs(w.start), secs(w.end))})
 		}
-		var pts []pt
-		for _, s := range ss {
+		th := stepThinner{xs: xs, buckets: xBuckets}
+		for s := range ss.All() {
 			v := math.NaN()
 			if s.ok {
 				v = float64(s.isr)
 			}
-			pts = append(pts, pt{t: s.t, v: v, pos: s.pos})
+			th.add(pt{t: s.t, v: v, pos: s.pos})
 		}
-		p.Lines = append(p.Lines, line{D: stepPath(downsampleSteps(pts, xs, xBuckets), xs, ys.y), Class: "isr", Title: tl.parts[lane].String() + ": ISR size"})
+		p.Lines = append(p.Lines, line{D: stepPath(th.points(), xs, ys.y), Class: "isr", Title: tl.parts[lane].String() + ": ISR size"})
 		p.Rects = append(p.Rects, isrSegments(tl, lane, xs, top, laneH)...)
 		p.Marks = append(p.Marks, epochMarks(tl, lane, xs, top)...)
 	}
@@ -363,20 +363,20 @@ const maxSegments = 400
 // isrSegments are transparent rectangles over the intervals in which a
 // partition's ISR, leader and epoch stayed the same, titled with them.
 func isrSegments(tl *timeline, lane int, xs xScale, top, h float64) []rect {
-	ss := tl.samples[lane]
+	ss := &tl.samples[lane]
 	var out []rect
-	for i := 0; i < len(ss) && len(out) < maxSegments; {
+	for i := 0; i < ss.Len() && len(out) < maxSegments; {
+		s := ss.At(i)
 		j := i + 1
-		for j < len(ss) && sameState(ss[i], ss[j]) {
+		for j < ss.Len() && sameState(s, ss.At(j)) {
 			j++
 		}
 		end := tl.end
-		if j < len(ss) {
-			end = ss[j].t
+		if j < ss.Len() {
+			end = ss.At(j).t
 		} else if j > 0 {
-			end = ss[j-1].t
+			end = ss.At(j - 1).t
 		}
-		s := ss[i]
 		x0, x1 := xs.x(s.t), xs.x(end)
 		var what string
 		if s.ok {
@@ -410,19 +410,19 @@ func leaderName(l int32) string {
 // is the no-leader shading.)
 func epochMarks(tl *timeline, lane int, xs xScale, top float64) []mark {
 	var out []mark
-	var prev *sample
-	for i := range tl.samples[lane] {
-		s := &tl.samples[lane][i]
+	var prev sample
+	seen := false
+	for s := range tl.samples[lane].All() {
 		if !s.ok || s.leader < 0 {
 			continue
 		}
-		if prev != nil && (s.epoch != prev.epoch || s.leader != prev.leader) && len(out) < maxSegments {
+		if seen && (s.epoch != prev.epoch || s.leader != prev.leader) && len(out) < maxSegments {
 			x := xs.x(s.t)
 			out = append(out, mark{Shape: "tick", X: x, Y: top, D: fmt.Sprintf("M%g %gv8", x, r1(top+1)), Class: "epoch",
 				Title: fmt.Sprintf("%s at %s: leader %s → %s, epoch %d → %d", tl.parts[lane], secs(s.t),
 					leaderName(prev.leader), leaderName(s.leader), prev.epoch, s.epoch)})
 		}
-		prev = s
+		prev, seen = s, true
 	}
 	return out
 }
@@ -434,12 +434,17 @@ func hwPlot(tl *timeline, xs xScale) *plotView {
 	series := make([][]pt, len(tl.parts))
 	source := "the monitor's samples (the leader's answer to ListOffsets)"
 	if tl.sampled {
-		for i, ss := range tl.samples {
-			for _, s := range ss {
+		// Thinned as they are read: drawn thinned the same (thinning
+		// keeps each bucket's highest and the last point, which the
+		// scale and the labels below read).
+		for i := range tl.samples {
+			th := stepThinner{xs: xs, buckets: xBuckets}
+			for s := range tl.samples[i].All() {
 				if s.ok && s.hw >= 0 {
-					series[i] = append(series[i], pt{t: s.t, v: float64(s.hw), pos: s.pos})
+					th.add(pt{t: s.t, v: float64(s.hw), pos: s.pos})
 				}
 			}
+			series[i] = th.points()
 		}
 	} else {
 		// Without a monitor, what consumers saw is the next best thing.
@@ -525,7 +530,7 @@ func unavailabilityPlot(tl *timeline, lost []checker.LostAck, xs xScale) *plotVi
 			}
 		}
 		if part >= 0 {
-			leaderless, _ := noLeader(tl.samples[part], tl.end)
+			leaderless, _ := noLeader(&tl.samples[part], tl.end)
 			leaderless = mergeWindows(leaderless, xs)
 			for _, w := range leaderless {
 				x0, x1 := xs.x(w.start), xs.x(w.end)

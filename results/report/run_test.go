@@ -473,6 +473,56 @@ func TestMonitorSamplesDrawISRAndLeaderlessness(t *testing.T) {
 	}
 }
 
+// TestMonitorSamplesFromAFile: a history on disk keeps its monitor
+// samples in a file of their own (a day's run samples each partition a
+// million times or so), and they draw the same plots and make the same
+// recovery table as samples held in memory: more than a block of them
+// each, thinned as they are drawn, with windows that move the leader and
+// shrink the ISR.
+func TestMonitorSamplesFromAFile(t *testing.T) {
+	h := &hist{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	sec, epoch := 0.0, int32(0)
+	for i := range 40_000 {
+		sec += 0.01
+		if i%5000 == 2500 {
+			h.nemesis(sec, "start-kill", "kill", "b1")
+		}
+		if i%5000 == 4000 {
+			h.nemesis(sec, "stop-kill", "kill", "b1")
+		}
+		leader := int32(1 + rng.IntN(3))
+		if rng.IntN(40) == 0 {
+			leader, epoch = -1, epoch+1
+		}
+		isr := []int32{1, 2, 3}[:1+rng.IntN(3)]
+		h.monitor(sec, int32(i%2), leader, epoch, isr, int64(i)-int64(rng.IntN(100)))
+	}
+	dir := t.TempDir()
+	writeRun(t, dir, testConfig(), historyBytes(t, h.ops), nil)
+	d := LoadRun(dir)
+	if d.tl.sampleArena.Mapped() == 0 {
+		t.Fatal("no sample was kept in the samples' file")
+	}
+	fromFile := buildReport(d)
+	held := buildReport(RunData{Config: testConfig(), Ops: h.ops})
+	if len(held.Recovery) < 8 {
+		t.Fatalf("%d recovery rows, want 8", len(held.Recovery))
+	}
+	for _, v := range []any{held.Plots, held.Recovery} {
+		if b, _ := json.Marshal(v); len(b) < 1000 {
+			t.Fatalf("too little to compare: %s", b)
+		}
+	}
+	for i, pair := range [][2]any{{fromFile.Plots, held.Plots}, {fromFile.Recovery, held.Recovery}} {
+		f, _ := json.Marshal(pair[0])
+		m, _ := json.Marshal(pair[1])
+		if !bytes.Equal(f, m) {
+			t.Fatalf("%d: from the file %.2000s\nheld %.2000s", i, f, m)
+		}
+	}
+}
+
 // writeRun writes a run directory's files.
 func writeRun(t testing.TB, dir string, tc *results.TestConfig, hist []byte, res *checker.Results) {
 	t.Helper()
