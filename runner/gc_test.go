@@ -43,8 +43,9 @@ func TestCollectTighter(t *testing.T) {
 }
 
 // TestGOGCFor: a small live heap is let gather its cap's share of itself
-// in garbage (half for a judge, all of it for a simulation), a large one
-// about judgeGarbage (a simulation alone simGarbage), and a huge one a
+// in garbage (half for a judge, all of it for a simulation), a judge's at
+// least judgeGarbageFloor (at most four times itself), a large one about
+// judgeGarbage (a simulation alone simGarbage), and a huge one a
 // twentieth.
 func TestGOGCFor(t *testing.T) {
 	for _, tc := range []struct {
@@ -52,9 +53,9 @@ func TestGOGCFor(t *testing.T) {
 		cap  int
 		want int
 	}{
-		{0, 50, 50}, {1 << 20, 50, 50}, {128 << 20, 50, 50}, {129 << 20, 50, 49},
+		{0, 50, 50}, {1 << 20, 50, 400}, {8 << 20, 50, 400}, {32 << 20, 50, 100}, {40 << 20, 50, 80}, {64 << 20, 50, 50}, {128 << 20, 50, 50}, {129 << 20, 50, 49},
 		{256 << 20, 50, 25}, {640 << 20, 50, 10}, {1 << 30, 50, 6}, {8 << 30, 50, 5},
-		{0, 100, 100}, {192 << 20, 100, 100}, {256 << 20, 100, 75}, {1 << 30, 100, 18}, {2 << 30, 100, 9}, {8 << 30, 100, 5},
+		{0, 100, 100}, {1 << 20, 100, 100}, {192 << 20, 100, 100}, {256 << 20, 100, 75}, {1 << 30, 100, 18}, {2 << 30, 100, 9}, {8 << 30, 100, 5},
 	} {
 		if got := gogcFor(tc.live, tc.cap); got != tc.want {
 			t.Errorf("live %d MB, cap %d: GOGC %d, want %d", tc.live>>20, tc.cap, got, tc.want)
@@ -73,22 +74,29 @@ func TestCollectNested(t *testing.T) {
 		t.Fatalf("simulating: GOGC %d, want 100", p)
 	}
 	judge := CollectTighter()
-	waitGOGC(t, 50)
+	waitGOGCFor(t, judgeGOGC)
 	judge()
 	judge() // twice is once
-	waitGOGC(t, 100)
+	waitGOGCFor(t, simGOGC)
 	sim()
 	if p := gcPercent(); p != 123 {
 		t.Fatalf("after both: GOGC %d, want 123 as before", p)
 	}
 }
 
-// waitGOGC waits for the pacer to set GOGC to want (it looks every
-// paceEvery).
-func waitGOGC(t *testing.T, want int) {
+// waitGOGCFor waits for the pacer to set GOGC to what gogcFor gives the
+// live heap under cap (a small heap's judge gathers judgeGarbageFloor,
+// more than its cap's share).
+func waitGOGCFor(t *testing.T, cap int) {
 	t.Helper()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	deadline := time.Now().Add(5 * time.Second)
-	for gcPercent() != want {
+	for {
+		metrics.Read(live)
+		want := gogcFor(live[0].Value.Uint64(), cap)
+		if gcPercent() == want {
+			return
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("GOGC %d, want %d", gcPercent(), want)
 		}
