@@ -80,12 +80,7 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 	b.InFile(filepath.Dir(path)) // in the heap if no file can be made
 	var rec results.RecoveryReader
 	if c.Out != "" {
-		// Its samples in a file, as the index is: a day's run's are
-		// tens of MB.
-		if a, err := offheap.Open(filepath.Dir(path)); err == nil {
-			defer a.Close()
-			rec.In(a)
-		}
+		defer samplesInFile(&rec, filepath.Dir(path))()
 	}
 	n, err := ScanHistory(out, path, b, func(op *history.Op) {
 		if c.Out != "" {
@@ -264,6 +259,18 @@ func scanCounting(path string, read *atomic.Int64, b *checker.Builder, fn func(*
 		b.Add(op)
 		return fn(op)
 	}, recordsTo(b))
+}
+
+// samplesInFile has rec keep the monitor's samples in a file in dir, as
+// the index is (a day's run's are tens of MB), until the func it returns
+// closes it; in the heap where no file can be made.
+func samplesInFile(rec *results.RecoveryReader, dir string) (close func()) {
+	a, err := offheap.Open(dir)
+	if err != nil {
+		return func() {}
+	}
+	rec.In(a)
+	return func() { a.Close() }
 }
 
 // recordsTo streams a long read's records to b (history.ScanReads).

@@ -32,7 +32,8 @@ var pacing struct {
 // The collection targets (see CollectTighter).
 const (
 	// judgeGOGC: a judge's garbage up to half its live heap, for a small
-	// one; simGOGC: a simulation's, Go's default.
+	// one (but at least judgeGarbageFloor); simGOGC: a simulation's, Go's
+	// default.
 	judgeGOGC = 50
 	simGOGC   = 100
 	// judgeGarbage and simGarbage are the garbage a large live heap is
@@ -76,8 +77,9 @@ var paceEvery = 50 * time.Millisecond
 // what the collector waits for, not what it needs. A judge collects at
 // 1.5 times its live heap (on a 30-minute simulated run's history chaos
 // check peaked at 0.56 GB rather than 0.69 GB, in about 10% more time),
-// and once the live heap is past a hundred MB at about judgeGarbage
-// above it: a two-hour real run's index is a GB, and half of it again in
+// at least judgeGarbageFloor above it (a small heap collected that
+// often spent a fifth of its time collecting), and once the live heap is
+// past a hundred MB at about judgeGarbage above it: a two-hour real run's index is a GB, and half of it again in
 // garbage was the largest part of its judge's peak. A collection of a
 // large index costs little more than of a small one (its tables hold no
 // pointers), so the cost is the collections' number, which the garbage

@@ -20,7 +20,6 @@ import (
 	"github.com/chaos-isr/chaos/cluster"
 	"github.com/chaos-isr/chaos/cluster/external"
 	"github.com/chaos-isr/chaos/history"
-	"github.com/chaos-isr/chaos/internal/offheap"
 	"github.com/chaos-isr/chaos/nemesis"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
@@ -614,12 +613,7 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	b := checker.NewBuilder(tc.CheckerConfig())
 	b.InFile(dir.Dir) // in the heap if no file can be made
 	var rec results.RecoveryReader
-	// Its samples in a file, as the index is: a day's run's are tens of
-	// MB.
-	if a, err := offheap.Open(dir.Dir); err == nil {
-		defer a.Close()
-		rec.In(a)
-	}
+	defer samplesInFile(&rec, dir.Dir)()
 	err := history.ScanReadsFile(path, func(op *history.Op) error {
 		b.Add(op)
 		rec.Add(op)
