@@ -28,6 +28,15 @@ type Options struct {
 	// SkipLinearizability leaves porcupine out; its two results are then
 	// unknown.
 	SkipLinearizability bool
+	// Progress, if set, is told how far the check has come, in words
+	// ("12 of 21 checks done; linearizability: partition 2 of 3"): after
+	// each check ends, and as linearizability, most of a long history's
+	// judging, begins each partition. Its calls never overlap.
+	Progress func(step string)
+
+	// linPart, set by CheckHistory, is told as linearizability begins
+	// partition p of n.
+	linPart func(p, n int)
 }
 
 // checkers are the checkers of every anomaly but linearizability's two
@@ -76,19 +85,26 @@ func CheckHistory(h *History, opts Options) *Results {
 			lin = append(lin, f.result())
 		}
 	}
+	total := len(checks)
+	if !opts.SkipLinearizability {
+		total++
+	}
+	tell := &progressLine{tell: opts.Progress, of: total}
+	opts.linPart = tell.partFunc()
 	run := func(f func()) {
+		do := func() { f(); tell.done() }
 		if turns {
 			h.giveBack()
-			f()
+			do()
 			return
 		}
-		wg.Go(f)
+		wg.Go(do)
 	}
 	for i, c := range checks {
 		run(func() { rs[i] = c(h) })
 	}
 	if !opts.SkipLinearizability {
-		run(func() { lin = Linearizability(h, opts) })
+		run(func() { lin = Linearizability(h, opts); tell.linOver() })
 	}
 	wg.Wait()
 	// Linearizability's two results come after the others in Names.
@@ -175,4 +191,53 @@ func CheckHistory(h *History, opts Options) *Results {
 		}
 	}
 	return out
+}
+
+// progressLine tells Options.Progress how far CheckHistory has come: the
+// checks that ended, of how many, and linearizability's partition.
+type progressLine struct {
+	mu          sync.Mutex
+	tell        func(string)
+	ended, of   int
+	part, parts int // linearizability's partition (from 1); 0: none
+}
+
+func (l *progressLine) done() {
+	if l.tell == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended++
+	l.show()
+}
+
+func (l *progressLine) partBegins(p, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part, l.parts = p+1, n
+	l.show()
+}
+
+// linOver: linearizability ended, and no partition is judged any more.
+func (l *progressLine) linOver() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part = 0
+}
+
+// partFunc is partBegins, or nil where nobody is told.
+func (l *progressLine) partFunc() func(p, n int) {
+	if l.tell == nil {
+		return nil
+	}
+	return l.partBegins
+}
+
+func (l *progressLine) show() {
+	s := fmt.Sprintf("%d of %d checks done", l.ended, l.of)
+	if l.part > 0 {
+		s += fmt.Sprintf("; linearizability: partition %d of %d", l.part, l.parts)
+	}
+	l.tell(s)
 }

@@ -1121,6 +1121,9 @@ func Linearizability(h *History, opts Options) []Result {
 	early := linSearch{full: porcupine.Ok, bound: bound(sum(sizes))}
 	base := linModel(h, bothChecks)
 	for p := range h.parts {
+		if opts.linPart != nil {
+			opts.linPart(p, len(h.parts))
+		}
 		scratch := begin(p)
 		part := build(p, stats)
 		nops += len(part)

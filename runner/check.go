@@ -113,7 +113,12 @@ func (c Check) Run(out io.Writer) (*checker.Results, error) {
 		fmt.Fprintf(out, "%s holds no operations: there is nothing to judge\n", path)
 	}
 	status := statusline.New(out)
-	status.Show(fmt.Sprintf("judging %d operations", n))
+	judging := fmt.Sprintf("judging %d operations", n)
+	status.Show(judging)
+	if status.TTY {
+		// A day's history is judged for minutes after it is read.
+		opts.Progress = func(step string) { status.Show(judging + ": " + step) }
+	}
 	res := checker.CheckHistory(h, opts)
 	status.Show("")
 	if err := h.InFileErr(); err != nil {
