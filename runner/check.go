@@ -221,23 +221,13 @@ func (c Check) override(cfg *checker.Config) error {
 // On a terminal it shows how far it has read, a long history taking
 // minutes.
 func ScanHistory(out io.Writer, path string, b *checker.Builder, fn func(*history.Op)) (int, error) {
-	n := 0
 	line := statusline.New(out)
-	var read atomic.Int64
-	var size int64
-	if fi, err := os.Stat(path); err == nil {
-		size = fi.Size()
+	var show func(string)
+	showing := false
+	if line.TTY {
+		show = func(s string) { showing = true; line.Show(s) }
 	}
-	shown, showing := time.Now(), false
-	err := scanCounting(path, &read, b, func(op *history.Op) error {
-		n++
-		fn(op)
-		if line.TTY && n%4096 == 0 && time.Since(shown) >= 250*time.Millisecond {
-			shown, showing = time.Now(), true
-			line.Show(fmt.Sprintf("reading %s: %d operations, %d of %d MB", filepath.Base(path), n, read.Load()>>20, size>>20))
-		}
-		return nil
-	})
+	n, err := scanShowing(path, b, fn, show)
 	if showing {
 		line.Show("") // the verdict takes the line
 	}
@@ -249,6 +239,29 @@ func ScanHistory(out io.Writer, path string, b *checker.Builder, fn func(*histor
 		fmt.Fprintf(out, "note: %s ends in a torn line (the tester was killed while writing); judging the %d operations before it\n", path, n)
 		err = nil
 	}
+	return n, err
+}
+
+// scanShowing reads the history at path into b and then fn (scanCounting)
+// and returns how many operations there were, telling show, if not nil,
+// how far it has read a few times a second.
+func scanShowing(path string, b *checker.Builder, fn func(*history.Op), show func(string)) (int, error) {
+	n := 0
+	var read atomic.Int64
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	shown := time.Now()
+	err := scanCounting(path, &read, b, func(op *history.Op) error {
+		n++
+		fn(op)
+		if show != nil && n%4096 == 0 && time.Since(shown) >= 250*time.Millisecond {
+			shown = time.Now()
+			show(fmt.Sprintf("reading %s: %d operations, %d of %d MB", filepath.Base(path), n, read.Load()>>20, size>>20))
+		}
+		return nil
+	})
 	return n, err
 }
 

@@ -443,7 +443,7 @@ func TestExternalStopsAtFailingCommand(t *testing.T) {
 	if _, err := os.Stat(o.Report); err != nil {
 		t.Errorf("report: %v", err)
 	}
-	if again, err := Judge(&results.Run{Store: s.Store, Dir: o.Dir}, tc); err != nil || again.Verdict != checker.Unknown {
+	if again, err := Judge(&results.Run{Store: s.Store, Dir: o.Dir}, tc, nil); err != nil || again.Verdict != checker.Unknown {
 		t.Errorf("judged again from the store: %s, %v", again.Verdict, err)
 	}
 }

@@ -43,6 +43,10 @@ type Options struct {
 	// Log: a line saying what the run does now (the final phase,
 	// convergence, a heal that failed, an interruption).
 	Log func(format string, args ...any)
+	// Judging: how far judging the history has come (reading it, the
+	// checks, the report), a line to show in place of the last; "" once
+	// it is over. A day's run is judged for minutes.
+	Judging func(step string)
 	// NodeLog, when set, hears each line a node of a simulated cluster
 	// logs (node 0 the controller, brokers by id): the cluster's own
 	// state transitions, which a search may steer by. Only the simulation
@@ -592,7 +596,7 @@ func (r *run) watchCrashes(lc *Cluster, nem *nemesis.Nemesis) func() {
 
 // judge reads the run's history back and judges it.
 func (r *run) judge(tc results.TestConfig) error {
-	o, err := Judge(r.dir, tc)
+	o, err := Judge(r.dir, tc, r.hooks.Judging)
 	r.out.Verdict, r.out.Results, r.out.Report, r.out.ReportErr = o.Verdict, o.Results, o.Report, o.ReportErr
 	r.out.Detection = o.Detection
 	return err
@@ -606,19 +610,19 @@ func (r *run) judge(tc results.TestConfig) error {
 // The history is read as a stream, never held whole, so a run of hours
 // is judged in the memory its index takes: the checkers' index and the
 // recovery table in one reading, the first detection (when the run is
-// invalid) and the report in others.
-func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
+// invalid) and the report in others. show, if not nil, is told how far it
+// has come (Options.Judging).
+func Judge(dir *results.Run, tc results.TestConfig, show func(string)) (Outcome, error) {
 	defer CollectTighter()()
+	if show != nil {
+		defer show("")
+	}
 	path := dir.Path(results.HistoryFile)
 	b := checker.NewBuilder(tc.CheckerConfig())
 	b.InFile(dir.Dir) // in the heap if no file can be made
 	var rec results.RecoveryReader
 	defer samplesInFile(&rec, dir.Dir)()
-	err := history.ScanReadsFile(path, func(op *history.Op) error {
-		b.Add(op)
-		rec.Add(op)
-		return nil
-	}, recordsTo(b))
+	_, err := scanShowing(path, b, rec.Add, show)
 	if errors.Is(err, history.ErrTornTail) {
 		err = nil
 	}
@@ -649,28 +653,34 @@ func Judge(dir *results.Run, tc results.TestConfig) (Outcome, error) {
 	}
 	h := b.History()
 	readDone(h)
-	return judge(dir, tc, h, func() []results.WindowRecovery { return recovery }, detect, nil)
+	return judge(dir, tc, h, func() []results.WindowRecovery { return recovery }, detect, nil, show)
 }
 
 // JudgeOps is Judge of the ops the run's history.jsonl holds, given in
 // memory by a caller that wrote them (history.Writer.Keep): the same
 // results, without decoding the file again.
-func JudgeOps(dir *results.Run, tc results.TestConfig, ops []history.Op) (Outcome, error) {
+func JudgeOps(dir *results.Run, tc results.TestConfig, ops []history.Op, show func(string)) (Outcome, error) {
 	recovery := func() []results.WindowRecovery { return results.Recoveries(ops) }
 	detect := func(res *checker.Results) (checker.Detection, bool) { return checker.FirstDetection(ops, res) }
-	return judge(dir, tc, checker.NewHistory(ops, tc.CheckerConfig()), recovery, detect, ops)
+	return judge(dir, tc, checker.NewHistory(ops, tc.CheckerConfig()), recovery, detect, ops, show)
 }
 
 // judge is Judge of the history h indexes; ops is the history when the
 // caller holds it, else the report reads the file.
 func judge(dir *results.Run, tc results.TestConfig, h *checker.History, recovery func() []results.WindowRecovery,
-	detect func(*checker.Results) (checker.Detection, bool), ops []history.Op) (Outcome, error) {
+	detect func(*checker.Results) (checker.Detection, bool), ops []history.Op, show func(string)) (Outcome, error) {
 	o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
 	written := func(err error) { o.Reported(dir, err) }
 	// A visualization left by a chaos check of the run while it was
 	// running is not this verdict's.
 	os.Remove(dir.Path(results.LinearizabilityFile))
-	res := checker.CheckHistory(h, checker.Options{VisualizationPath: dir.Path(results.LinearizabilityFile)})
+	opts := checker.Options{VisualizationPath: dir.Path(results.LinearizabilityFile)}
+	if show != nil {
+		defer show("")
+		show("judging")
+		opts.Progress = func(step string) { show("judging: " + step) }
+	}
+	res := checker.CheckHistory(h, opts)
 	// The index's file takes space in the store's file system: given
 	// back before results.json and the report are written there.
 	h.Close()
@@ -681,9 +691,15 @@ func judge(dir *results.Run, tc results.TestConfig, h *checker.History, recovery
 	}
 	o.Verdict, o.Results = res.Valid, res
 	if len(res.Unexpected) > 0 {
+		if show != nil {
+			show("finding the first operation that shows an anomaly")
+		}
 		if d, ok := detect(res); ok {
 			o.Detection = &d
 		}
+	}
+	if show != nil {
+		show("writing the report")
 	}
 	written(report.WriteJudgedRun(dir.Dir, tc, res, ops))
 	return o, nil

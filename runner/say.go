@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaos-isr/chaos/internal/statusline"
 	"github.com/chaos-isr/chaos/results"
 	"github.com/chaos-isr/chaos/results/report"
 )
@@ -88,4 +89,15 @@ func (s *Status) Progress(show, print func(line string)) (stop func()) {
 		close(done)
 		<-finished
 	}
+}
+
+// JudgingLine is an Options.Judging that shows how far a run's judge has
+// come on one rewritten line of w, where w is a terminal and not quiet;
+// nil (nothing shown) elsewhere: a log gets the verdict, which follows.
+func JudgingLine(w io.Writer, quiet bool) func(step string) {
+	line := statusline.New(w)
+	if quiet || !line.TTY {
+		return nil
+	}
+	return line.Show
 }

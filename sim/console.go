@@ -41,6 +41,9 @@ func (c Console) Run(ctx context.Context, spec runner.Spec, opts runner.Options)
 			fmt.Fprintf(c.Err, format+"\n", args...)
 		}
 	}
+	if opts.Judging == nil {
+		opts.Judging = runner.JudgingLine(c.Err, c.Quiet)
+	}
 	outcome, err := Run(ctx, spec, opts)
 	if err == nil && !outcome.Interrupted {
 		took := time.Since(started)

@@ -73,9 +73,9 @@ func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Out
 	// long to hold is read back as a stream.
 	var o runner.Outcome
 	if ops != nil {
-		o, err = runner.JudgeOps(dir, tc, ops)
+		o, err = runner.JudgeOps(dir, tc, ops, opts.Judging)
 	} else {
-		o, err = runner.Judge(dir, tc)
+		o, err = runner.Judge(dir, tc, opts.Judging)
 	}
 	out.Verdict, out.Results, out.Report, out.ReportErr = o.Verdict, o.Results, o.Report, o.ReportErr
 	out.Detection = o.Detection

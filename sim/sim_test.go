@@ -408,7 +408,7 @@ func TestJudgedFromMemoryAsFromFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := &results.Run{Dir: o.Dir}
-		streamed, err := runner.Judge(dir, tc)
+		streamed, err := runner.Judge(dir, tc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -174,6 +174,7 @@ func runTest(cmd *cobra.Command, f runFlags) (int, error) {
 		ClusterUp: intr.OnSecond,
 		Workload:  func(st *runner.Status) func() { return progress(errOut, st, f.Quiet) },
 		Log:       func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
+		Judging:   runner.JudgingLine(errOut, f.Quiet),
 	})
 	code, err := outcome.Say(out, errOut, runner.WriteOutcome(f.outcomeFile, outcome, err))
 	return failOnExit(out, f.failOn, code), err
