@@ -247,18 +247,6 @@ func TestLongReadDecodesInItsRoom(t *testing.T) {
 	}
 }
 
-// countingReader counts the bytes read from it.
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // TestScanHoldsOneLongLine: while the caller holds a line longer than the
 // read-ahead budget, the next long line is not read: a long run's final
 // reads, lines of tens of MB, are held one at a time.

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/chaos-isr/chaos/broker/node"
@@ -242,41 +240,18 @@ func ScanHistory(out io.Writer, path string, b *checker.Builder, fn func(*histor
 	return n, err
 }
 
-// scanShowing reads the history at path into b and then fn (scanCounting)
-// and returns how many operations there were, telling show, if not nil,
-// how far it has read a few times a second.
+// scanShowing reads the history at path into b and then fn, telling
+// show, if not nil, how far it has read (history.ScanReadsFileShowing),
+// and returns how many operations there were.
 func scanShowing(path string, b *checker.Builder, fn func(*history.Op), show func(string)) (int, error) {
 	n := 0
-	var read atomic.Int64
-	var size int64
-	if fi, err := os.Stat(path); err == nil {
-		size = fi.Size()
-	}
-	shown := time.Now()
-	err := scanCounting(path, &read, b, func(op *history.Op) error {
+	err := history.ScanReadsFileShowing(path, func(op *history.Op) error {
 		n++
-		fn(op)
-		if show != nil && n%4096 == 0 && time.Since(shown) >= 250*time.Millisecond {
-			shown = time.Now()
-			show(fmt.Sprintf("reading %s: %d operations, %d of %d MB", filepath.Base(path), n, read.Load()>>20, size>>20))
-		}
-		return nil
-	})
-	return n, err
-}
-
-// scanCounting is history.ScanReads of a file, into b and then fn,
-// counting the bytes read in read.
-func scanCounting(path string, read *atomic.Int64, b *checker.Builder, fn func(*history.Op) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return history.ScanReads(countingReader{f, read}, func(op *history.Op) error {
 		b.Add(op)
-		return fn(op)
-	}, recordsTo(b))
+		fn(op)
+		return nil
+	}, recordsTo(b), show)
+	return n, err
 }
 
 // samplesInFile has rec keep the monitor's samples in a file in dir, as
@@ -297,17 +272,6 @@ func recordsTo(b *checker.Builder) func(history.Key, bool, []history.Record) err
 		b.AddRecords(k, hinted, rs)
 		return nil
 	}
-}
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 // CheckConfigFlags refuses, naming the flag, a configuration no run could

@@ -222,10 +222,10 @@ func (r *run) do(ctx context.Context) error {
 	case ctx.Err() != nil:
 		r.hooks.log("interrupted: the history so far is in %s", dir.Path(results.HistoryFile))
 		r.out.Interrupted = true
-		r.report(report.WriteRun(dir.Dir))
+		r.report(report.WriteRun(dir.Dir, nil))
 		return nil
 	case runErr != nil:
-		r.report(report.WriteRun(dir.Dir))
+		r.report(report.WriteRun(dir.Dir, nil))
 		return fmt.Errorf("workload: %w (history so far in %s)", runErr, dir.Path(results.HistoryFile))
 	}
 	return r.judge(tc)
@@ -636,7 +636,7 @@ func Judge(dir *results.Run, tc results.TestConfig, show func(string)) (Outcome,
 		// A report without a verdict still shows the readable prefix and
 		// says what is damaged.
 		o := Outcome{Dir: dir.Dir, Name: tc.Name, Seed: tc.Seed, ClusterID: tc.Cluster.ClusterID}
-		o.Reported(dir, report.WriteRun(dir.Dir))
+		o.Reported(dir, report.WriteRun(dir.Dir, nil))
 		return o, err
 	}
 	detect := func(res *checker.Results) (checker.Detection, bool) {
@@ -686,7 +686,7 @@ func judge(dir *results.Run, tc results.TestConfig, h *checker.History, recovery
 	h.Close()
 	stored := results.StoredResults{Results: storedResults(dir, res), Recovery: recovery()}
 	if err := dir.WriteJSON(results.ResultsFile, stored); err != nil {
-		written(report.WriteRun(dir.Dir))
+		written(report.WriteRun(dir.Dir, nil))
 		return o, err
 	}
 	o.Verdict, o.Results = res.Valid, res
@@ -701,7 +701,11 @@ func judge(dir *results.Run, tc results.TestConfig, h *checker.History, recovery
 	if show != nil {
 		show("writing the report")
 	}
-	written(report.WriteJudgedRun(dir.Dir, tc, res, ops))
+	var reading func(string)
+	if show != nil {
+		reading = func(step string) { show("writing the report: " + step) }
+	}
+	written(report.WriteJudgedRun(dir.Dir, tc, res, ops, reading))
 	return o, nil
 }
 

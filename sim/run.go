@@ -62,10 +62,10 @@ func Run(ctx context.Context, spec runner.Spec, opts runner.Options) (runner.Out
 	case ctx.Err() != nil:
 		logf(opts, "interrupted: the history so far is in %s", dir.Path(results.HistoryFile))
 		out.Interrupted = true
-		out.Reported(dir, report.WriteRun(dir.Dir))
+		out.Reported(dir, report.WriteRun(dir.Dir, nil))
 		return out, nil
 	case err != nil:
-		out.Reported(dir, report.WriteRun(dir.Dir))
+		out.Reported(dir, report.WriteRun(dir.Dir, nil))
 		return fail(fmt.Errorf("simulation: %w (history so far in %s)", err, dir.Path(results.HistoryFile)))
 	}
 	// The ops as written, not read back: a third less time per run, and

@@ -15,10 +15,11 @@ var ErrNotRunDir = errors.New("not a run, campaign or hunt directory")
 // WritePage renders the page of a store directory and returns its path:
 // report.html for a run (a directory with test.json), index.html for a
 // campaign (one with campaign.json), hunt.html for a hunt (one with
-// hunt.json). Any other directory is ErrNotRunDir.
-func WritePage(dir string) (string, error) {
+// hunt.json). Any other directory is ErrNotRunDir. show, if not nil, is
+// told how far a run's history has been read (WriteRun).
+func WritePage(dir string, show func(string)) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, results.TestFile)); err == nil {
-		return filepath.Join(dir, results.ReportFile), WriteRun(dir)
+		return filepath.Join(dir, results.ReportFile), WriteRun(dir, show)
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.CampaignFile)); err == nil {
 		return filepath.Join(dir, results.CampaignIndexFile), WriteCampaign(dir)

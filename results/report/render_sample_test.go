@@ -40,7 +40,7 @@ func TestSampleStore(t *testing.T) {
 			d := synthReport(n, r.Seed)
 			d.Config.Name = c.Name
 			writeRun(t, dir, d.Config, historyBytes(t, d.Ops), d.Results)
-			if err := WriteRun(dir); err != nil {
+			if err := WriteRun(dir, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -38,7 +38,7 @@ func BenchmarkWriteReport100k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if err := WriteRun(dir); err != nil {
+		if err := WriteRun(dir, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -43,6 +43,9 @@ type RunData struct {
 	Linearizability string
 	// Notes tell the reader what is missing or damaged.
 	Notes []string
+	// Progress, if set, is told how far reading History has come, a line
+	// to show in place of the last: a day's history is read for minutes.
+	Progress func(step string)
 
 	// tl is the history as LoadRun read it.
 	tl *timeline
@@ -51,8 +54,11 @@ type RunData struct {
 // LoadRun reads a run directory for its report. It never fails: what
 // cannot be read is left out and explained in Notes, so an interrupted or
 // damaged run still gets a report that says what it lacks.
-func LoadRun(runDir string) RunData {
-	d := RunData{Dir: runDir}
+func LoadRun(runDir string) RunData { return loadRun(runDir, nil) }
+
+// loadRun is LoadRun telling show (RunData.Progress) how far it has read.
+func loadRun(runDir string, show func(string)) RunData {
+	d := RunData{Dir: runDir, Progress: show}
 	if tc, err := results.ReadTestConfig(filepath.Join(runDir, results.TestFile)); err == nil {
 		d.Config = &tc
 	} else {
@@ -101,15 +107,18 @@ func shortErr(err error) error {
 	return err
 }
 
-// WriteRun renders the run directory's report into report.html, atomically.
-func WriteRun(runDir string) error { return writeRunReport(LoadRun(runDir)) }
+// WriteRun renders the run directory's report into report.html,
+// atomically, telling show, if not nil, how far it has read the history.
+func WriteRun(runDir string, show func(string)) error {
+	return writeRunReport(loadRun(runDir, show))
+}
 
 // WriteJudgedRun writes the report of a run that was just judged, with
 // the results the judging holds and, when the caller holds them (ops not
 // nil), the history's operations; else the history is read from the run
 // directory as a stream.
-func WriteJudgedRun(runDir string, tc results.TestConfig, res *checker.Results, ops []history.Op) error {
-	d := RunData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir)}
+func WriteJudgedRun(runDir string, tc results.TestConfig, res *checker.Results, ops []history.Op, show func(string)) error {
+	d := RunData{Dir: runDir, Config: &tc, Results: res, Ops: ops, Linearizability: linearizabilityLink(runDir), Progress: show}
 	if ops == nil {
 		d.History = filepath.Join(runDir, results.HistoryFile)
 	}
@@ -134,7 +143,10 @@ func (d *RunData) load() *timeline {
 	// operations, and the checkers' index where the report needs one,
 	// are held in a file beside it (package offheap), not the heap.
 	r.inFile(filepath.Dir(d.History))
-	err := r.scan(d.History)
+	err := r.scan(d.History, d.Progress)
+	if d.Progress != nil {
+		d.Progress("drawing the page")
+	}
 	n := r.tl.len()
 	switch {
 	case errors.Is(err, history.ErrTornTail):

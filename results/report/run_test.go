@@ -566,8 +566,13 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	torn := append(data, []byte(`{"index":41,"time":2200000000,"process":0,"ty`)...)
 	dir := t.TempDir()
 	writeRun(t, dir, testConfig(), torn, nil)
-	if err := WriteRun(dir); err != nil {
+	var steps []string
+	if err := WriteRun(dir, func(s string) { steps = append(steps, s) }); err != nil {
 		t.Fatal(err)
+	}
+	// A history this short is read before a line is shown.
+	if len(steps) != 1 || steps[0] != "drawing the page" {
+		t.Errorf("shown %q, want the page being drawn once the history is read", steps)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	if err != nil {
@@ -582,7 +587,7 @@ func TestInterruptedRunStillRenders(t *testing.T) {
 	}
 	// An empty directory: a report that says everything is missing.
 	empty := t.TempDir()
-	if err := WriteRun(empty); err != nil {
+	if err := WriteRun(empty, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(filepath.Join(empty, results.ReportFile))
@@ -620,7 +625,7 @@ func TestLinearizabilityLink(t *testing.T) {
 	}
 	writeRun(t, dir, tc, historyBytes(t, h.ops), res)
 	os.WriteFile(filepath.Join(dir, results.LinearizabilityFile), []byte("<html></html>"), 0o644)
-	if err := WriteRun(dir); err != nil {
+	if err := WriteRun(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
@@ -818,12 +823,12 @@ func TestJudgedReportIsTheStoredOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteJudgedRun(dir, *d.Config, d.Results, ops); err != nil {
+		if err := WriteJudgedRun(dir, *d.Config, d.Results, ops, nil); err != nil {
 			t.Fatal(err)
 		}
 		judged, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
 		stored := func() []byte {
-			if err := WriteRun(dir); err != nil {
+			if err := WriteRun(dir, nil); err != nil {
 				t.Fatal(err)
 			}
 			page, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
@@ -1103,11 +1108,11 @@ func TestLongFinalReadSummarised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJudgedRun(dir, *tc, res, ops); err != nil {
+	if err := WriteJudgedRun(dir, *tc, res, ops, nil); err != nil {
 		t.Fatal(err)
 	}
 	judged, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
-	if err := WriteRun(dir); err != nil {
+	if err := WriteRun(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	stored, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))

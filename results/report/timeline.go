@@ -378,9 +378,9 @@ func (tl *timeline) part(v *history.Value) int32 {
 // are only the checkers' index's (a long run's final reads, tens of MB a
 // line, are streamed to it as they are decoded: history.ScanReads); the
 // timeline keeps none.
-func (r *timelineReader) scan(path string) error {
+func (r *timelineReader) scan(path string, show func(string)) error {
 	r.path = path
-	return history.ScanReadsFile(path, func(op *history.Op) error {
+	return history.ScanReadsFileShowing(path, func(op *history.Op) error {
 		r.add(op)
 		return nil
 	}, func(k history.Key, hinted bool, rs []history.Record) error {
@@ -388,7 +388,7 @@ func (r *timelineReader) scan(path string) error {
 			r.check.AddRecords(k, hinted, rs)
 		}
 		return nil
-	})
+	}, show)
 }
 
 func (r *timelineReader) add(hop *history.Op) {

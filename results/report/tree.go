@@ -8,13 +8,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/chaos-isr/chaos/internal/statusline"
 	"github.com/chaos-isr/chaos/results"
 )
 
 // WriteTree renders every run, campaign and hunt at or below root, calling done
 // for each page, and returns how many it found. Symlinks are not followed:
-// store/latest is another name for a run already visited.
-func WriteTree(root string, done func(page string, err error)) (int, error) {
+// store/latest is another name for a run already visited. show, if not
+// nil, is told how far a run's history has been read (WritePage).
+func WriteTree(root string, done func(page string, err error), show func(string)) (int, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
 		return 0, err
@@ -24,7 +26,7 @@ func WriteTree(root string, done func(page string, err error)) (int, error) {
 	}
 	found := 0
 	visit := func(dir string) bool {
-		page, err := WritePage(dir)
+		page, err := WritePage(dir, show)
 		if errors.Is(err, ErrNotRunDir) {
 			return false
 		}
@@ -59,19 +61,29 @@ func WriteTree(root string, done func(page string, err error)) (int, error) {
 // on errOut; an error says why not every root gave pages.
 func WriteTrees(out, errOut io.Writer, roots []string) error {
 	failed := 0
+	// On a terminal, how far a long run's history has been read, on a
+	// line of errOut the page's path then takes.
+	line := statusline.New(errOut)
+	var show func(string)
+	if line.TTY {
+		show = line.Show
+	}
 	for _, root := range roots {
 		if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("PATH: no such file or directory, got %q; chaos report takes run, campaign or hunt directories, or a directory above them%s",
 				root, results.RunsHint(results.NearestDir(root)))
 		}
 		n, err := WriteTree(root, func(page string, err error) {
+			if show != nil {
+				show("")
+			}
 			if err != nil {
 				failed++
 				fmt.Fprintf(errOut, "chaos: %v\n", err)
 				return
 			}
 			fmt.Fprintln(out, page)
-		})
+		}, show)
 		if err != nil {
 			return err
 		}

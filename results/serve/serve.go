@@ -203,7 +203,7 @@ func (h *Handler) dir(w http.ResponseWriter, r *http.Request, real string) {
 					return
 				}
 			}
-			if _, err := report.WritePage(real); err != nil {
+			if _, err := report.WritePage(real, nil); err != nil {
 				http.Error(w, "rendering "+page.file+": "+err.Error(), http.StatusInternalServerError)
 				return
 			}
