@@ -90,7 +90,7 @@ func CheckHistory(h *History, opts Options) *Results {
 		total++
 	}
 	tell := &progressLine{tell: opts.Progress, of: total}
-	opts.linPart = tell.partFunc()
+	opts.linPart = tell.partBegins
 	run := func(f func()) {
 		do := func() { f(); tell.done() }
 		if turns {
@@ -213,6 +213,9 @@ func (l *progressLine) done() {
 }
 
 func (l *progressLine) partBegins(p, n int) {
+	if l.tell == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.part, l.parts = p+1, n
@@ -224,14 +227,6 @@ func (l *progressLine) linOver() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.part = 0
-}
-
-// partFunc is partBegins, or nil where nobody is told.
-func (l *progressLine) partFunc() func(p, n int) {
-	if l.tell == nil {
-		return nil
-	}
-	return l.partBegins
 }
 
 func (l *progressLine) show() {

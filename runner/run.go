@@ -698,11 +698,9 @@ func judge(dir *results.Run, tc results.TestConfig, h *checker.History, recovery
 			o.Detection = &d
 		}
 	}
-	if show != nil {
-		show("writing the report")
-	}
 	var reading func(string)
 	if show != nil {
+		show("writing the report")
 		reading = func(step string) { show("writing the report: " + step) }
 	}
 	written(report.WriteJudgedRun(dir.Dir, tc, res, ops, reading))
